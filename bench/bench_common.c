@@ -1,0 +1,164 @@
+/* bench_common.c - implementation of bench_common.h: timing, PRNG, the
+ * interleaved min-of-N measurement loop, SQLite helpers and the result
+ * table shared by the benchmark drivers. */
+#include "bench_common.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_series.h"
+
+double bench_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+uint64_t bench_splitmix64(uint64_t *state) {
+  uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+/* One run of one variant; keeps the minimum time once past the warm-up. */
+static void run_once(void *ctx, bench_variant *v, int timed) {
+  double t0 = bench_now_ms();
+  int rc = v->run(ctx, v);
+  double ms = bench_now_ms() - t0;
+  if (rc != 0) {
+    fprintf(stderr, "bench: %s failed; dropped\n", v->name);
+    v->ok = 0;
+    return;
+  }
+  if (timed && (v->best_ms < 0 || ms < v->best_ms)) v->best_ms = ms;
+}
+
+void bench_measure(void *ctx, bench_variant *v, int n, int runs) {
+  for (int i = 0; i < n; i++) v[i].best_ms = -1;
+  for (int r = 0; r <= runs; r++)
+    for (int i = 0; i < n; i++)
+      if (v[i].ok) run_once(ctx, &v[i], r > 0);
+}
+
+int bench_run_sql(void *ctx, bench_variant *v) {
+  (void)ctx;
+  int rc = sqlite3_step(v->stmt);
+  if (rc == SQLITE_ROW) {
+    int nc = sqlite3_column_count(v->stmt);
+    v->r0 = nc > 0 ? sqlite3_column_int64(v->stmt, 0) : 0;
+    v->r1 = nc > 1 ? sqlite3_column_int64(v->stmt, 1) : 0;
+    while (rc == SQLITE_ROW) rc = sqlite3_step(v->stmt);
+  }
+  if (rc != SQLITE_DONE) {
+    fprintf(stderr, "bench: %s: %s\n", v->name,
+            sqlite3_errmsg(sqlite3_db_handle(v->stmt)));
+    sqlite3_reset(v->stmt);
+    return -1;
+  }
+  sqlite3_reset(v->stmt);
+  return 0;
+}
+
+int bench_exec(sqlite3 *db, const char *sql, int quiet) {
+  char *err = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK) return 0;
+  if (!quiet) fprintf(stderr, "bench: %s\n  in: %s\n", err, sql);
+  sqlite3_free(err);
+  return -1;
+}
+
+int bench_prepare(sqlite3 *db, const char *sql, bench_variant *v) {
+  v->ok = 0;
+  if (sqlite3_prepare_v2(db, sql, -1, &v->stmt, NULL) != SQLITE_OK) {
+    fprintf(stderr, "bench: %s: %s\n  in: %s\n", v->name, sqlite3_errmsg(db),
+            sql);
+    return -1;
+  }
+  v->ok = 1;
+  return 0;
+}
+
+int bench_load_ext(sqlite3 *db, const char *path, char **err) {
+  *err = NULL;
+  sqlite3_enable_load_extension(db, 1);
+  return sqlite3_load_extension(db, path, 0, err) == SQLITE_OK ? 0 : -1;
+}
+
+/* Execute CREATE VIRTUAL TABLE; on failure copy the message into note. */
+static int create_vtab_sql(sqlite3 *db, const char *name, const char *module,
+                           const char *spec, const char *opts, char *note,
+                           size_t cap) {
+  char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.%s USING %s(%Q%s%s)",
+                              name, module, spec, opts[0] ? ", " : "", opts);
+  char *err = NULL;
+  int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+  if (rc != SQLITE_OK) snprintf(note, cap, "%s", err ? err : "?");
+  sqlite3_free(err);
+  sqlite3_free(sql);
+  return rc == SQLITE_OK ? 0 : -1;
+}
+
+int bench_create_vtab(sqlite3 *db, const char *name, const char *module,
+                      const char *spec, const char *opts, char *note,
+                      size_t note_cap) {
+  char why[512] = "";
+  note[0] = '\0';
+  if (create_vtab_sql(db, name, module, spec, opts, why, sizeof why) == 0)
+    return 0;
+  if (!opts[0] ||
+      create_vtab_sql(db, name, module, spec, "", note, note_cap) != 0) {
+    if (!note[0]) snprintf(note, note_cap, "%s", why);
+    return -1;
+  }
+  snprintf(note, note_cap, "%s: option '%s' rejected (%s); created without it",
+           name, opts, why);
+  return 0;
+}
+
+int bench_row_floor(sqlite3 *db, int64_t n, bench_variant *v, char *note,
+                    size_t note_cap) {
+  char sql[160];
+  sqlite3_stmt *probe = NULL;
+  note[0] = '\0';
+  snprintf(sql, sizeof sql,
+           "SELECT sum(value) FROM generate_series(0, %lld)", (long long)n - 1);
+  if (sqlite3_prepare_v2(db, sql, -1, &probe, NULL) != SQLITE_OK) {
+    sqlite3_finalize(probe);
+    sqlite3_create_module(db, "bench_series", &bench_series_module, NULL);
+    snprintf(sql, sizeof sql,
+             "SELECT sum(value) FROM bench_series(0, %lld)", (long long)n - 1);
+    snprintf(note, note_cap,
+             "generate_series is not in this libsqlite3 (%s); the row floor "
+             "uses the driver's own minimal eponymous vtab bench_series, "
+             "same shape as series.c",
+             sqlite3_libversion());
+  } else {
+    sqlite3_finalize(probe);
+  }
+  return bench_prepare(db, sql, v);
+}
+
+void bench_table_header(void) {
+  printf("%-46s %10s %10s %7s  %s\n", "workload", "ours ms", "yardst. ms",
+         "ratio", "target");
+  printf("%-46s %10s %10s %7s  %s\n", "--------", "-------", "----------",
+         "-----", "------");
+}
+
+void bench_table_row(const char *workload, const bench_variant *ours,
+                     const bench_variant *yard, double target) {
+  char o[32] = "n/a", y[32] = "n/a", r[32] = "n/a", t[48] = "(info)";
+  int have_o = ours && ours->ok, have_y = yard && yard->ok;
+  if (have_o) snprintf(o, sizeof o, "%.1f", ours->best_ms);
+  if (have_y) snprintf(y, sizeof y, "%.1f", yard->best_ms);
+  double ratio = have_o && have_y && yard->best_ms > 0
+                     ? ours->best_ms / yard->best_ms
+                     : -1;
+  if (ratio >= 0) snprintf(r, sizeof r, "%.2f", ratio);
+  if (target > 0)
+    snprintf(t, sizeof t, "<= %.2f %s", target,
+             ratio < 0 ? "n/a" : ratio <= target ? "PASS" : "MISS");
+  printf("%-46s %10s %10s %7s  %s\n", workload, o, y, r, t);
+}

@@ -1,0 +1,72 @@
+/* bench_common.h - shared pieces of the benchmark drivers (one per dataset,
+ * bench_b1.c for bagz, later ones for the other formats): monotonic timing,
+ * a fixed-seed PRNG, interleaved "min of N runs after a warm-up"
+ * measurement of a set of variants, SQLite helpers (extension loading,
+ * virtual tables with an optional option that may be rejected, the
+ * virtual-table row floor) and the result table. */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BENCH_RUNS 5
+
+/* Milliseconds from CLOCK_MONOTONIC. */
+double bench_now_ms(void);
+/* splitmix64 step: advances *state, returns the next 64-bit value. */
+uint64_t bench_splitmix64(uint64_t *state);
+
+/* One timed thing. `run` does one complete run and stores its results in
+ * r0/r1 (e.g. count and sum) so the variants can be checked against each
+ * other; it returns 0, or -1 after printing why. */
+typedef struct bench_variant bench_variant;
+typedef int (*bench_run_fn)(void *ctx, bench_variant *v);
+struct bench_variant {
+  const char *name;
+  bench_run_fn run;
+  sqlite3_stmt *stmt; /* for bench_run_sql and similar */
+  int ok;             /* 1 when available and every run succeeded */
+  double best_ms;     /* minimum over the timed runs */
+  int64_t r0, r1;
+};
+
+/* A warm-up run, then `runs` timed runs; in every round each available
+ * variant runs once, in array order (variants interleaved). A failing
+ * variant is dropped (ok = 0). */
+void bench_measure(void *ctx, bench_variant *v, int n, int runs);
+
+/* Run v->stmt to its first row and read up to two integer columns into
+ * r0/r1 (ctx unused). */
+int bench_run_sql(void *ctx, bench_variant *v);
+
+/* Execute SQL; on error print it (unless quiet) and return -1. */
+int bench_exec(sqlite3 *db, const char *sql, int quiet);
+/* Prepare `sql` into v->stmt and mark v available; on error print it. */
+int bench_prepare(sqlite3 *db, const char *sql, bench_variant *v);
+/* Enable extension loading and load `path`; on error set *err
+ * (sqlite3_free it). */
+int bench_load_ext(sqlite3 *db, const char *path, char **err);
+
+/* CREATE VIRTUAL TABLE temp.<name> USING <module>('<spec>', <opts>); if
+ * that fails and opts is not empty, retry without the options and describe
+ * the fallback in note. Returns 0 when a table exists, -1 otherwise (the
+ * error is in note). */
+int bench_create_vtab(sqlite3 *db, const char *name, const char *module,
+                      const char *spec, const char *opts, char *note,
+                      size_t note_cap);
+
+/* Prepare the row floor `SELECT sum(value) FROM generate_series(0, n-1)`
+ * into v. Without generate_series in the linked library, registers the
+ * driver's own minimal equivalent (bench_series) and says so in note. */
+int bench_row_floor(sqlite3 *db, int64_t n, bench_variant *v, char *note,
+                    size_t note_cap);
+
+/* Result table: header, then one row per comparison. `target` > 0 prints
+ * "<= target" and PASS/MISS; 0 means information only. */
+void bench_table_header(void);
+void bench_table_row(const char *workload, const bench_variant *ours,
+                     const bench_variant *yard, double target);
+
+#endif

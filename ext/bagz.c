@@ -1,0 +1,19 @@
+/* ext/bagz.c - entry point of build/bagz.so: the bagz module and the npy_*
+ * functions. Load with `.load build/bagz`. */
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+
+#include "core/npy_sql.h"
+#include "vtab/modules.h"
+
+#ifdef _WIN32
+__declspec(dllexport)
+#endif
+int sqlite3_bagz_init(sqlite3 *db, char **pzErrMsg,
+                      const sqlite3_api_routines *pApi) {
+  (void)pzErrMsg;
+  SQLITE_EXTENSION_INIT2(pApi);
+  int rc = ds_npy_register_functions(db);
+  if (rc == SQLITE_OK) rc = ds_bagz_register(db);
+  return rc;
+}

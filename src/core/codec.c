@@ -1,0 +1,136 @@
+/* codec.c - zstd decompression with optional dictionaries and reusable
+ * contexts (see codec.h). Every frame is sized before anything is
+ * allocated, and never trusted past DS_MAX_VALUE_BYTES. */
+#include "codec.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+struct ds_zstd_dict {
+  ZSTD_DDict *ddict;
+};
+
+int ds_zstd_dict_new(const void *data, size_t n, ds_zstd_dict **out,
+                     char **err) {
+  *out = NULL;
+  ds_zstd_dict *d = calloc(1, sizeof *d);
+  if (!d) return ds_err(err, "out of memory");
+  /* ZSTD_createDDict auto-detects the content type: a blob with the dictionary magic is a trained
+   * dictionary, anything else raw content, as upstream creates them. */
+  d->ddict = ZSTD_createDDict(data, n);
+  if (!d->ddict) {
+    free(d);
+    return ds_err(err, "not a usable zstd dictionary (%zu bytes)", n);
+  }
+  *out = d;
+  return 0;
+}
+
+void ds_zstd_dict_free(ds_zstd_dict *d) {
+  if (!d) return;
+  ZSTD_freeDDict(d->ddict);
+  free(d);
+}
+
+unsigned ds_zstd_frame_dict_id(const void *src, size_t n) {
+  return ZSTD_getDictID_fromFrame(src, n);
+}
+
+uint64_t ds_zstd_content_size(const void *src, size_t n) {
+  unsigned long long s = ZSTD_getFrameContentSize(src, n);
+  return s == ZSTD_CONTENTSIZE_ERROR || s == ZSTD_CONTENTSIZE_UNKNOWN ? 0 : s;
+}
+
+void ds_zstd_ctx_init(ds_zstd_ctx *c, const ds_zstd_dict *dict) {
+  c->dctx = NULL;
+  c->dict = dict;
+  c->max_out = DS_MAX_VALUE_BYTES;
+}
+
+void ds_zstd_ctx_free(ds_zstd_ctx *c) {
+  ZSTD_freeDCtx(c->dctx);
+  c->dctx = NULL;
+}
+
+/* The context, created on first use. */
+static ZSTD_DCtx *dctx_of(ds_zstd_ctx *c, char **err) {
+  if (!c->dctx) {
+    c->dctx = ZSTD_createDCtx();
+    if (!c->dctx) ds_err(err, "out of memory");
+  }
+  return c->dctx;
+}
+
+/* Frames without a content size: stream them, growing the output. */
+static int decompress_stream(ds_zstd_ctx *c, ZSTD_DCtx *d, const uint8_t *src,
+                             size_t n, ds_buf *out, char **err) {
+  ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  if (c->dict) ZSTD_DCtx_refDDict(d, c->dict->ddict);
+  ZSTD_inBuffer in = {src, n, 0};
+  out->len = 0;
+  size_t ret = 1;
+  while (in.pos < in.size) {
+    if (out->cap - out->len < 65536) {
+      if (out->cap + 65536 > c->max_out + 65536)
+        return ds_err(err, "zstd frame decompresses to more than %llu bytes",
+                      (unsigned long long)c->max_out);
+      if (ds_buf_reserve(out, out->len + 131072))
+        return ds_err(err, "out of memory");
+    }
+    ZSTD_outBuffer ob = {out->data, out->cap, out->len};
+    ret = ZSTD_decompressStream(d, &ob, &in);
+    if (ZSTD_isError(ret)) return ds_err(err, "zstd: %s", ZSTD_getErrorName(ret));
+    out->len = ob.pos;
+    if (out->len > c->max_out)
+      return ds_err(err, "zstd frame decompresses to more than %llu bytes",
+                    (unsigned long long)c->max_out);
+    if (ob.pos < ob.size && in.pos == in.size) break;
+  }
+  /* flush what is still buffered inside zstd */
+  while (ret != 0) {
+    if (ds_buf_reserve(out, out->len + 131072)) return ds_err(err, "out of memory");
+    ZSTD_outBuffer ob = {out->data, out->cap, out->len};
+    size_t before = ob.pos;
+    ret = ZSTD_decompressStream(d, &ob, &in);
+    if (ZSTD_isError(ret)) return ds_err(err, "zstd: %s", ZSTD_getErrorName(ret));
+    out->len = ob.pos;
+    if (out->len > c->max_out)
+      return ds_err(err, "zstd frame decompresses to more than %llu bytes",
+                    (unsigned long long)c->max_out);
+    if (ret != 0 && ob.pos == before)
+      return ds_err(err, "truncated zstd frame (%zu bytes)", n);
+  }
+  return 0;
+}
+
+int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
+                       ds_buf *out, char **err) {
+  ZSTD_DCtx *d = dctx_of(c, err);
+  if (!d) return -1;
+  unsigned long long size = ZSTD_getFrameContentSize(src, n);
+  if (size == ZSTD_CONTENTSIZE_ERROR)
+    return ds_err(err, n < 4 ? "truncated zstd frame (%zu bytes)"
+                             : "not a zstd frame (%zu bytes, bad magic or header)",
+                  n);
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN) return decompress_stream(c, d, src, n, out, err);
+  size_t framed = ZSTD_findFrameCompressedSize(src, n);
+  if (ZSTD_isError(framed))
+    return ds_err(err, "truncated or corrupt zstd frame (%zu bytes): %s", n,
+                  ZSTD_getErrorName(framed));
+  if (framed != n)
+    return ds_err(err, "%zu bytes follow the zstd frame (%zu of %zu bytes)",
+                  n - framed, framed, n);
+  if (size > c->max_out)
+    return ds_err(err, "zstd frame claims %llu bytes, more than the %llu allowed",
+                  size, (unsigned long long)c->max_out);
+  if (ds_buf_reserve(out, size ? (size_t)size : 1)) return ds_err(err, "out of memory");
+  size_t got = c->dict ? ZSTD_decompress_usingDDict(d, out->data, (size_t)size, src,
+                                                    n, c->dict->ddict)
+                       : ZSTD_decompressDCtx(d, out->data, (size_t)size, src, n);
+  if (ZSTD_isError(got)) return ds_err(err, "zstd: %s", ZSTD_getErrorName(got));
+  if (got != size)
+    return ds_err(err, "zstd frame gave %zu bytes but declares %llu", got, size);
+  out->len = got;
+  return 0;
+}

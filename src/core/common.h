@@ -1,0 +1,56 @@
+/* common.h - small shared helpers for every layer: growable byte buffers and
+ * heap-allocated error messages.
+ *
+ * Error convention used across sqlite-datasets: a function that can fail
+ * returns 0 on success and -1 on failure, and on failure stores a malloc'd,
+ * NUL-terminated message in *err (freeing whatever was there). The caller
+ * owns the message and frees it with free(). Readers never print, exit or
+ * abort; the virtual-table glue prefixes the module name and hands the text
+ * to SQLite. */
+#ifndef DS_COMMON_H
+#define DS_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growable byte buffer. Zero-initialise ({0}) before first use. */
+typedef struct ds_buf {
+  uint8_t *data;
+  size_t len;
+  size_t cap;
+} ds_buf;
+
+/* Ensure room for at least `cap` bytes in total. 0 ok, -1 out of memory. */
+int ds_buf_reserve(ds_buf *b, size_t cap);
+/* Append n bytes. 0 ok, -1 out of memory. */
+int ds_buf_append(ds_buf *b, const void *p, size_t n);
+/* Append a NUL-terminated string (without the NUL). */
+int ds_buf_puts(ds_buf *b, const char *s);
+/* Append printf-formatted text (without a trailing NUL). */
+int ds_buf_printf(ds_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void ds_buf_free(ds_buf *b);
+
+/* malloc'd printf; NULL only when out of memory. */
+char *ds_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *ds_vstrf(const char *fmt, va_list ap);
+/* Replace *err with a formatted message; always returns -1 so that
+ * `return ds_err(err, "...")` reads naturally. err may be NULL. */
+int ds_err(char **err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Replace *err with "<prefix>: <old message>". */
+void ds_err_prefix(char **err, const char *prefix);
+
+/* Little-endian loads from a byte pointer (no alignment required). */
+static inline uint64_t ds_le64(const uint8_t *p) {
+  return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+         (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+         (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+static inline uint32_t ds_le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+#endif

@@ -1,0 +1,35 @@
+/* mapped_file.h - read-only files mapped into memory, and bounds-checked
+ * access to their bytes. Every error names the file and the byte offset. */
+#ifndef DS_MAPPED_FILE_H
+#define DS_MAPPED_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ds_file {
+  char *path;          /* as given; owned */
+  const uint8_t *data; /* NULL when size == 0 */
+  uint64_t size;
+  int mapped;          /* 1 when data is an mmap to unmap on close */
+} ds_file;
+
+/* Map `path` read-only. On failure *err says "<path>: cannot open: <why>". */
+int ds_file_open(ds_file *f, const char *path, char **err);
+/* Wrap bytes already in memory (fuzzers, tests). The bytes are borrowed:
+ * they must outlive the ds_file. */
+int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,
+                        uint64_t size, char **err);
+void ds_file_close(ds_file *f);
+
+/* *out = pointer to bytes [off, off + len) of the file, or an error
+ * "<path>: <len> bytes at offset <off> run past the end of the file
+ * (<size> bytes)". */
+int ds_file_slice(const ds_file *f, uint64_t off, uint64_t len,
+                  const uint8_t **out, char **err);
+/* Read a little-endian u64 at `off`, bounds-checked like ds_file_slice. */
+int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err);
+
+/* The last path component (points into path). */
+const char *ds_basename(const char *path);
+
+#endif

@@ -1,0 +1,44 @@
+/* options.h - the `name=value` options every module takes, either as
+ * separate CREATE VIRTUAL TABLE arguments or as one comma-separated string
+ * in the table-valued form. Quotes around names, values or a whole
+ * argument are optional. Unknown or repeated options are errors that name
+ * the option. */
+#ifndef DS_OPTIONS_H
+#define DS_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ds_option {
+  char *name;
+  char *value;
+} ds_option;
+
+typedef struct ds_options {
+  ds_option *items;
+  size_t n;
+} ds_options;
+
+/* A copy of s without surrounding '...', "...", `...` or [...] quotes
+ * (doubled quote characters inside are undone). malloc'd. */
+char *ds_dequote(const char *s);
+
+/* Add one `name=value` argument (possibly quoted as a whole). */
+int ds_options_add(ds_options *o, const char *arg, char **err);
+/* Add every option of a comma-separated `a=1, b='x,y'` string. */
+int ds_options_add_list(ds_options *o, const char *list, char **err);
+/* Fail naming the first option not in `known` (NULL-terminated). */
+int ds_options_check_known(const ds_options *o, const char *const *known,
+                           char **err);
+/* The value of `name`, or NULL when absent. */
+const char *ds_options_get(const ds_options *o, const char *name);
+/* `name` must be one of `choices` (NULL-terminated); *out = its position,
+ * or `def` when absent. */
+int ds_options_enum(const ds_options *o, const char *name,
+                    const char *const *choices, int def, int *out, char **err);
+/* `name` as a decimal integer in [min, max]; *out = def when absent. */
+int ds_options_int(const ds_options *o, const char *name, int64_t def,
+                   int64_t min, int64_t max, int64_t *out, char **err);
+void ds_options_free(ds_options *o);
+
+#endif

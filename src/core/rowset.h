@@ -1,0 +1,64 @@
+/* rowset.h - the set of global row indexes a query asked for, and an
+ * iterator that walks it in ascending or descending order with OFFSET and
+ * LIMIT applied, in constant memory.
+ *
+ * A set is one of
+ *   RANGES   sorted, disjoint half-open ranges (a full scan is [0, n));
+ *   LIST     sorted, distinct row indexes (rowid IN, key lookups);
+ *   STRIDED  rows s + j*k for each start s (sorted, < k) and j < count[s]
+ *            (some shards of an interleaved set),
+ * clipped to [lo, hi). Iterators are independent: a read-ahead thread can
+ * walk the same set as the cursor. Knows nothing about SQLite. */
+#ifndef DS_ROWSET_H
+#define DS_ROWSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { DS_RS_RANGES, DS_RS_LIST, DS_RS_STRIDED } ds_rs_kind;
+
+typedef struct ds_range {
+  uint64_t lo, hi; /* [lo, hi) */
+} ds_range;
+
+typedef struct ds_rowset {
+  ds_rs_kind kind;
+  ds_range *ranges; size_t nranges;   /* RANGES */
+  uint64_t *ids; size_t nids;         /* LIST */
+  uint64_t k;                         /* STRIDED */
+  uint64_t *starts, *counts; size_t nstarts;
+  uint64_t lo, hi;                    /* clip, [lo, hi) */
+  int desc;
+  uint64_t offset;
+  uint64_t limit;                     /* UINT64_MAX: none */
+} ds_rowset;
+
+/* All rows [0, n). */
+int ds_rowset_init_all(ds_rowset *rs, uint64_t n);
+/* Take ownership of a malloc'd id array; it is sorted and deduplicated. */
+void ds_rowset_init_list(ds_rowset *rs, uint64_t *ids, size_t n);
+/* Take ownership of malloc'd range array (sorted and merged here). */
+void ds_rowset_init_ranges(ds_rowset *rs, ds_range *r, size_t n);
+/* Take ownership of malloc'd starts/counts arrays (sorted here). */
+void ds_rowset_init_strided(ds_rowset *rs, uint64_t k, uint64_t *starts,
+                            uint64_t *counts, size_t n);
+/* Narrow to [lo, hi). */
+void ds_rowset_clip(ds_rowset *rs, uint64_t lo, uint64_t hi);
+/* Is row g in the set (ignoring offset/limit)? */
+int ds_rowset_contains(const ds_rowset *rs, uint64_t g);
+void ds_rowset_free(ds_rowset *rs);
+
+typedef struct ds_rowiter {
+  const ds_rowset *rs;
+  size_t i;        /* range / list / start position */
+  uint64_t cur;    /* RANGES: next row; STRIDED: j */
+  uint64_t emitted;
+  uint64_t skip;   /* offset still to skip */
+  int started;
+} ds_rowiter;
+
+void ds_rowiter_init(ds_rowiter *it, const ds_rowset *rs);
+/* Next row index into *g; 0 when the set is exhausted. */
+int ds_rowiter_next(ds_rowiter *it, uint64_t *g);
+
+#endif

@@ -1,0 +1,300 @@
+/* value.c - JSON text for a ds_value tree (INTERFACE.md, "Values"), and the
+ * small JSON writers (strings, doubles, base64) every decoder shares.
+ *
+ * Output is compact JSON ("[1,2]", "{"a":1}"). Rules:
+ *   NULL -> null, BOOL -> true/false, INT/UINT/BIGINT -> exact decimal,
+ *   FLOAT -> shortest round-trip text, "1.0" for integral values, null when
+ *   not finite; TEXT -> string (invalid UTF-8 replaced by U+FFFD);
+ *   BYTES -> base64 string; LIST/TUPLE/SET -> array; MAP -> object;
+ *   NDARRAY -> nested lists (ds_npy_to_json); COMPLEX -> [re, im].
+ * Map keys: TEXT keys as they are, BYTES keys as their base64 text, any other
+ * key as its own JSON text ({"1": ..}, {"[1,2]": ..}, {"null": ..}). */
+#include "value.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npy.h"
+
+/* ---------------------------------------------------------------- UTF-8 */
+
+/* Length of the valid UTF-8 sequence at p[0..n) (1 to 4), or 0 when it is
+ * invalid; then *skip is the length of the maximal invalid subpart (>= 1). */
+static size_t utf8_seq(const uint8_t *p, size_t n, size_t *skip) {
+  uint8_t c = p[0];
+  if (c < 0x80) return 1;
+  size_t need;
+  uint8_t lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+  if (c >= 0xC2 && c <= 0xDF) need = 1;
+  else if (c == 0xE0) { need = 2; lo = 0xA0; }
+  else if (c >= 0xE1 && c <= 0xEC) need = 2;
+  else if (c == 0xED) { need = 2; hi = 0x9F; }
+  else if (c >= 0xEE && c <= 0xEF) need = 2;
+  else if (c == 0xF0) { need = 3; lo = 0x90; }
+  else if (c >= 0xF1 && c <= 0xF3) need = 3;
+  else if (c == 0xF4) { need = 3; hi = 0x8F; }
+  else { *skip = 1; return 0; }
+  for (size_t k = 1; k <= need; k++) {
+    uint8_t l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
+    if (k >= n || p[k] < l || p[k] > h) { *skip = k; return 0; }
+  }
+  return need + 1;
+}
+
+int ds_utf8_valid(const uint8_t *p, size_t n) {
+  size_t i = 0, skip;
+  while (i < n) {
+    if (p[i] < 0x80) { i++; continue; }
+    size_t k = utf8_seq(p + i, n - i, &skip);
+    if (!k) return 0;
+    i += k;
+  }
+  return 1;
+}
+
+/* ---------------------------------------------------------- JSON atoms */
+
+int ds_json_string(ds_buf *out, const uint8_t *p, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  if (ds_buf_reserve(out, out->len + n + 2)) return -1;
+  if (ds_buf_append(out, "\"", 1)) return -1;
+  size_t i = 0, run = 0; /* p[run..i) is pending plain text */
+  while (i < n) {
+    uint8_t c = p[i];
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) { i++; continue; }
+    size_t skip = 1, k = c < 0x80 ? 1 : utf8_seq(p + i, n - i, &skip);
+    if (c >= 0x80 && k) { i += k; continue; } /* valid multi-byte: keep */
+    if (ds_buf_append(out, p + run, i - run)) return -1;
+    char esc[8];
+    const char *e = esc;
+    size_t elen = 2;
+    if (c >= 0x80) { e = "\xEF\xBF\xBD"; elen = 3; i += skip; }
+    else {
+      esc[0] = '\\';
+      switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+          memcpy(esc + 1, "u00", 3);
+          esc[4] = hex[c >> 4];
+          esc[5] = hex[c & 15];
+          elen = 6;
+      }
+      i++;
+    }
+    if (ds_buf_append(out, e, elen)) return -1;
+    run = i;
+  }
+  if (ds_buf_append(out, p + run, n - run)) return -1;
+  return ds_buf_append(out, "\"", 1);
+}
+
+int ds_json_base64(ds_buf *out, const uint8_t *p, size_t n) {
+  static const char tab[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t groups = n / 3 + (n % 3 != 0);
+  if (groups > (SIZE_MAX - 2 - out->len) / 4) return -1;
+  if (ds_buf_reserve(out, out->len + groups * 4 + 2)) return -1;
+  char *o = (char *)out->data + out->len;
+  *o++ = '"';
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+    *o++ = tab[v >> 18];
+    *o++ = tab[(v >> 12) & 63];
+    *o++ = tab[(v >> 6) & 63];
+    *o++ = tab[v & 63];
+  }
+  if (n - i == 1) {
+    uint32_t v = (uint32_t)p[i] << 16;
+    *o++ = tab[v >> 18];
+    *o++ = tab[(v >> 12) & 63];
+    *o++ = '=';
+    *o++ = '=';
+  } else if (n - i == 2) {
+    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+    *o++ = tab[v >> 18];
+    *o++ = tab[(v >> 12) & 63];
+    *o++ = tab[(v >> 6) & 63];
+    *o++ = '=';
+  }
+  *o++ = '"';
+  out->len = (size_t)(o - (char *)out->data);
+  return 0;
+}
+
+int ds_json_double(ds_buf *out, double d) {
+  if (!isfinite(d)) return ds_buf_puts(out, "null");
+  char s[40];
+  /* the shortest of 15, 16, 17 significant digits that reads back exactly */
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(s, sizeof s, "%.*g", prec, d);
+    if (prec == 17 || strtod(s, NULL) == d) break;
+  }
+  int plain = 1; /* no '.', no exponent: integral, Python adds ".0" */
+  for (char *c = s; *c; c++) {
+    if (*c == ',') *c = '.'; /* a locale with a decimal comma */
+    if (*c == '.' || *c == 'e') plain = 0;
+  }
+  if (ds_buf_puts(out, s)) return -1;
+  return plain ? ds_buf_puts(out, ".0") : 0;
+}
+
+/* ---------------------------------------------------------- integers */
+
+int ds_bigint_to_i64(const uint8_t *p, size_t n, int64_t *out) {
+  size_t i = 0;
+  int neg = 0;
+  if (n && p[0] == '-') { neg = 1; i = 1; }
+  if (i == n) return -1;
+  uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+  int fits = 1;
+  for (; i < n; i++) {
+    if (p[i] < '0' || p[i] > '9') return -1;
+    unsigned dgt = (unsigned)(p[i] - '0');
+    if (!fits || v > (lim - dgt) / 10) fits = 0;
+    else v = v * 10 + dgt;
+  }
+  if (!fits) return 0;
+  *out = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v)
+             : (int64_t)v;
+  return 1;
+}
+
+/* A BIGINT as a JSON number: its digits without leading zeros. */
+static int json_bigint(ds_buf *out, const ds_value *v, char **err) {
+  const uint8_t *p = v->u.s.p;
+  size_t n = v->u.s.n;
+  int64_t dummy;
+  if (ds_bigint_to_i64(p, n, &dummy) < 0)
+    return ds_err(err, "invalid big integer text");
+  int neg = p[0] == '-';
+  size_t i = (size_t)neg;
+  while (i + 1 < n && p[i] == '0') i++;
+  if (neg && !(n - i == 1 && p[i] == '0') && ds_buf_append(out, "-", 1))
+    return ds_err(err, "out of memory");
+  if (ds_buf_append(out, p + i, n - i)) return ds_err(err, "out of memory");
+  return 0;
+}
+
+/* ---------------------------------------------------------- the tree */
+
+static int json_value(ds_buf *out, const ds_value *v, int depth, char **err);
+
+/* Items of a LIST/TUPLE/SET as a JSON array. */
+static int json_array(ds_buf *out, const ds_value *v, int depth, char **err) {
+  if (ds_buf_append(out, "[", 1)) return ds_err(err, "out of memory");
+  for (size_t i = 0; i < v->u.list.n; i++) {
+    if (i && ds_buf_append(out, ",", 1)) return ds_err(err, "out of memory");
+    if (json_value(out, &v->u.list.items[i], depth + 1, err)) return -1;
+  }
+  if (ds_buf_append(out, "]", 1)) return ds_err(err, "out of memory");
+  return 0;
+}
+
+/* A map key as a JSON string: text as is, bytes as base64, anything else
+ * as the string of its JSON text. */
+static int json_key(ds_buf *out, const ds_value *k, int depth, char **err) {
+  int rc;
+  if (k->type == DS_V_TEXT) rc = ds_json_string(out, k->u.s.p, k->u.s.n);
+  else if (k->type == DS_V_BYTES) rc = ds_json_base64(out, k->u.s.p, k->u.s.n);
+  else {
+    ds_buf tmp = {0};
+    if (json_value(&tmp, k, depth + 1, err)) {
+      ds_buf_free(&tmp);
+      return -1;
+    }
+    rc = ds_json_string(out, tmp.data, tmp.len);
+    ds_buf_free(&tmp);
+  }
+  return rc ? ds_err(err, "out of memory") : 0;
+}
+
+/* A MAP (n pairs stored as 2n items) as a JSON object. */
+static int json_map(ds_buf *out, const ds_value *v, int depth, char **err) {
+  if (ds_buf_append(out, "{", 1)) return ds_err(err, "out of memory");
+  for (size_t i = 0; i < v->u.list.n; i++) {
+    if (i && ds_buf_append(out, ",", 1)) return ds_err(err, "out of memory");
+    if (json_key(out, &v->u.list.items[2 * i], depth, err)) return -1;
+    if (ds_buf_append(out, ":", 1)) return ds_err(err, "out of memory");
+    if (json_value(out, &v->u.list.items[2 * i + 1], depth + 1, err))
+      return -1;
+  }
+  if (ds_buf_append(out, "}", 1)) return ds_err(err, "out of memory");
+  return 0;
+}
+
+/* An NDARRAY (a whole .npy blob) as nested lists. */
+static int json_ndarray(ds_buf *out, const ds_value *v, char **err) {
+  ds_npy a;
+  if (ds_npy_parse(v->u.s.p, v->u.s.n, &a, err) ||
+      ds_npy_to_json(&a, out, err)) {
+    ds_err_prefix(err, "ndarray");
+    return -1;
+  }
+  return 0;
+}
+
+/* Scalars that cannot fail except by running out of memory. */
+static int json_scalar(ds_buf *out, const ds_value *v) {
+  switch (v->type) {
+    case DS_V_NULL: return ds_buf_puts(out, "null");
+    case DS_V_BOOL: return ds_buf_puts(out, v->u.i ? "true" : "false");
+    case DS_V_INT: return ds_buf_printf(out, "%lld", (long long)v->u.i);
+    case DS_V_UINT:
+      return ds_buf_printf(out, "%llu", (unsigned long long)v->u.u);
+    case DS_V_FLOAT: return ds_json_double(out, v->u.f);
+    case DS_V_TEXT: return ds_json_string(out, v->u.s.p, v->u.s.n);
+    case DS_V_BYTES: return ds_json_base64(out, v->u.s.p, v->u.s.n);
+    case DS_V_COMPLEX:
+      if (ds_buf_append(out, "[", 1) || ds_json_double(out, v->u.c.re) ||
+          ds_buf_append(out, ",", 1) || ds_json_double(out, v->u.c.im))
+        return -1;
+      return ds_buf_append(out, "]", 1);
+    default: return -1;
+  }
+}
+
+/* One value at nesting level `depth`. */
+static int json_value(ds_buf *out, const ds_value *v, int depth, char **err) {
+  switch (v->type) {
+    case DS_V_LIST:
+    case DS_V_TUPLE:
+    case DS_V_SET:
+    case DS_V_MAP:
+      /* a container at depth d is nesting level d + 1 */
+      if (depth >= DS_VALUE_MAX_DEPTH)
+        return ds_err(err, "value nested deeper than %d levels",
+                      DS_VALUE_MAX_DEPTH);
+      return v->type == DS_V_MAP ? json_map(out, v, depth, err)
+                                 : json_array(out, v, depth, err);
+    case DS_V_BIGINT: return json_bigint(out, v, err);
+    case DS_V_NDARRAY: return json_ndarray(out, v, err);
+    case DS_V_NULL:
+    case DS_V_BOOL:
+    case DS_V_INT:
+    case DS_V_UINT:
+    case DS_V_FLOAT:
+    case DS_V_TEXT:
+    case DS_V_BYTES:
+    case DS_V_COMPLEX:
+      return json_scalar(out, v) ? ds_err(err, "out of memory") : 0;
+  }
+  return ds_err(err, "unknown value type %d", (int)v->type);
+}
+
+int ds_value_json(ds_buf *out, const ds_value *v, char **err) {
+  size_t start = out->len;
+  if (json_value(out, v, 0, err)) {
+    out->len = start;
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,88 @@
+/* value.h - the one value model shared by every format.
+ *
+ * Decoders (msgpack, pickle, bcolz cells) build a tree of ds_value in a
+ * ds_arena; the glue turns it into an SQLite result (ds_value_result) or
+ * JSON text (ds_value_json), following the Values table of INTERFACE.md:
+ *   NULL/BOOL/INT -> NULL/INTEGER;  UINT above INT64_MAX and BIGINT ->
+ *   TEXT exact decimal;  FLOAT -> REAL (NaN -> NULL);  TEXT -> TEXT;
+ *   BYTES -> BLOB;  LIST/TUPLE/SET/MAP -> JSON TEXT with subtype 'J';
+ *   NDARRAY -> BLOB holding a whole .npy file;  COMPLEX -> JSON [re, im].
+ * Inside JSON: bytes are base64 strings, ndarrays nested lists, non-finite
+ * floats null, tuples/sets arrays, non-string map keys their JSON text. */
+#ifndef DS_VALUE_H
+#define DS_VALUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+typedef enum ds_vtype {
+  DS_V_NULL = 0,
+  DS_V_BOOL,    /* u.i is 0 or 1 */
+  DS_V_INT,     /* u.i */
+  DS_V_UINT,    /* u.u (values above INT64_MAX become decimal TEXT) */
+  DS_V_BIGINT,  /* u.s: exact decimal digits, optional leading '-' */
+  DS_V_FLOAT,   /* u.f */
+  DS_V_TEXT,    /* u.s: UTF-8, may hold U+0000 */
+  DS_V_BYTES,   /* u.s */
+  DS_V_LIST,    /* u.list */
+  DS_V_TUPLE,   /* u.list */
+  DS_V_SET,     /* u.list */
+  DS_V_MAP,     /* u.list with 2*n items: key0, value0, key1, value1, ... */
+  DS_V_NDARRAY, /* u.s: a complete .npy file (header + data) */
+  DS_V_COMPLEX  /* u.c */
+} ds_vtype;
+
+typedef struct ds_value ds_value;
+struct ds_value {
+  ds_vtype type;
+  union {
+    int64_t i;
+    uint64_t u;
+    double f;
+    struct { const uint8_t *p; size_t n; } s;
+    struct { ds_value *items; size_t n; } list; /* MAP: n pairs, 2n items */
+    struct { double re, im; } c;
+  } u;
+};
+
+/* A bump allocator for value trees: everything is freed at once. */
+typedef struct ds_arena_block ds_arena_block;
+typedef struct ds_arena {
+  ds_arena_block *head;
+  size_t total;  /* bytes handed out since the last reset */
+  size_t limit;  /* 0 = unlimited; else allocations past it fail */
+} ds_arena;
+
+void *ds_arena_alloc(ds_arena *a, size_t n);  /* 16-byte aligned; NULL on failure */
+void ds_arena_reset(ds_arena *a);             /* keep one block, forget the rest */
+void ds_arena_free(ds_arena *a);
+
+/* Containers nested deeper than this make ds_value_json fail (no stack
+ * overflow on hostile input). */
+#define DS_VALUE_MAX_DEPTH 1000
+
+/* JSON text of v appended to out. 0 ok, -1 with *err set (out is then left
+ * as it was). */
+int ds_value_json(ds_buf *out, const ds_value *v, char **err);
+
+/* JSON building blocks shared with npy.c and the format decoders. Each
+ * returns 0, or -1 when out of memory. */
+/* A double as JSON: shortest text that reads back to the same double, with
+ * ".0" added to integral values ("1.0", as Python prints); null when not
+ * finite. */
+int ds_json_double(ds_buf *out, double d);
+/* A JSON string literal (quotes included) for UTF-8 bytes: control characters
+ * as \u00XX, invalid UTF-8 replaced by U+FFFD (one per maximal invalid
+ * subsequence, like Python's errors='replace'). */
+int ds_json_string(ds_buf *out, const uint8_t *p, size_t n);
+/* A JSON string literal holding the standard base64 (with padding) of p. */
+int ds_json_base64(ds_buf *out, const uint8_t *p, size_t n);
+/* 1 when p[0..n) is valid UTF-8 (no surrogates, no overlongs), else 0. */
+int ds_utf8_valid(const uint8_t *p, size_t n);
+/* Parse a BIGINT's decimal text ("-?[0-9]+"). Returns 1 and sets *out when it
+ * fits in int64, 0 when it is valid but does not fit, -1 when malformed. */
+int ds_bigint_to_i64(const uint8_t *p, size_t n, int64_t *out);
+
+#endif

@@ -1,0 +1,84 @@
+/* value_sql.c - ds_value -> sqlite3_result_* (the Values table of
+ * INTERFACE.md). Containers and complex numbers become JSON text carrying
+ * SQLite's JSON subtype, so json_each(), -> and ->> treat them as JSON. */
+#include "value_sql.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Text or blob bytes: a NULL pointer would make SQLite return NULL, so an
+ * empty value gets a real (empty) pointer. */
+static const char *nonnull(const uint8_t *p) { return p ? (const char *)p : ""; }
+
+void ds_result_json(sqlite3_context *ctx, const ds_buf *json) {
+  sqlite3_result_text64(ctx, nonnull(json->data), json->len, SQLITE_TRANSIENT,
+                        SQLITE_UTF8);
+  sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
+}
+
+/* LIST/TUPLE/SET/MAP/COMPLEX: JSON text with the JSON subtype. */
+static void result_json_value(sqlite3_context *ctx, const ds_value *v) {
+  ds_buf b = {0};
+  char *err = NULL;
+  if (ds_value_json(&b, v, &err)) {
+    if (err) sqlite3_result_error(ctx, err, -1);
+    else sqlite3_result_error_nomem(ctx);
+    free(err);
+  } else {
+    ds_result_json(ctx, &b);
+  }
+  ds_buf_free(&b);
+}
+
+/* BIGINT: INTEGER when it fits in int64, else its exact decimal as TEXT. */
+static void result_bigint(sqlite3_context *ctx, const ds_value *v) {
+  int64_t i;
+  int rc = ds_bigint_to_i64(v->u.s.p, v->u.s.n, &i);
+  if (rc == 1) sqlite3_result_int64(ctx, i);
+  else if (rc == 0)
+    sqlite3_result_text64(ctx, nonnull(v->u.s.p), v->u.s.n, SQLITE_TRANSIENT,
+                          SQLITE_UTF8);
+  else sqlite3_result_error(ctx, "invalid big integer text", -1);
+}
+
+/* UINT: INTEGER up to INT64_MAX, exact decimal TEXT above. */
+static void result_uint(sqlite3_context *ctx, uint64_t u) {
+  if (u <= (uint64_t)INT64_MAX) {
+    sqlite3_result_int64(ctx, (int64_t)u);
+    return;
+  }
+  char s[24];
+  int n = 0;
+  char rev[24];
+  do { rev[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+  for (int k = 0; k < n; k++) s[k] = rev[n - 1 - k];
+  sqlite3_result_text(ctx, s, n, SQLITE_TRANSIENT);
+}
+
+void ds_value_result(sqlite3_context *ctx, const ds_value *v) {
+  switch (v->type) {
+    case DS_V_NULL: sqlite3_result_null(ctx); return;
+    case DS_V_BOOL: sqlite3_result_int(ctx, v->u.i ? 1 : 0); return;
+    case DS_V_INT: sqlite3_result_int64(ctx, v->u.i); return;
+    case DS_V_UINT: result_uint(ctx, v->u.u); return;
+    case DS_V_BIGINT: result_bigint(ctx, v); return;
+    case DS_V_FLOAT:
+      if (isnan(v->u.f)) sqlite3_result_null(ctx);
+      else sqlite3_result_double(ctx, v->u.f);
+      return;
+    case DS_V_TEXT:
+      sqlite3_result_text64(ctx, nonnull(v->u.s.p), v->u.s.n, SQLITE_TRANSIENT,
+                            SQLITE_UTF8);
+      return;
+    case DS_V_BYTES:
+    case DS_V_NDARRAY:
+      sqlite3_result_blob64(ctx, nonnull(v->u.s.p), v->u.s.n, SQLITE_TRANSIENT);
+      return;
+    case DS_V_LIST:
+    case DS_V_TUPLE:
+    case DS_V_SET:
+    case DS_V_MAP:
+    case DS_V_COMPLEX: result_json_value(ctx, v); return;
+  }
+  sqlite3_result_error(ctx, "unknown value type", -1);
+}

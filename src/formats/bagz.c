@@ -1,0 +1,242 @@
+/* bagz.c - the bagz reader (see bagz.h). Opening reads only each file's
+ * last 8 bytes (tail) or sizes (separate); limits are checked when a
+ * record is read, and every slice is bounds-checked, so a corrupt file
+ * gives an error naming the file, record and byte offset. */
+#include "bagz.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+
+/* "dir/x.bagz" -> "dir/limits.x.bagz" */
+static char *limits_path(const char *path) {
+  const char *base = ds_basename(path);
+  return ds_strf("%.*slimits.%s", (int)(base - path), path, base);
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+/* Work out the records section and count of a tail-limits shard. */
+static int locate_tail(bagz_shard *s, char **err) {
+  uint64_t size = s->data.size;
+  s->limits = &s->data;
+  if (size == 0) return 0; /* an empty bag is an empty file */
+  if (size < 8)
+    return ds_err(err, "%s: file has %llu bytes, too few for a limits section "
+                       "(8 bytes per record)",
+                  s->data.path, (unsigned long long)size);
+  uint64_t end;
+  if (ds_file_u64le(&s->data, size - 8, &end, err)) return -1;
+  if (end > size - 8)
+    return ds_err(err, "%s: limits end at byte %llu but the file has %llu bytes "
+                       "(last limit, at offset %llu)",
+                  s->data.path, (unsigned long long)end, (unsigned long long)size,
+                  (unsigned long long)(size - 8));
+  if ((size - end) % 8 != 0)
+    return ds_err(err, "%s: limits section from byte %llu to %llu is not a "
+                       "multiple of 8 bytes",
+                  s->data.path, (unsigned long long)end, (unsigned long long)size);
+  s->records_size = end;
+  s->limits_off = end;
+  s->count = (size - end) / 8;
+  return 0;
+}
+
+/* Open the `limits.<name>` file of a separate-limits shard. */
+static int locate_separate(bagz_shard *s, char **err) {
+  char *lp = limits_path(s->data.path);
+  if (!lp) return ds_err(err, "out of memory");
+  int rc = ds_file_open(&s->limits_file, lp, err);
+  free(lp);
+  if (rc) return -1;
+  if (s->limits_file.size % 8 != 0)
+    return ds_err(err, "%s: size %llu is not a multiple of 8 (one u64 limit per "
+                       "record)",
+                  s->limits_file.path, (unsigned long long)s->limits_file.size);
+  s->limits = &s->limits_file;
+  s->limits_off = 0;
+  s->records_size = s->data.size;
+  s->count = s->limits_file.size / 8;
+  return 0;
+}
+
+/* Decide compression for one shard from the options and its name. */
+static int shard_is_zstd(const bagz_options *o, const char *path) {
+  if (o->compression == BAGZ_COMPRESSION_AUTO) return ends_with(path, ".bagz");
+  return o->compression == BAGZ_COMPRESSION_ZSTD;
+}
+
+/* Load the dictionary file named in the options, if any. */
+static int load_dictionary(bagz_reader *r, char **err) {
+  if (!r->opts.dictionary_path) return 0;
+  ds_file f;
+  if (ds_file_open(&f, r->opts.dictionary_path, err)) return -1;
+  int rc = ds_zstd_dict_new(f.data ? f.data : (const uint8_t *)"", (size_t)f.size,
+                            &r->dict, err);
+  if (rc) ds_err_prefix(err, r->opts.dictionary_path);
+  ds_file_close(&f);
+  return rc;
+}
+
+/* Common tail of both open functions: sizes, map, dictionary. */
+static int finish_open(bagz_reader *r, char **err) {
+  uint64_t *counts = malloc((r->nshards ? r->nshards : 1) * sizeof *counts);
+  if (!counts) return ds_err(err, "out of memory");
+  for (size_t i = 0; i < r->nshards; i++) counts[i] = r->shards[i].count;
+  int rc = ds_shard_map_init(&r->map, r->opts.layout, counts, r->nshards, err);
+  free(counts);
+  if (rc) return -1;
+  return load_dictionary(r, err);
+}
+
+static bagz_reader *reader_new(const bagz_options *opts, size_t nshards) {
+  bagz_reader *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->shards = calloc(nshards ? nshards : 1, sizeof *r->shards);
+  if (!r->shards) {
+    free(r);
+    return NULL;
+  }
+  r->opts = *opts;
+  r->opts.dictionary_path = NULL;
+  if (opts->dictionary_path) {
+    r->opts.dictionary_path = strdup(opts->dictionary_path);
+    if (!r->opts.dictionary_path) {
+      free(r->shards);
+      free(r);
+      return NULL;
+    }
+  }
+  return r;
+}
+
+int bagz_open(const char *spec, const bagz_options *opts, bagz_reader **out,
+              char **err) {
+  *out = NULL;
+  ds_shard_list files;
+  if (ds_shard_spec_expand(spec, &files, err)) return -1;
+  bagz_reader *r = reader_new(opts, files.n);
+  if (!r) {
+    ds_shard_list_free(&files);
+    return ds_err(err, "out of memory");
+  }
+  int rc = 0;
+  for (size_t i = 0; i < files.n && rc == 0; i++) {
+    bagz_shard *s = &r->shards[i];
+    r->nshards = i + 1;
+    rc = ds_file_open(&s->data, files.paths[i], err);
+    if (rc == 0)
+      rc = opts->limits == BAGZ_LIMITS_SEPARATE ? locate_separate(s, err)
+                                                : locate_tail(s, err);
+    s->zstd = shard_is_zstd(opts, files.paths[i]);
+  }
+  ds_shard_list_free(&files);
+  if (rc == 0) rc = finish_open(r, err);
+  if (rc) {
+    bagz_close(r);
+    return -1;
+  }
+  *out = r;
+  return 0;
+}
+
+int bagz_open_memory(const char *name, const uint8_t *data, size_t n,
+                     const bagz_options *opts, bagz_reader **out, char **err) {
+  *out = NULL;
+  bagz_reader *r = reader_new(opts, 1);
+  if (!r) return ds_err(err, "out of memory");
+  r->nshards = 1;
+  bagz_shard *s = &r->shards[0];
+  int rc = ds_file_from_memory(&s->data, name, data, n, err);
+  if (rc == 0) rc = locate_tail(s, err);
+  s->zstd = shard_is_zstd(opts, name);
+  if (rc == 0) rc = finish_open(r, err);
+  if (rc) {
+    bagz_close(r);
+    return -1;
+  }
+  *out = r;
+  return 0;
+}
+
+void bagz_close(bagz_reader *r) {
+  if (!r) return;
+  for (size_t i = 0; i < r->nshards; i++) {
+    ds_file_close(&r->shards[i].data);
+    ds_file_close(&r->shards[i].limits_file);
+  }
+  free(r->shards);
+  ds_shard_map_free(&r->map);
+  ds_zstd_dict_free(r->dict);
+  free((char *)r->opts.dictionary_path);
+  free(r);
+}
+
+int bagz_stored(const bagz_reader *r, size_t shard, uint64_t index,
+                const uint8_t **p, size_t *n, char **err) {
+  if (shard >= r->nshards || index >= r->shards[shard].count)
+    return ds_err(err, "record %llu of shard %zu does not exist",
+                  (unsigned long long)index, shard);
+  const bagz_shard *s = &r->shards[shard];
+  uint64_t off = s->limits_off + 8 * index, start = 0, end;
+  if (ds_file_u64le(s->limits, off, &end, err)) return -1;
+  if (index > 0 && ds_file_u64le(s->limits, off - 8, &start, err)) return -1;
+  if (start > end)
+    return ds_err(err, "%s: record %llu: limits are not monotonic (the record "
+                       "would start at byte %llu and end at byte %llu; limit at "
+                       "offset %llu)",
+                  s->data.path, (unsigned long long)index,
+                  (unsigned long long)start, (unsigned long long)end,
+                  (unsigned long long)off);
+  if (end > s->records_size)
+    return ds_err(err, "%s: record %llu: limit at offset %llu says byte %llu, "
+                       "past the end of the records section (%llu bytes)",
+                  s->limits->path, (unsigned long long)index,
+                  (unsigned long long)off, (unsigned long long)end,
+                  (unsigned long long)s->records_size);
+  if (ds_file_slice(&s->data, start, end - start, p, err)) return -1;
+  *n = (size_t)(end - start);
+  return 0;
+}
+
+int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, size_t shard,
+                 uint64_t index, uint64_t g, ds_buf *scratch,
+                 const uint8_t **p, size_t *n, char **err) {
+  const uint8_t *stored;
+  size_t len;
+  if (bagz_stored(r, shard, index, &stored, &len, err)) return -1;
+  if (!r->shards[shard].zstd || len == 0) {
+    *p = stored;
+    *n = len;
+    return 0;
+  }
+  z->dict = r->dict;
+  if (ds_zstd_decompress(z, stored, len, scratch, err)) {
+    const bagz_shard *s = &r->shards[shard];
+    char *why = *err;
+    *err = NULL;
+    ds_err(err, "%s: record %llu (row %llu, %zu stored bytes at offset %llu): %s",
+           s->data.path, (unsigned long long)index, (unsigned long long)g, len,
+           (unsigned long long)(stored - s->data.data), why ? why : "?");
+    free(why);
+    return -1;
+  }
+  *p = scratch->data;
+  *n = scratch->len;
+  return 0;
+}
+
+int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, uint64_t g,
+              ds_buf *scratch, const uint8_t **p, size_t *n, char **err) {
+  if (g >= r->map.total)
+    return ds_err(err, "row %llu out of range [0, %llu)", (unsigned long long)g,
+                  (unsigned long long)r->map.total);
+  size_t shard;
+  uint64_t index;
+  ds_shard_map_locate(&r->map, g, &shard, &index);
+  return bagz_read_at(r, z, shard, index, g, scratch, p, n, err);
+}

@@ -1,0 +1,214 @@
+/* bagz_readahead.c - two-thread record decompression for scans (see
+ * bagz_readahead.h).
+ *
+ * The walk is cut into batches of up to BATCH_ROWS rows / BATCH_BYTES
+ * decompressed bytes. Batch b lives in slot b % NSLOTS. A batch is claimed
+ * (its rows taken from the shared iterator) under the lock, decompressed
+ * outside it, then published. The worker claims batches while the ring has
+ * room; the cursor, when the batch it needs is unclaimed, claims and
+ * decompresses it itself, so both cores work and rows stay in order. */
+#include "bagz_readahead.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+
+#define NSLOTS 4
+#define BATCH_ROWS 256
+#define BATCH_BYTES (1u << 20)
+
+typedef struct slot {
+  uint64_t batch;       /* which batch the slot holds */
+  int state;            /* 0 free, 1 claimed, 2 ready */
+  uint64_t rows[BATCH_ROWS];
+  size_t nrows;         /* rows claimed */
+  size_t ndone;         /* rows decompressed (fewer after an error) */
+  size_t off[BATCH_ROWS + 1];
+  ds_buf data;          /* decompressed records, back to back */
+  char *err;            /* error at row ndone */
+  int last;             /* the walk ended inside/after this batch */
+} slot;
+
+struct bagz_readahead {
+  const bagz_reader *r;
+  ds_rowiter it;        /* shared: guarded by mu */
+  int walk_done;
+  uint64_t next_claim;  /* next batch number to claim */
+  uint64_t consumer;    /* batch the cursor is reading */
+  size_t pos;           /* row position inside it */
+  int stop;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t worker;
+  int has_worker;
+  ds_zstd_ctx zworker, zcursor;
+  ds_buf tmp_worker, tmp_cursor;
+  slot slots[NSLOTS];
+};
+
+/* Expected decompressed size of row g: the frame's declared content size,
+ * else a guess from the stored size. Errors are left for fill() to report. */
+static uint64_t expected_size(const bagz_reader *r, uint64_t g) {
+  size_t shard;
+  uint64_t idx;
+  const uint8_t *p;
+  size_t n;
+  char *err = NULL;
+  if (g >= bagz_count(r)) return 0;
+  ds_shard_map_locate(&r->map, g, &shard, &idx);
+  if (bagz_stored(r, shard, idx, &p, &n, &err)) {
+    free(err);
+    return 0;
+  }
+  if (!r->shards[shard].zstd) return n;
+  uint64_t declared = ds_zstd_content_size(p, n);
+  return declared ? declared : 4 * (uint64_t)n;
+}
+
+/* With mu held: take the next rows of the walk into the slot for batch b,
+ * up to BATCH_ROWS rows or about BATCH_BYTES of output. */
+static void claim(bagz_readahead *ra, slot *s, uint64_t b) {
+  s->batch = b;
+  s->state = 1;
+  s->nrows = s->ndone = 0;
+  s->last = 0;
+  uint64_t g, bytes = 0;
+  while (s->nrows < BATCH_ROWS && bytes < BATCH_BYTES && !ra->walk_done) {
+    if (!ds_rowiter_next(&ra->it, &g)) {
+      ra->walk_done = 1;
+      break;
+    }
+    s->rows[s->nrows++] = g;
+    bytes += expected_size(ra->r, g);
+  }
+  if (ra->walk_done) s->last = 1;
+  ra->next_claim = b + 1;
+}
+
+/* Without the lock: decompress a claimed slot's rows. */
+static void fill(bagz_readahead *ra, slot *s, ds_zstd_ctx *z, ds_buf *tmp) {
+  s->data.len = 0;
+  s->off[0] = 0;
+  free(s->err);
+  s->err = NULL;
+  for (size_t i = 0; i < s->nrows; i++) {
+    const uint8_t *p;
+    size_t n;
+    if (bagz_read(ra->r, z, s->rows[i], tmp, &p, &n, &s->err)) break;
+    if (ds_buf_append(&s->data, p, n)) {
+      ds_err(&s->err, "out of memory");
+      break;
+    }
+    s->off[i + 1] = s->data.len;
+    s->ndone = i + 1;
+  }
+}
+
+static void *worker_main(void *arg) {
+  bagz_readahead *ra = arg;
+  pthread_mutex_lock(&ra->mu);
+  for (;;) {
+    while (!ra->stop && !ra->walk_done &&
+           ra->next_claim - ra->consumer >= NSLOTS)
+      pthread_cond_wait(&ra->cv, &ra->mu);
+    if (ra->stop || ra->walk_done) break;
+    uint64_t b = ra->next_claim;
+    slot *s = &ra->slots[b % NSLOTS];
+    claim(ra, s, b);
+    pthread_mutex_unlock(&ra->mu);
+    fill(ra, s, &ra->zworker, &ra->tmp_worker);
+    pthread_mutex_lock(&ra->mu);
+    s->state = 2;
+    pthread_cond_broadcast(&ra->cv);
+  }
+  pthread_mutex_unlock(&ra->mu);
+  return NULL;
+}
+
+int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
+                         bagz_readahead **out, char **err) {
+  *out = NULL;
+  bagz_readahead *ra = calloc(1, sizeof *ra);
+  if (!ra) return ds_err(err, "out of memory");
+  ra->r = r;
+  ds_rowiter_init(&ra->it, rs);
+  ds_zstd_ctx_init(&ra->zworker, r->dict);
+  ds_zstd_ctx_init(&ra->zcursor, r->dict);
+  pthread_mutex_init(&ra->mu, NULL);
+  pthread_cond_init(&ra->cv, NULL);
+  ra->has_worker = pthread_create(&ra->worker, NULL, worker_main, ra) == 0;
+  *out = ra;
+  return 0;
+}
+
+/* The slot of the consumer's batch, claimed and filled if need be. */
+static slot *current_slot(bagz_readahead *ra) {
+  uint64_t b = ra->consumer;
+  slot *s = &ra->slots[b % NSLOTS];
+  pthread_mutex_lock(&ra->mu);
+  if (ra->next_claim == b) {
+    if (ra->walk_done) {
+      pthread_mutex_unlock(&ra->mu);
+      return NULL;
+    }
+    claim(ra, s, b);
+    pthread_mutex_unlock(&ra->mu);
+    fill(ra, s, &ra->zcursor, &ra->tmp_cursor);
+    pthread_mutex_lock(&ra->mu);
+    s->state = 2;
+  }
+  while (s->state != 2 || s->batch != b) pthread_cond_wait(&ra->cv, &ra->mu);
+  pthread_mutex_unlock(&ra->mu);
+  return s;
+}
+
+int bagz_readahead_next(bagz_readahead *ra, uint64_t *g, const uint8_t **p,
+                        size_t *n, char **err) {
+  for (;;) {
+    slot *s = current_slot(ra);
+    if (!s) return 0;
+    if (ra->pos < s->nrows) {
+      size_t i = ra->pos;
+      if (i >= s->ndone) {
+        free(*err);
+        *err = s->err ? strdup(s->err) : strdup("read-ahead failed");
+        return -1;
+      }
+      ra->pos++;
+      *g = s->rows[i];
+      *p = s->data.data ? s->data.data + s->off[i] : (const uint8_t *)"";
+      *n = s->off[i + 1] - s->off[i];
+      return 1;
+    }
+    if (s->last) return 0;
+    /* release the slot and move on */
+    pthread_mutex_lock(&ra->mu);
+    s->state = 0;
+    ra->consumer++;
+    ra->pos = 0;
+    pthread_cond_broadcast(&ra->cv);
+    pthread_mutex_unlock(&ra->mu);
+  }
+}
+
+void bagz_readahead_free(bagz_readahead *ra) {
+  if (!ra) return;
+  pthread_mutex_lock(&ra->mu);
+  ra->stop = 1;
+  pthread_cond_broadcast(&ra->cv);
+  pthread_mutex_unlock(&ra->mu);
+  if (ra->has_worker) pthread_join(ra->worker, NULL);
+  pthread_mutex_destroy(&ra->mu);
+  pthread_cond_destroy(&ra->cv);
+  for (int i = 0; i < NSLOTS; i++) {
+    ds_buf_free(&ra->slots[i].data);
+    free(ra->slots[i].err);
+  }
+  ds_zstd_ctx_free(&ra->zworker);
+  ds_zstd_ctx_free(&ra->zcursor);
+  ds_buf_free(&ra->tmp_worker);
+  ds_buf_free(&ra->tmp_cursor);
+  free(ra);
+}

@@ -1,0 +1,538 @@
+/* bagz_vtab.c - the `bagz` virtual table: SQL over bagz files.
+ *
+ *   SELECT rowid, length(record) FROM bagz('data@4.bagz') WHERE rowid < 10;
+ *   CREATE VIRTUAL TABLE temp.t USING bagz('data@*.bagz', layout=interleaved);
+ *   SELECT shard, count(*) FROM t GROUP BY shard;
+ *
+ * Columns: record BLOB, shard INTEGER, shard_index INTEGER, and in the
+ * table-valued form the HIDDEN arguments path and options. rowid is the
+ * global record index. Options: compression=auto|none|zstd,
+ * limits=tail|separate, layout=concatenated|interleaved,
+ * dictionary=<file>, threads=1|2 (2: decompress ahead on a second thread
+ * during scans).
+ *
+ * Planning (core/plan.c): rowid =, IN, ranges, shard = / IN, record = / IN
+ * and LIMIT/OFFSET become a ds_rowset, so only the records a query returns
+ * are read; count(*) and the shard columns never decompress anything.
+ * record = uses a hash index of all records, built once per dataset on
+ * first use (upstream's MultiIndex: every matching row, ascending). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "core/hash_index.h"
+#include "core/options.h"
+#include "core/plan.h"
+#include "core/rowset.h"
+#include "core/sqlite_api.h"
+#include "formats/bagz.h"
+#include "formats/bagz_readahead.h"
+#include "vtab/modules.h"
+#include "vtab/vtab_util.h"
+
+#define MOD "bagz"
+
+enum { COL_RECORD, COL_SHARD, COL_SHARD_INDEX, COL_PATH, COL_OPTIONS };
+
+/* An opened bag with its options and lazily built record index. Shared
+ * (reference-counted) by the table and its cursors. */
+typedef struct bagz_dataset {
+  int refs;
+  char *key; /* path + "\n" + options: the table-valued form's cache key */
+  bagz_reader *reader;
+  int threads;
+  int indexed;
+  ds_hash_index index;
+} bagz_dataset;
+
+typedef struct bagz_vtab {
+  sqlite3_vtab base;
+  int tvf;            /* table-valued form: the dataset comes from xFilter */
+  bagz_dataset *ds;   /* CREATE form: the table's; tvf: last one used */
+} bagz_vtab;
+
+typedef struct bagz_cursor {
+  sqlite3_vtab_cursor base;
+  bagz_dataset *ds;
+  ds_rowset rs;
+  ds_rowiter it;
+  int eof;
+  uint64_t row;
+  size_t shard;
+  uint64_t shard_index;
+  ds_zstd_ctx z;
+  ds_buf scratch;
+  bagz_readahead *ra;   /* scans with threads=2 that read records */
+  const uint8_t *ra_rec; /* the current row's record from the read-ahead */
+  size_t ra_len;
+  char *ra_err;          /* a read-ahead failure, reported by xNext */
+  char *path_arg, *options_arg;
+} bagz_cursor;
+
+/* idxNum flag (module-specific bit of plan.h's encoding): the query reads
+ * the record column, so a scan may decompress ahead. */
+#define PLAN_RECORD_USED DS_PLAN_MODULE_FLAG
+/* Scans shorter than this are not worth a thread. */
+#define READAHEAD_MIN_ROWS 512
+
+static const char *const known_options[] = {"compression", "limits", "layout",
+                                            "dictionary", "threads", NULL};
+static const char *const compression_names[] = {"auto", "none", "zstd", NULL};
+static const char *const limits_names[] = {"tail", "separate", NULL};
+static const char *const layout_names[] = {"concatenated", "interleaved", NULL};
+
+static void dataset_unref(bagz_dataset *d) {
+  if (!d || --d->refs > 0) return;
+  bagz_close(d->reader);
+  ds_hash_index_free(&d->index);
+  free(d->key);
+  free(d);
+}
+
+/* Open a dataset from a path and parsed options. */
+static int dataset_open(const char *path, const ds_options *o, const char *key,
+                        bagz_dataset **out, char **err) {
+  bagz_options bo = {0};
+  int comp, lim, lay;
+  int64_t threads;
+  if (ds_options_check_known(o, known_options, err) ||
+      ds_options_enum(o, "compression", compression_names, 0, &comp, err) ||
+      ds_options_enum(o, "limits", limits_names, 0, &lim, err) ||
+      ds_options_enum(o, "layout", layout_names, 0, &lay, err) ||
+      ds_options_int(o, "threads", 2, 1, 2, &threads, err)) {
+    ds_err_prefix(err, path); /* every error names the path */
+    return -1;
+  }
+  bo.compression = (bagz_compression)comp;
+  bo.limits = (bagz_limits)lim;
+  bo.layout = (ds_layout)lay;
+  bo.dictionary_path = ds_options_get(o, "dictionary");
+  bagz_dataset *d = calloc(1, sizeof *d);
+  if (!d || !(d->key = strdup(key))) {
+    free(d);
+    return ds_err(err, "out of memory");
+  }
+  if (bagz_open(path, &bo, &d->reader, err)) {
+    free(d->key);
+    free(d);
+    return -1;
+  }
+  d->refs = 1;
+  d->threads = (int)threads;
+  *out = d;
+  return 0;
+}
+
+/* Reads one record for the hash index builder. */
+typedef struct index_ctx {
+  bagz_reader *r;
+  ds_zstd_ctx z;
+  ds_buf buf;
+} index_ctx;
+
+static int index_get(void *ctx, uint64_t row, const uint8_t **p, size_t *n,
+                     char **err) {
+  index_ctx *c = ctx;
+  return bagz_read(c->r, &c->z, row, &c->buf, p, n, err);
+}
+
+/* Build the record index once per dataset. */
+static int dataset_index(bagz_dataset *d, char **err) {
+  if (d->indexed) return 0;
+  index_ctx c = {d->reader, {0}, {0}};
+  ds_zstd_ctx_init(&c.z, d->reader->dict);
+  int rc = ds_hash_index_build(&d->index, bagz_count(d->reader), index_get, &c, err);
+  ds_zstd_ctx_free(&c.z);
+  ds_buf_free(&c.buf);
+  if (rc == 0) d->indexed = 1;
+  return rc;
+}
+
+/* xCreate / xConnect: no arguments = the table-valued form. */
+static int bagz_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                        sqlite3_vtab **out, char **pzErr) {
+  (void)aux;
+  int tvf = argc <= 3;
+  int rc = sqlite3_declare_vtab(
+      db, tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
+                " path HIDDEN, options HIDDEN)"
+              : "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER)");
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  bagz_vtab *t = sqlite3_malloc(sizeof *t);
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->tvf = tvf;
+  if (!tvf) {
+    char *err = NULL;
+    ds_options o = {0};
+    char *path = ds_dequote(argv[3]);
+    if (!path) ds_err(&err, "out of memory");
+    for (int i = 4; i < argc && !err; i++)
+      if (ds_options_add(&o, argv[i], &err)) ds_err_prefix(&err, path);
+    if (!err) dataset_open(path, &o, "", &t->ds, &err);
+    ds_options_free(&o);
+    free(path);
+    if (err) {
+      sqlite3_free(t);
+      return ds_set_error(pzErr, MOD, err);
+    }
+  }
+  *out = &t->base;
+  return SQLITE_OK;
+}
+
+static int bagz_disconnect(sqlite3_vtab *vtab) {
+  bagz_vtab *t = (bagz_vtab *)vtab;
+  dataset_unref(t->ds);
+  sqlite3_free(t);
+  return SQLITE_OK;
+}
+
+/* Cost model: reading a row costs 1 (a record may need decompression);
+ * rowid and shard constraints touch only the rows they name; record = pays
+ * once for the index (half a scan, so the planner still prefers it to
+ * scanning and filtering), then about one row per value. */
+static int bagz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
+  bagz_vtab *t = (bagz_vtab *)vtab;
+  bagz_dataset *d = t->ds;
+  double n = d ? (double)bagz_count(d->reader) : 1e6;
+  double shards = d ? (double)d->reader->nshards : 4;
+  ds_plan_extra extra[2] = {
+      {COL_SHARD, "shard", n / (shards > 0 ? shards : 1), 0},
+      {COL_RECORD, "record", 1, d && d->indexed ? 0 : n * 0.5}};
+  static const int args[2] = {COL_PATH, COL_OPTIONS};
+  ds_plan_config cfg = {n, 1.0, extra, 2, args, t->tvf ? 2 : 0, t->tvf ? 1 : 0};
+  int rc = ds_plan_best_index(info, &cfg);
+  if (rc == SQLITE_OK && (info->colUsed & ((sqlite3_uint64)1 << COL_RECORD)))
+    info->idxNum |= PLAN_RECORD_USED;
+  return rc;
+}
+
+static int bagz_open_cursor(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
+  (void)vtab;
+  bagz_cursor *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  ds_zstd_ctx_init(&c->z, NULL);
+  c->eof = 1;
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+/* Drop what one xFilter set up. */
+static void cursor_reset(bagz_cursor *c) {
+  bagz_readahead_free(c->ra);
+  c->ra = NULL;
+  free(c->ra_err);
+  c->ra_err = NULL;
+  ds_rowset_free(&c->rs);
+  dataset_unref(c->ds);
+  c->ds = NULL;
+  sqlite3_free(c->path_arg);
+  sqlite3_free(c->options_arg);
+  c->path_arg = c->options_arg = NULL;
+  c->eof = 1;
+}
+
+static int bagz_close_cursor(sqlite3_vtab_cursor *cur) {
+  bagz_cursor *c = (bagz_cursor *)cur;
+  cursor_reset(c);
+  ds_zstd_ctx_free(&c->z);
+  ds_buf_free(&c->scratch);
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+/* Table-valued form: find or open the dataset the arguments name. */
+static int tvf_dataset(bagz_vtab *t, bagz_cursor *c, const ds_plan_args *a,
+                       char **err) {
+  const char *path = a->args[0] ? (const char *)sqlite3_value_text(a->args[0]) : NULL;
+  const char *opts = a->args[1] ? (const char *)sqlite3_value_text(a->args[1]) : NULL;
+  if (!path) return ds_err(err, "no path given: use bagz('file.bagz' [, 'name=value,...'])");
+  c->path_arg = sqlite3_mprintf("%s", path);
+  c->options_arg = opts ? sqlite3_mprintf("%s", opts) : NULL;
+  char *key = ds_strf("%s\n%s", path, opts ? opts : "");
+  if (!key) return ds_err(err, "out of memory");
+  if (t->ds && strcmp(t->ds->key, key) == 0) {
+    free(key);
+    return 0;
+  }
+  ds_options o = {0};
+  bagz_dataset *d = NULL;
+  int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
+  if (rc) ds_err_prefix(err, path);
+  if (rc == 0) rc = dataset_open(path, &o, key, &d, err);
+  ds_options_free(&o);
+  free(key);
+  if (rc) return -1;
+  dataset_unref(t->ds);
+  t->ds = d;
+  return 0;
+}
+
+/* Shard numbers named by a shard = / IN constraint, as flags. */
+typedef struct shard_pick {
+  const bagz_reader *r;
+  unsigned char *on;
+  int any;
+} shard_pick;
+
+static int pick_shard(void *ctx, sqlite3_value *v) {
+  shard_pick *p = ctx;
+  int64_t s;
+  if (ds_plan_int_value(v, &s) && s >= 0 && (uint64_t)s < p->r->nshards) {
+    p->on[s] = 1;
+    p->any = 1;
+  }
+  return 0;
+}
+
+/* Rows whose record equals one of the constraint's BLOB values. */
+typedef struct record_pick {
+  bagz_dataset *d;
+  ds_zstd_ctx *z;
+  ds_buf *buf;
+  uint64_t *ids;
+  size_t n;
+  char *err;
+} record_pick;
+
+static int pick_record(void *ctx, sqlite3_value *v) {
+  record_pick *p = ctx;
+  if (sqlite3_value_type(v) != SQLITE_BLOB) return 0; /* SQLite: TEXT never equals a BLOB */
+  const void *key = sqlite3_value_blob(v);
+  size_t klen = (size_t)sqlite3_value_bytes(v);
+  const ds_hash_entry *e;
+  size_t m = ds_hash_index_find(&p->d->index, key ? key : "", klen, &e);
+  for (size_t i = 0; i < m; i++) {
+    const uint8_t *rec;
+    size_t len;
+    if (bagz_read(p->d->reader, p->z, e[i].row, p->buf, &rec, &len, &p->err)) return 1;
+    if (len != klen || (klen && memcmp(rec, key, klen) != 0)) continue;
+    uint64_t *ids = realloc(p->ids, (p->n + 1) * sizeof *ids);
+    if (!ids) return ds_err(&p->err, "out of memory"), 1;
+    p->ids = ids;
+    p->ids[p->n++] = e[i].row;
+  }
+  return 0;
+}
+
+/* Keep only ids whose shard is picked. */
+static size_t filter_ids_by_shard(const bagz_reader *r, const unsigned char *on,
+                                  uint64_t *ids, size_t n) {
+  size_t j = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t s;
+    uint64_t idx;
+    if (ids[i] >= bagz_count(r)) continue;
+    ds_shard_map_locate(&r->map, ids[i], &s, &idx);
+    if (on[s]) ids[j++] = ids[i];
+  }
+  return j;
+}
+
+/* The rows of the picked shards, as ranges or strides. */
+static int shard_rowset(const bagz_reader *r, const unsigned char *on,
+                        ds_rowset *rs) {
+  size_t k = r->nshards, m = 0;
+  if (r->map.layout == DS_LAYOUT_INTERLEAVED) {
+    uint64_t *st = malloc((k ? k : 1) * sizeof *st), *ct = malloc((k ? k : 1) * sizeof *ct);
+    if (!st || !ct) { free(st); free(ct); return -1; }
+    for (size_t s = 0; s < k; s++)
+      if (on[s]) { st[m] = s; ct[m++] = r->map.counts[s]; }
+    ds_rowset_init_strided(rs, k, st, ct, m);
+    return 0;
+  }
+  ds_range *rg = malloc((k ? k : 1) * sizeof *rg);
+  if (!rg) return -1;
+  for (size_t s = 0; s < k; s++)
+    if (on[s]) {
+      rg[m].lo = r->map.first[s];
+      rg[m++].hi = r->map.first[s] + r->map.counts[s];
+    }
+  ds_rowset_init_ranges(rs, rg, m);
+  return 0;
+}
+
+/* Turn the decoded plan into the cursor's rowset. */
+static int build_rowset(bagz_cursor *c, ds_plan_args *a, char **err) {
+  const bagz_reader *r = c->ds->reader;
+  uint64_t total = bagz_count(r);
+  unsigned char *on = NULL;
+  uint64_t *ids = NULL;
+  size_t nids = 0;
+  int have_ids = 0;
+  if (a->extra[0]) { /* shard */
+    shard_pick sp = {r, calloc(r->nshards ? r->nshards : 1, 1), 0};
+    if (!sp.on) return ds_err(err, "out of memory");
+    ds_plan_each_value(a->extra[0], a->extra_in[0], pick_shard, &sp);
+    on = sp.on;
+  }
+  if (a->extra[1]) { /* record */
+    if (dataset_index(c->ds, err)) { free(on); return -1; }
+    record_pick rp = {c->ds, &c->z, &c->scratch, NULL, 0, NULL};
+    if (ds_plan_each_value(a->extra[1], a->extra_in[1], pick_record, &rp)) {
+      free(rp.ids);
+      free(on);
+      if (rp.err) { free(*err); *err = rp.err; return -1; }
+      return ds_err(err, "cannot read the IN list of record values");
+    }
+    ids = rp.ids;
+    nids = rp.n;
+    have_ids = 1;
+  }
+  if (a->has_ids) {
+    if (have_ids) { /* rowid list AND record matches: keep the common ones */
+      ds_rowset probe;
+      ds_rowset_init_list(&probe, ids, nids);
+      size_t j = 0;
+      for (size_t i = 0; i < a->nids; i++)
+        if (ds_rowset_contains(&probe, a->ids[i])) a->ids[j++] = a->ids[i];
+      ds_rowset_free(&probe);
+      a->nids = j;
+    }
+    ids = a->ids;
+    nids = a->nids;
+    a->ids = NULL;
+    have_ids = 1;
+  }
+  if (have_ids) {
+    if (on) nids = filter_ids_by_shard(r, on, ids, nids);
+    ds_rowset_init_list(&c->rs, ids, nids);
+  } else if (on) {
+    if (shard_rowset(r, on, &c->rs)) { free(on); return ds_err(err, "out of memory"); }
+  } else if (ds_rowset_init_all(&c->rs, total)) {
+    return ds_err(err, "out of memory");
+  }
+  free(on);
+  ds_rowset_clip(&c->rs, a->lo, a->hi < total ? a->hi : total);
+  if (a->empty) ds_rowset_clip(&c->rs, 0, 0);
+  c->rs.desc = a->desc;
+  c->rs.offset = a->offset;
+  c->rs.limit = a->limit;
+  return 0;
+}
+
+/* Move to the next row of the rowset (through the read-ahead if any).
+ * SQLITE_ERROR when the read-ahead met a bad record. */
+static int cursor_step(bagz_cursor *c) {
+  uint64_t g;
+  if (c->ra) {
+    int r = bagz_readahead_next(c->ra, &g, &c->ra_rec, &c->ra_len, &c->ra_err);
+    if (r < 0) return SQLITE_ERROR;
+    if (r == 0) {
+      c->eof = 1;
+      return SQLITE_OK;
+    }
+  } else if (!ds_rowiter_next(&c->it, &g)) {
+    c->eof = 1;
+    return SQLITE_OK;
+  }
+  c->row = g;
+  ds_shard_map_locate(&c->ds->reader->map, g, &c->shard, &c->shard_index);
+  return SQLITE_OK;
+}
+
+/* Does the rowset hold at least `n` rows? (cheap: stops counting at n) */
+static int rowset_has(const ds_rowset *rs, uint64_t n) {
+  ds_rowiter it;
+  ds_rowiter_init(&it, rs);
+  uint64_t g, k = 0;
+  while (k < n && ds_rowiter_next(&it, &g)) k++;
+  return k >= n;
+}
+
+/* Report a read-ahead error through the table. */
+static int step_error(bagz_cursor *c) {
+  char *e = c->ra_err;
+  c->ra_err = NULL;
+  return ds_vtab_error(c->base.pVtab, MOD, e ? e : strdup("read-ahead failed"));
+}
+
+static int bagz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                       int argc, sqlite3_value **argv) {
+  (void)idxStr;
+  bagz_cursor *c = (bagz_cursor *)cur;
+  bagz_vtab *t = (bagz_vtab *)cur->pVtab;
+  cursor_reset(c);
+  char *err = NULL;
+  ds_plan_args a;
+  int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
+  if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
+  if (rc == 0) {
+    c->ds = t->ds;
+    c->ds->refs++;
+    rc = build_rowset(c, &a, &err);
+  }
+  ds_plan_args_free(&a);
+  if (rc) return ds_vtab_error(cur->pVtab, MOD, err);
+  ds_rowiter_init(&c->it, &c->rs);
+  c->eof = 0;
+  if ((idxNum & PLAN_RECORD_USED) && c->ds->threads > 1 &&
+      rowset_has(&c->rs, READAHEAD_MIN_ROWS) &&
+      bagz_readahead_start(c->ds->reader, &c->rs, &c->ra, &err))
+    return ds_vtab_error(cur->pVtab, MOD, err);
+  return cursor_step(c) ? step_error(c) : SQLITE_OK;
+}
+
+static int bagz_next(sqlite3_vtab_cursor *cur) {
+  bagz_cursor *c = (bagz_cursor *)cur;
+  return cursor_step(c) ? step_error(c) : SQLITE_OK;
+}
+
+static int bagz_eof(sqlite3_vtab_cursor *cur) { return ((bagz_cursor *)cur)->eof; }
+
+/* The record of the current row, decompressed on demand. */
+static void column_record(bagz_cursor *c, sqlite3_context *ctx) {
+  const uint8_t *p = c->ra_rec;
+  size_t n = c->ra_len;
+  char *err = NULL;
+  if (!c->ra && bagz_read_at(c->ds->reader, &c->z, c->shard, c->shard_index, c->row,
+                   &c->scratch, &p, &n, &err)) {
+    ds_result_error(ctx, MOD, err);
+    return;
+  }
+  sqlite3_result_blob64(ctx, n ? p : (const uint8_t *)"", n, SQLITE_TRANSIENT);
+}
+
+static int bagz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  bagz_cursor *c = (bagz_cursor *)cur;
+  switch (col) {
+    case COL_RECORD: column_record(c, ctx); break;
+    case COL_SHARD: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard); break;
+    case COL_SHARD_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard_index); break;
+    case COL_PATH:
+      if (c->path_arg) sqlite3_result_text(ctx, c->path_arg, -1, SQLITE_TRANSIENT);
+      break;
+    case COL_OPTIONS:
+      if (c->options_arg) sqlite3_result_text(ctx, c->options_arg, -1, SQLITE_TRANSIENT);
+      break;
+  }
+  return SQLITE_OK;
+}
+
+static int bagz_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
+  *rowid = (sqlite3_int64)((bagz_cursor *)cur)->row;
+  return SQLITE_OK;
+}
+
+static sqlite3_module bagz_module = {
+    .iVersion = 0,
+    .xCreate = bagz_connect,
+    .xConnect = bagz_connect,
+    .xBestIndex = bagz_best_index,
+    .xDisconnect = bagz_disconnect,
+    .xDestroy = bagz_disconnect,
+    .xOpen = bagz_open_cursor,
+    .xClose = bagz_close_cursor,
+    .xFilter = bagz_filter,
+    .xNext = bagz_next,
+    .xEof = bagz_eof,
+    .xColumn = bagz_column,
+    .xRowid = bagz_rowid,
+};
+
+int ds_bagz_register(sqlite3 *db) {
+  return sqlite3_create_module_v2(db, "bagz", &bagz_module, NULL, NULL);
+}

@@ -1,0 +1,10 @@
+/* modules.h - registration functions of the virtual-table modules, called
+ * by the thin entry files in ext/. Each returns an SQLite result code. */
+#ifndef DS_MODULES_H
+#define DS_MODULES_H
+
+#include "core/sqlite_api.h"
+
+int ds_bagz_register(sqlite3 *db);
+
+#endif

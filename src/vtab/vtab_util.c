@@ -1,0 +1,26 @@
+/* vtab_util.c - error plumbing between readers (malloc'd messages) and
+ * SQLite (sqlite3_malloc'd messages prefixed with the module name). */
+#include "vtab_util.h"
+
+#include <stdlib.h>
+
+int ds_set_error(char **pzErr, const char *module, char *msg) {
+  if (pzErr) {
+    sqlite3_free(*pzErr);
+    *pzErr = sqlite3_mprintf("%s: %s", module, msg ? msg : "out of memory");
+  }
+  free(msg);
+  return SQLITE_ERROR;
+}
+
+int ds_vtab_error(sqlite3_vtab *vtab, const char *module, char *msg) {
+  return ds_set_error(&vtab->zErrMsg, module, msg);
+}
+
+void ds_result_error(sqlite3_context *ctx, const char *module, char *msg) {
+  char *m = sqlite3_mprintf("%s: %s", module, msg ? msg : "out of memory");
+  if (m) sqlite3_result_error(ctx, m, -1);
+  else sqlite3_result_error_nomem(ctx);
+  sqlite3_free(m);
+  free(msg);
+}

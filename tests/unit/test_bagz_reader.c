@@ -1,0 +1,211 @@
+/* test_bagz_reader.c - the bagz reader without SQLite, against the
+ * upstream fixtures' expected JSON (read with jansson): every record of
+ * the single-file fixtures, shard layouts, separate limits, the
+ * read-ahead walk, and crafted damage. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/common.h"
+#include "formats/bagz.h"
+#include "formats/bagz_readahead.h"
+
+#define FIX "tests/fixtures/upstream/bagz/"
+
+/* Decode {"$bytes_hex": "..."} into buf; returns length or -1. */
+static long hex_record(json_t *v, uint8_t *buf, size_t cap) {
+  const char *h = json_string_value(json_object_get(v, "$bytes_hex"));
+  if (!h) return -1;
+  size_t n = strlen(h) / 2;
+  if (n > cap) return -1;
+  for (size_t i = 0; i < n; i++) {
+    unsigned x;
+    if (sscanf(h + 2 * i, "%2x", &x) != 1) return -1;
+    buf[i] = (uint8_t)x;
+  }
+  return (long)n;
+}
+
+/* Every record of `spec` equals expected[key] (a list of typed bytes). */
+static void compare_records(const char *label, const char *spec,
+                            const bagz_options *o, json_t *records) {
+  bagz_reader *r;
+  char *err = NULL;
+  if (!CHECK(bagz_open(spec, o, &r, &err) == 0)) {
+    printf("    %s: %s\n", label, err);
+    free(err);
+    return;
+  }
+  CHECK_MSG(bagz_count(r) == json_array_size(records), "%s count", label);
+  ds_zstd_ctx z;
+  ds_zstd_ctx_init(&z, NULL);
+  ds_buf scratch = {0};
+  static uint8_t want[1 << 16];
+  int ok = 1;
+  for (size_t i = 0; i < json_array_size(records) && ok; i++) {
+    long wn = hex_record(json_array_get(records, i), want, sizeof want);
+    const uint8_t *p;
+    size_t n;
+    if (bagz_read(r, &z, i, &scratch, &p, &n, &err) || wn < 0 || (size_t)wn != n ||
+        memcmp(p, want, n) != 0) {
+      printf("    %s: record %zu differs (%s)\n", label, i, err ? err : "bytes");
+      ok = 0;
+    }
+  }
+  CHECK_MSG(ok, "%s: every record", label);
+  CHECK(bagz_read(r, &z, bagz_count(r), &scratch, NULL, NULL, &err) == -1);
+  CHECK_CONTAINS(err, "out of range");
+  ds_zstd_ctx_free(&z);
+  ds_buf_free(&scratch);
+  bagz_close(r);
+  free(err);
+}
+
+static json_t *load(const char *name) {
+  json_error_t e;
+  char path[256];
+  snprintf(path, sizeof path, FIX "expected/%s", name);
+  json_t *j = json_load_file(path, 0, &e);
+  CHECK_MSG(j != NULL, "load %s: %s", name, e.text);
+  return j;
+}
+
+static void test_single_files(void) {
+  const char *names[] = {"plain", "zstd", "level19", "empty", "allempty", "keys", "crafted_nocontentsize"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char jn[64], spec[128];
+    snprintf(jn, sizeof jn, "%s.json", names[i]);
+    json_t *j = load(jn);
+    if (!j) continue;
+    snprintf(spec, sizeof spec, FIX "%s", json_string_value(json_object_get(j, "file")));
+    bagz_options o = {0};
+    compare_records(names[i], spec, &o, json_object_get(j, "records"));
+    json_decref(j);
+  }
+  json_t *j = load("separate.json");
+  bagz_options o = {.limits = BAGZ_LIMITS_SEPARATE};
+  compare_records("separate", FIX "separate.bagz", &o, json_object_get(j, "records"));
+  json_decref(j);
+  j = load("dict.json");
+  o = (bagz_options){.dictionary_path = FIX "dict_raw.txt"};
+  compare_records("dict", FIX "dict.bagz", &o, json_object_get(j, "records"));
+  json_decref(j);
+}
+
+static void test_layouts(void) {
+  json_t *j = load("inter.json");
+  json_t *lay = json_object_get(j, "layouts");
+  bagz_options o = {.layout = DS_LAYOUT_INTERLEAVED};
+  compare_records("inter interleaved", FIX "inter@3.bagz", &o,
+                  json_object_get(json_object_get(lay, "INTERLEAVED"), "records"));
+  o.layout = DS_LAYOUT_CONCATENATED;
+  compare_records("inter concatenated", FIX "inter@*.bagz", &o,
+                  json_object_get(json_object_get(lay, "CONCATENATED"), "records"));
+  json_decref(j);
+  j = load("concat.json");
+  compare_records("concat", FIX "concat@4.bagz", &o,
+                  json_object_get(json_object_get(json_object_get(j, "layouts"), "CONCATENATED"), "records"));
+  json_decref(j);
+  bagz_reader *r;
+  char *err = NULL;
+  o.layout = DS_LAYOUT_INTERLEAVED;
+  CHECK(bagz_open(FIX "concat@4.bagz", &o, &r, &err) == -1);
+  CHECK_CONTAINS(err, "interleaved layout needs");
+  o.layout = DS_LAYOUT_CONCATENATED;
+  CHECK(bagz_open(FIX "concat@5.bagz", &o, &r, &err) == -1);
+  CHECK_CONTAINS(err, "concat-00000-of-00005.bagz: cannot open");
+  free(err);
+}
+
+/* The read-ahead walk gives exactly the single-record reads, in order. */
+static void test_readahead(void) {
+  bagz_reader *r;
+  char *err = NULL;
+  bagz_options o = {0};
+  if (!CHECK(bagz_open(FIX "mid.bagz", &o, &r, &err) == 0)) return;
+  ds_rowset rs;
+  ds_rowset_init_all(&rs, bagz_count(r));
+  ds_rowset_clip(&rs, 3, 40000);
+  rs.desc = 1;
+  rs.offset = 10;
+  bagz_readahead *ra;
+  CHECK(bagz_readahead_start(r, &rs, &ra, &err) == 0);
+  ds_zstd_ctx z;
+  ds_zstd_ctx_init(&z, NULL);
+  ds_buf scratch = {0};
+  uint64_t g, want = 39989, rows = 0;
+  const uint8_t *p, *q;
+  size_t n, m;
+  int ok = 1, rc;
+  while ((rc = bagz_readahead_next(ra, &g, &p, &n, &err)) == 1) {
+    if (g != want || bagz_read(r, &z, g, &scratch, &q, &m, &err) || m != n ||
+        memcmp(p, q, n) != 0)
+      ok = 0;
+    want--;
+    rows++;
+  }
+  CHECK(rc == 0);
+  CHECK_MSG(ok && rows == 39987, "read-ahead walk: %llu rows", (unsigned long long)rows);
+  bagz_readahead_free(ra);
+  ds_rowset_free(&rs);
+  ds_zstd_ctx_free(&z);
+  ds_buf_free(&scratch);
+  bagz_close(r);
+  free(err);
+}
+
+/* A bag in memory: records "aa", <damaged frame>, "ccc", stored as given. */
+static void test_damage(void) {
+  bagz_reader *r;
+  char *err = NULL;
+  bagz_options none = {.compression = BAGZ_COMPRESSION_NONE};
+  uint8_t buf[64];
+  memcpy(buf, "aabbbccc", 8);
+  uint64_t lim[3] = {2, 1, 8}; /* record 1 runs backwards */
+  for (int i = 0; i < 3; i++)
+    for (int b = 0; b < 8; b++) buf[8 + 8 * i + b] = (uint8_t)(lim[i] >> (8 * b));
+  CHECK(bagz_open_memory("bad.bag", buf, 32, &none, &r, &err) == 0);
+  ds_zstd_ctx z;
+  ds_zstd_ctx_init(&z, NULL);
+  ds_buf s = {0};
+  const uint8_t *p;
+  size_t n;
+  CHECK(bagz_read(r, &z, 0, &s, &p, &n, &err) == 0 && n == 2 && memcmp(p, "aa", 2) == 0);
+  CHECK(bagz_read(r, &z, 1, &s, &p, &n, &err) == -1);
+  CHECK_CONTAINS(err, "bad.bag: record 1: limits are not monotonic");
+  CHECK(bagz_read(r, &z, 2, &s, &p, &n, &err) == 0 && n == 7);
+  bagz_close(r);
+
+  /* a middle limit past the records section (the tail still says 8) */
+  buf[16] = 9;
+  CHECK(bagz_open_memory("past.bag", buf, 32, &none, &r, &err) == 0);
+  CHECK(bagz_read(r, &z, 1, &s, &p, &n, &err) == -1);
+  CHECK_CONTAINS(err, "past.bag: record 1: limit at offset 16 says byte 9, past the end of the records section (8 bytes)");
+  CHECK(bagz_read(r, &z, 2, &s, &p, &n, &err) == -1);
+  CHECK_CONTAINS(err, "limits are not monotonic");
+  bagz_close(r);
+
+  CHECK(bagz_open_memory("tiny.bag", buf, 5, &none, &r, &err) == -1);
+  CHECK_CONTAINS(err, "tiny.bag: file has 5 bytes");
+  memset(buf, 0, sizeof buf);
+  buf[0] = 0xff;
+  CHECK(bagz_open_memory("big.bag", buf, 8, &none, &r, &err) == -1);
+  CHECK_CONTAINS(err, "big.bag: limits end at byte 255 but the file has 8 bytes");
+  buf[0] = 0;
+  buf[8] = 3;
+  CHECK(bagz_open_memory("odd.bag", buf, 16, &none, &r, &err) == -1);
+  CHECK_CONTAINS(err, "is not a multiple of 8");
+  ds_zstd_ctx_free(&z);
+  ds_buf_free(&s);
+  free(err);
+}
+
+int main(void) {
+  test_single_files();
+  test_layouts();
+  test_readahead();
+  test_damage();
+  return check_exit();
+}

@@ -1,0 +1,344 @@
+/* test_core.c - unit tests of the format-independent core: shard specs
+ * and the shard map, options, row sets, mapped files, zstd, the hash
+ * index. No SQLite involved. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "check.h"
+#include "core/codec.h"
+#include "core/common.h"
+#include "core/hash_index.h"
+#include "core/mapped_file.h"
+#include "core/options.h"
+#include "core/rowset.h"
+#include "core/shard_spec.h"
+
+static const char *FIX = "tests/fixtures/upstream/bagz";
+
+static void test_shard_spec(void) {
+  ds_shard_list l;
+  char *err = NULL;
+  CHECK(ds_shard_spec_expand("dir/train@4.bagz", &l, &err) == 0);
+  CHECK(l.n == 4);
+  CHECK_STR(l.paths[0], "dir/train-00000-of-00004.bagz");
+  CHECK_STR(l.paths[3], "dir/train-00003-of-00004.bagz");
+  ds_shard_list_free(&l);
+
+  CHECK(ds_shard_spec_expand("posix:a@04.bag,,b.bag", &l, &err) == 0);
+  CHECK(l.n == 5);
+  CHECK_STR(l.paths[1], "a-00001-of-00004.bag");
+  CHECK_STR(l.paths[4], "b.bag");
+  ds_shard_list_free(&l);
+
+  /* @ in a directory name is not a shard spec; @0 and @x are plain names */
+  CHECK(ds_shard_spec_expand("/posix:d@2/x@0.bagz,y@x.bag,a@b/c.bag", &l, &err) == 0);
+  CHECK(l.n == 3);
+  CHECK_STR(l.paths[0], "d@2/x@0.bagz");
+  CHECK_STR(l.paths[1], "y@x.bag");
+  CHECK_STR(l.paths[2], "a@b/c.bag");
+  ds_shard_list_free(&l);
+
+  CHECK(ds_shard_spec_expand("x@100000.bagz", &l, &err) == 0);
+  CHECK(l.n == 1 && strcmp(l.paths[0], "x@100000.bagz") == 0);
+  ds_shard_list_free(&l);
+
+  char spec[256];
+  snprintf(spec, sizeof spec, "%s/concat@*.bagz", FIX);
+  CHECK(ds_shard_spec_expand(spec, &l, &err) == 0);
+  CHECK(l.n == 4);
+  CHECK_CONTAINS(l.paths[2], "concat-00002-of-00004.bagz");
+  ds_shard_list_free(&l);
+
+  snprintf(spec, sizeof spec, "%s/concat@*.bagz,%s/inter@*.bagz", FIX, FIX);
+  CHECK(ds_shard_spec_expand(spec, &l, &err) == 0); /* every @* resolves */
+  CHECK(l.n == 7);
+  ds_shard_list_free(&l);
+
+  CHECK(ds_shard_spec_expand("nothing-here@*.bagz", &l, &err) == -1);
+  CHECK_CONTAINS(err, "no shard files found");
+  CHECK(ds_shard_spec_expand("gs://bucket/x.bagz", &l, &err) == -1);
+  CHECK_CONTAINS(err, "unsupported file system prefix 'gs:'");
+  CHECK(ds_shard_spec_expand(",,", &l, &err) == -1);
+  CHECK_CONTAINS(err, "names no file");
+  free(err);
+}
+
+static void test_shard_map(void) {
+  ds_shard_map m;
+  char *err = NULL;
+  uint64_t sizes[] = {8, 4, 0, 5};
+  CHECK(ds_shard_map_init(&m, DS_LAYOUT_CONCATENATED, sizes, 4, &err) == 0);
+  CHECK(m.total == 17);
+  size_t s;
+  uint64_t i;
+  int ok = 1;
+  for (uint64_t g = 0; g < 17; g++) {
+    ds_shard_map_locate(&m, g, &s, &i);
+    size_t ws = g < 8 ? 0 : g < 12 ? 1 : 3;
+    uint64_t wi = g < 8 ? g : g < 12 ? g - 8 : g - 12;
+    if (s != ws || i != wi || ds_shard_map_global(&m, s, i) != g) ok = 0;
+  }
+  CHECK_MSG(ok, "concatenated mapping of sizes [8,4,0,5]");
+  ds_shard_map_free(&m);
+  CHECK(ds_shard_map_init(&m, DS_LAYOUT_INTERLEAVED, sizes, 4, &err) == -1);
+  CHECK_CONTAINS(err, "within 1");
+
+  uint64_t inter[] = {6, 6, 5};
+  CHECK(ds_shard_map_init(&m, DS_LAYOUT_INTERLEAVED, inter, 3, &err) == 0);
+  ds_shard_map_locate(&m, 16, &s, &i);
+  CHECK(s == 1 && i == 5);
+  CHECK(ds_shard_map_global(&m, 2, 4) == 14);
+  ds_shard_map_free(&m);
+  uint64_t growing[] = {5, 6};
+  CHECK(ds_shard_map_init(&m, DS_LAYOUT_INTERLEAVED, growing, 2, &err) == -1);
+  CHECK_CONTAINS(err, "non-increasing");
+  uint64_t ones[] = {1, 1, 0};
+  CHECK(ds_shard_map_init(&m, DS_LAYOUT_INTERLEAVED, ones, 3, &err) == 0);
+  CHECK(m.total == 2);
+  ds_shard_map_free(&m);
+  free(err);
+}
+
+static void test_options(void) {
+  ds_options o = {0};
+  char *err = NULL;
+  CHECK(ds_options_add(&o, "layout=interleaved", &err) == 0);
+  CHECK(ds_options_add(&o, "'dictionary=my dict.txt'", &err) == 0);
+  CHECK(ds_options_add(&o, "threads = \"1\"", &err) == 0);
+  CHECK_STR(ds_options_get(&o, "dictionary"), "my dict.txt");
+  CHECK_STR(ds_options_get(&o, "threads"), "1");
+  CHECK(ds_options_add(&o, "layout=concatenated", &err) == -1);
+  CHECK_CONTAINS(err, "given twice");
+  CHECK(ds_options_add(&o, "nonsense", &err) == -1);
+  CHECK_CONTAINS(err, "name=value");
+  static const char *const lay[] = {"concatenated", "interleaved", NULL};
+  int v;
+  CHECK(ds_options_enum(&o, "layout", lay, 0, &v, &err) == 0 && v == 1);
+  CHECK(ds_options_enum(&o, "absent", lay, 0, &v, &err) == 0 && v == 0);
+  int64_t n;
+  CHECK(ds_options_int(&o, "threads", 2, 1, 2, &n, &err) == 0 && n == 1);
+  static const char *const known[] = {"layout", "dictionary", NULL};
+  CHECK(ds_options_check_known(&o, known, &err) == -1);
+  CHECK_CONTAINS(err, "unknown option 'threads'");
+  ds_options_free(&o);
+
+  CHECK(ds_options_add_list(&o, "a=1, b='x,y' ,c=\"q\"", &err) == 0);
+  CHECK(o.n == 3);
+  CHECK_STR(ds_options_get(&o, "b"), "x,y");
+  CHECK_STR(ds_options_get(&o, "c"), "q");
+  CHECK(ds_options_int(&o, "c", 0, 0, 9, &n, &err) == -1);
+  CHECK_CONTAINS(err, "must be an integer");
+  CHECK(ds_options_enum(&o, "a", lay, 0, &v, &err) == -1);
+  CHECK_CONTAINS(err, "concatenated|interleaved");
+  ds_options_free(&o);
+  char *d = ds_dequote("'it''s'");
+  CHECK_STR(d, "it's");
+  free(d);
+  free(err);
+}
+
+/* Collect a whole iteration as a string "a,b,c". */
+static void walk(const ds_rowset *rs, char *out, size_t cap) {
+  ds_rowiter it;
+  ds_rowiter_init(&it, rs);
+  uint64_t g;
+  out[0] = 0;
+  size_t len = 0;
+  while (ds_rowiter_next(&it, &g) && len + 24 < cap)
+    len += (size_t)snprintf(out + len, cap - len, "%s%llu", len ? "," : "",
+                            (unsigned long long)g);
+}
+
+static void test_rowset(void) {
+  char s[512];
+  ds_rowset rs;
+  ds_rowset_init_all(&rs, 10);
+  ds_rowset_clip(&rs, 3, 8);
+  walk(&rs, s, sizeof s);
+  CHECK_STR(s, "3,4,5,6,7");
+  rs.desc = 1;
+  rs.offset = 1;
+  rs.limit = 2;
+  walk(&rs, s, sizeof s);
+  CHECK_STR(s, "6,5");
+  ds_rowset_free(&rs);
+
+  uint64_t *ids = malloc(6 * sizeof *ids);
+  uint64_t v[] = {7, 0, 7, 99, 13, 7};
+  memcpy(ids, v, sizeof v);
+  ds_rowset_init_list(&rs, ids, 6);
+  walk(&rs, s, sizeof s);
+  CHECK_STR(s, "0,7,13,99");
+  rs.offset = 1;
+  rs.desc = 1;
+  walk(&rs, s, sizeof s);
+  CHECK_STR(s, "13,7,0");
+  CHECK(ds_rowset_contains(&rs, 13) && !ds_rowset_contains(&rs, 12));
+  ds_rowset_free(&rs);
+
+  ds_range *r = malloc(3 * sizeof *r);
+  r[0] = (ds_range){12, 15};
+  r[1] = (ds_range){0, 3};
+  r[2] = (ds_range){2, 5};
+  ds_rowset_init_ranges(&rs, r, 3);
+  CHECK(rs.nranges == 2);
+  rs.offset = 3;
+  walk(&rs, s, sizeof s);
+  CHECK_STR(s, "3,4,12,13,14");
+  rs.desc = 1;
+  rs.offset = 1;
+  walk(&rs, s, sizeof s);
+  CHECK_STR(s, "13,12,4,3,2,1,0");
+  ds_rowset_free(&rs);
+
+  /* shards 0 and 2 of an interleaved set of sizes [6, 6, 5] */
+  uint64_t *st = malloc(2 * sizeof *st), *ct = malloc(2 * sizeof *ct);
+  st[0] = 2; ct[0] = 5; st[1] = 0; ct[1] = 6;
+  ds_rowset_init_strided(&rs, 3, st, ct, 2);
+  walk(&rs, s, sizeof s);
+  CHECK_STR(s, "0,2,3,5,6,8,9,11,12,14,15");
+  ds_rowset_clip(&rs, 4, 13);
+  walk(&rs, s, sizeof s);
+  CHECK_STR(s, "5,6,8,9,11,12");
+  rs.desc = 1;
+  walk(&rs, s, sizeof s);
+  CHECK_STR(s, "12,11,9,8,6,5");
+  CHECK(ds_rowset_contains(&rs, 8) && !ds_rowset_contains(&rs, 7));
+  ds_rowset_free(&rs);
+
+  ds_rowset_init_all(&rs, 0);
+  walk(&rs, s, sizeof s);
+  CHECK_STR(s, "");
+  ds_rowset_free(&rs);
+}
+
+static void test_mapped_file(void) {
+  ds_file f;
+  char *err = NULL;
+  char path[256];
+  snprintf(path, sizeof path, "%s/plain.bag", FIX);
+  CHECK(ds_file_open(&f, path, &err) == 0);
+  CHECK(f.size == 11479);
+  const uint8_t *p;
+  CHECK(ds_file_slice(&f, 11479, 0, &p, &err) == 0);
+  CHECK(ds_file_slice(&f, 11471, 8, &p, &err) == 0);
+  CHECK(ds_file_slice(&f, 11471, 9, &p, &err) == -1);
+  CHECK_CONTAINS(err, "9 bytes at offset 11471 run past the end of the file (11479 bytes)");
+  CHECK(ds_file_slice(&f, UINT64_MAX, 2, &p, &err) == -1);
+  uint64_t v;
+  CHECK(ds_file_u64le(&f, 11471, &v, &err) == 0);
+  CHECK(ds_file_u64le(&f, 11472, &v, &err) == -1);
+  ds_file_close(&f);
+  CHECK(ds_file_open(&f, "tests/no-such-file", &err) == -1);
+  CHECK_CONTAINS(err, "tests/no-such-file: cannot open: No such file or directory");
+  CHECK(ds_file_open(&f, "tests", &err) == -1);
+  CHECK_CONTAINS(err, "not a regular file");
+  free(err);
+}
+
+static void test_zstd(void) {
+  char *err = NULL;
+  const char *text = "hello hello hello hello zstd";
+  uint8_t frame[256];
+  size_t fn = ZSTD_compress(frame, sizeof frame, text, strlen(text), 3);
+  CHECK(!ZSTD_isError(fn));
+  ds_zstd_ctx z;
+  ds_zstd_ctx_init(&z, NULL);
+  ds_buf out = {0};
+  CHECK(ds_zstd_decompress(&z, frame, fn, &out, &err) == 0);
+  CHECK(out.len == strlen(text) && memcmp(out.data, text, out.len) == 0);
+  CHECK(ds_zstd_decompress(&z, frame, fn - 1, &out, &err) == -1);
+  CHECK_CONTAINS(err, "truncated or corrupt zstd frame");
+  uint8_t two[512];
+  memcpy(two, frame, fn);
+  memcpy(two + fn, "junk", 4);
+  CHECK(ds_zstd_decompress(&z, two, fn + 4, &out, &err) == -1);
+  CHECK_CONTAINS(err, "4 bytes follow the zstd frame");
+  CHECK(ds_zstd_decompress(&z, (const uint8_t *)"garbage!", 8, &out, &err) == -1);
+  CHECK_CONTAINS(err, "not a zstd frame");
+  CHECK(ds_zstd_content_size(frame, fn) == strlen(text));
+
+  /* frames without a content size are streamed, and concatenations joined */
+  ZSTD_CCtx *cc = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 0);
+  ZSTD_inBuffer in = {text, strlen(text), 0};
+  ZSTD_outBuffer ob = {two, sizeof two, 0};
+  CHECK(ZSTD_compressStream2(cc, &ob, &in, ZSTD_e_end) == 0);
+  size_t n1 = ob.pos;
+  in.pos = 0;
+  ob.size = sizeof two;
+  CHECK(ZSTD_compressStream2(cc, &ob, &in, ZSTD_e_end) == 0);
+  ZSTD_freeCCtx(cc);
+  CHECK(ds_zstd_content_size(two, ob.pos) == 0);
+  CHECK(ds_zstd_decompress(&z, two, n1, &out, &err) == 0);
+  CHECK(out.len == strlen(text));
+  CHECK(ds_zstd_decompress(&z, two, ob.pos, &out, &err) == 0);
+  CHECK(out.len == 2 * strlen(text) && memcmp(out.data + out.len / 2, text, out.len / 2) == 0);
+  CHECK(ds_zstd_decompress(&z, two, n1 - 2, &out, &err) == -1);
+  CHECK_CONTAINS(err, "truncated zstd frame");
+
+  /* a dictionary: raw content, id 0 */
+  const char *dict = "the quick brown fox jumps over the lazy dog";
+  ZSTD_CDict *cd = ZSTD_createCDict(dict, strlen(dict), 3);
+  ZSTD_CCtx *c2 = ZSTD_createCCtx();
+  fn = ZSTD_compress_usingCDict(c2, frame, sizeof frame, dict, strlen(dict), cd);
+  ZSTD_freeCCtx(c2);
+  ZSTD_freeCDict(cd);
+  ds_zstd_dict *dd;
+  CHECK(ds_zstd_dict_new(dict, strlen(dict), &dd, &err) == 0);
+  CHECK(ds_zstd_decompress(&z, frame, fn, &out, &err) == -1);
+  z.dict = dd;
+  CHECK(ds_zstd_decompress(&z, frame, fn, &out, &err) == 0);
+  CHECK(out.len == strlen(dict) && memcmp(out.data, dict, out.len) == 0);
+  ds_zstd_dict_free(dd);
+
+  /* a frame header claiming more than the cap is refused before allocating */
+  z.dict = NULL;
+  z.max_out = 8;
+  fn = ZSTD_compress(frame, sizeof frame, text, strlen(text), 3);
+  CHECK(ds_zstd_decompress(&z, frame, fn, &out, &err) == -1);
+  CHECK_CONTAINS(err, "more than the 8 allowed");
+  ds_zstd_ctx_free(&z);
+  ds_buf_free(&out);
+  free(err);
+}
+
+static const char *keys[] = {"apple", "banana", "apple", "", "cherry", "apple"};
+
+static int get_key(void *ctx, uint64_t row, const uint8_t **p, size_t *n, char **err) {
+  (void)ctx;
+  (void)err;
+  *p = (const uint8_t *)keys[row];
+  *n = strlen(keys[row]);
+  return 0;
+}
+
+static void test_hash_index(void) {
+  ds_hash_index h;
+  char *err = NULL;
+  CHECK(ds_hash_index_build(&h, 6, get_key, NULL, &err) == 0);
+  const ds_hash_entry *e;
+  size_t m = ds_hash_index_find(&h, "apple", 5, &e);
+  CHECK(m == 3 && e[0].row == 0 && e[1].row == 2 && e[2].row == 5);
+  m = ds_hash_index_find(&h, "", 0, &e);
+  CHECK(m == 1 && e[0].row == 3);
+  CHECK(ds_hash_index_find(&h, "appl", 4, &e) == 0);
+  CHECK(ds_hash64("a", 1) != ds_hash64("b", 1));
+  CHECK(ds_hash64("", 0) != ds_hash64("\0", 1));
+  ds_hash_index_free(&h);
+  free(err);
+}
+
+int main(void) {
+  test_shard_spec();
+  test_shard_map();
+  test_options();
+  test_rowset();
+  test_mapped_file();
+  test_zstd();
+  test_hash_index();
+  return check_exit();
+}

@@ -1,0 +1,55 @@
+#!/bin/sh
+# deps.sh - install the Debian packages the build and tests need, but only
+# when something is missing. Usage: tools/deps.sh [build|test|fuzz|bench]...
+# (no argument means build + test). Safe to run repeatedly.
+set -e
+want=""
+need() { want="$want $1"; }
+
+check_build() {
+  [ -f /usr/include/sqlite3.h ]  || need libsqlite3-dev
+  [ -f /usr/include/zstd.h ]     || need libzstd-dev
+  [ -f /usr/include/blosc.h ]    || need libblosc-dev
+  [ -f /usr/include/msgpack.h ]  || need libmsgpack-dev
+  [ -f /usr/include/blake2.h ]   || need libb2-dev
+  [ -f /usr/include/jansson.h ]  || need libjansson-dev
+  command -v cc >/dev/null 2>&1  || need gcc
+  command -v make >/dev/null 2>&1 || need make
+}
+check_test() {
+  command -v sqlite3 >/dev/null 2>&1 || need sqlite3
+  [ -x /usr/bin/python3 ] || need python3
+  /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || need python3-numpy
+  command -v zstd >/dev/null 2>&1 || need zstd
+}
+check_fuzz() {
+  command -v clang >/dev/null 2>&1 || need clang
+  [ -n "$(find /usr/lib/llvm-14/lib/clang -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null | head -1)" ] \
+    || need libclang-rt-14-dev
+}
+check_bench() {
+  command -v hyperfine >/dev/null 2>&1 || need hyperfine
+  [ -x /usr/bin/time ] || need time
+}
+
+[ $# -eq 0 ] && set -- build test
+for what in "$@"; do
+  case "$what" in
+    build) check_build ;;
+    test) check_test ;;
+    fuzz) check_fuzz ;;
+    bench) check_bench ;;
+    *) echo "deps.sh: unknown group '$what'" >&2; exit 2 ;;
+  esac
+done
+
+[ -z "$want" ] && exit 0
+echo "deps.sh: installing:$want"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086
+$SUDO apt-get install -y --no-install-recommends $want >/dev/null 2>&1 || {
+  $SUDO apt-get update -q >/dev/null
+  $SUDO apt-get install -y --no-install-recommends $want
+}
