@@ -134,7 +134,6 @@ static void test_writer(void) {
   free(h);
   ds_buf_free(&b);
 
-  /* a header that is already 63 bytes + '\n' still gets 64 more (numpy) */
   ds_buf out = {0};
   char *err = NULL;
   CHECK(ds_npy_write_header(&out, "<f3", 0, 1, SHAPE(1), &err) == -1);
@@ -312,7 +311,8 @@ static void test_parse_errors(void) {
       {"{'descr': '<f8', 'fortran_order': False, 'shape': ()} x", "text after the header dict"},
       {"['descr']", "header is not a dict"},
       {"{'descr': '<f8' 'fortran_order': False, 'shape': ()}", "malformed dict"},
-      {"{'descr': '<f8, 'fortran_order': False, 'shape': ()}", "expected ':'"},
+      {"{'descr': '<f8, 'fortran_order': False, 'shape': ()}", "unsupported dtype '<f8, '"},
+      {"{'descr' '<f8', 'fortran_order': False, 'shape': ()}", "expected ':'"},
       {"{'descr': '<f8", "unterminated string"},
       {"{'descr': '<q8', 'fortran_order': False, 'shape': ()}", "unsupported dtype '<q8'"},
       {"{'descr': '<i3', 'fortran_order': False, 'shape': ()}", "unsupported dtype '<i3'"},
@@ -334,24 +334,27 @@ static void test_parse_errors(void) {
        "malformed structured dtype"},
       {"{'descr': [('a', '<i4', (2147483647,))], 'fortran_order': False, 'shape': ()}",
        "dtype too large"},
-      {"{'descr': [('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', "
-       "[('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', "
-       "[('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', [('a', "
-       "'<i4')])])])])])])])])])])])])])])])])])])])])])])])])])])])])])])])])])], "
-       "'fortran_order': False, 'shape': ()}", "dtype nested too deeply"},
   };
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
     ds_buf x = raw(1, bad[k].hdr, "0123456789abcdef", 16);
     char *m = parse_msg(&x);
-    char *want = strstr(bad[k].err, "truncated") ? ds_strf("%s", bad[k].err)
-                 : strcmp(bad[k].err, "zero-size dtype") == 0
-                     ? ds_strf("invalid .npy header: %s", bad[k].err)
-                     : ds_strf("invalid .npy header: %s", bad[k].err);
+    char *want = ds_strf("invalid .npy header: %s", bad[k].err);
     CHECK_MSG(strcmp(m, want) == 0, "header %s: got \"%s\", want \"%s\"", bad[k].hdr, m, want);
     free(want);
     free(m);
     ds_buf_free(&x);
   }
+  /* structured dtypes nested 40 deep */
+  ds_buf deep = {0};
+  ds_buf_puts(&deep, "{'descr': ");
+  for (int i = 0; i < 40; i++) ds_buf_puts(&deep, "[('a', ");
+  ds_buf_puts(&deep, "'<i4'");
+  for (int i = 0; i < 40; i++) ds_buf_puts(&deep, ")]");
+  ds_buf_puts(&deep, ", 'fortran_order': False, 'shape': ()}");
+  ds_buf_append(&deep, "", 1);
+  CHECK_PARSE(raw(1, (const char *)deep.data, "0123", 4),
+              "invalid .npy header: dtype nested too deeply");
+  ds_buf_free(&deep);
 }
 
 /* Every truncation of a valid blob fails cleanly; every single-byte change
@@ -528,8 +531,8 @@ static void test_json_datetime(void) {
       {"<M8[Y]", INT64_MAX, "ERR: datetime64 value out of range"},
       {"<M8[W]", INT64_MAX, "ERR: datetime64 value out of range"},
       {"<M8[2D]", INT64_MIN / 2, "ERR: datetime64 value out of range"},
-      {"<M8[D]", INT64_MIN + 1, "[\"-25252734927764585-06-07\"]"},
-      {"<M8[M]", INT64_MIN + 1, "[\"-768614336404562681-02\"]"},
+      {"<M8[D]", INT64_MIN + 1, "[\"-25252734927764585-06-08\"]"},
+      {"<M8[M]", INT64_MIN + 1, "[\"-768614336404562681-06\"]"},
       {"<M8[as]", INT64_MIN + 1, "[\"1969-12-31T23:59:50.776627963145224193\"]"},
       {"<M8[s]", DS_NPY_NAT, "[null]"},
       {"<m8[s]", DS_NPY_NAT, "[null]"},
@@ -736,8 +739,8 @@ static void test_sql_dtypes(sqlite3 *db) {
   CHECK_SQL(db, "SELECT npy_sum(?1)", &b, "null"); /* inf + -inf */
   ds_buf_free(&b);
   /* compensated summation: 1e16 + 1 + 1 - 1e16 */
-  b = npy("<f8", 0, 1, SHAPE(4), "\0\0\x40\xa0\xb5\xbf\x41\x43" "\0\0\0\0\0\0\xf0\x3f"
-          "\0\0\0\0\0\0\xf0\x3f" "\0\0\x40\xa0\xb5\xbf\x41\xc3", 32);
+  b = npy("<f8", 0, 1, SHAPE(4), "\0\x80\xe0\x37\x79\xc3\x41\x43" "\0\0\0\0\0\0\xf0\x3f"
+          "\0\0\0\0\0\0\xf0\x3f" "\0\x80\xe0\x37\x79\xc3\x41\xc3", 32);
   CHECK_SQL(db, "SELECT npy_sum(?1)", &b, "real:2");
   ds_buf_free(&b);
   b = npy("<f8", 0, 1, SHAPE(0), NULL, 0);
