@@ -15,7 +15,9 @@
 
 int ds_file_open(ds_file *f, const char *path, char **err) {
   memset(f, 0, sizeof *f);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
+   * below as not a regular file. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return ds_err(err, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {

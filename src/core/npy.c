@@ -288,30 +288,28 @@ static void dtype_format(dtype_info *d) {
 /* Parse a simple dtype string such as "<f4", "|S5", "<U3", "<M8[ns]". */
 static int parse_simple_descr(const char *s, size_t n, dtype_info *d,
                               char **err) {
+  int shown = (int)(n > 40 ? 40 : n); /* how much of s an error quotes */
   memset(d, 0, sizeof *d);
   size_t i = 0;
   char order = '=';
   if (i < n && s[i] && strchr("<>|=", s[i])) order = s[i++];
   if (i == n || !s[i] || !strchr("biufcSUVMmO", s[i]))
-    return ds_err(err, "unsupported dtype '%.*s'", (int)(n > 40 ? 40 : n), s);
+    return ds_err(err, "unsupported dtype '%.*s'", shown, s);
   d->kind = s[i++];
   uint64_t size;
   int has = parse_digits(s, n, &i, &size);
-  if (has < 0) return ds_err(err, "dtype '%.*s': size too large", (int)(n > 40 ? 40 : n), s);
+  if (has < 0 || (d->kind == 'U' && size > INT32_MAX / 4))
+    return ds_err(err, "dtype '%.*s': size too large", shown, s);
   if (!has) {
     if (d->kind != 'M' && d->kind != 'm' && d->kind != 'O')
-      return ds_err(err, "dtype '%.*s' has no size", (int)(n > 40 ? 40 : n), s);
+      return ds_err(err, "dtype '%.*s' has no size", shown, s);
     size = 8;
   }
   if (!check_numeric_size(d->kind, size))
-    return ds_err(err, "unsupported dtype '%.*s'", (int)(n > 40 ? 40 : n), s);
-  if (d->kind == 'M' || d->kind == 'm') {
-    if (parse_unit(s, n, &i, d, err)) return -1;
-  }
-  if (i != n)
-    return ds_err(err, "unsupported dtype '%.*s'", (int)(n > 40 ? 40 : n), s);
-  if (d->kind == 'U' && size > INT32_MAX / 4)
-    return ds_err(err, "dtype '%.*s': size too large", (int)(n > 40 ? 40 : n), s);
+    return ds_err(err, "unsupported dtype '%.*s'", shown, s);
+  if ((d->kind == 'M' || d->kind == 'm') && parse_unit(s, n, &i, d, err))
+    return -1;
+  if (i != n) return ds_err(err, "unsupported dtype '%.*s'", shown, s);
   d->itemsize = (uint32_t)(d->kind == 'U' ? size * 4 : size);
   if (d->itemsize == 1 || d->kind == 'S' || d->kind == 'V' || d->kind == 'O')
     d->byteorder = '|';

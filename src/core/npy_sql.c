@@ -7,6 +7,11 @@
  *   SELECT npy_get(b, 1, 0);      -- one element, logical C-order indices
  *   SELECT npy_sum(b), npy_min(b), npy_max(b), npy_mean(b);
  *
+ * npy_get maps the element by the Values table: bool/int INTEGER (uint64
+ * above INT64_MAX as decimal TEXT), float REAL (NaN -> NULL), complex JSON
+ * '[re,im]', U TEXT, S BLOB (trailing NULs removed), datetime64 ISO TEXT,
+ * timedelta64 INTEGER ticks, NaT NULL.
+ *
  * A NULL argument gives NULL. Anything else that is not a valid .npy BLOB is
  * an error that starts with the function name ("npy_sum: truncated .npy:
  * ..."). Reductions follow numpy: integer and bool arrays give exact INTEGER
@@ -120,10 +125,9 @@ static int arg_index(sqlite3_context *ctx, sqlite3_value *v, int k,
     return 0;
   }
   sqlite3_int64 i;
+  double d = t == SQLITE_FLOAT ? sqlite3_value_double(v) : 0.0;
   if (t == SQLITE_INTEGER) i = sqlite3_value_int64(v);
-  else if (t == SQLITE_FLOAT && sqlite3_value_double(v) == floor(sqlite3_value_double(v)) &&
-           fabs(sqlite3_value_double(v)) < 9e18)
-    i = (sqlite3_int64)sqlite3_value_double(v);
+  else if (t == SQLITE_FLOAT && d == floor(d) && fabs(d) < 9e18) i = (sqlite3_int64)d;
   else {
     fail(ctx, ds_strf("index %d is not an integer", k));
     return -1;

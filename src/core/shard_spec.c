@@ -104,12 +104,16 @@ static int expand_element(const char *orig, const char *elem,
     if (resolve_star(orig, elem, plen, suffix, &n, err)) return -1;
   } else {
     size_t digits = 0;
-    while (p[digits] >= '0' && p[digits] <= '9' && digits < 10) {
+    int too_many = 0;
+    while (p[digits] >= '0' && p[digits] <= '9') {
       n = n * 10 + (unsigned)(p[digits] - '0');
+      if (n > DS_MAX_SHARDS) {
+        too_many = 1; /* stays a plain name; keep n from overflowing */
+        n = DS_MAX_SHARDS + 1;
+      }
       digits++;
     }
-    if (digits == 0 || (p[digits] >= '0' && p[digits] <= '9') || n == 0 ||
-        n > DS_MAX_SHARDS)
+    if (digits == 0 || too_many || n == 0)
       return list_push(out, strdup(elem), err);
     suffix = p + digits;
   }

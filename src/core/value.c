@@ -58,7 +58,8 @@ int ds_utf8_valid(const uint8_t *p, size_t n) {
 
 int ds_json_string(ds_buf *out, const uint8_t *p, size_t n) {
   static const char hex[] = "0123456789abcdef";
-  if (ds_buf_reserve(out, out->len + n + 2)) return -1;
+  if (n > SIZE_MAX - 2 - out->len || ds_buf_reserve(out, out->len + n + 2))
+    return -1;
   if (ds_buf_append(out, "\"", 1)) return -1;
   size_t i = 0, run = 0; /* p[run..i) is pending plain text */
   while (i < n) {

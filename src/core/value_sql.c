@@ -4,6 +4,7 @@
 #include "value_sql.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Text or blob bytes: a NULL pointer would make SQLite return NULL, so an
@@ -48,10 +49,7 @@ static void result_uint(sqlite3_context *ctx, uint64_t u) {
     return;
   }
   char s[24];
-  int n = 0;
-  char rev[24];
-  do { rev[n++] = (char)('0' + u % 10); u /= 10; } while (u);
-  for (int k = 0; k < n; k++) s[k] = rev[n - 1 - k];
+  int n = snprintf(s, sizeof s, "%llu", (unsigned long long)u);
   sqlite3_result_text(ctx, s, n, SQLITE_TRANSIENT);
 }
 

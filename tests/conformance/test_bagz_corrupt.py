@@ -311,6 +311,14 @@ open_error_both(os.path.join(T, "sh", "y@*.bagz"), "y@*.bagz with a 5-byte shard
                 "y-00001-of-00002.bagz", "file has 5 bytes")
 open_error_both(os.path.join(T, "sh", "missing.bagz"), "missing file",
                 "missing.bagz", "cannot open", "No such file")
+# a shard count of 100000 or more is no shard spec (upstream: a plain name),
+# also when it does not fit 32 bits (4294967297 must not wrap around to 1)
+write("sh/w-00000-of-00001.bagz", one)
+C.eq(rows("SELECT count(*) FROM %s" % tvf(os.path.join(T, "sh", "w@1.bagz"))), [(1,)],
+     "w@1.bagz opens (control)")
+for big in ("100000", "4294967297"):
+    open_error_both(os.path.join(T, "sh", "w@%s.bagz" % big), "w@%s.bagz is a plain name" % big,
+                    "w@%s.bagz" % big, "cannot open")
 
 # ---------------------------------------------------- options and paths
 
@@ -330,6 +338,27 @@ open_error_both(os.path.join(T, "sh"), "a directory as path", "sh", "not a regul
 open_error_both(os.path.join(T, "sh") + "/", "a directory with a trailing slash", "sh",
                 "not a regular file")
 expect_error(lambda: rows("SELECT count(*) FROM bagz(NULL)"), "bagz(NULL)", "no path given")
+# a FIFO (no writer) as path: refused, not a hang in open(). Run in a child
+# process with a timeout so that a hang is a FAIL line, not a stuck suite.
+fifo = os.path.join(T, "pipe.bagz")
+os.mkfifo(fifo)
+code = ("import sqlite3, sys\n"
+        "sys.path.insert(0, %r)\n"
+        "from dstest import connect\n"
+        "c = connect(%r)\n"
+        "try:\n"
+        "    c.execute(\"SELECT count(*) FROM bagz(%s)\").fetchall(); print('NO ERROR')\n"
+        "except sqlite3.Error as e:\n"
+        "    print(e)\n" % (os.path.dirname(os.path.abspath(__file__)),
+                            os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build"),
+                            sql_quote(fifo)))
+try:
+    out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=10).stdout.decode()
+    C.check(out.startswith("bagz: ") and "pipe.bagz" in out and "not a regular file" in out,
+            "a FIFO as path: refused", out.strip())
+except subprocess.TimeoutExpired:
+    C.check(False, "a FIFO as path: refused", "the query hung (open() of a FIFO blocks)")
 open_error_both(ok, "missing dictionary file", "nodict.bin", "cannot open",
                 opts="dictionary=" + os.path.join(T, "nodict.bin"))
 

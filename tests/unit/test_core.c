@@ -41,6 +41,9 @@ static void test_shard_spec(void) {
   CHECK_STR(l.paths[2], "a@b/c.bag");
   ds_shard_list_free(&l);
 
+  CHECK(ds_shard_spec_expand("w@4294967297.bagz", &l, &err) == 0);
+  CHECK(l.n == 1 && strcmp(l.paths[0], "w@4294967297.bagz") == 0);
+  ds_shard_list_free(&l);
   CHECK(ds_shard_spec_expand("x@100000.bagz", &l, &err) == 0);
   CHECK(l.n == 1 && strcmp(l.paths[0], "x@100000.bagz") == 0);
   ds_shard_list_free(&l);
