@@ -124,6 +124,11 @@ int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
   if (size > c->max_out)
     return ds_err(err, "zstd frame claims %llu bytes, more than the %llu allowed",
                   size, (unsigned long long)c->max_out);
+  /* Every block has a 3-byte header and yields at most ZSTD_BLOCKSIZE_MAX
+   * bytes: refuse a declared size the frame cannot hold before allocating. */
+  if (size / ZSTD_BLOCKSIZE_MAX > n / 3 + 1)
+    return ds_err(err, "zstd frame of %zu bytes cannot hold the %llu bytes it declares",
+                  n, size);
   if (ds_buf_reserve(out, size ? (size_t)size : 1)) return ds_err(err, "out of memory");
   size_t got = c->dict ? ZSTD_decompress_usingDDict(d, out->data, (size_t)size, src,
                                                     n, c->dict->ddict)

@@ -86,6 +86,14 @@ int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err) {
   return 0;
 }
 
+void ds_file_drop(const ds_file *f, uint64_t off, uint64_t len) {
+  if (!f->mapped || !f->data || off >= f->size) return;
+  if (len > f->size - off) len = f->size - off;
+  uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  uint64_t a = (off + page - 1) / page * page, b = (off + len) / page * page;
+  if (b > a) madvise((void *)(f->data + a), (size_t)(b - a), MADV_DONTNEED);
+}
+
 const char *ds_basename(const char *path) {
   const char *s = strrchr(path, '/');
   return s ? s + 1 : path;

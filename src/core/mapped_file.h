@@ -29,6 +29,12 @@ int ds_file_slice(const ds_file *f, uint64_t off, uint64_t len,
 /* Read a little-endian u64 at `off`, bounds-checked like ds_file_slice. */
 int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err);
 
+/* Tell the kernel this process no longer needs the mapped pages wholly
+ * inside [off, off + len): they leave the resident set and come back from
+ * the page cache if touched again. Contents never change, so this is
+ * always safe; scans use it to stream in constant memory. */
+void ds_file_drop(const ds_file *f, uint64_t off, uint64_t len);
+
 /* The last path component (points into path). */
 const char *ds_basename(const char *path);
 

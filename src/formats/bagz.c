@@ -240,3 +240,38 @@ int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, uint64_t g,
   ds_shard_map_locate(&r->map, g, &shard, &index);
   return bagz_read_at(r, z, shard, index, g, scratch, p, n, err);
 }
+
+void bagz_release_before(const bagz_reader *r, size_t shard, uint64_t index) {
+  if (shard >= r->nshards) return;
+  const bagz_shard *s = &r->shards[shard];
+  if (index > s->count) index = s->count;
+  uint64_t end = 0;
+  if (index > 0) {
+    const uint8_t *p;
+    char *err = NULL;
+    if (ds_file_slice(s->limits, s->limits_off + 8 * (index - 1), 8, &p, &err)) {
+      free(err);
+      return;
+    }
+    end = ds_le64(p);
+    if (end > s->records_size) end = s->records_size;
+  }
+  ds_file_drop(&s->data, 0, end);
+  ds_file_drop(s->limits, s->limits_off, 8 * index);
+}
+
+#define BAGZ_RELEASE_EVERY 8192
+
+void bagz_release_track(const bagz_reader *r, bagz_release_state *st,
+                        size_t shard, uint64_t index) {
+  if (st->started && shard != st->shard) {
+    bagz_release_before(r, st->shard, UINT64_MAX); /* left that shard */
+    st->rows = 0;
+  } else if (++st->rows >= BAGZ_RELEASE_EVERY) {
+    bagz_release_before(r, shard, index);
+    st->rows = 0;
+  }
+  st->started = 1;
+  st->shard = shard;
+  st->index = index;
+}

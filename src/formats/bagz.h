@@ -68,4 +68,20 @@ int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, size_t shard,
                  uint64_t index, uint64_t g, ds_buf *scratch,
                  const uint8_t **p, size_t *n, char **err);
 
+/* A scan has passed every record of `shard` before `index` (index ==
+ * count: the whole shard): drop their pages from memory. */
+void bagz_release_before(const bagz_reader *r, size_t shard, uint64_t index);
+
+/* Ascending scans call this for every row they visit; every
+ * BAGZ_RELEASE_EVERY rows, and when the shard changes, it releases what lies
+ * behind. `state` starts zeroed. */
+typedef struct bagz_release_state {
+  size_t shard;
+  uint64_t index;
+  uint64_t rows;
+  int started;
+} bagz_release_state;
+void bagz_release_track(const bagz_reader *r, bagz_release_state *st,
+                        size_t shard, uint64_t index);
+
 #endif

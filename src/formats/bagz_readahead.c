@@ -5,18 +5,20 @@
  * decompressed bytes. Batch b lives in slot b % NSLOTS. A batch is claimed
  * (its rows taken from the shared iterator) under the lock, decompressed
  * outside it, then published. The worker claims batches while the ring has
- * room; the cursor, when the batch it needs is unclaimed, claims and
- * decompresses it itself, so both cores work and rows stay in order. */
+ * room; the cursor, when the batch it needs is not ready, claims and
+ * decompresses the next unclaimed one itself instead of waiting, so both
+ * cores work, and rows are still handed out in order. */
 #include "bagz_readahead.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/common.h"
 
-#define NSLOTS 4
-#define BATCH_ROWS 256
+#define NSLOTS 6
+#define BATCH_ROWS 1024
 #define BATCH_BYTES (1u << 20)
 
 typedef struct slot {
@@ -43,6 +45,9 @@ struct bagz_readahead {
   pthread_cond_t cv;
   pthread_t worker;
   int has_worker;
+  pthread_t caller;      /* the thread pinned by pin_apart, and its old mask */
+  cpu_set_t caller_mask;
+  int caller_pinned;
   ds_zstd_ctx zworker, zcursor;
   ds_buf tmp_worker, tmp_cursor;
   slot slots[NSLOTS];
@@ -127,6 +132,30 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* Keep the two threads on different CPUs for the length of the scan. Some
+ * schedulers (seen on this project's 2-vCPU VMs) pull a woken thread onto
+ * its waker's CPU, so a process's threads end up sharing one CPU and the
+ * read-ahead gains nothing. The calling thread is pinned to the CPU it is
+ * on and the worker to the others; the caller's own mask is put back by
+ * bagz_readahead_free. Failures are harmless: the scan is just slower. */
+static void pin_apart(bagz_readahead *ra) {
+  cpu_set_t other, mine;
+  if (pthread_getaffinity_np(pthread_self(), sizeof ra->caller_mask, &ra->caller_mask) != 0)
+    return;
+  int me = sched_getcpu();
+  if (me < 0 || me >= CPU_SETSIZE || !CPU_ISSET(me, &ra->caller_mask)) return;
+  CPU_ZERO(&other);
+  for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+    if (cpu != me && CPU_ISSET(cpu, &ra->caller_mask)) CPU_SET(cpu, &other);
+  if (CPU_COUNT(&other) == 0) return;
+  CPU_ZERO(&mine);
+  CPU_SET(me, &mine);
+  if (pthread_setaffinity_np(ra->worker, sizeof other, &other) != 0) return;
+  if (pthread_setaffinity_np(pthread_self(), sizeof mine, &mine) != 0) return;
+  ra->caller = pthread_self();
+  ra->caller_pinned = 1;
+}
+
 int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
                          bagz_readahead **out, char **err) {
   *out = NULL;
@@ -139,27 +168,43 @@ int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
   pthread_mutex_init(&ra->mu, NULL);
   pthread_cond_init(&ra->cv, NULL);
   ra->has_worker = pthread_create(&ra->worker, NULL, worker_main, ra) == 0;
+  if (ra->has_worker) pin_apart(ra);
   *out = ra;
   return 0;
 }
 
-/* The slot of the consumer's batch, claimed and filled if need be. */
+/* With mu held: claim batch `b`, fill it without the lock, publish it. */
+static void claim_and_fill(bagz_readahead *ra, uint64_t b) {
+  slot *s = &ra->slots[b % NSLOTS];
+  claim(ra, s, b);
+  pthread_mutex_unlock(&ra->mu);
+  fill(ra, s, &ra->zcursor, &ra->tmp_cursor);
+  pthread_mutex_lock(&ra->mu);
+  s->state = 2;
+  pthread_cond_broadcast(&ra->cv);
+}
+
+/* The slot of the consumer's batch. While the worker is still filling it,
+ * the cursor does not sit idle: it claims and fills a later batch itself,
+ * so both cores decompress. */
 static slot *current_slot(bagz_readahead *ra) {
   uint64_t b = ra->consumer;
   slot *s = &ra->slots[b % NSLOTS];
   pthread_mutex_lock(&ra->mu);
-  if (ra->next_claim == b) {
-    if (ra->walk_done) {
-      pthread_mutex_unlock(&ra->mu);
-      return NULL;
+  for (;;) {
+    if (s->state == 2 && s->batch == b) break;
+    if (ra->next_claim == b) {
+      if (ra->walk_done) {
+        pthread_mutex_unlock(&ra->mu);
+        return NULL;
+      }
+      claim_and_fill(ra, b);
+    } else if (!ra->walk_done && ra->next_claim - ra->consumer < NSLOTS) {
+      claim_and_fill(ra, ra->next_claim);
+    } else {
+      pthread_cond_wait(&ra->cv, &ra->mu);
     }
-    claim(ra, s, b);
-    pthread_mutex_unlock(&ra->mu);
-    fill(ra, s, &ra->zcursor, &ra->tmp_cursor);
-    pthread_mutex_lock(&ra->mu);
-    s->state = 2;
   }
-  while (s->state != 2 || s->batch != b) pthread_cond_wait(&ra->cv, &ra->mu);
   pthread_mutex_unlock(&ra->mu);
   return s;
 }
@@ -200,6 +245,8 @@ void bagz_readahead_free(bagz_readahead *ra) {
   pthread_cond_broadcast(&ra->cv);
   pthread_mutex_unlock(&ra->mu);
   if (ra->has_worker) pthread_join(ra->worker, NULL);
+  if (ra->caller_pinned && pthread_equal(ra->caller, pthread_self()))
+    pthread_setaffinity_np(ra->caller, sizeof ra->caller_mask, &ra->caller_mask);
   pthread_mutex_destroy(&ra->mu);
   pthread_cond_destroy(&ra->cv);
   for (int i = 0; i < NSLOTS; i++) {

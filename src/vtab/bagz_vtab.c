@@ -49,6 +49,11 @@ typedef struct bagz_vtab {
   sqlite3_vtab base;
   int tvf;            /* table-valued form: the dataset comes from xFilter */
   bagz_dataset *ds;   /* CREATE form: the table's; tvf: last one used */
+  /* A zstd context and buffer kept between cursors: SQLite opens a cursor
+   * per statement run, and a fresh ZSTD_DCtx costs more than a lookup. */
+  int spare;
+  ds_zstd_ctx spare_z;
+  ds_buf spare_buf;
 } bagz_vtab;
 
 typedef struct bagz_cursor {
@@ -67,6 +72,9 @@ typedef struct bagz_cursor {
   size_t ra_len;
   char *ra_err;          /* a read-ahead failure, reported by xNext */
   char *path_arg, *options_arg;
+  int located;             /* row/shard/shard_index are valid */
+  int reads_records;       /* the plan reads the record column */
+  bagz_release_state release; /* pages behind an ascending scan */
 } bagz_cursor;
 
 /* idxNum flag (module-specific bit of plan.h's encoding): the query reads
@@ -184,6 +192,10 @@ static int bagz_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
 
 static int bagz_disconnect(sqlite3_vtab *vtab) {
   bagz_vtab *t = (bagz_vtab *)vtab;
+  if (t->spare) {
+    ds_zstd_ctx_free(&t->spare_z);
+    ds_buf_free(&t->spare_buf);
+  }
   dataset_unref(t->ds);
   sqlite3_free(t);
   return SQLITE_OK;
@@ -210,11 +222,17 @@ static int bagz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
 }
 
 static int bagz_open_cursor(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
-  (void)vtab;
+  bagz_vtab *t = (bagz_vtab *)vtab;
   bagz_cursor *c = sqlite3_malloc(sizeof *c);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
-  ds_zstd_ctx_init(&c->z, NULL);
+  if (t->spare) { /* reuse the last cursor's context and buffer */
+    c->z = t->spare_z;
+    c->scratch = t->spare_buf;
+    t->spare = 0;
+  } else {
+    ds_zstd_ctx_init(&c->z, NULL);
+  }
   c->eof = 1;
   *out = &c->base;
   return SQLITE_OK;
@@ -237,9 +255,16 @@ static void cursor_reset(bagz_cursor *c) {
 
 static int bagz_close_cursor(sqlite3_vtab_cursor *cur) {
   bagz_cursor *c = (bagz_cursor *)cur;
+  bagz_vtab *t = (bagz_vtab *)cur->pVtab;
   cursor_reset(c);
-  ds_zstd_ctx_free(&c->z);
-  ds_buf_free(&c->scratch);
+  if (!t->spare && c->scratch.cap <= ((size_t)1 << 20)) {
+    t->spare_z = c->z; /* keep for the next cursor */
+    t->spare_buf = c->scratch;
+    t->spare = 1;
+  } else {
+    ds_zstd_ctx_free(&c->z);
+    ds_buf_free(&c->scratch);
+  }
   sqlite3_free(c);
   return SQLITE_OK;
 }
@@ -429,8 +454,17 @@ static int cursor_step(bagz_cursor *c) {
     c->eof = 1;
     return SQLITE_OK;
   }
+  const bagz_reader *r = c->ds->reader;
+  if (c->located && g == c->row + 1 && r->map.layout == DS_LAYOUT_CONCATENATED &&
+      c->shard_index + 1 < r->map.counts[c->shard]) {
+    c->shard_index++; /* the next row of a scan: same shard */
+  } else {
+    ds_shard_map_locate(&r->map, g, &c->shard, &c->shard_index);
+  }
   c->row = g;
-  ds_shard_map_locate(&c->ds->reader->map, g, &c->shard, &c->shard_index);
+  c->located = 1;
+  if (!c->rs.desc && (c->ra || c->reads_records))
+    bagz_release_track(r, &c->release, c->shard, c->shard_index);
   return SQLITE_OK;
 }
 
@@ -469,6 +503,9 @@ static int bagz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   if (rc) return ds_vtab_error(cur->pVtab, MOD, err);
   ds_rowiter_init(&c->it, &c->rs);
   c->eof = 0;
+  c->located = 0;
+  c->reads_records = (idxNum & PLAN_RECORD_USED) != 0;
+  memset(&c->release, 0, sizeof c->release);
   if ((idxNum & PLAN_RECORD_USED) && c->ds->threads > 1 &&
       rowset_has(&c->rs, READAHEAD_MIN_ROWS) &&
       bagz_readahead_start(c->ds->reader, &c->rs, &c->ra, &err))

@@ -72,7 +72,13 @@ def create(path, opts=""):
     """CREATE VIRTUAL TABLE over path; returns the table name."""
     _n[0] += 1
     name = "temp.c%d" % _n[0]
-    args = [sql_quote(path)] + [o for o in opts.split(",") if o]
+    args = [sql_quote(path)]
+    for o in opts.split(","):
+        if "=" in o:  # quote values: a path is not one SQL token
+            k, v = o.split("=", 1)
+            args.append("%s=%s" % (k, sql_quote(v)))
+        elif o:
+            args.append(o)
     conn.execute("CREATE VIRTUAL TABLE %s USING bagz(%s)" % (name, ", ".join(args)))
     return name
 
