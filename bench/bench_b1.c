@@ -195,6 +195,26 @@ static int run_point(void *ctx, bench_variant *v) {
   return bench_exec(c->db, "COMMIT", 0);
 }
 
+/* The bare cost of the point workload: decompress the same 100,000 random
+ * records from memory (concatenated layout: 4 equal shards in order). */
+static int run_point_bare(void *ctx, bench_variant *v) {
+  b1_ctx *c = ctx;
+  int64_t found = 0, bytes = 0;
+  for (int k = 0; k < POINT_LOOKUPS; k++) {
+    uint64_t g = (uint64_t)c->rowids[k];
+    int i = 0;
+    while (i < c->nsh && g >= c->sh[i].n) g -= c->sh[i++].n;
+    if (i == c->nsh) continue;
+    int64_t len = decode_record(c, &c->sh[i], g);
+    if (len < 0) return -1;
+    found++;
+    bytes += len;
+  }
+  v->r0 = found;
+  v->r1 = bytes;
+  return 0;
+}
+
 static int64_t *make_rowids(uint64_t total) {
   int64_t *r = malloc(sizeof *r * POINT_LOOKUPS);
   uint64_t st = POINT_SEED;
@@ -295,7 +315,7 @@ static int ensure_native(b1_ctx *c, const char *dbpath, const char *spec,
 
 enum {
   V_NATIVE, V_B1, V_B1RT, V_BARE, V_COUNT, V_NCOUNT, V_PNATIVE, V_PB1,
-  V_FLOOR, NV
+  V_PBARE, V_PSHARD, V_FLOOR, NV
 };
 
 static void prepare_sql(sqlite3 *db, bench_variant *v, const char *name,
@@ -340,6 +360,9 @@ static void setup_variants(b1_ctx *c, bench_variant *v, int have) {
                 bench_run_sql);
     prepare_sql(db, &v[V_PB1], "point b1",
                 "SELECT record FROM b1 WHERE rowid = ?", run_point);
+    prepare_sql(db, &v[V_PSHARD], "point b1 shard only",
+                "SELECT CAST(shard AS BLOB) FROM b1 WHERE rowid = ?", run_point);
+    v[V_PBARE] = (bench_variant){.name = "point bare zstd", .run = run_point_bare, .ok = 1};
   }
   if (have >= 2) {
     snprintf(sql, sizeof sql, "%sb1rt", scan);
@@ -403,6 +426,8 @@ static void print_table(const bench_variant *v) {
                   &v[V_COUNT], &v[V_B1], 0);
   bench_table_row("count(*) / native count(*)", &v[V_COUNT], &v[V_NCOUNT], 0);
   bench_table_row("scan threads=1 / vtab row floor", &v[V_B1], &v[V_FLOOR], 0);
+  bench_table_row("point b1 / bare zstd of the same records", &v[V_PB1], &v[V_PBARE], 0);
+  bench_table_row("point b1 without record / native", &v[V_PSHARD], &v[V_PNATIVE], 0);
   bench_table_row("scan native / bare zstd", &v[V_NATIVE], &v[V_BARE], 0);
 }
 

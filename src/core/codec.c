@@ -7,6 +7,9 @@
 #include <string.h>
 #include <zstd.h>
 
+/* Output buffers start this big, so most records decode in one call. */
+#define DS_ZSTD_MIN_BUFFER (128 * 1024)
+
 struct ds_zstd_dict {
   ZSTD_DDict *ddict;
 };
@@ -104,6 +107,21 @@ static int decompress_stream(ds_zstd_ctx *c, ZSTD_DCtx *d, const uint8_t *src,
   return 0;
 }
 
+/* A frame failed to decode: say whether it is cut short, followed by other
+ * bytes, or corrupt inside. Only runs on the error path, so the hot path
+ * parses each frame header once. (Trailing skippable or empty frames decode
+ * fine and are accepted, as the zstd tool accepts them.) */
+static int explain_failure(const uint8_t *src, size_t n, size_t code, char **err) {
+  size_t framed = ZSTD_findFrameCompressedSize(src, n);
+  if (ZSTD_isError(framed))
+    return ds_err(err, "truncated or corrupt zstd frame (%zu bytes): %s", n,
+                  ZSTD_getErrorName(framed));
+  if (framed != n)
+    return ds_err(err, "%zu bytes follow the zstd frame (%zu of %zu bytes)",
+                  n - framed, framed, n);
+  return ds_err(err, "zstd: %s", ZSTD_getErrorName(code));
+}
+
 int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
                        ds_buf *out, char **err) {
   ZSTD_DCtx *d = dctx_of(c, err);
@@ -114,13 +132,6 @@ int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
                              : "not a zstd frame (%zu bytes, bad magic or header)",
                   n);
   if (size == ZSTD_CONTENTSIZE_UNKNOWN) return decompress_stream(c, d, src, n, out, err);
-  size_t framed = ZSTD_findFrameCompressedSize(src, n);
-  if (ZSTD_isError(framed))
-    return ds_err(err, "truncated or corrupt zstd frame (%zu bytes): %s", n,
-                  ZSTD_getErrorName(framed));
-  if (framed != n)
-    return ds_err(err, "%zu bytes follow the zstd frame (%zu of %zu bytes)",
-                  n - framed, framed, n);
   if (size > c->max_out)
     return ds_err(err, "zstd frame claims %llu bytes, more than the %llu allowed",
                   size, (unsigned long long)c->max_out);
@@ -129,13 +140,23 @@ int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
   if (size / ZSTD_BLOCKSIZE_MAX > n / 3 + 1)
     return ds_err(err, "zstd frame of %zu bytes cannot hold the %llu bytes it declares",
                   n, size);
+  if (out->cap < DS_ZSTD_MIN_BUFFER && ds_buf_reserve(out, DS_ZSTD_MIN_BUFFER))
+    return ds_err(err, "out of memory");
   if (ds_buf_reserve(out, size ? (size_t)size : 1)) return ds_err(err, "out of memory");
-  size_t got = c->dict ? ZSTD_decompress_usingDDict(d, out->data, (size_t)size, src,
-                                                    n, c->dict->ddict)
-                       : ZSTD_decompressDCtx(d, out->data, (size_t)size, src, n);
-  if (ZSTD_isError(got)) return ds_err(err, "zstd: %s", ZSTD_getErrorName(got));
-  if (got != size)
+  /* Decode with all the room the buffer has, not just the declared size:
+   * zstd's fast copy loops need slack at the end of the output. A second
+   * frame after the first then shows up as more bytes than declared. */
+  size_t got = c->dict ? ZSTD_decompress_usingDDict(d, out->data, out->cap, src, n,
+                                                    c->dict->ddict)
+                       : ZSTD_decompressDCtx(d, out->data, out->cap, src, n);
+  if (ZSTD_isError(got)) return explain_failure(src, n, got, err);
+  if (got != size) { /* more frames followed the first one */
+    size_t framed = ZSTD_findFrameCompressedSize(src, n);
+    if (!ZSTD_isError(framed) && framed < n)
+      return ds_err(err, "%zu bytes follow the zstd frame (%zu of %zu bytes)",
+                    n - framed, framed, n);
     return ds_err(err, "zstd frame gave %zu bytes but declares %llu", got, size);
+  }
   out->len = got;
   return 0;
 }
