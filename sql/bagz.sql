@@ -6,16 +6,24 @@
 SELECT rowid, shard, shard_index, length(record) AS len, hex(substr(record, 1, 8)) AS head
 FROM bagz('tests/fixtures/upstream/bagz/zstd.bagz') LIMIT 5;
 
+-- A helper table of 100 rows for drawing random numbers.
+CREATE TEMP TABLE generate_rowids AS
+  WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99) SELECT i FROM n;
+
 -- A named table over a shard set; @* finds the shard count on disk.
 CREATE VIRTUAL TABLE temp.concat USING bagz('tests/fixtures/upstream/bagz/concat@*.bagz');
 
 -- Count per shard (reads only the limits: nothing is decompressed).
 SELECT shard, count(*) AS records FROM concat GROUP BY shard;
 
--- A reproducible random sample of 5 records: pick rowids, then look them up.
-WITH n(total) AS (SELECT count(*) FROM concat),
-     pick(id) AS (SELECT abs(random()) % (SELECT total FROM n) FROM concat LIMIT 5)
-SELECT c.rowid, length(c.record) AS len FROM concat c WHERE c.rowid IN (SELECT id FROM pick);
+-- A random sample of 3 records: draw rowids, then look only those up.
+SELECT rowid, length(record) AS len FROM concat
+WHERE rowid IN (SELECT abs(random()) % (SELECT count(*) FROM concat)
+                FROM generate_rowids LIMIT 3);
+
+-- A reproducible sample: order by a hash of the rowid instead.
+SELECT rowid, length(record) AS len FROM concat
+ORDER BY (rowid * 2654435761) % 4294967296 LIMIT 3;
 
 -- Join with a metadata table of record ids.
 CREATE TEMP TABLE labels(record_id INTEGER PRIMARY KEY, label TEXT);

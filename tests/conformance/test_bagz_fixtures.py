@@ -235,4 +235,18 @@ C.check("read_without_dictionary_error" in d, "dict.json: upstream fails without
 C.raises(lambda: rows("SELECT record FROM %s WHERE rowid = 0" % forms(d["file"])[0][1]),
          "dict.bagz without dictionary: error", "bagz: ", "dict.bagz", "record 0")
 
+# build/bagz.so alone: the bagz module and the npy_* functions, nothing else
+import io  # noqa: E402
+import sqlite3  # noqa: E402
+import numpy  # noqa: E402
+solo = sqlite3.connect(":memory:")
+solo.enable_load_extension(True)
+solo.load_extension(os.path.join(sys.argv[1] if len(sys.argv) > 1 else "build", "bagz"))
+C.eq(solo.execute("SELECT count(*) FROM bagz(?)", (spec_path("zstd.bagz"),)).fetchone()[0],
+     len(zrec), "bagz.so alone: bagz works")
+buf = io.BytesIO()
+numpy.save(buf, numpy.arange(6, dtype="<i4").reshape(2, 3))
+C.eq(solo.execute("SELECT npy_shape(?), npy_sum(?)", (buf.getvalue(), buf.getvalue())).fetchone(),
+     ("[2,3]", 15), "bagz.so alone: npy_* functions")
+
 C.exit()

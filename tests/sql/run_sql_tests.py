@@ -9,6 +9,10 @@ Each tests/sql/*.test file holds cases:
     -- case: ...
     ...
     -- expect-error: substring that the shell's error output must contain
+    -- case: ...
+    -- expect-in-order:
+    lines that must all appear in the output, in this order (for output
+    that also holds random rows)
 
 Every case starts a fresh `sqlite3 :memory:` with the build's datasets
 extension loaded. Usage: run_sql_tests.py BUILD_DIR"""
@@ -32,6 +36,9 @@ def parse(path):
             elif line.startswith("-- expect-error:"):
                 cur["error"] = line[16:].strip()
                 mode = None
+            elif line.startswith("-- expect-in-order:"):
+                mode = "expect"
+                cur["in_order"] = True
             elif line.startswith("-- expect:"):
                 mode = "expect"
             elif cur is not None and mode == "sql":
@@ -53,7 +60,11 @@ def run_case(case):
     if case["error"] is not None:
         ok = case["error"] in p.stderr and p.returncode != 0
         return ok, "stderr %r (rc %d), want %r" % (p.stderr.strip(), p.returncode, case["error"])
-    ok = p.returncode == 0 and out == case["expect"]
+    if case.get("in_order"):
+        it = iter(out)
+        ok = p.returncode == 0 and all(any(x == want for x in it) for want in case["expect"])
+    else:
+        ok = p.returncode == 0 and out == case["expect"]
     return ok, "rc %d, stderr %r\n    got:  %r\n    want: %r" % (
         p.returncode, p.stderr.strip(), out, case["expect"])
 
