@@ -35,17 +35,19 @@ all: $(LIBS_SO)
 deps:
 	@tools/deps.sh build test
 
-$(BUILD)/ext/%.o: %.c $(wildcard src/*/*.h)
+# Loadable libraries export only their sqlite3_*_init entry point, so two of
+# them loaded into one process never bind to each other's symbols.
+$(BUILD)/ext/%.o: %.c $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/core/%.o: %.c $(wildcard src/*/*.h)
+$(BUILD)/core/%.o: %.c $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DSQLITE_CORE -c $< -o $@
 
 $(BUILD)/%.so: ext/%.c $(EXT_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -shared -o $@ $< $(EXT_OBJS) $(LDFLAGS) $(LIBS)
+	$(CC) $(CFLAGS) -fvisibility=hidden -shared -o $@ $< $(EXT_OBJS) $(LDFLAGS) $(LIBS)
 
 $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJS)
 	@mkdir -p $(dir $@)

@@ -8,6 +8,8 @@ SQLITE_EXTENSION_INIT1
 
 #ifdef _WIN32
 __declspec(dllexport)
+#else
+__attribute__((visibility("default")))
 #endif
 int sqlite3_bagz_init(sqlite3 *db, char **pzErrMsg,
                       const sqlite3_api_routines *pApi) {
