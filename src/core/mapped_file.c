@@ -80,7 +80,7 @@ int ds_file_slice(const ds_file *f, uint64_t off, uint64_t len,
 }
 
 int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err) {
-  const uint8_t *p;
+  const uint8_t *p = NULL;
   if (ds_file_slice(f, off, 8, &p, err)) return -1;
   *out = ds_le64(p);
   return 0;
