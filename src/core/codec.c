@@ -65,46 +65,29 @@ static ZSTD_DCtx *dctx_of(ds_zstd_ctx *c, char **err) {
   return c->dctx;
 }
 
-/* Frames without a content size: stream them, growing the output. */
+/* Frames without a content size: stream them, growing the output, until
+ * all input is consumed at a frame boundary (concatenated frames join). */
 static int decompress_stream(ds_zstd_ctx *c, ZSTD_DCtx *d, const uint8_t *src,
                              size_t n, ds_buf *out, char **err) {
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
   if (c->dict) ZSTD_DCtx_refDDict(d, c->dict->ddict);
   ZSTD_inBuffer in = {src, n, 0};
   out->len = 0;
-  size_t ret = 1;
-  while (in.pos < in.size) {
-    if (out->cap - out->len < 65536) {
-      if (out->cap + 65536 > c->max_out + 65536)
-        return ds_err(err, "zstd frame decompresses to more than %llu bytes",
-                      (unsigned long long)c->max_out);
-      if (ds_buf_reserve(out, out->len + 131072))
-        return ds_err(err, "out of memory");
-    }
+  for (;;) {
+    if (out->cap - out->len < 65536 && ds_buf_reserve(out, out->len + 131072))
+      return ds_err(err, "out of memory");
     ZSTD_outBuffer ob = {out->data, out->cap, out->len};
-    ret = ZSTD_decompressStream(d, &ob, &in);
+    size_t ret = ZSTD_decompressStream(d, &ob, &in);
     if (ZSTD_isError(ret)) return ds_err(err, "zstd: %s", ZSTD_getErrorName(ret));
     out->len = ob.pos;
     if (out->len > c->max_out)
       return ds_err(err, "zstd frame decompresses to more than %llu bytes",
                     (unsigned long long)c->max_out);
-    if (ob.pos < ob.size && in.pos == in.size) break;
-  }
-  /* flush what is still buffered inside zstd */
-  while (ret != 0) {
-    if (ds_buf_reserve(out, out->len + 131072)) return ds_err(err, "out of memory");
-    ZSTD_outBuffer ob = {out->data, out->cap, out->len};
-    size_t before = ob.pos;
-    ret = ZSTD_decompressStream(d, &ob, &in);
-    if (ZSTD_isError(ret)) return ds_err(err, "zstd: %s", ZSTD_getErrorName(ret));
-    out->len = ob.pos;
-    if (out->len > c->max_out)
-      return ds_err(err, "zstd frame decompresses to more than %llu bytes",
-                    (unsigned long long)c->max_out);
-    if (ret != 0 && ob.pos == before)
+    if (in.pos < in.size) continue;      /* more input (maybe another frame) */
+    if (ret == 0) return 0;              /* every frame complete */
+    if (ob.pos < ob.size)                /* zstd wants input we do not have */
       return ds_err(err, "truncated zstd frame (%zu bytes)", n);
   }
-  return 0;
 }
 
 /* A frame failed to decode: say whether it is cut short, followed by other
