@@ -227,8 +227,15 @@ static int add_id(void *ctx, sqlite3_value *v) {
   ds_plan_args *a = ctx;
   int64_t x;
   if (!ds_plan_int_value(v, &x) || x < 0) return 0;
-  uint64_t *p = realloc(a->ids, (a->nids + 1) * sizeof *p);
+  if (a->nids == 0) { /* the common point lookup: no allocation */
+    a->one = (uint64_t)x;
+    a->ids = &a->one;
+    a->nids = 1;
+    return 0;
+  }
+  uint64_t *p = realloc(a->ids == &a->one ? NULL : a->ids, (a->nids + 1) * sizeof *p);
   if (!p) return SQLITE_NOMEM;
+  if (a->ids == &a->one) p[0] = a->one;
   a->ids = p;
   a->ids[a->nids++] = (uint64_t)x;
   return 0;
@@ -290,7 +297,7 @@ int ds_plan_decode(int idx, int argc, sqlite3_value **argv, int nargs,
 }
 
 void ds_plan_args_free(ds_plan_args *a) {
-  free(a->ids);
+  if (a->ids != &a->one) free(a->ids);
   a->ids = NULL;
   a->nids = 0;
 }

@@ -72,8 +72,10 @@ typedef struct ds_plan_args {
   sqlite3_value *args[DS_PLAN_MAX_ARGS]; /* argument columns or NULL */
   int empty;          /* the constraints can match no row */
   int has_ids;        /* rowid = / IN given: ids[0..nids) (unsorted) */
-  uint64_t *ids;      /* malloc'd; only values that can be row numbers */
+  uint64_t *ids;      /* only values that can be row numbers: &one for a
+                         single value, else malloc'd */
   size_t nids;
+  uint64_t one;
   uint64_t lo, hi;    /* rows [lo, hi) from range constraints */
   int desc;
   uint64_t offset;

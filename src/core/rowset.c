@@ -37,6 +37,13 @@ void ds_rowset_init_list(ds_rowset *rs, uint64_t *ids, size_t n) {
   rs->nids = j;
 }
 
+void ds_rowset_init_one(ds_rowset *rs, uint64_t id) {
+  reset(rs, DS_RS_LIST);
+  rs->one = id;
+  rs->ids = &rs->one;
+  rs->nids = 1;
+}
+
 static int cmp_range(const void *a, const void *b) {
   const ds_range *x = a, *y = b;
   return x->lo < y->lo ? -1 : x->lo > y->lo;
@@ -109,7 +116,7 @@ int ds_rowset_contains(const ds_rowset *rs, uint64_t g) {
 
 void ds_rowset_free(ds_rowset *rs) {
   free(rs->ranges);
-  free(rs->ids);
+  if (rs->ids != &rs->one) free(rs->ids);
   free(rs->starts);
   free(rs->counts);
   memset(rs, 0, sizeof *rs);

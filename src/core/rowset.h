@@ -24,7 +24,8 @@ typedef struct ds_range {
 typedef struct ds_rowset {
   ds_rs_kind kind;
   ds_range *ranges; size_t nranges;   /* RANGES */
-  uint64_t *ids; size_t nids;         /* LIST */
+  uint64_t *ids; size_t nids;         /* LIST (ids may point at one) */
+  uint64_t one;                       /* storage for a one-row LIST */
   uint64_t k;                         /* STRIDED */
   uint64_t *starts, *counts; size_t nstarts;
   uint64_t lo, hi;                    /* clip, [lo, hi) */
@@ -37,6 +38,8 @@ typedef struct ds_rowset {
 int ds_rowset_init_all(ds_rowset *rs, uint64_t n);
 /* Take ownership of a malloc'd id array; it is sorted and deduplicated. */
 void ds_rowset_init_list(ds_rowset *rs, uint64_t *ids, size_t n);
+/* One row (a point lookup): no allocation. */
+void ds_rowset_init_one(ds_rowset *rs, uint64_t id);
 /* Take ownership of malloc'd range array (sorted and merged here). */
 void ds_rowset_init_ranges(ds_rowset *rs, ds_range *r, size_t n);
 /* Take ownership of malloc'd starts/counts arrays (sorted here). */

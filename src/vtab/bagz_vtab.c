@@ -424,7 +424,12 @@ static int build_rowset(bagz_cursor *c, ds_plan_args *a, char **err) {
   }
   if (have_ids) {
     if (on) nids = filter_ids_by_shard(r, on, ids, nids);
-    ds_rowset_init_list(&c->rs, ids, nids);
+    if (ids == &a->one) {
+      if (nids == 1) ds_rowset_init_one(&c->rs, a->one);
+      else ds_rowset_init_list(&c->rs, NULL, 0);
+    } else {
+      ds_rowset_init_list(&c->rs, ids, nids);
+    }
   } else if (on) {
     if (shard_rowset(r, on, &c->rs)) { free(on); return ds_err(err, "out of memory"); }
   } else if (ds_rowset_init_all(&c->rs, total)) {
