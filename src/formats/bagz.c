@@ -82,14 +82,18 @@ static int load_dictionary(bagz_reader *r, char **err) {
   return rc;
 }
 
-/* Common tail of both open functions: sizes, map, dictionary. */
-static int finish_open(bagz_reader *r, char **err) {
+/* Common tail of both open functions: sizes, map, dictionary. `spec`
+ * names the bag in errors about the set as a whole. */
+static int finish_open(bagz_reader *r, const char *spec, char **err) {
   uint64_t *counts = malloc((r->nshards ? r->nshards : 1) * sizeof *counts);
   if (!counts) return ds_err(err, "out of memory");
   for (size_t i = 0; i < r->nshards; i++) counts[i] = r->shards[i].count;
   int rc = ds_shard_map_init(&r->map, r->opts.layout, counts, r->nshards, err);
   free(counts);
-  if (rc) return -1;
+  if (rc) {
+    ds_err_prefix(err, spec);
+    return -1;
+  }
   return load_dictionary(r, err);
 }
 
@@ -135,7 +139,7 @@ int bagz_open(const char *spec, const bagz_options *opts, bagz_reader **out,
     s->zstd = shard_is_zstd(opts, files.paths[i]);
   }
   ds_shard_list_free(&files);
-  if (rc == 0) rc = finish_open(r, err);
+  if (rc == 0) rc = finish_open(r, spec, err);
   if (rc) {
     bagz_close(r);
     return -1;
@@ -154,7 +158,7 @@ int bagz_open_memory(const char *name, const uint8_t *data, size_t n,
   int rc = ds_file_from_memory(&s->data, name, data, n, err);
   if (rc == 0) rc = locate_tail(s, err);
   s->zstd = shard_is_zstd(opts, name);
-  if (rc == 0) rc = finish_open(r, err);
+  if (rc == 0) rc = finish_open(r, name, err);
   if (rc) {
     bagz_close(r);
     return -1;
