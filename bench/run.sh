@@ -4,18 +4,23 @@
 # the datasets once into ${BENCH_DIR:-/tmp/sqlite-datasets-bench} (outside
 # the source tree), runs each workload's driver from the repo root, measures
 # peak RSS of the scans at 1/10 and full size, and prints the table, also
-# written to build/bench/RESULTS-<workload>.txt. Safe to run repeatedly.
-# Environment: BENCH_DIR (data folder), BENCH_RUNS (timed runs, default 5).
+# written to build/bench/RESULTS-<workload>.txt. Workloads: B1 (bagz), then
+# D1 (datadings). Safe to run repeatedly.
+# Environment: BENCH_DIR (data folder), BENCH_RUNS (timed runs, default 5),
+# BENCH_ONLY (b1 or d1: run only that workload; default both), BENCH_EXT
+# (the extension the drivers load, default build/datasets).
 set -eu
 cd "$(dirname "$0")/.."
 
 BENCH_DIR=${BENCH_DIR:-/tmp/sqlite-datasets-bench}
 RUNS=${BENCH_RUNS:-5}
+ONLY=${BENCH_ONLY:-}
+EXT=${BENCH_EXT:-build/datasets}
 OUT=build/bench
 CFLAGS="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2"
 
-if [ ! -f build/datasets.so ]; then
-  echo "bench: build/datasets.so is missing - build it first (make)" >&2
+if [ ! -f "$EXT.so" ]; then
+  echo "bench: $EXT.so is missing - build it first (make)" >&2
   exit 1
 fi
 mkdir -p "$OUT" "$BENCH_DIR"
@@ -23,10 +28,12 @@ mkdir -p "$OUT" "$BENCH_DIR"
 build() { # build NAME SOURCES... : compile bench/ programs into build/bench
   name=$1; shift
   echo "gcc $name"
-  gcc $CFLAGS -o "$OUT/$name" "$@" -lsqlite3 -lzstd
+  gcc $CFLAGS -o "$OUT/$name" "$@" -lsqlite3 -lzstd -lmsgpackc -lb2 -lmd -lm
 }
 build gen_b1 bench/gen_b1.c
 build bench_b1 bench/bench_b1.c bench/bench_common.c
+build gen_d1 bench/gen_d1.c
+build bench_d1 bench/bench_d1.c bench/bench_common.c
 
 have_shards() { # have_shards NAME : all 4 shards of NAME@4.bagz exist
   for s in 0 1 2 3; do
@@ -36,23 +43,37 @@ have_shards() { # have_shards NAME : all 4 shards of NAME@4.bagz exist
 gen() { # gen NAME COUNT
   have_shards "$1" || "$OUT/gen_b1" "$BENCH_DIR" "$2" "$1"
 }
-gen b1 1000000
-gen b1small 100000
+gen_dd() { # gen_dd NAME COUNT: NAME.msgpack + index; .md5 is written last
+  [ -f "$BENCH_DIR/$1.msgpack.md5" ] || "$OUT/gen_d1" "$BENCH_DIR" "$2" "$1"
+}
+if [ "$ONLY" != d1 ]; then
+  gen b1 1000000
+  gen b1small 100000
+fi
+if [ "$ONLY" != b1 ]; then
+  gen_dd d1 1000000
+  gen_dd d1small 100000
+fi
 
-# scan_rss NAME THREADS : one scan of NAME@4.bagz in a fresh process; its
-# output (with RssAnon/RssFile at the end of the scan) goes to
-# $OUT/scan-NAME-THREADS.txt, and the line printed is its peak RSS in KiB
-# (/usr/bin/time -f %M, or the driver's own getrusage if time is missing).
-scan_rss() {
-  log="$OUT/scan-$1-$2.txt"
+# peak_rss LOG CMD... : run CMD (a --scan-only driver run) in a fresh
+# process with its output (with RssAnon/RssFile at the end of the scan) in
+# LOG; the line printed is its peak RSS in KiB (/usr/bin/time -f %M, or the
+# driver's own getrusage if time is missing).
+peak_rss() {
+  log=$1; shift
   if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f %M -o "$OUT/rss.tmp" \
-      "$OUT/bench_b1" --scan-only "$BENCH_DIR/$1@4.bagz" "$2" >"$log"
+    /usr/bin/time -f %M -o "$OUT/rss.tmp" "$@" >"$log"
     tail -n 1 "$OUT/rss.tmp"
   else
-    "$OUT/bench_b1" --scan-only "$BENCH_DIR/$1@4.bagz" "$2" >"$log"
+    "$@" >"$log"
     sed -n 's/.*maxrss_kib=\([0-9]*\).*/\1/p' "$log"
   fi
+}
+# scan_rss NAME THREADS : one scan of NAME@4.bagz, log in
+# $OUT/scan-NAME-THREADS.txt
+scan_rss() {
+  peak_rss "$OUT/scan-$1-$2.txt" \
+    "$OUT/bench_b1" --ext "$EXT" --scan-only "$BENCH_DIR/$1@4.bagz" "$2"
 }
 field() { # field NAME THREADS KEY : KEY=value from a scan log
   sed -n "s/.* $3=\([-0-9]*\).*/\1/p" "$OUT/scan-$1-$2.txt" 2>/dev/null
@@ -83,20 +104,58 @@ mem_rows() { # the mem workload: scans at 1/10 and full size
         "$(field $n $t rss_anon_kib)" "$(field $n $t rss_file_kib)"
     done
   done
-  cat "$OUT"/scan-*.txt | grep NOTE | sort -u || true
+  cat "$OUT"/scan-b1*.txt | grep NOTE | sort -u || true
 }
 
-RES="$OUT/RESULTS-b1.txt"
+mem_rows_d1() { # the D1 mem workload: scans of d1small and d1
+  echo
+  echo "mem: peak RSS of one scan in a fresh process (KiB), 1/10 vs full size:"
+  printf '%-26s %12s %12s %7s  %s\n' workload "1/10 KiB" "full KiB" ratio target
+  small=$(peak_rss "$OUT/scan-d1small.txt" \
+    "$OUT/bench_d1" --ext "$EXT" --scan-only "$BENCH_DIR/d1small.msgpack") || small=
+  full=$(peak_rss "$OUT/scan-d1.txt" \
+    "$OUT/bench_d1" --ext "$EXT" --scan-only "$BENCH_DIR/d1.msgpack") || full=
+  awk -v s="$small" -v f="$full" 'BEGIN {
+    if (s == "" || f == "") {
+      printf "%-26s %12s %12s %7s  scan failed\n", "mem scan",
+             (s == "" ? "n/a" : s), (f == "" ? "n/a" : f), "n/a"
+      exit
+    }
+    r = f / s
+    printf "%-26s %12d %12d %7.2f  ~1.0 (flat) %s\n",
+           "mem scan", s, f, r, (r <= 1.25 ? "PASS" : "NOT FLAT")
+  }'
+  echo "  at the end of each scan (/proc/self/status, KiB):"
+  for n in d1small d1; do
+    printf '    %-8s  RssAnon %8s  RssFile %8s\n' "$n" \
+      "$(d1field $n rss_anon_kib)" "$(d1field $n rss_file_kib)"
+  done
+  awk -v s="$(d1field d1small rss_anon_kib)" -v f="$(d1field d1 rss_anon_kib)" \
+    'BEGIN { if (s > 0 && f > 0)
+      printf "  RssAnon alone, full / 1/10: %.2f (%s)\n", f / s,
+             (f / s <= 1.25 ? "flat" : "grows") }'
+}
+d1field() { # d1field NAME KEY : KEY=value from the D1 scan log of NAME
+  sed -n "s/.* $2=\([-0-9]*\).*/\1/p" "$OUT/scan-$1.txt" 2>/dev/null
+}
+
 rc=0
-echo "bench: running B1 ($RUNS timed runs per variant, about a minute)" >&2
-{
-  echo "B1 bagz benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n)"
-  "$OUT/bench_b1" --runs "$RUNS" "$BENCH_DIR" || rc=$?
-  mem_rows
-} >"$RES.tmp"
-mv "$RES.tmp" "$RES"
-rm -f "$OUT/rss.tmp"
-cat "$RES"
-echo
-echo "bench: results written to $RES"
+run_workload() { # run_workload ID TITLE DRIVER MEMFN
+  res="$OUT/RESULTS-$1.txt"
+  wrc=0
+  echo "bench: running $(echo "$1" | tr a-z A-Z) ($RUNS timed runs per variant, about a minute)" >&2
+  {
+    echo "$2, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n)"
+    "$OUT/$3" --ext "$EXT" --runs "$RUNS" "$BENCH_DIR" || wrc=$?
+    $4
+  } >"$res.tmp"
+  mv "$res.tmp" "$res"
+  rm -f "$OUT/rss.tmp"
+  cat "$res"
+  echo
+  echo "bench: results written to $res"
+  [ "$wrc" -eq 0 ] || rc=$wrc
+}
+[ "$ONLY" = d1 ] || run_workload b1 "B1 bagz benchmark" bench_b1 mem_rows
+[ "$ONLY" = b1 ] || run_workload d1 "D1 datadings benchmark" bench_d1 mem_rows_d1
 exit $rc

@@ -13,6 +13,7 @@ check_build() {
   [ -f /usr/include/msgpack.h ]  || need libmsgpack-dev
   [ -f /usr/include/blake2.h ]   || need libb2-dev
   [ -f /usr/include/jansson.h ]  || need libjansson-dev
+  [ -f /usr/include/md5.h ]      || need libmd-dev
   command -v cc >/dev/null 2>&1  || need gcc
   command -v make >/dev/null 2>&1 || need make
 }

@@ -26,7 +26,9 @@
  *   V (raw, not structured) -> base64 string;
  *   M -> ISO-8601 text at the dtype's unit, as numpy prints it; m -> integer
  *   ticks; NaT -> null; 0-d -> the bare scalar.
- *   Not supported (clear error): structured and object dtypes, float128 and
+ *   structured -> one JSON array per record (tolist()'s tuple), fields in
+ *   order, subarray fields as nested lists;
+ *   Not supported (clear error): object dtypes, float128 and
  *   complex256. */
 #include "npy.h"
 
@@ -778,7 +780,6 @@ int ds_npy_datetime_iso(ds_buf *out, int64_t t, int unit, int64_t mult,
 /* Fail for dtypes whose elements have no JSON/scalar form here. */
 static int check_decodable(const ds_npy *a, char **err) {
   if (a->has_object) return ds_err(err, "object arrays are not supported");
-  if (a->structured) return ds_err(err, "structured dtypes are not supported");
   if ((a->kind == 'f' && a->itemsize > 8) || (a->kind == 'c' && a->itemsize > 16))
     return ds_err(err, "dtype %s is not supported", a->descr);
   return 0;
@@ -838,6 +839,86 @@ static int json_element(const ds_npy *a, const uint8_t *p, ds_buf *out,
   return rc ? ds_err(err, "out of memory") : 0;
 }
 
+static int json_record(cur *c, int depth, const uint8_t *p, ds_buf *out,
+                       ds_buf *tmp, char **err);
+
+/* A field's format: a nested record (its descr at `fmt`) or a simple
+ * dtype `d`; `fsize` bytes an element. */
+typedef struct field_fmt {
+  cur fmt;
+  int nested;
+  dtype_info d;
+  uint64_t fsize;
+} field_fmt;
+
+/* One field value: nested lists over its subarray shape dims[k..nd). */
+static int json_field(const field_fmt *f, const uint64_t *dims, int nd, int k,
+                      int depth, const uint8_t *p, ds_buf *out, ds_buf *tmp,
+                      char **err) {
+  if (k == nd) {
+    if (f->nested) {
+      cur c = f->fmt;
+      return json_record(&c, depth + 1, p, out, tmp, err);
+    }
+    ds_npy e;
+    memset(&e, 0, sizeof e);
+    e.kind = f->d.kind;
+    e.byteorder = f->d.byteorder;
+    e.itemsize = f->d.itemsize;
+    e.dt_unit = f->d.unit;
+    e.dt_mult = f->d.mult;
+    e.descr = f->d.str;
+    if (check_decodable(&e, err)) return -1;
+    return json_element(&e, p, out, tmp, err);
+  }
+  uint64_t stride = f->fsize;
+  for (int j = k + 1; j < nd; j++) stride *= dims[j];
+  if (ds_buf_puts(out, "[")) return ds_err(err, "out of memory");
+  for (uint64_t i = 0; i < dims[k]; i++) {
+    if (i && ds_buf_puts(out, ",")) return ds_err(err, "out of memory");
+    if (json_field(f, dims, nd, k + 1, depth, p + i * stride, out, tmp, err)) return -1;
+  }
+  return ds_buf_puts(out, "]") ? ds_err(err, "out of memory") : 0;
+}
+
+/* One record of a structured dtype (its descr list at c) as a JSON array of
+ * its field values, as tolist() gives a tuple. The descr was checked when
+ * the header was parsed, so the fields fit in the record. */
+static int json_record(cur *c, int depth, const uint8_t *p, ds_buf *out,
+                       ds_buf *tmp, char **err) {
+  if (depth > NPY_MAX_STRUCT_DEPTH) return ds_err(err, "dtype nested too deeply");
+  if (!eat(c, '[') || ds_buf_puts(out, "[")) return ds_err(err, "malformed structured dtype");
+  uint64_t off = 0;
+  for (int first = 1; !eat(c, ']'); first = 0) {
+    field_fmt f;
+    memset(&f, 0, sizeof f);
+    if (!eat(c, '(') || lit_field_name(c, err) || !eat(c, ','))
+      return ds_err(err, "malformed structured dtype");
+    f.fmt = *c;
+    f.nested = peek(c) == '[';
+    int has_object = 0;
+    if (f.nested ? lit_struct(c, depth + 1, &f.fsize, &has_object, err)
+                 : lit_simple_descr(c, &f.d, err))
+      return -1;
+    if (!f.nested) f.fsize = f.d.itemsize;
+    uint64_t dims[DS_NPY_MAX_DIMS], mult = 1;
+    int nd = 0;
+    if (eat(c, ',') && peek(c) != ')') {
+      if (peek(c) == '(' ? lit_shape(c, dims, DS_NPY_MAX_DIMS, &nd, &mult, err)
+                         : lit_uint(c, &mult, err))
+        return -1;
+      if (nd == 0 && peek(c) != '(') dims[nd++] = mult;
+      eat(c, ',');
+    }
+    if (!eat(c, ')')) return ds_err(err, "malformed structured dtype");
+    if (!first && ds_buf_puts(out, ",")) return ds_err(err, "out of memory");
+    if (json_field(&f, dims, nd, 0, depth, p + off, out, tmp, err)) return -1;
+    off += f.fsize * mult;
+    if (!eat(c, ',') && peek(c) != ']') return ds_err(err, "malformed structured dtype");
+  }
+  return ds_buf_puts(out, "]") ? ds_err(err, "out of memory") : 0;
+}
+
 /* The state of one tolist() walk. */
 typedef struct walk {
   const ds_npy *a;
@@ -849,6 +930,10 @@ typedef struct walk {
 /* Axis `dim` and below, starting at element `pos`, as nested lists. */
 static int walk_dim(walk *w, int dim, uint64_t pos) {
   const ds_npy *a = w->a;
+  if (dim == a->ndim && a->structured) {
+    cur c = {a->descr, a->descr + strlen(a->descr), 0};
+    return json_record(&c, 0, a->data + pos * a->itemsize, w->out, &w->tmp, w->err);
+  }
   if (dim == a->ndim)
     return json_element(a, a->data + pos * a->itemsize, w->out, &w->tmp, w->err);
   if (ds_buf_puts(w->out, "[")) return ds_err(w->err, "out of memory");
@@ -914,6 +999,7 @@ int ds_npy_offset(const ds_npy *a, const uint64_t *idx, uint64_t *pos,
 int ds_npy_element(const ds_npy *a, uint64_t pos, ds_value *v, ds_buf *scratch,
                    char **err) {
   if (check_decodable(a, err)) return -1;
+  if (a->structured) return ds_err(err, "structured dtypes are not supported");
   if (pos >= a->count) return ds_err(err, "element %llu is out of range",
                                      (unsigned long long)pos);
   const uint8_t *p = a->data + pos * a->itemsize;

@@ -6,5 +6,7 @@
 #include "core/sqlite_api.h"
 
 int ds_bagz_register(sqlite3 *db);
+/* datadings and datadings_verify */
+int ds_datadings_register(sqlite3 *db);
 
 #endif

@@ -1,0 +1,52 @@
+/* schema.h - the columns of a virtual table whose rows are records with
+ * named fields (datadings samples, atlas dict examples): inferred from the
+ * first rows in first-seen order, or given by hand ('label INTEGER, image
+ * BLOB'), then written as the CREATE TABLE text SQLite needs.
+ *
+ * Column names are the field names, quoted; a name equal (ignoring case, as
+ * SQLite compares names) to an earlier column or a reserved name gets a
+ * "_2", "_3", ... suffix. The declared type follows the values seen:
+ * integers INTEGER, floats (or floats and integers) REAL, text and JSON
+ * containers TEXT, bytes and arrays BLOB, anything mixed no type. */
+#ifndef DS_SCHEMA_H
+#define DS_SCHEMA_H
+
+#include <stddef.h>
+
+#include "value.h"
+
+typedef struct ds_column {
+  char *name;       /* the SQL column name (unquoted) */
+  char *field;      /* the field it reads */
+  size_t field_len;
+  unsigned types;   /* bit (1 << ds_vtype) for every type seen */
+  char *decltype;   /* given by hand, or NULL to infer from types */
+} ds_column;
+
+typedef struct ds_schema {
+  ds_column *cols;
+  size_t n;
+} ds_schema;
+
+/* Record that field[0..len) held a value of type t (adds it on first
+ * sight). */
+int ds_schema_observe(ds_schema *s, const char *field, size_t len, ds_vtype t,
+                      char **err);
+/* Columns from 'name TYPE, name TYPE, ...' (TYPE optional). */
+int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err);
+/* The declared type of a column: "INTEGER", "REAL", "TEXT", "BLOB" or "". */
+const char *ds_schema_decltype(const ds_column *c);
+/* Give every column a unique SQL name, avoiding `reserved` names
+ * (NULL-terminated, compared ignoring case). */
+int ds_schema_name_columns(ds_schema *s, const char *const *reserved,
+                           char **err);
+/* A name not used by any column nor by `reserved`: `want`, else "_want",
+ * "__want", ... (malloc'd). */
+char *ds_schema_free_name(const ds_schema *s, const char *want,
+                          const char *const *reserved);
+/* "CREATE TABLE x(<lead>, "col" TYPE, ..., <tail>)" (malloc'd); lead and
+ * tail are column definitions written as given (either may be NULL). */
+char *ds_schema_sql(const ds_schema *s, const char *lead, const char *tail);
+void ds_schema_free(ds_schema *s);
+
+#endif

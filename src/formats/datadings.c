@@ -1,0 +1,941 @@
+/* datadings.c - the datadings reader (see datadings.h; format notes in
+ * shared/formats/datadings.md). Every file is mapped with ds_file and every
+ * stored number is checked before it is used: counts against file sizes at
+ * open, offsets lazily when a sample is read, msgpack headers of keys when
+ * the key position table is built. Key lookups go Bloom filter -> salted
+ * key hashes (or a table built from the keys) -> byte comparison of the
+ * candidate's key, so neither a filter false positive nor a 64-bit hash
+ * collision ever returns a wrong sample. */
+#include "datadings.h"
+
+#include <blake2.h>
+#include <errno.h>
+#include <glob.h>
+#include <math.h>
+#include <md5.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "core/common.h"
+#include "core/hash_index.h"
+#include "core/mapped_file.h"
+#include "core/shard_spec.h"
+
+#define DD_EMPTY UINT32_MAX  /* free slot of a lookup table */
+#define DD_MAX_PROBE 256     /* longer probe runs mean a hostile file */
+#define DD_MAX_HASHES 4096   /* Bloom hash count sanity limit */
+#define DD_AHEAD 16          /* table build: prefetch distance */
+
+typedef enum dd_keysrc { DD_KEYS_NONE, DD_KEYS_FILE, DD_KEYS_INDEX } dd_keysrc;
+
+/* One .msgpack file with its siblings. Optional files have path == NULL
+ * when absent. */
+typedef struct dd_shard {
+  ds_file data, offsets, keys, hashes, filter, index;
+  uint64_t n;          /* samples */
+  dd_keysrc keysrc;    /* where keys come from */
+  uint64_t keys_hdr;   /* bytes of the .keys array header */
+  uint64_t *keypos;    /* offset of each key's str header in its file */
+  int keypos_borrowed; /* keypos == idxpos (keys from the legacy index) */
+  uint64_t *idxpos;    /* legacy .index: each entry's key position */
+  uint64_t *idx_off;   /* n+1 offsets from the legacy .index, or NULL */
+  uint64_t bloom_bits; /* filter: bit count and hash count */
+  uint32_t bloom_k;
+  uint32_t *table;     /* lookup table of sample indices, or NULL */
+  uint64_t table_mask; /* slots - 1 */
+  int table_hashed;    /* 1: slots placed by stored key hashes */
+} dd_shard;
+
+struct datadings_reader {
+  dd_shard *shards;
+  size_t nshards;
+  ds_shard_map map;
+  uint64_t seed; /* random: table placement cannot be predicted by a file */
+};
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                        */
+
+/* Big-endian unsigned load of k (<= 8) bytes. */
+static uint64_t be_n(const uint8_t *p, int k) {
+  uint64_t v = 0;
+  for (int i = 0; i < k; i++) v = v << 8 | p[i];
+  return v;
+}
+
+/* 1 when `path` contains a glob metacharacter. */
+static int is_glob(const char *path) { return strpbrk(path, "*?[") != NULL; }
+
+/* strcmp for qsort over char* elements (byte order = Python's str order
+ * for UTF-8 names). */
+static int cmp_path(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Expand `path` to the list of data files: a glob (sorted by name, at
+ * least one match) or the path itself. */
+static int expand_paths(const char *path, ds_shard_list *out, char **err) {
+  memset(out, 0, sizeof *out);
+  if (!is_glob(path)) {
+    out->paths = malloc(sizeof *out->paths);
+    if (!out->paths || !(out->paths[0] = strdup(path))) {
+      free(out->paths);
+      out->paths = NULL;
+      return ds_err(err, "out of memory");
+    }
+    out->n = 1;
+    return 0;
+  }
+  glob_t g;
+  int rc = glob(path, GLOB_NOSORT, NULL, &g);
+  if (rc == GLOB_NOMATCH || (rc == 0 && g.gl_pathc == 0)) {
+    if (rc == 0) globfree(&g);
+    return ds_err(err, "%s: no files match this pattern", path);
+  }
+  if (rc != 0) return ds_err(err, "%s: cannot expand the pattern", path);
+  out->paths = calloc(g.gl_pathc, sizeof *out->paths);
+  for (size_t i = 0; out->paths && i < g.gl_pathc; i++) {
+    out->paths[i] = strdup(g.gl_pathv[i]);
+    out->n = i + 1;
+    if (!out->paths[i]) break;
+  }
+  int ok = out->paths && out->n == g.gl_pathc && out->paths[out->n - 1];
+  globfree(&g);
+  if (!ok) {
+    ds_shard_list_free(out);
+    return ds_err(err, "out of memory");
+  }
+  qsort(out->paths, out->n, sizeof *out->paths, cmp_path);
+  return 0;
+}
+
+/* Map `base``suffix` if it exists; a missing file leaves f zeroed. */
+static int open_optional(ds_file *f, const char *base, const char *suffix,
+                         char **err) {
+  memset(f, 0, sizeof *f);
+  char *p = ds_strf("%s%s", base, suffix);
+  if (!p) return ds_err(err, "out of memory");
+  struct stat st;
+  int rc = 0;
+  if (stat(p, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) rc = 0;
+  else rc = ds_file_open(f, p, err);
+  free(p);
+  return rc;
+}
+
+/* A bounds-checked pointer to `len` bytes at `off` (the file was sized at
+ * open, so failures here mean a hostile number slipped through). */
+static int bytes_at(const ds_file *f, uint64_t off, uint64_t len,
+                    const uint8_t **p, char **err) {
+  return ds_file_slice(f, off, len, p, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* msgpack headers                                                      */
+
+/* Parse a container header at byte 0 of f: array (want_map 0) or map.
+ * *count = entries, *hdr = header bytes. */
+static int container_header(const ds_file *f, int want_map, uint64_t *count,
+                            uint64_t *hdr, char **err) {
+  const char *what = want_map ? "map" : "array";
+  if (f->size == 0)
+    return ds_err(err, "%s: empty file, expected a msgpack %s header at byte 0",
+                  f->path, what);
+  uint8_t b = f->data[0];
+  uint8_t fix = want_map ? 0x80 : 0x90, c16 = want_map ? 0xde : 0xdc;
+  int k = 0;
+  if ((b & 0xf0) == fix) {
+    *count = b & 0x0f;
+    *hdr = 1;
+    return 0;
+  }
+  if (b == c16) k = 2;
+  else if (b == c16 + 1) k = 4;
+  else
+    return ds_err(err, "%s: expected a msgpack %s header at byte 0, found 0x%02x",
+                  f->path, what, b);
+  const uint8_t *p;
+  if (bytes_at(f, 1, (uint64_t)k, &p, err)) return -1;
+  *count = be_n(p, k);
+  *hdr = 1 + (uint64_t)k;
+  return 0;
+}
+
+/* Parse the str header at `off`: *hdr header bytes, *len payload bytes,
+ * checked to lie inside the file. `idx` is the key number for errors. */
+static int str_at(const ds_file *f, uint64_t off, uint64_t idx, uint64_t *hdr,
+                  uint64_t *len, char **err) {
+  if (off >= f->size)
+    return ds_err(err, "%s: key %llu: expected a msgpack str at byte %llu, "
+                       "but the file ends there",
+                  f->path, (unsigned long long)idx, (unsigned long long)off);
+  uint8_t b = f->data[off];
+  int k;
+  if ((b & 0xe0) == 0xa0) k = 0;
+  else if (b == 0xd9) k = 1;
+  else if (b == 0xda) k = 2;
+  else if (b == 0xdb) k = 4;
+  else
+    return ds_err(err, "%s: key %llu at byte %llu: expected a msgpack str, "
+                       "found 0x%02x",
+                  f->path, (unsigned long long)idx, (unsigned long long)off, b);
+  const uint8_t *p;
+  if (bytes_at(f, off + 1, (uint64_t)k, &p, err)) return -1;
+  *hdr = 1 + (uint64_t)k;
+  *len = k ? be_n(p, k) : (uint64_t)(b & 0x1f);
+  if (*len > f->size - off - *hdr)
+    return ds_err(err, "%s: key %llu at byte %llu: str of %llu bytes runs past "
+                       "the end of the file (%llu bytes)",
+                  f->path, (unsigned long long)idx, (unsigned long long)off,
+                  (unsigned long long)*len, (unsigned long long)f->size);
+  return 0;
+}
+
+/* Parse the unsigned integer at `off` of the legacy index (entry idx). */
+static int uint_at(const ds_file *f, uint64_t off, uint64_t idx, uint64_t *v,
+                   uint64_t *used, char **err) {
+  if (off >= f->size)
+    return ds_err(err, "%s: entry %llu: expected an offset at byte %llu, but "
+                       "the file ends there",
+                  f->path, (unsigned long long)idx, (unsigned long long)off);
+  uint8_t b = f->data[off];
+  int k;
+  if (b < 0x80) k = 0;
+  else if (b >= 0xcc && b <= 0xcf) k = 1 << (b - 0xcc);
+  else
+    return ds_err(err, "%s: entry %llu at byte %llu: expected an unsigned "
+                       "msgpack int (the sample offset), found 0x%02x",
+                  f->path, (unsigned long long)idx, (unsigned long long)off, b);
+  const uint8_t *p;
+  if (bytes_at(f, off + 1, (uint64_t)k, &p, err)) return -1;
+  *v = k ? be_n(p, k) : b;
+  *used = 1 + (uint64_t)k;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Hashes                                                               */
+
+void datadings_key_hash(const uint8_t salt[8], const uint8_t *key, size_t n,
+                        uint8_t out[8]) {
+  blake2s_param P;
+  memset(&P, 0, sizeof P);
+  P.digest_length = BLAKE2S_OUTBYTES;
+  P.fanout = 1;
+  P.depth = 1;
+  memcpy(P.salt, salt, BLAKE2S_SALTBYTES);
+  blake2s_state S;
+  uint8_t d[BLAKE2S_OUTBYTES];
+  blake2s_init_param(&S, &P);
+  blake2s_update(&S, key ? key : (const uint8_t *)"", n);
+  blake2s_final(&S, d, sizeof d);
+  memcpy(out, d, 8);
+}
+
+/* Unsalted 32-byte BLAKE2s (the Bloom filter's hash). */
+static void blake2s_plain(const uint8_t *key, size_t n, uint8_t out[32]) {
+  blake2s(out, key ? key : (const uint8_t *)"", NULL, BLAKE2S_OUTBYTES, n, 0);
+}
+
+void datadings_salt_for(uint64_t c, uint8_t out[8]) {
+  uint8_t text[24];
+  size_t len = sizeof text;
+  do text[--len] = (uint8_t)('0' + c % 10); while ((c /= 10) != 0);
+  uint8_t d[32];
+  blake2s_plain(text + len, sizeof text - len, d);
+  memcpy(out, d, 8);
+}
+
+/* Table slot of a 64-bit hash: keyed multiply-mix, so neither crafted
+ * stored hashes nor crafted keys can aim at one slot. */
+static inline uint64_t place(uint64_t h, uint64_t seed) {
+  __uint128_t r = (__uint128_t)(h ^ seed) * 0x9e3779b97f4a7c15ull;
+  return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* A per-reader random seed (getrandom, or time and address as fallback). */
+static uint64_t random_seed(const void *salt) {
+  uint64_t s = 0;
+  if (getrandom(&s, sizeof s, GRND_NONBLOCK) == (ssize_t)sizeof s) return s;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_sec ^
+         (uint64_t)(uintptr_t)salt;
+}
+
+/* ------------------------------------------------------------------ */
+/* Opening one shard                                                    */
+
+/* Check the simplebloom header and recompute its parameters (7.1, 7.2). */
+static int check_filter(dd_shard *s, char **err) {
+  const ds_file *f = &s->filter;
+  if (f->size < 32)
+    return ds_err(err, "%s: %llu bytes, too short for the 32-byte simplebloom "
+                       "header",
+                  f->path, (unsigned long long)f->size);
+  if (memcmp(f->data, "SIMPBLOO", 8) != 0)
+    return ds_err(err, "%s: bad magic at byte 0 (expected \"SIMPBLOO\")", f->path);
+  uint64_t total = be_n(f->data + 8, 8), m = be_n(f->data + 16, 8);
+  uint64_t pbits = be_n(f->data + 24, 8);
+  double p;
+  memcpy(&p, &pbits, sizeof p);
+  if (total != f->size)
+    return ds_err(err, "%s: header at byte 8 says the filter has %llu bytes, "
+                       "but the file has %llu",
+                  f->path, (unsigned long long)total, (unsigned long long)f->size);
+  if (m == 0 || !(p > 0.0 && p < 1.0))
+    return ds_err(err, "%s: corrupt filter: capacity %llu (byte 16) and false "
+                       "positive rate %g (byte 24) are not usable",
+                  f->path, (unsigned long long)m, p);
+  /* exactly simplebloom's order of double operations */
+  double x = (double)m * log(p);
+  x = x / -0.4804530139182015;
+  x = x / 8.0;
+  double nbytes = ceil(x);
+  if (nbytes != (double)(f->size - 32))
+    return ds_err(err, "%s: corrupt filter: capacity %llu and rate %.17g give "
+                       "%.0f bytes of bits, but the file holds %llu after the "
+                       "header",
+                  f->path, (unsigned long long)m, p, nbytes,
+                  (unsigned long long)(f->size - 32));
+  if (f->size == 32)
+    return ds_err(err, "%s: corrupt filter: no bits after the header", f->path);
+  s->bloom_bits = 8 * (f->size - 32);
+  double k = (double)s->bloom_bits / (double)m;
+  k = rint(k * 0.6931471805599453);
+  if (!(k >= 0.0 && k <= DD_MAX_HASHES))
+    return ds_err(err, "%s: corrupt filter: %.0f hash functions", f->path, k);
+  s->bloom_k = (uint32_t)k;
+  return 0;
+}
+
+/* Parse the legacy .index map: key positions and offsets (section 9). */
+static int parse_index(dd_shard *s, uint64_t count, uint64_t hdr, char **err) {
+  const ds_file *f = &s->index;
+  if (count > (f->size - hdr) / 2)
+    return ds_err(err, "%s: map header at byte 0 says %llu entries, more than "
+                       "the %llu bytes after it can hold",
+                  f->path, (unsigned long long)count,
+                  (unsigned long long)(f->size - hdr));
+  s->idxpos = malloc((count ? count : 1) * sizeof *s->idxpos);
+  s->idx_off = malloc((count + 1) * sizeof *s->idx_off);
+  if (!s->idxpos || !s->idx_off) return ds_err(err, "%s: out of memory", f->path);
+  uint64_t pos = hdr, h = 0, len = 0, used = 0;
+  for (uint64_t i = 0; i < count; i++) {
+    if (str_at(f, pos, i, &h, &len, err)) return -1;
+    s->idxpos[i] = pos;
+    pos += h + len;
+    if (uint_at(f, pos, i, &s->idx_off[i], &used, err)) return -1;
+    pos += used;
+  }
+  if (pos != f->size)
+    return ds_err(err, "%s: %llu unexpected bytes after the last entry at byte %llu",
+                  f->path, (unsigned long long)(f->size - pos),
+                  (unsigned long long)pos);
+  s->idx_off[count] = s->data.size;
+  if (s->keysrc == DD_KEYS_INDEX) {
+    s->keypos = s->idxpos;
+    s->keypos_borrowed = 1;
+  }
+  return 0;
+}
+
+/* Work out n and the key source from .keys / .index / .offsets. */
+static int shard_count(dd_shard *s, uint64_t *idx_count, uint64_t *idx_hdr,
+                       char **err) {
+  if (s->index.path && container_header(&s->index, 1, idx_count, idx_hdr, err))
+    return -1;
+  if (s->keys.path) {
+    if (container_header(&s->keys, 0, &s->n, &s->keys_hdr, err)) return -1;
+    if (s->n > s->keys.size - s->keys_hdr)
+      return ds_err(err, "%s: array header at byte 0 says %llu keys, more than "
+                         "the %llu bytes after it can hold",
+                    s->keys.path, (unsigned long long)s->n,
+                    (unsigned long long)(s->keys.size - s->keys_hdr));
+    s->keysrc = DD_KEYS_FILE;
+  } else if (s->index.path) {
+    s->n = *idx_count;
+    s->keysrc = DD_KEYS_INDEX;
+  } else {
+    if (s->offsets.size < 8 || s->offsets.size % 8 != 0)
+      return ds_err(err, "%s: %llu bytes, not a whole number (>= 1) of 8-byte "
+                         "offsets",
+                    s->offsets.path, (unsigned long long)s->offsets.size);
+    s->n = s->offsets.size / 8 - 1;
+  }
+  if (s->n >= DD_EMPTY)
+    return ds_err(err, "%s: %llu samples, more than this reader supports",
+                  s->data.path, (unsigned long long)s->n);
+  return 0;
+}
+
+/* Check .offsets against n and the data file size (section 4). */
+static int check_offsets(dd_shard *s, char **err) {
+  const ds_file *f = &s->offsets;
+  uint64_t want = 8 * (s->n + 1);
+  if (f->size != want)
+    return ds_err(err, "%s: %llu bytes, expected %llu (8 * (n + 1) for the "
+                       "n = %llu samples counted in %s)",
+                  f->path, (unsigned long long)f->size, (unsigned long long)want,
+                  (unsigned long long)s->n,
+                  s->keys.path ? s->keys.path
+                               : s->index.path ? s->index.path : f->path);
+  uint64_t first = be_n(f->data, 8), last = be_n(f->data + 8 * s->n, 8);
+  if (first != 0)
+    return ds_err(err, "%s: the first offset (byte 0) is %llu, not 0", f->path,
+                  (unsigned long long)first);
+  if (last < s->data.size)
+    return ds_err(err, "%s: data file has %llu bytes but the last offset (%s "
+                       "at byte %llu) says %llu: extra bytes after the last sample",
+                  s->data.path, (unsigned long long)s->data.size, f->path,
+                  (unsigned long long)(8 * s->n), (unsigned long long)last);
+  if (last > s->data.size)
+    return ds_err(err, "truncated data file %s: %llu bytes, but the last offset "
+                       "(%s at byte %llu) says the samples end at byte %llu",
+                  s->data.path, (unsigned long long)s->data.size, f->path,
+                  (unsigned long long)(8 * s->n), (unsigned long long)last);
+  return 0;
+}
+
+/* Check the .key_hashes size (section 6). */
+static int check_hashes(const dd_shard *s, char **err) {
+  uint64_t want = 8 + 8 * s->n;
+  if (s->hashes.size != want)
+    return ds_err(err, "%s: %llu bytes, expected %llu (8-byte salt + 8 bytes for "
+                       "each of the %llu samples)",
+                  s->hashes.path, (unsigned long long)s->hashes.size,
+                  (unsigned long long)want, (unsigned long long)s->n);
+  return 0;
+}
+
+/* Open every file of one shard and run the cheap checks. */
+static int shard_open(dd_shard *s, const char *path, char **err) {
+  if (ds_file_open(&s->data, path, err)) return -1;
+  if (open_optional(&s->offsets, path, ".offsets", err) ||
+      open_optional(&s->keys, path, ".keys", err) ||
+      open_optional(&s->hashes, path, ".key_hashes", err) ||
+      open_optional(&s->filter, path, ".filter", err))
+    return -1;
+  if ((!s->keys.path || !s->offsets.path) &&
+      open_optional(&s->index, path, ".index", err))
+    return -1;
+  if (!s->offsets.path && !s->index.path)
+    return ds_err(err, "%s: neither %s.offsets nor %s.index exists (one of them "
+                       "is needed to find the samples)",
+                  path, ds_basename(path), ds_basename(path));
+  uint64_t icount = 0, ihdr = 0;
+  if (shard_count(s, &icount, &ihdr, err)) return -1;
+  if (s->index.path) {
+    if (icount != s->n)
+      return ds_err(err, "%s: map has %llu entries, but %s has %llu keys",
+                    s->index.path, (unsigned long long)icount, s->keys.path,
+                    (unsigned long long)s->n);
+    if (parse_index(s, icount, ihdr, err)) return -1;
+  }
+  if (s->offsets.path && check_offsets(s, err)) return -1;
+  if (s->hashes.path && check_hashes(s, err)) return -1;
+  if (s->filter.path && check_filter(s, err)) return -1;
+  return 0;
+}
+
+/* Free everything of one shard. */
+static void shard_close(dd_shard *s) {
+  ds_file_close(&s->data);
+  ds_file_close(&s->offsets);
+  ds_file_close(&s->keys);
+  ds_file_close(&s->hashes);
+  ds_file_close(&s->filter);
+  ds_file_close(&s->index);
+  if (!s->keypos_borrowed) free(s->keypos);
+  free(s->idxpos);
+  free(s->idx_off);
+  free(s->table);
+}
+
+int datadings_open(const char *path, datadings_reader **out, char **err) {
+  *out = NULL;
+  ds_shard_list files;
+  if (expand_paths(path, &files, err)) return -1;
+  datadings_reader *r = calloc(1, sizeof *r);
+  if (r) r->shards = calloc(files.n, sizeof *r->shards);
+  if (!r || !r->shards) {
+    free(r);
+    ds_shard_list_free(&files);
+    return ds_err(err, "out of memory");
+  }
+  r->seed = random_seed(r);
+  int rc = 0;
+  for (size_t i = 0; i < files.n && rc == 0; i++) {
+    r->nshards = i + 1;
+    rc = shard_open(&r->shards[i], files.paths[i], err);
+  }
+  ds_shard_list_free(&files);
+  uint64_t *counts = rc ? NULL : malloc(r->nshards * sizeof *counts);
+  if (rc == 0 && !counts) rc = ds_err(err, "out of memory");
+  for (size_t i = 0; rc == 0 && i < r->nshards; i++) counts[i] = r->shards[i].n;
+  if (rc == 0)
+    rc = ds_shard_map_init(&r->map, DS_LAYOUT_CONCATENATED, counts, r->nshards, err);
+  free(counts);
+  if (rc) {
+    datadings_close(r);
+    return -1;
+  }
+  *out = r;
+  return 0;
+}
+
+void datadings_close(datadings_reader *r) {
+  if (!r) return;
+  for (size_t i = 0; i < r->nshards; i++) shard_close(&r->shards[i]);
+  free(r->shards);
+  ds_shard_map_free(&r->map);
+  free(r);
+}
+
+uint64_t datadings_count(const datadings_reader *r) { return r->map.total; }
+
+size_t datadings_nshards(const datadings_reader *r) { return r->nshards; }
+
+const char *datadings_shard_path(const datadings_reader *r, size_t s) {
+  return s < r->nshards ? r->shards[s].data.path : NULL;
+}
+
+uint64_t datadings_shard_count(const datadings_reader *r, size_t s) {
+  return s < r->nshards ? r->shards[s].n : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Samples                                                              */
+
+/* Global index -> shard and local index, or an out-of-range error. */
+static int locate(const datadings_reader *r, uint64_t g, size_t *shard,
+                  uint64_t *i, char **err) {
+  if (g >= r->map.total)
+    return ds_err(err, "sample %llu out of range [0, %llu)", (unsigned long long)g,
+                  (unsigned long long)r->map.total);
+  ds_shard_map_locate(&r->map, g, shard, i);
+  return 0;
+}
+
+/* Start offset of sample i from .offsets (or the legacy index). */
+static uint64_t offset_of(const dd_shard *s, uint64_t i) {
+  if (s->offsets.path) return be_n(s->offsets.data + 8 * i, 8);
+  return s->idx_off[i];
+}
+
+/* Byte position in the offsets source where offset i is stored (errors). */
+static uint64_t offset_pos(const dd_shard *s, uint64_t i) {
+  if (s->offsets.path) return 8 * i;
+  if (i >= s->n) return s->index.size;
+  uint64_t h = 0, len = 0;
+  char *e = NULL;
+  if (str_at(&s->index, s->idxpos[i], i, &h, &len, &e)) free(e);
+  return s->idxpos[i] + h + len;
+}
+
+int datadings_sample_range(const datadings_reader *r, uint64_t g,
+                           size_t *shard, uint64_t *start, uint64_t *end,
+                           char **err) {
+  uint64_t i;
+  if (locate(r, g, shard, &i, err)) return -1;
+  const dd_shard *s = &r->shards[*shard];
+  const char *src = s->offsets.path ? s->offsets.path : s->index.path;
+  uint64_t a = offset_of(s, i), b = offset_of(s, i + 1);
+  if (a > b)
+    return ds_err(err, "%s: sample %llu: offsets at bytes %llu and %llu say "
+                       "[%llu, %llu): not monotonic",
+                  src, (unsigned long long)i, (unsigned long long)offset_pos(s, i),
+                  (unsigned long long)offset_pos(s, i + 1), (unsigned long long)a,
+                  (unsigned long long)b);
+  if (b > s->data.size)
+    return ds_err(err, "%s: sample %llu: offset at byte %llu says %llu, past the "
+                       "end of %s (%llu bytes)",
+                  src, (unsigned long long)i,
+                  (unsigned long long)offset_pos(s, i + 1), (unsigned long long)b,
+                  s->data.path, (unsigned long long)s->data.size);
+  *start = a;
+  *end = b;
+  return 0;
+}
+
+int datadings_sample(const datadings_reader *r, uint64_t g, const uint8_t **p,
+                     size_t *n, char **err) {
+  size_t shard;
+  uint64_t a, b;
+  if (datadings_sample_range(r, g, &shard, &a, &b, err)) return -1;
+  if (ds_file_slice(&r->shards[shard].data, a, b - a, p, err)) return -1;
+  *n = (size_t)(b - a);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Keys                                                                 */
+
+/* The file holding the keys of a shard, or NULL. */
+static const ds_file *key_file(const dd_shard *s) {
+  if (s->keysrc == DD_KEYS_FILE) return &s->keys;
+  if (s->keysrc == DD_KEYS_INDEX) return &s->index;
+  return NULL;
+}
+
+/* One pass over the .keys array: the position of every str header. */
+static int build_keypos(dd_shard *s, char **err) {
+  if (s->keypos) return 0;
+  const ds_file *f = key_file(s);
+  if (!f)
+    return ds_err(err, "%s: no .keys or .index file, so sample keys are not "
+                       "available",
+                  s->data.path);
+  uint64_t *pos = malloc((s->n ? s->n : 1) * sizeof *pos);
+  if (!pos) return ds_err(err, "%s: out of memory for %llu key positions", f->path,
+                          (unsigned long long)s->n);
+  uint64_t off = s->keys_hdr, h = 0, len = 0;
+  for (uint64_t i = 0; i < s->n; i++) {
+    if (str_at(f, off, i, &h, &len, err)) {
+      free(pos);
+      return -1;
+    }
+    pos[i] = off;
+    off += h + len;
+  }
+  if (off != f->size) {
+    free(pos);
+    return ds_err(err, "%s: %llu unexpected bytes after the last of %llu keys, at "
+                       "byte %llu",
+                  f->path, (unsigned long long)(f->size - off),
+                  (unsigned long long)s->n, (unsigned long long)off);
+  }
+  s->keypos = pos;
+  return 0;
+}
+
+/* Key bytes of local sample i (keypos built and validated). */
+static void key_bytes(const dd_shard *s, uint64_t i, const uint8_t **p,
+                      size_t *n) {
+  const ds_file *f = key_file(s);
+  uint64_t off = s->keypos[i];
+  uint8_t b = f->data[off];
+  int k = (b & 0xe0) == 0xa0 ? 0 : b == 0xd9 ? 1 : b == 0xda ? 2 : 4;
+  *n = (size_t)(k ? be_n(f->data + off + 1, k) : (uint64_t)(b & 0x1f));
+  *p = f->data + off + 1 + k;
+}
+
+int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
+                  size_t *n, char **err) {
+  size_t shard;
+  uint64_t i;
+  if (locate(r, g, &shard, &i, err)) return -1;
+  dd_shard *s = &r->shards[shard];
+  if (build_keypos(s, err)) return -1;
+  key_bytes(s, i, p, n);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lookup                                                               */
+
+/* Bloom test with precomputed h1/h2 (section 7.3): 1 maybe, 0 absent. */
+static int bloom_test(const dd_shard *s, uint64_t h1, uint64_t h2) {
+  const uint8_t *bits = s->filter.data + 32;
+  for (uint64_t j = 0; j < s->bloom_k; j++) {
+    uint64_t pos = (h1 + j * h2) % s->bloom_bits;
+    if ((bits[pos >> 3] & (1u << (pos & 7))) == 0) return 0;
+  }
+  return 1;
+}
+
+/* h1, h2 of the unsalted BLAKE2s digest of the key. */
+static void bloom_hashes(const uint8_t *key, size_t n, uint64_t *h1,
+                         uint64_t *h2) {
+  uint8_t d[32];
+  blake2s_plain(key, n, d);
+  *h1 = be_n(d, 8);
+  *h2 = be_n(d + 8, 8);
+}
+
+int datadings_filter_maybe(const datadings_reader *r, size_t s,
+                           const uint8_t *key, size_t n) {
+  if (s >= r->nshards || !r->shards[s].filter.path) return -1;
+  uint64_t h1, h2;
+  bloom_hashes(key, n, &h1, &h2);
+  return bloom_test(&r->shards[s], h1, h2);
+}
+
+/* Slot hash of local sample i while building the table. */
+static uint64_t entry_hash(const dd_shard *s, uint64_t i) {
+  if (s->table_hashed) return be_n(s->hashes.data + 8 + 8 * i, 8);
+  const uint8_t *p;
+  size_t n;
+  key_bytes(s, i, &p, &n);
+  return ds_hash64(p, n);
+}
+
+/* Insert samples 0..n-1 into the empty table t; returns n, or the
+ * sample whose probe run exceeded DD_MAX_PROBE. Slots are computed
+ * DD_AHEAD entries early and prefetched: the table is far larger than
+ * the caches, so this hides most of the misses. */
+static uint64_t fill_table(const dd_shard *s, uint32_t *t, uint64_t mask,
+                           uint64_t seed) {
+  uint64_t ring[DD_AHEAD];
+  for (uint64_t i = 0; i < s->n && i < DD_AHEAD; i++) {
+    ring[i] = place(entry_hash(s, i), seed) & mask;
+    __builtin_prefetch(&t[ring[i]], 1);
+  }
+  for (uint64_t i = 0; i < s->n; i++) {
+    uint64_t slot = ring[i % DD_AHEAD], probe = 0;
+    if (i + DD_AHEAD < s->n) {
+      uint64_t next = place(entry_hash(s, i + DD_AHEAD), seed) & mask;
+      ring[i % DD_AHEAD] = next;
+      __builtin_prefetch(&t[next], 1);
+    }
+    while (t[slot] != DD_EMPTY) {
+      if (++probe > DD_MAX_PROBE) return i;
+      slot = (slot + 1) & mask;
+    }
+    t[slot] = (uint32_t)i;
+  }
+  return s->n;
+}
+
+/* Build the open-addressing table (load <= 1/2) of sample indices. */
+static int build_table(dd_shard *s, uint64_t seed, char **err) {
+  if (s->table) return 0;
+  s->table_hashed = s->hashes.path != NULL;
+  uint64_t cap = 16;
+  while (cap < 2 * s->n) cap <<= 1;
+  uint32_t *t = malloc(cap * sizeof *t);
+  if (!t) return ds_err(err, "%s: out of memory for a key table of %llu slots",
+                        s->data.path, (unsigned long long)cap);
+  memset(t, 0xff, cap * sizeof *t);
+  uint64_t bad = fill_table(s, t, cap - 1, seed);
+  if (bad != s->n) {
+    free(t);
+    return ds_err(err, "%s: sample %llu: more than %d keys share a hash; the "
+                       "file is corrupt or hostile",
+                  s->table_hashed ? s->hashes.path : key_file(s)->path,
+                  (unsigned long long)bad, DD_MAX_PROBE);
+  }
+  s->table = t;
+  s->table_mask = cap - 1;
+  return 0;
+}
+
+/* 1 when local sample i's key equals key[0..n). */
+static int key_equals(const dd_shard *s, uint64_t i, const uint8_t *key,
+                      size_t n) {
+  const uint8_t *p;
+  size_t len;
+  key_bytes(s, i, &p, &len);
+  return len == n && (n == 0 || memcmp(p, key, n) == 0);
+}
+
+/* Probe the table for key: 1 and *i when found, 0 when absent. */
+static int table_find(const dd_shard *s, uint64_t seed, const uint8_t *key,
+                      size_t n, uint64_t *out) {
+  uint8_t qh[8];
+  uint64_t h;
+  if (s->table_hashed) {
+    datadings_key_hash(s->hashes.data, key, n, qh);
+    h = be_n(qh, 8);
+  } else {
+    h = ds_hash64(key, n);
+  }
+  for (uint64_t slot = place(h, seed) & s->table_mask;;
+       slot = (slot + 1) & s->table_mask) {
+    uint32_t i = s->table[slot];
+    if (i == DD_EMPTY) return 0;
+    if (s->table_hashed && memcmp(s->hashes.data + 8 + 8 * (uint64_t)i, qh, 8))
+      continue;
+    if (key_equals(s, i, key, n)) {
+      *out = i;
+      return 1;
+    }
+  }
+}
+
+/* Look key up in one shard (bloom hashes given): 1 found, 0, -1. */
+static int shard_find(dd_shard *s, uint64_t seed, const uint8_t *key, size_t n,
+                      uint64_t h1, uint64_t h2, uint64_t *i, char **err) {
+  if (s->n == 0) return 0;
+  if (s->filter.path && !bloom_test(s, h1, h2)) return 0;
+  if (build_keypos(s, err) || build_table(s, seed, err)) return -1;
+  return table_find(s, seed, key, n, i);
+}
+
+int datadings_find(datadings_reader *r, const uint8_t *key, size_t n,
+                   uint64_t *g, char **err) {
+  uint64_t h1 = 0, h2 = 0;
+  int have_bloom = 0;
+  for (size_t k = 0; k < r->nshards; k++) {
+    dd_shard *s = &r->shards[k];
+    if (s->filter.path && s->n && !have_bloom) {
+      bloom_hashes(key, n, &h1, &h2);
+      have_bloom = 1;
+    }
+    uint64_t i;
+    int rc = shard_find(s, r->seed, key, n, h1, h2, &i, err);
+    if (rc < 0) return -1;
+    if (rc == 1) {
+      *g = ds_shard_map_global(&r->map, k, i);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+const char *datadings_lookup_method(const datadings_reader *r) {
+  if (r->nshards == 0) return "keys";
+  const dd_shard *s = &r->shards[0];
+  if (s->hashes.path) return s->filter.path ? "filter+key_hashes" : "key_hashes";
+  if (s->keysrc == DD_KEYS_INDEX) return "index";
+  return "keys";
+}
+
+size_t datadings_key_table_bytes(const datadings_reader *r) {
+  size_t total = 0;
+  for (size_t k = 0; k < r->nshards; k++) {
+    const dd_shard *s = &r->shards[k];
+    if (s->keypos) total += (size_t)s->n * sizeof *s->keypos;
+    if (s->idxpos && !s->keypos_borrowed) total += (size_t)s->n * sizeof *s->idxpos;
+    if (s->table) total += (size_t)(s->table_mask + 1) * sizeof *s->table;
+  }
+  return total;
+}
+
+/* ------------------------------------------------------------------ */
+/* md5 verification                                                     */
+
+/* Growable list of md5 rows. */
+typedef struct md5_rows {
+  datadings_md5_row *v;
+  size_t n, cap;
+} md5_rows;
+
+/* md5 of a whole file as 32 lowercase hex; 0 ok, -1 if unreadable. */
+static int md5_of_file(const char *path, char hex[33]) {
+  ds_file f;
+  char *e = NULL;
+  if (ds_file_open(&f, path, &e)) {
+    free(e);
+    return -1;
+  }
+  MD5_CTX c;
+  MD5Init(&c);
+  const uint64_t chunk = 8u << 20;
+  for (uint64_t off = 0; off < f.size; off += chunk) {
+    uint64_t len = f.size - off < chunk ? f.size - off : chunk;
+    MD5Update(&c, f.data + off, (size_t)len);
+    ds_file_drop(&f, off, len);
+  }
+  uint8_t d[MD5_DIGEST_LENGTH];
+  MD5Final(d, &c);
+  ds_file_close(&f);
+  static const char digits[] = "0123456789abcdef";
+  for (int i = 0; i < 16; i++) {
+    hex[2 * i] = digits[d[i] >> 4];
+    hex[2 * i + 1] = digits[d[i] & 15];
+  }
+  hex[32] = 0;
+  return 0;
+}
+
+/* 1 for a space-like byte that Python's str.strip() removes. */
+static int is_space(uint8_t c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+/* 1 when the listed name is a plain file name (no directory parts). */
+static int plain_name(const uint8_t *p, size_t n) {
+  if (n == 0 || memchr(p, '/', n) || memchr(p, 0, n)) return 0;
+  return !(n == 1 && p[0] == '.') && !(n == 2 && p[0] == '.' && p[1] == '.');
+}
+
+/* Parse one stripped line into a new row (expected lowercased). */
+static int add_row(md5_rows *rows, const ds_file *f, size_t lineno,
+                   const uint8_t *p, size_t n, char **err) {
+  int ok = n > 34 && p[32] == ' ' && p[33] == ' ' && plain_name(p + 34, n - 34);
+  for (int i = 0; ok && i < 32; i++)
+    ok = (p[i] >= '0' && p[i] <= '9') || ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f');
+  if (!ok)
+    return ds_err(err, "%s: line %zu: expected \"<32 hex digits>  <file name>\", "
+                       "found \"%.*s\"",
+                  f->path, lineno, (int)(n > 80 ? 80 : n), (const char *)p);
+  if (rows->n == rows->cap) {
+    size_t cap = rows->cap ? 2 * rows->cap : 8;
+    datadings_md5_row *v = realloc(rows->v, cap * sizeof *v);
+    if (!v) return ds_err(err, "out of memory");
+    rows->v = v;
+    rows->cap = cap;
+  }
+  char *text = malloc(33 + (n - 34) + 1);
+  if (!text) return ds_err(err, "out of memory");
+  for (int i = 0; i < 32; i++) text[i] = (char)(p[i] >= 'A' && p[i] <= 'F' ? p[i] | 0x20 : p[i]);
+  text[32] = 0;
+  memcpy(text + 33, p + 34, n - 34);
+  text[33 + n - 34] = 0;
+  datadings_md5_row *row = &rows->v[rows->n++];
+  memset(row, 0, sizeof *row);
+  row->expected = text;
+  row->file = text + 33;
+  return 0;
+}
+
+/* Read `<data>.md5` and check every listed file beside it. */
+static int verify_one(const char *data_path, md5_rows *rows, char **err) {
+  char *mp = ds_strf("%s.md5", data_path);
+  if (!mp) return ds_err(err, "out of memory");
+  ds_file f;
+  int rc = ds_file_open(&f, mp, err);
+  free(mp);
+  if (rc) return -1;
+  size_t first = rows->n, lineno = 0;
+  for (uint64_t off = 0; off < f.size && rc == 0;) {
+    const uint8_t *line = f.data + off, *nl = memchr(line, '\n', (size_t)(f.size - off));
+    size_t len = nl ? (size_t)(nl - line) : (size_t)(f.size - off);
+    off += len + 1;
+    lineno++;
+    while (len && is_space(line[len - 1])) len--;
+    while (len && is_space(line[0])) line++, len--;
+    if (len) rc = add_row(rows, &f, lineno, line, len, err);
+  }
+  ds_file_close(&f);
+  const char *base = ds_basename(data_path);
+  for (size_t i = first; rc == 0 && i < rows->n; i++) {
+    datadings_md5_row *row = &rows->v[i];
+    char *path = ds_strf("%.*s%s", (int)(base - data_path), data_path, row->file);
+    if (!path) return ds_err(err, "out of memory");
+    if (md5_of_file(path, row->actual)) row->actual[0] = 0;
+    row->ok = row->actual[0] && strcmp(row->actual, row->expected) == 0;
+    free(path);
+  }
+  return rc;
+}
+
+int datadings_verify(const char *path, datadings_md5_row **rows, size_t *n,
+                     char **err) {
+  *rows = NULL;
+  *n = 0;
+  ds_shard_list files;
+  if (expand_paths(path, &files, err)) return -1;
+  md5_rows acc = {0};
+  int rc = 0;
+  for (size_t i = 0; i < files.n && rc == 0; i++)
+    rc = verify_one(files.paths[i], &acc, err);
+  ds_shard_list_free(&files);
+  if (rc) {
+    datadings_md5_free(acc.v, acc.n);
+    return -1;
+  }
+  *rows = acc.v;
+  *n = acc.n;
+  return 0;
+}
+
+void datadings_md5_free(datadings_md5_row *rows, size_t n) {
+  if (!rows) return;
+  for (size_t i = 0; i < n; i++) free((char *)rows[i].expected);
+  free(rows);
+}

@@ -1,0 +1,91 @@
+/* datadings.h - reader for datadings datasets: X.msgpack (samples back to
+ * back) with X.msgpack.offsets / .keys / .key_hashes / .filter / .md5, or
+ * the legacy X.msgpack.index; a glob opens several as shards, in name
+ * order, concatenated. Plain C: knows bytes, not SQLite.
+ * Format notes: shared/formats/datadings.md. */
+#ifndef DS_DATADINGS_H
+#define DS_DATADINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct datadings_reader datadings_reader;
+
+/* Open `path` (a .msgpack file, or a glob such as dir/train-*.msgpack).
+ * Reads only headers and sizes; checks what is cheap (offsets size and
+ * count, key count, filter header, key_hashes size). Errors name the file. */
+int datadings_open(const char *path, datadings_reader **out, char **err);
+void datadings_close(datadings_reader *r);
+
+uint64_t datadings_count(const datadings_reader *r);
+size_t datadings_nshards(const datadings_reader *r);
+/* File name of shard s (its .msgpack path). */
+const char *datadings_shard_path(const datadings_reader *r, size_t s);
+
+/* The exact msgpack bytes of sample g: [offsets[i], offsets[i+1]) of its
+ * shard, bounds- and monotonicity-checked. */
+int datadings_sample(const datadings_reader *r, uint64_t g, const uint8_t **p,
+                     size_t *n, char **err);
+
+/* The index key of sample g (UTF-8 bytes inside the mapped .keys or
+ * .index file). The first call builds a table of key positions. */
+int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
+                  size_t *n, char **err);
+
+/* Find the sample whose index key equals key[0..n): 1 and *g when found,
+ * 0 when absent, -1 on error. Bloom filter first, then the salted key
+ * hashes (or the legacy index / .keys when those are missing), and the
+ * candidate's .keys entry is compared byte for byte, so a false positive
+ * never returns a row. The first lookup builds an in-memory table. */
+int datadings_find(datadings_reader *r, const uint8_t *key, size_t n,
+                   uint64_t *g, char **err);
+
+/* What datadings_find will use: "filter+key_hashes", "key_hashes",
+ * "index", "keys" (for documentation, dataset_info and tests). */
+const char *datadings_lookup_method(const datadings_reader *r);
+
+/* One line of the X.msgpack.md5 file, checked. */
+typedef struct datadings_md5_row {
+  const char *file;     /* as listed (base name) */
+  const char *expected; /* 32 lowercase hex */
+  char actual[33];      /* "" when the file is missing or unreadable */
+  int ok;
+} datadings_md5_row;
+
+/* Read the .md5 file of `path` (one .msgpack file, or every shard of a
+ * glob) and compute each listed file's md5. *rows is malloc'd (free with
+ * datadings_md5_free). */
+int datadings_verify(const char *path, datadings_md5_row **rows, size_t *n,
+                     char **err);
+void datadings_md5_free(datadings_md5_row *rows, size_t n);
+
+/* ---- Additions: finer access, diagnostics and the hash functions ---- */
+
+/* Number of samples in shard s (0 when s is out of range). */
+uint64_t datadings_shard_count(const datadings_reader *r, size_t s);
+
+/* Where sample g lives: its shard and the byte range [*start, *end) of
+ * that shard's data file, checked exactly like datadings_sample. */
+int datadings_sample_range(const datadings_reader *r, uint64_t g,
+                           size_t *shard, uint64_t *start, uint64_t *end,
+                           char **err);
+
+/* The Bloom filter of shard s alone (section 7): 1 "maybe present", 0
+ * "definitely absent", -1 when the shard has no .filter (or s is out of
+ * range). For tests and diagnostics; datadings_find calls it itself. */
+int datadings_filter_maybe(const datadings_reader *r, size_t s,
+                           const uint8_t *key, size_t n);
+
+/* The salted key hash H(k, salt) of section 6.1: the first 8 bytes of the
+ * 32-byte BLAKE2s digest with `salt` in the parameter block. */
+void datadings_key_hash(const uint8_t salt[8], const uint8_t *key, size_t n,
+                        uint8_t out[8]);
+
+/* The writer's salt_for(c) of section 6.2 (salt_for(0) = 652e530edee5893b). */
+void datadings_salt_for(uint64_t c, uint8_t out[8]);
+
+/* Bytes of memory held right now by the lazily built key tables (key
+ * position tables and lookup tables of every shard). */
+size_t datadings_key_table_bytes(const datadings_reader *r);
+
+#endif

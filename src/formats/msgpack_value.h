@@ -1,0 +1,55 @@
+/* msgpack_value.h - datadings samples: one msgpack object (msgpack-c does
+ * the parsing) turned into the shared value model, with msgpack-numpy's
+ * maps recognised as upstream's decoder does (bin keys only):
+ *   {nd: true, type, kind, shape, data}  -> DS_V_NDARRAY (.npy bytes)
+ *   {nd: <other>, type, data}            -> numpy scalar: BOOL/INT/UINT/
+ *                                           FLOAT/COMPLEX by dtype
+ *   {complex: true, data: "(1+2j)"}      -> DS_V_COMPLEX
+ * Format notes: shared/formats/datadings.md sections 2-3. Knows no SQLite. */
+#ifndef DS_MSGPACK_VALUE_H
+#define DS_MSGPACK_VALUE_H
+
+#include <msgpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/value.h"
+
+/* A parsed sample: msgpack-c objects that point into the input bytes (which
+ * must outlive it). Reuse one doc for many samples: parse clears it. */
+typedef struct ds_msgpack_doc {
+  msgpack_zone zone;
+  int zone_ready;
+  msgpack_object root;
+} ds_msgpack_doc;
+
+void ds_msgpack_doc_init(ds_msgpack_doc *d);
+void ds_msgpack_doc_free(ds_msgpack_doc *d);
+
+/* Parse exactly one msgpack object filling p[0..n): trailing bytes,
+ * truncation, invalid UTF-8 in a str, the reserved byte 0xc1, or container
+ * counts that the bytes cannot hold are errors ("...at byte N"; no file
+ * name, the caller adds it). Never allocates more than the input can
+ * justify. Containers may nest 32 deep (msgpack-c's fixed parser stack). */
+int ds_msgpack_parse(ds_msgpack_doc *d, const uint8_t *p, size_t n, char **err);
+
+/* The value of top-level map entry `name` (a str key, compared byte for
+ * byte; the first entry when the key repeats) of the parsed root, or NULL
+ * when the root is not a map or has no such key. */
+const msgpack_object *ds_msgpack_field(const ds_msgpack_doc *d, const char *name,
+                                       size_t name_len);
+
+/* Convert one object (and everything inside it) into a ds_value allocated
+ * in `a`, applying the msgpack-numpy rules above. TEXT and BYTES values
+ * point into the parsed input bytes (which must outlive the value); list
+ * items and .npy blobs live in the arena. Object arrays (kind "O", a
+ * pickle) are an error until a pickle decoder is plugged in. */
+int ds_msgpack_to_value(const msgpack_object *o, ds_arena *a, ds_value *out,
+                        char **err);
+
+/* Python's complex() on repr text such as "(1.5-2.25j)", "2j", "-0j",
+ * "(nan+infj)" (datadings.md 3.3; also "(3)", "j", "1-j"). 0 with *re and
+ * *im set, -1 when the text is malformed. */
+int ds_msgpack_parse_complex(const char *s, size_t n, double *re, double *im);
+
+#endif

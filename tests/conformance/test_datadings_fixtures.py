@@ -1,0 +1,321 @@
+"""test_datadings_fixtures.py - conformance of the datadings tables with
+upstream.
+
+Every expected/*.json in tests/fixtures/upstream/datadings was read back by
+the real upstream datadings reader. This compares every sample (as the
+`sample` JSON and, in the CREATE form, column by column), every key, the raw
+bytes against the offsets, every find_index pair through WHERE key = ?,
+every absent key (including Bloom false positives), and the md5 file through
+datadings_verify. Usage: test_datadings_fixtures.py BUILD_DIR"""
+import base64
+import glob
+import io
+import json
+import math
+import os
+import sys
+
+import numpy
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dstest import FIXTURES, Checker, connect, sql_quote  # noqa: E402
+
+D = os.path.join(FIXTURES, "datadings")
+C = Checker()
+conn = connect(sys.argv[1] if len(sys.argv) > 1 else "build")
+PICKLE_ERR = "pickle decoder"
+_n = [0]
+
+
+def expected(name):
+    with open(os.path.join(D, "expected", name + ".json")) as f:
+        return json.load(f)
+
+
+def data_path(name):
+    if name == "sharded":
+        return os.path.join(D, "sharded", "part-*.msgpack")
+    return os.path.join(D, name, name + ".msgpack")
+
+
+def rows(sql, *params):
+    return conn.execute(sql, params).fetchall()
+
+
+class Unsupported(Exception):
+    """A value our decoder refuses on purpose (object arrays for now)."""
+
+
+def nonfinite(x):
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
+def ndarray_json(a):
+    """What our JSON holds for an ndarray: tolist() with our scalar rules."""
+    if "items" in a:
+        raise Unsupported("object array")
+    dt = numpy.dtype(descr_dtype(a["descr"]) if "descr" in a else a["dtype"])
+    arr = numpy.frombuffer(base64.b64decode(a["data_b64"]), dtype=dt).reshape(a["shape"])
+    return scalar_json(arr.tolist())
+
+
+def descr_dtype(descr):
+    """msgpack-numpy's descr list (as on disk) -> a numpy dtype spec."""
+    out = []
+    for f in descr:
+        t = descr_dtype(f[1]) if isinstance(f[1], list) else f[1]
+        out.append((f[0], t, tuple(f[2])) if len(f) > 2 else (f[0], t))
+    return out
+
+
+def scalar_json(x):
+    if isinstance(x, numpy.ndarray):
+        x = x.tolist()
+    if isinstance(x, (list, tuple)):
+        return [scalar_json(y) for y in x]
+    if isinstance(x, complex):
+        return [nonfinite(x.real), nonfinite(x.imag)]
+    if isinstance(x, bytes):
+        x = x.rstrip(b"\0")
+        try:
+            return x.decode("utf-8")
+        except UnicodeDecodeError:
+            return base64.b64encode(x).decode()
+    if isinstance(x, float):
+        return nonfinite(x)
+    return x
+
+
+def special_float(v):
+    return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.get(v)
+
+
+def to_json(v):
+    """The fixtures' typed JSON -> what our `sample` JSON should parse to."""
+    if isinstance(v, dict):
+        if "$int" in v:
+            return int(v["$int"])
+        if "$bytes_b64" in v:
+            return v["$bytes_b64"]
+        if "$complex" in v:
+            return [nonfinite(to_float(x)) for x in v["$complex"]]
+        if "$npscalar" in v:
+            return to_json(v["$npscalar"]["value"])
+        if "$ndarray" in v:
+            return ndarray_json(v["$ndarray"])
+        if "$map" in v:
+            return {k if isinstance(k, str) else json.dumps(to_json(k), separators=(",", ":")):
+                    to_json(x) for k, x in v["$map"]}
+        # a str "key" field is always text (fixture keys has the key "NaN")
+        return {k: x if k == "key" and isinstance(x, str) else to_json(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [to_json(x) for x in v]
+    if isinstance(v, str) and special_float(v) is not None:
+        return None
+    if isinstance(v, float):
+        return nonfinite(v)
+    return v
+
+
+def to_float(x):
+    f = special_float(x) if isinstance(x, str) else None
+    return f if f is not None else float(x)
+
+
+def column_value(v):
+    """The fixtures' typed JSON -> the SQLite value of a field column; for
+    ndarrays a ("npy", dtype, shape, bytes) tuple to compare after np.load."""
+    if isinstance(v, bool):
+        return int(v)
+    if v is None or isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return None if math.isnan(v) else v
+    if isinstance(v, str):
+        f = special_float(v)
+        if f is not None:
+            return None if math.isnan(f) else f
+        return v
+    if isinstance(v, dict):
+        if "$int" in v:
+            n = int(v["$int"])
+            return n if -2**63 <= n < 2**63 else str(n)
+        if "$bytes_b64" in v:
+            return base64.b64decode(v["$bytes_b64"])
+        if "$npscalar" in v:
+            return column_value(v["$npscalar"]["value"])
+        if "$ndarray" in v:
+            a = v["$ndarray"]
+            if "items" in a:
+                raise Unsupported("object array")
+            return ("npy", a["dtype"], a["shape"], base64.b64decode(a["data_b64"]), a.get("descr"))
+    return ("json", to_json(v))
+
+
+def same_column(got, want):
+    if isinstance(want, tuple) and want[0] == "json":
+        try:
+            return isinstance(got, str) and json.loads(got) == want[1]
+        except ValueError:
+            return False
+    if isinstance(want, tuple) and want[0] == "npy":
+        if not isinstance(got, bytes):
+            return False
+        arr = numpy.load(io.BytesIO(got))
+        if want[4] is not None:  # structured: compare layout and bytes
+            return list(arr.shape) == want[2] and arr.tobytes() == want[3] and \
+                arr.dtype.itemsize == int(want[1][2:])
+        return arr.dtype.str == want[1] and list(arr.shape) == want[2] and \
+            numpy.ascontiguousarray(arr).tobytes() == want[3]
+    if isinstance(want, float) and isinstance(got, float):
+        return got == want and math.copysign(1, got) == math.copysign(1, want)
+    return type(got) == type(want) and got == want
+
+
+def check_samples(name, e):
+    path = data_path(name)
+    tvf = "datadings(%s)" % sql_quote(path)
+    got = rows("SELECT rowid, key FROM %s" % tvf)
+    C.eq(len(got), e["n"], "%s: count" % name)
+    C.eq([r[1] for r in got], e["keys"], "%s: every key" % name)
+    C.eq([r[0] for r in got], list(range(e["n"])), "%s: rowids" % name)
+    if "offsets" in e:
+        blob = b"".join(open(p, "rb").read() for p in sorted(glob.glob(path)))
+        raws = [r[0] for r in rows("SELECT raw FROM %s" % tvf)]
+        offs = e["offsets"]
+        C.eq(raws, [blob[offs[i]:offs[i + 1]] for i in range(e["n"])], "%s: raw = offsets slices" % name)
+    ok = bad = 0
+    for i, want in enumerate(e["samples"]):
+        try:
+            w = to_json(want)
+        except Unsupported:
+            w = Unsupported
+        try:
+            (s,) = rows("SELECT sample FROM %s WHERE rowid = ?" % tvf, i)[0]
+            g = json.loads(s)
+        except Exception as x:  # noqa: BLE001 - a refused value is an error we check
+            g = x
+        if w is Unsupported:
+            good = isinstance(g, Exception) and PICKLE_ERR in str(g) and ("sample %d" % i) in str(g)
+        else:
+            good = g == w
+        if good:
+            ok += 1
+        else:
+            bad += 1
+            if bad <= 3:
+                C.check(False, "%s: sample %d as JSON" % (name, i), "got %r, want %r" % (g, w))
+    C.check(bad == 0 and ok == len(e["samples"]), "%s: all %d samples as JSON" % (name, ok))
+
+
+def check_columns(name, e):
+    _n[0] += 1
+    t = "temp.dd%d" % _n[0]
+    conn.execute("CREATE VIRTUAL TABLE %s USING datadings(%s, infer=100000)" % (t, sql_quote(data_path(name))))
+    cols = [r[1] for r in rows("PRAGMA temp.table_info(%s)" % t.split(".")[1])]
+    samples = [top_fields(s) for s in e["samples"]]
+    fields = []
+    for s in samples:
+        for k in s:
+            if k != "key" and k not in fields:
+                fields.append(k)
+    C.eq(cols, ["key"] + fields, "%s create: columns in first-seen order" % name)
+    ok = bad = 0
+    for i, s in enumerate(samples):
+        for f in fields:
+            q = 'SELECT "%s" FROM %s WHERE rowid = ?' % (f.replace('"', '""'), t)
+            present = f in s
+            try:
+                want = column_value(s[f]) if present else None
+            except Unsupported:
+                try:
+                    rows(q, i)
+                    good = False
+                except Exception as x:  # noqa: BLE001
+                    good = PICKLE_ERR in str(x)
+                ok, bad = (ok + 1, bad) if good else (ok, bad + 1)
+                continue
+            got = rows(q, i)[0][0]
+            if same_column(got, want):
+                ok += 1
+            else:
+                bad += 1
+                if bad <= 3:
+                    C.check(False, "%s create: sample %d field %s" % (name, i, f),
+                            "got %r, want %r" % (got, want))
+    C.check(bad == 0, "%s create: all %d field values" % (name, ok))
+    return t
+
+
+def top_fields(s):
+    """The str-keyed top-level fields of a sample (in file order)."""
+    if isinstance(s, dict) and "$map" in s:
+        return {k: v for k, v in s["$map"] if isinstance(k, str)}
+    if isinstance(s, dict) and not any(k in s for k in ("$ndarray", "$npscalar", "$complex", "$int", "$bytes_b64")):
+        return s
+    return {}
+
+
+def check_lookups(name, e):
+    tvf = "datadings(%s)" % sql_quote(data_path(name))
+    pairs = e.get("find_index", [])
+    got = [(k, (rows("SELECT rowid FROM %s WHERE key = ?" % tvf, k) or [(None,)])[0][0]) for k, _ in pairs]
+    C.eq(got, [tuple(p) for p in pairs], "%s: every find_index pair through key = ?" % name)
+    absent = list(e.get("absent_keys", [])) + list((e.get("bloom") or {}).get("bloom_false_positives", []))
+    hits = [k for k in absent if rows("SELECT rowid FROM %s WHERE key = ?" % tvf, k)]
+    C.eq(hits, [], "%s: %d absent keys (incl. Bloom false positives) give no row" % (name, len(absent)))
+    if pairs:
+        ks = [k for k, _ in pairs[:5]]
+        got = [r[0] for r in rows("SELECT rowid FROM %s WHERE key IN (%s) ORDER BY rowid"
+                                  % (tvf, ",".join("?" * len(ks))), *ks)]
+        C.eq(got, sorted(i for _, i in pairs[:5]), "%s: key IN (...)" % name)
+
+
+def check_md5(name, e):
+    if "md5_file" not in e:
+        return
+    got = rows("SELECT file, expected_md5, ok FROM datadings_verify(?)", data_path(name))
+    C.eq(got, [(f, m, 1) for f, m in e["md5_file"]], "%s: datadings_verify" % name)
+
+
+for name in ("basic", "hetero", "keys", "empty", "ndarrays", "legacy", "converted", "raw", "salt1"):
+    e = expected(name)
+    check_samples(name, e)
+    check_columns(name, e)
+    check_lookups(name, e)
+    check_md5(name, e)
+
+# mid: 20,000 samples, sampled values, sums, keys digest
+m = expected("mid")
+conn.execute("CREATE VIRTUAL TABLE temp.mid USING datadings(%s)" % sql_quote(data_path("mid")))
+C.eq(rows("SELECT count(*), sum(n) FROM mid")[0], (m["n"], m["sums"]["sum_n"]), "mid: count and sum(n)")
+C.eq([r[0] for r in rows("SELECT count(*) FROM mid GROUP BY c ORDER BY c")], m["sums"]["count_by_c"],
+     "mid: count per c")
+import hashlib  # noqa: E402
+keys = [r[0] for r in rows("SELECT key FROM mid")]
+C.eq(hashlib.md5("\n".join(keys).encode()).hexdigest(), m["keys_md5"], "mid: md5 of every key")
+for idx, key, sample in m["sampled"]:
+    got = rows("SELECT key, n, c FROM mid WHERE rowid = ?", idx)[0]
+    if got != (key, sample["n"], sample["c"]):
+        C.check(False, "mid: sample %d" % idx, "got %r want %r" % (got, (key, sample)))
+        break
+else:
+    C.check(True, "mid: every 97th sample by rowid")
+for idx, key, sample in m["sampled"][:50]:
+    got = rows("SELECT rowid, n FROM mid WHERE key = ?", key)
+    if got != [(idx, sample["n"])]:
+        C.check(False, "mid: key lookup %s" % key, "got %r" % got)
+        break
+else:
+    C.check(True, "mid: 50 key lookups")
+check_lookups("mid", m)
+check_md5("mid", m)
+
+# sharded: a glob of 4 shards (one empty), concatenated in name order
+s = expected("sharded")
+check_samples("sharded", s)
+check_lookups("sharded", s)
+C.eq(rows("SELECT count(*) FROM datadings(?) WHERE rowid BETWEEN 4 AND 6", data_path("sharded"))[0][0],
+     3, "sharded: a rowid range across the empty shard")
+
+C.exit()
