@@ -30,3 +30,16 @@ CREATE TEMP TABLE picks(id INTEGER PRIMARY KEY, why TEXT);
 INSERT INTO picks VALUES (3, 'an empty one'), (1234, 'spot check'), (49999, 'last');
 SELECT p.why, p.id, length(m.record) AS len, CAST(m.record AS TEXT) AS record
 FROM picks p JOIN bagz('tests/fixtures/upstream/bagz/mid.bagz') m ON m.rowid = p.id;
+
+.print ''
+.print '== datadings: typed columns inferred from the samples, looked up by key'
+CREATE VIRTUAL TABLE temp.basic USING datadings('tests/fixtures/upstream/datadings/basic/basic.msgpack');
+SELECT key, i_small, text, npy_shape(image) AS image_shape, z AS complex
+FROM basic WHERE key IN ('basic-0001', 'basic-0150');
+
+.print ''
+.print '== datadings: a join on key (each key is looked up through the Bloom filter and key hashes)'
+CREATE TEMP TABLE wanted(key TEXT, why TEXT);
+INSERT INTO wanted VALUES ('m00005', 'key 5'), ('m19999', 'last key'), ('x', 'absent');
+CREATE VIRTUAL TABLE temp.mid USING datadings('tests/fixtures/upstream/datadings/mid/mid.msgpack');
+SELECT w.why, m.rowid, m.n, m.c FROM wanted w JOIN mid m ON m.key = w.key;

@@ -105,8 +105,11 @@ int ds_options_check_known(const ds_options *o, const char *const *known,
     for (const char *const *k = known; *k; k++)
       ds_buf_printf(&names, "%s%s", k == known ? "" : ", ", *k);
     ds_buf_append(&names, "", 1);
-    ds_err(err, "unknown option '%s' (known options: %s)", o->items[i].name,
-           names.data ? (char *)names.data : "none");
+    if (known[0])
+      ds_err(err, "unknown option '%s' (known options: %s)", o->items[i].name,
+             (char *)names.data);
+    else
+      ds_err(err, "unknown option '%s' (this form takes no options)", o->items[i].name);
     ds_buf_free(&names);
     return -1;
   }
