@@ -254,6 +254,25 @@ int ds_plan_each_value(sqlite3_value *v, int is_in,
   return rc == SQLITE_DONE || rc == SQLITE_OK ? 0 : rc;
 }
 
+/* Set the flag of one integer value (see ds_plan_flag_ints). */
+typedef struct flag_ctx {
+  unsigned char *on;
+  size_t n;
+} flag_ctx;
+
+static int flag_int(void *ctx, sqlite3_value *v) {
+  flag_ctx *f = ctx;
+  int64_t x;
+  if (ds_plan_int_value(v, &x) && x >= 0 && (uint64_t)x < f->n) f->on[x] = 1;
+  return 0;
+}
+
+unsigned char *ds_plan_flag_ints(sqlite3_value *v, int is_in, size_t n) {
+  flag_ctx f = {calloc(n ? n : 1, 1), n};
+  if (f.on) ds_plan_each_value(v, is_in, flag_int, &f);
+  return f.on;
+}
+
 int ds_plan_decode(int idx, int argc, sqlite3_value **argv, int nargs,
                    ds_plan_args *a, char **err) {
   memset(a, 0, sizeof *a);

@@ -95,6 +95,11 @@ void ds_plan_args_free(ds_plan_args *a);
 int ds_plan_each_value(sqlite3_value *v, int is_in,
                        int (*fn)(void *ctx, sqlite3_value *v), void *ctx);
 
+/* For an INTEGER-typed constraint (one value or an IN list): a malloc'd
+ * array of n flags, flags[x] = 1 for every value x in [0, n) named
+ * (e.g. the shards of `shard IN (...)`). NULL when out of memory. */
+unsigned char *ds_plan_flag_ints(sqlite3_value *v, int is_in, size_t n);
+
 /* Apply SQLite's INTEGER affinity to a constraint value: 1 and *out set
  * when it is an integer (or an integral REAL / numeric TEXT), else 0. */
 int ds_plan_int_value(sqlite3_value *v, int64_t *out);

@@ -86,6 +86,36 @@ void ds_rowset_init_strided(ds_rowset *rs, uint64_t k, uint64_t *starts,
   rs->nstarts = m;
 }
 
+int ds_rowset_init_shards(ds_rowset *rs, int strided, const uint64_t *first,
+                          const uint64_t *counts, size_t k,
+                          const unsigned char *on) {
+  size_t m = 0, cap = k ? k : 1;
+  if (strided) {
+    uint64_t *st = malloc(cap * sizeof *st), *ct = malloc(cap * sizeof *ct);
+    if (!st || !ct) {
+      free(st);
+      free(ct);
+      return -1;
+    }
+    for (size_t s = 0; s < k; s++)
+      if (on[s]) {
+        st[m] = s;
+        ct[m++] = counts[s];
+      }
+    ds_rowset_init_strided(rs, k, st, ct, m);
+    return 0;
+  }
+  ds_range *rg = malloc(cap * sizeof *rg);
+  if (!rg) return -1;
+  for (size_t s = 0; s < k; s++)
+    if (on[s]) {
+      rg[m].lo = first[s];
+      rg[m++].hi = first[s] + counts[s];
+    }
+  ds_rowset_init_ranges(rs, rg, m);
+  return 0;
+}
+
 void ds_rowset_clip(ds_rowset *rs, uint64_t lo, uint64_t hi) {
   if (lo > rs->lo) rs->lo = lo;
   if (hi < rs->hi) rs->hi = hi;

@@ -45,6 +45,12 @@ void ds_rowset_init_ranges(ds_rowset *rs, ds_range *r, size_t n);
 /* Take ownership of malloc'd starts/counts arrays (sorted here). */
 void ds_rowset_init_strided(ds_rowset *rs, uint64_t k, uint64_t *starts,
                             uint64_t *counts, size_t n);
+/* The rows of the shards flagged in on[0..k): for concatenated shards the
+ * ranges [first[s], first[s] + counts[s]); for interleaved ones (strided
+ * = 1) the rows s + j*k for j < counts[s]. -1 when out of memory. */
+int ds_rowset_init_shards(ds_rowset *rs, int strided, const uint64_t *first,
+                          const uint64_t *counts, size_t k,
+                          const unsigned char *on);
 /* Narrow to [lo, hi). */
 void ds_rowset_clip(ds_rowset *rs, uint64_t lo, uint64_t hi);
 /* Is row g in the set (ignoring offset/limit)? */

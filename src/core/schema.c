@@ -69,7 +69,7 @@ const char *ds_schema_decltype(const ds_column *c) {
   unsigned ints = 1u << DS_V_INT | 1u << DS_V_BOOL;
   unsigned text = 1u << DS_V_TEXT | 1u << DS_V_LIST | 1u << DS_V_TUPLE |
                   1u << DS_V_SET | 1u << DS_V_MAP | 1u << DS_V_COMPLEX |
-                  1u << DS_V_BIGINT | 1u << DS_V_UINT;
+                  1u << DS_V_BIGINT | 1u << DS_V_UINT | 1u << DS_V_UNSUPPORTED;
   unsigned blob = 1u << DS_V_BYTES | 1u << DS_V_NDARRAY;
   if (t == 0) return "";
   if ((t & ~ints) == 0) return "INTEGER";

@@ -278,6 +278,11 @@ static int json_value(ds_buf *out, const ds_value *v, int depth, char **err) {
                                  : json_array(out, v, depth, err);
     case DS_V_BIGINT: return json_bigint(out, v, err);
     case DS_V_NDARRAY: return json_ndarray(out, v, err);
+    case DS_V_UNSUPPORTED:
+      if (ds_buf_puts(out, "{\"$unsupported\":") ||
+          ds_json_string(out, v->u.s.p, v->u.s.n) || ds_buf_puts(out, "}"))
+        return ds_err(err, "out of memory");
+      return 0;
     case DS_V_NULL:
     case DS_V_BOOL:
     case DS_V_INT:
@@ -289,6 +294,25 @@ static int json_value(ds_buf *out, const ds_value *v, int depth, char **err) {
       return json_scalar(out, v) ? ds_err(err, "out of memory") : 0;
   }
   return ds_err(err, "unknown value type %d", (int)v->type);
+}
+
+/* Depth-first search for an unsupported object, bounded like the JSON. */
+static const ds_value *find_unsupported(const ds_value *v, int depth) {
+  if (v->type == DS_V_UNSUPPORTED) return v;
+  if (v->type != DS_V_LIST && v->type != DS_V_TUPLE && v->type != DS_V_SET &&
+      v->type != DS_V_MAP)
+    return NULL;
+  if (depth >= DS_VALUE_MAX_DEPTH) return NULL; /* JSON output reports it */
+  size_t n = v->type == DS_V_MAP ? 2 * v->u.list.n : v->u.list.n;
+  for (size_t i = 0; i < n; i++) {
+    const ds_value *u = find_unsupported(&v->u.list.items[i], depth + 1);
+    if (u) return u;
+  }
+  return NULL;
+}
+
+const ds_value *ds_value_find_unsupported(const ds_value *v) {
+  return find_unsupported(v, 0);
 }
 
 int ds_value_json(ds_buf *out, const ds_value *v, char **err) {

@@ -31,7 +31,10 @@ typedef enum ds_vtype {
   DS_V_SET,     /* u.list */
   DS_V_MAP,     /* u.list with 2*n items: key0, value0, key1, value1, ... */
   DS_V_NDARRAY, /* u.s: a complete .npy file (header + data) */
-  DS_V_COMPLEX  /* u.c */
+  DS_V_COMPLEX, /* u.c */
+  DS_V_UNSUPPORTED /* u.s: "module.name" of an object a decoder will not
+                      build (pickle globals off the allow-list); JSON
+                      {"$unsupported": "module.name"} */
 } ds_vtype;
 
 typedef struct ds_value ds_value;

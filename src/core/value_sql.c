@@ -76,7 +76,8 @@ void ds_value_result(sqlite3_context *ctx, const ds_value *v) {
     case DS_V_TUPLE:
     case DS_V_SET:
     case DS_V_MAP:
-    case DS_V_COMPLEX: result_json_value(ctx, v); return;
+    case DS_V_COMPLEX:
+    case DS_V_UNSUPPORTED: result_json_value(ctx, v); return;
   }
   sqlite3_result_error(ctx, "unknown value type", -1);
 }

@@ -296,23 +296,6 @@ static int tvf_dataset(bagz_vtab *t, bagz_cursor *c, const ds_plan_args *a,
   return 0;
 }
 
-/* Shard numbers named by a shard = / IN constraint, as flags. */
-typedef struct shard_pick {
-  const bagz_reader *r;
-  unsigned char *on;
-  int any;
-} shard_pick;
-
-static int pick_shard(void *ctx, sqlite3_value *v) {
-  shard_pick *p = ctx;
-  int64_t s;
-  if (ds_plan_int_value(v, &s) && s >= 0 && (uint64_t)s < p->r->nshards) {
-    p->on[s] = 1;
-    p->any = 1;
-  }
-  return 0;
-}
-
 /* Rows whose record equals one of the constraint's BLOB values. */
 typedef struct record_pick {
   bagz_dataset *d;
@@ -357,29 +340,6 @@ static size_t filter_ids_by_shard(const bagz_reader *r, const unsigned char *on,
   return j;
 }
 
-/* The rows of the picked shards, as ranges or strides. */
-static int shard_rowset(const bagz_reader *r, const unsigned char *on,
-                        ds_rowset *rs) {
-  size_t k = r->nshards, m = 0;
-  if (r->map.layout == DS_LAYOUT_INTERLEAVED) {
-    uint64_t *st = malloc((k ? k : 1) * sizeof *st), *ct = malloc((k ? k : 1) * sizeof *ct);
-    if (!st || !ct) { free(st); free(ct); return -1; }
-    for (size_t s = 0; s < k; s++)
-      if (on[s]) { st[m] = s; ct[m++] = r->map.counts[s]; }
-    ds_rowset_init_strided(rs, k, st, ct, m);
-    return 0;
-  }
-  ds_range *rg = malloc((k ? k : 1) * sizeof *rg);
-  if (!rg) return -1;
-  for (size_t s = 0; s < k; s++)
-    if (on[s]) {
-      rg[m].lo = r->map.first[s];
-      rg[m++].hi = r->map.first[s] + r->map.counts[s];
-    }
-  ds_rowset_init_ranges(rs, rg, m);
-  return 0;
-}
-
 /* Turn the decoded plan into the cursor's rowset. */
 static int build_rowset(bagz_cursor *c, ds_plan_args *a, char **err) {
   const bagz_reader *r = c->ds->reader;
@@ -389,10 +349,8 @@ static int build_rowset(bagz_cursor *c, ds_plan_args *a, char **err) {
   size_t nids = 0;
   int have_ids = 0;
   if (a->extra[0]) { /* shard */
-    shard_pick sp = {r, calloc(r->nshards ? r->nshards : 1, 1), 0};
-    if (!sp.on) return ds_err(err, "out of memory");
-    ds_plan_each_value(a->extra[0], a->extra_in[0], pick_shard, &sp);
-    on = sp.on;
+    on = ds_plan_flag_ints(a->extra[0], a->extra_in[0], r->nshards);
+    if (!on) return ds_err(err, "out of memory");
   }
   if (a->extra[1]) { /* record */
     if (dataset_index(c->ds, err)) { free(on); return -1; }
@@ -431,7 +389,11 @@ static int build_rowset(bagz_cursor *c, ds_plan_args *a, char **err) {
       ds_rowset_init_list(&c->rs, ids, nids);
     }
   } else if (on) {
-    if (shard_rowset(r, on, &c->rs)) { free(on); return ds_err(err, "out of memory"); }
+    if (ds_rowset_init_shards(&c->rs, r->map.layout == DS_LAYOUT_INTERLEAVED,
+                              r->map.first, r->map.counts, r->nshards, on)) {
+      free(on);
+      return ds_err(err, "out of memory");
+    }
   } else if (ds_rowset_init_all(&c->rs, total)) {
     return ds_err(err, "out of memory");
   }

@@ -8,5 +8,6 @@
 int ds_bagz_register(sqlite3 *db);
 /* datadings and datadings_verify */
 int ds_datadings_register(sqlite3 *db);
+int ds_atlas_register(sqlite3 *db);
 
 #endif

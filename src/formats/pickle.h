@@ -1,0 +1,32 @@
+/* pickle.h - a safe decoder for Python pickles (protocols 2 to 5): the
+ * opcodes are interpreted as data, never executed. Globals are an
+ * allow-list (builtins containers and scalars, collections.OrderedDict,
+ * datetime, numpy arrays/scalars/dtypes under numpy 1 and 2 names); any
+ * other global becomes a DS_V_UNSUPPORTED value naming "module.name", so
+ * the rest of the pickle still decodes and the caller decides whether that
+ * is an error or a placeholder. The result uses the shared value model
+ * (core/value.h). Used by atlas blocks, datadings object arrays and bcolz
+ * object columns. Format notes: shared/formats/atlas.md section 7. */
+#ifndef DS_PICKLE_H
+#define DS_PICKLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/value.h"
+
+typedef struct ds_pickle_limits {
+  size_t max_bytes;  /* total bytes the decoder may allocate (0: 1 GiB) */
+  int max_depth;     /* nesting of containers (0: 1000) */
+  size_t max_memo;   /* memo entries (0: 1,000,000) */
+} ds_pickle_limits;
+
+/* Decode the pickle in p[0..n) into *out, allocated in `a` (strings and
+ * bytes may point into p, which must outlive the value). Shared references
+ * become shared ds_value nodes; a container that contains itself is an
+ * error ("recursive structure"). Errors say what is wrong and at which
+ * byte offset, e.g. "unsupported pickle opcode 0x63 at byte 12". */
+int ds_pickle_decode(const uint8_t *p, size_t n, const ds_pickle_limits *lim,
+                     ds_arena *a, ds_value *out, char **err);
+
+#endif
