@@ -93,9 +93,17 @@ static int dataset_open(const char *path, const char *key, dd_dataset **out,
   return 0;
 }
 
-/* Prefix an error about sample g with the dataset path. */
+/* Prefix an error about sample g with the file that holds it (the shard
+ * file of a glob) and its index. */
 static char *sample_error(const dd_dataset *d, uint64_t g, char *why) {
-  char *m = ds_strf("%s: sample %llu: %s", d->path, (unsigned long long)g,
+  size_t shard = 0;
+  uint64_t start, end;
+  char *ignored = NULL;
+  const char *file = d->path;
+  if (datadings_sample_range(d->reader, g, &shard, &start, &end, &ignored) == 0)
+    file = datadings_shard_path(d->reader, shard);
+  free(ignored);
+  char *m = ds_strf("%s: sample %llu: %s", file, (unsigned long long)g,
                     why ? why : "out of memory");
   free(why);
   return m;
