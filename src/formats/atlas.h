@@ -86,6 +86,10 @@ unsigned atlas_dict_id(const atlas_reader *r, size_t shard);
  * or block does not exist. */
 int atlas_block_range(const atlas_reader *r, size_t shard, uint64_t block,
                       uint64_t *offset, uint64_t *length, char **err);
+/* The stored (possibly compressed) bytes of a block, pointing into the
+ * mapped data.bin; bounds-checked. */
+int atlas_block_stored(const atlas_reader *r, size_t shard, uint64_t block,
+                       const uint8_t **p, size_t *n, char **err);
 
 /* Global example index g (< count) -> shard, block, position in block.
  * Shards with no examples are never returned. g >= count gives shard

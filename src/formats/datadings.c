@@ -39,6 +39,7 @@ typedef struct dd_shard {
   dd_keysrc keysrc;    /* where keys come from */
   uint64_t keys_hdr;   /* bytes of the .keys array header */
   uint64_t *keypos;    /* offset of each key's str header in its file */
+  uint64_t keypos_n;   /* how many of them are known (filled on demand) */
   int keypos_borrowed; /* keypos == idxpos (keys from the legacy index) */
   uint64_t *idxpos;    /* legacy .index: each entry's key position */
   uint64_t *idx_off;   /* n+1 offsets from the legacy .index, or NULL */
@@ -338,6 +339,7 @@ static int parse_index(dd_shard *s, uint64_t count, uint64_t hdr, char **err) {
   s->idx_off[count] = s->data.size;
   if (s->keysrc == DD_KEYS_INDEX) {
     s->keypos = s->idxpos;
+    s->keypos_n = s->n;
     s->keypos_borrowed = 1;
   }
   return 0;
@@ -581,35 +583,45 @@ static const ds_file *key_file(const dd_shard *s) {
   return NULL;
 }
 
-/* One pass over the .keys array: the position of every str header. */
-static int build_keypos(dd_shard *s, char **err) {
-  if (s->keypos) return 0;
+/* Positions of the .keys str headers, found on demand: make keys 0..upto
+ * known (upto < n), continuing where the last call stopped, so reading
+ * row 0's key costs one header and a full table costs one pass. The array
+ * is allocated once but only the part walked is touched. */
+static int ensure_keypos(dd_shard *s, uint64_t upto, char **err) {
+  if (s->keypos_n > upto) return 0;
   const ds_file *f = key_file(s);
   if (!f)
     return ds_err(err, "%s: no .keys or .index file, so sample keys are not "
                        "available",
                   s->data.path);
-  uint64_t *pos = malloc((s->n ? s->n : 1) * sizeof *pos);
-  if (!pos) return ds_err(err, "%s: out of memory for %llu key positions", f->path,
-                          (unsigned long long)s->n);
-  uint64_t off = s->keys_hdr, h = 0, len = 0;
-  for (uint64_t i = 0; i < s->n; i++) {
-    if (str_at(f, off, i, &h, &len, err)) {
-      free(pos);
-      return -1;
-    }
-    pos[i] = off;
+  if (!s->keypos && !(s->keypos = malloc((s->n ? s->n : 1) * sizeof *s->keypos)))
+    return ds_err(err, "%s: out of memory for %llu key positions", f->path,
+                  (unsigned long long)s->n);
+  uint64_t i = s->keypos_n, h = 0, len = 0;
+  uint64_t off = i == 0 ? s->keys_hdr : s->keypos[i - 1];
+  if (i > 0) { /* step over the last known key */
+    if (str_at(f, off, i - 1, &h, &len, err)) return -1;
     off += h + len;
   }
-  if (off != f->size) {
-    free(pos);
+  for (; i <= upto; i++) {
+    if (str_at(f, off, i, &h, &len, err)) return -1;
+    s->keypos[i] = off;
+    s->keypos_n = i + 1;
+    off += h + len;
+  }
+  if (s->keypos_n == s->n && off != f->size) {
+    s->keypos_n = s->n - 1; /* the last key stays unconfirmed: fail every time */
     return ds_err(err, "%s: %llu unexpected bytes after the last of %llu keys, at "
                        "byte %llu",
                   f->path, (unsigned long long)(f->size - off),
                   (unsigned long long)s->n, (unsigned long long)off);
   }
-  s->keypos = pos;
   return 0;
+}
+
+/* Every key position (for the lookup table). */
+static int build_keypos(dd_shard *s, char **err) {
+  return s->n == 0 ? 0 : ensure_keypos(s, s->n - 1, err);
 }
 
 /* Key bytes of local sample i (keypos built and validated). */
@@ -629,9 +641,32 @@ int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
   uint64_t i;
   if (locate(r, g, &shard, &i, err)) return -1;
   dd_shard *s = &r->shards[shard];
-  if (build_keypos(s, err)) return -1;
+  if (ensure_keypos(s, i, err)) return -1;
   key_bytes(s, i, p, n);
   return 0;
+}
+
+void datadings_release_before(const datadings_reader *r, uint64_t g) {
+  size_t shard;
+  uint64_t i;
+  char *err = NULL;
+  if (g >= r->map.total) {
+    g = r->map.total;
+    shard = r->nshards;
+    i = 0;
+  } else if (locate(r, g, &shard, &i, &err)) {
+    free(err);
+    return;
+  }
+  for (size_t k = 0; k < shard && k < r->nshards; k++) { /* passed shards */
+    ds_file_drop(&r->shards[k].data, 0, r->shards[k].data.size);
+    ds_file_drop(&r->shards[k].offsets, 0, r->shards[k].offsets.size);
+  }
+  if (shard >= r->nshards) return;
+  const dd_shard *s = &r->shards[shard];
+  uint64_t end = offset_of(s, i);
+  ds_file_drop(&s->data, 0, end < s->data.size ? end : s->data.size);
+  if (s->offsets.path) ds_file_drop(&s->offsets, 0, 8 * i);
 }
 
 /* ------------------------------------------------------------------ */
@@ -720,6 +755,10 @@ static int build_table(dd_shard *s, uint64_t seed, char **err) {
   }
   s->table = t;
   s->table_mask = cap - 1;
+  /* the pass touched every page of the hash and key files: give them back
+   * (a lookup faults in only the one or two it needs) */
+  if (s->hashes.path) ds_file_drop(&s->hashes, 0, s->hashes.size);
+  if (key_file(s)) ds_file_drop(key_file(s), 0, key_file(s)->size);
   return 0;
 }
 

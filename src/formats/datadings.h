@@ -27,6 +27,10 @@ const char *datadings_shard_path(const datadings_reader *r, size_t s);
 int datadings_sample(const datadings_reader *r, uint64_t g, const uint8_t **p,
                      size_t *n, char **err);
 
+/* A scan has passed every sample before g: drop their pages (data file,
+ * offsets) from memory; they come back from the page cache if read again. */
+void datadings_release_before(const datadings_reader *r, uint64_t g);
+
 /* The index key of sample g (UTF-8 bytes inside the mapped .keys or
  * .index file). The first call builds a table of key positions. */
 int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,

@@ -15,10 +15,18 @@
 
 #include "core/value.h"
 
+/* Resource limits; a zero field takes its default. Every length in the
+ * pickle is checked against the bytes left before anything is allocated. */
 typedef struct ds_pickle_limits {
-  size_t max_bytes;  /* total bytes the decoder may allocate (0: 1 GiB) */
+  size_t max_bytes;  /* total bytes the decoder may allocate (0: 1 GiB); also
+                        the cap on the value's size once shared references
+                        are expanded (what a JSON writer walks) */
   int max_depth;     /* nesting of containers (0: 1000) */
   size_t max_memo;   /* memo entries (0: 1,000,000) */
+  size_t max_stack;  /* value-stack and MARK-stack entries (0: 10,000,000) */
+  size_t max_long;   /* bytes of one LONG1/LONG4 integer (0: 8192, i.e.
+                        up to 2^65535, ~19,700 decimal digits; CPython
+                        itself refuses to print ints over 4,300 digits) */
 } ds_pickle_limits;
 
 /* Decode the pickle in p[0..n) into *out, allocated in `a` (strings and

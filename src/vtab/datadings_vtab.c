@@ -64,7 +64,11 @@ typedef struct dd_cursor {
   ds_msgpack_doc doc;
   ds_arena arena;      /* values of the current row */
   char *path_arg, *options_arg;
+  uint64_t since_release; /* rows since pages behind the scan were dropped */
 } dd_cursor;
+
+/* An ascending scan drops the pages behind it this often (rows). */
+#define RELEASE_EVERY 8192
 
 static void dataset_unref(dd_dataset *d) {
   if (!d || --d->refs > 0) return;
@@ -275,6 +279,7 @@ static void cursor_reset(dd_cursor *c) {
   c->path_arg = c->options_arg = NULL;
   c->eof = 1;
   c->parsed = 0;
+  c->since_release = 0;
 }
 
 static int dd_close(sqlite3_vtab_cursor *cur) {
@@ -391,6 +396,10 @@ static void cursor_step(dd_cursor *c) {
     return;
   }
   c->row = g;
+  if (!c->rs.desc && ++c->since_release >= RELEASE_EVERY) { /* constant memory */
+    datadings_release_before(c->ds->reader, g);
+    c->since_release = 0;
+  }
 }
 
 static int dd_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,

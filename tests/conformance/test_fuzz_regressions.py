@@ -9,10 +9,22 @@ for compression=zstd and none (and the layout the option byte picks). Each
 query must either succeed or fail with an sqlite3.Error starting "bagz: ".
 The queries run in a child process so that a crash is reported as a FAIL
 line naming the input instead of killing the test.
+
+datadings: every file in tests/fuzz/regressions/datadings/ (except *.md)
+named sample-* is an input of tests/fuzz/fuzz_datadings_sample.c (one
+sample): it is written as the only sample of a dataset (data file, .offsets
+[0, size], .keys ["r0"]) and read with the table-valued form (key, sample,
+raw, a lookup by key) and a CREATE VIRTUAL TABLE (every column). A file
+named index-* is an input of tests/fuzz/fuzz_datadings_index.c (flag byte,
+length-prefixed index files, data file) and is unpacked into its files;
+then count(*), every key and sample, a few lookups and datadings_verify
+run. Each query must succeed or fail with "datadings: " (datadings_verify:
+"datadings_verify: "), again in a child process.
 Usage: test_fuzz_regressions.py BUILD_DIR"""
 import json
 import os
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -22,6 +34,8 @@ sys.path.insert(0, HERE)
 from dstest import ROOT, Checker, connect, sql_quote  # noqa: E402
 
 REG = os.path.join(ROOT, "tests", "fuzz", "regressions", "bagz")
+DD_REG = os.path.join(ROOT, "tests", "fuzz", "regressions", "datadings")
+DD_SUFFIXES = (".offsets", ".keys", ".key_hashes", ".filter", ".index", ".md5")
 
 
 def variants(data):
@@ -83,11 +97,126 @@ def main(build):
                 rows = r["rows"]
                 C.check(len(rows) == 1 and isinstance(rows[0][0], int) and rows[0][0] >= 0,
                         what + ": succeeded with a count", rows)
+    dd_main(build, C)
     C.exit()
+
+
+# ------------------------------------------------------------ datadings
+
+def dd_write_sample_dataset(d, body):
+    """The sample bytes as the only sample of d/input.msgpack."""
+    p = os.path.join(d, "input.msgpack")
+    with open(p, "wb") as f:
+        f.write(body)
+    with open(p + ".offsets", "wb") as f:
+        f.write(struct.pack(">QQ", 0, len(body)))
+    with open(p + ".keys", "wb") as f:
+        f.write(b"\x91\xa2r0")
+    return p
+
+
+def dd_write_index_input(d, data):
+    """Unpack an index-harness input (see fuzz_datadings_index.c) into d;
+    returns the path or glob to open."""
+    flags = data[0] if data else 0
+    pos, files = 1, {}
+    for i, suf in enumerate(DD_SUFFIXES):
+        if flags >> i & 1:
+            n = int.from_bytes(data[pos:pos + 2], "big") if pos + 2 <= len(data) else 0
+            pos = min(pos + 2, len(data))
+            files[suf] = data[pos:pos + n]
+            pos += len(files[suf])
+    stems = ["X-0", "X-1"] if flags & 64 else ["X"]
+    for stem in stems:
+        with open(os.path.join(d, stem + ".msgpack"), "wb") as f:
+            f.write(data[pos:])
+        for suf, body in files.items():
+            with open(os.path.join(d, stem + ".msgpack" + suf), "wb") as f:
+                f.write(body)
+    return os.path.join(d, "X-*.msgpack" if flags & 64 else "X.msgpack"), bool(flags & 32)
+
+
+def dd_queries(path, kind, has_md5):
+    """(label, sql, params, error prefix) for one unpacked input."""
+    t = "datadings(%s)" % sql_quote(path)
+    out = [("count", "SELECT count(*) FROM %s" % t, ()),
+           ("scan", "SELECT key, sample, length(raw) FROM %s" % t, ()),
+           ("by key", "SELECT rowid, sample FROM %s WHERE key = ?" % t, ("r0",)),
+           ("absent key", "SELECT rowid FROM %s WHERE key IN (?, ?)" % t, ("", "absent")),
+           ("by rowid", "SELECT key, sample FROM %s WHERE rowid IN (0, 1, 2)" % t, ()),
+           ("create", "CREATE VIRTUAL TABLE temp.t USING datadings(%s)" % sql_quote(path), ()),
+           ("create scan", "SELECT * FROM temp.t", ()),
+           ("create hidden", "SELECT * , sample, raw FROM temp.t", ())]
+    if kind == "index" and has_md5:
+        out.append(("verify", "SELECT * FROM datadings_verify(%s)" % sql_quote(path), ()))
+    return out
+
+
+def dd_child(build, path):
+    """Run every query for one datadings input; one JSON result per query."""
+    conn = connect(build)
+    name = os.path.basename(path)
+    kind = "sample" if name.startswith("sample-") else "index"
+    with open(path, "rb") as f:
+        data = f.read()
+    with tempfile.TemporaryDirectory(prefix="datadings-fuzzreg-") as d:
+        if kind == "sample":
+            p, has_md5 = dd_write_sample_dataset(d, data), False
+        else:
+            p, has_md5 = dd_write_index_input(d, data)
+        created = False
+        for label, q, params in dd_queries(p, kind, has_md5):
+            res = {"label": label}
+            if label.startswith("create ") and not created:
+                res["skipped"] = "CREATE failed"
+                print(json.dumps(res), flush=True)
+                continue
+            try:
+                res["rows"] = len(conn.execute(q, params).fetchall())
+                created = created or label == "create"
+            except sqlite3.Error as e:
+                res["error"] = str(e)
+            print(json.dumps(res), flush=True)
+    conn.close()
+
+
+def dd_main(build, C):
+    C.check(os.path.isdir(DD_REG), "datadings regression folder exists", DD_REG)
+    files = sorted(f for f in os.listdir(DD_REG)
+                   if not f.endswith(".md") and not f.startswith(".")) if os.path.isdir(DD_REG) else []
+    C.check(any(f.startswith("sample-") for f in files), "datadings: sample regressions exist")
+    for name in files:
+        path = os.path.join(DD_REG, name)
+        if not name.startswith(("sample-", "index-")):
+            C.check(False, "%s: named sample-* or index-*" % name)
+            continue
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--dd-child", build, path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        out = p.stdout.decode("utf-8", "replace")
+        C.check(p.returncode == 0, "datadings %s: no crash" % name,
+                "exit %d; stderr: %s" % (p.returncode, p.stderr.decode("utf-8", "replace")[-400:]))
+        results = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        with open(path, "rb") as f:
+            data = f.read()
+        has_md5 = name.startswith("index-") and bool(data[:1]) and bool(data[0] & 32)
+        C.eq(len(results), 8 + (1 if has_md5 else 0), "datadings %s: every query ran" % name)
+        create_failed = any(r["label"] == "create" and "error" in r for r in results)
+        for r in results:
+            what = "datadings %s: %s" % (name, r["label"])
+            if "skipped" in r:
+                C.check(create_failed, what + ": skipped only because CREATE failed", r)
+            elif "error" in r:
+                prefix = "datadings_verify: " if r["label"] == "verify" else "datadings: "
+                C.check(r["error"].startswith(prefix), what + ": error starts with %r" % prefix,
+                        r["error"])
+            else:
+                C.check(isinstance(r["rows"], int), what + ": succeeded", r)
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--dd-child":
+        dd_child(sys.argv[2], sys.argv[3])
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else "build")

@@ -203,7 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const msgpack_object *k = &g_doc.root.via.map.ptr[0].key;
     if (k->type == MSGPACK_OBJECT_STR && k->via.str.size < 256) {
       char name[256];
-      memcpy(name, k->via.str.ptr, k->via.str.size);
+      if (k->via.str.size) memcpy(name, k->via.str.ptr, k->via.str.size);
       field(name, k->via.str.size);
     }
   }

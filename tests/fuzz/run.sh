@@ -6,7 +6,11 @@
 # Each harness gets a corpus folder build/fuzz/corpus-<name> (kept between
 # runs, so it grows), seeded from the upstream fixtures of its format that
 # are smaller than 64 KiB, plus the saved regression inputs of
-# tests/fuzz/regressions/<format>/. Crash inputs land in
+# tests/fuzz/regressions/<format>/. The datadings harnesses share
+# regressions/datadings/: sample-* files are inputs of fuzz_datadings_sample
+# (one sample), index-* files inputs of fuzz_datadings_index (files packed
+# as that harness's header describes); their seeds are the fixtures'
+# samples cut out by the .offsets files, and the small datasets packed. Crash inputs land in
 # build/fuzz/artifacts-<name>/. Exits non-zero when any harness crashes,
 # leaks, times out or runs out of memory; prints the executions per harness
 # and in total (libFuzzer's final stat::number_of_executed_units).
@@ -17,6 +21,74 @@ FIX=tests/fixtures/upstream
 total=0
 failed=0
 found=0
+
+# byte N: write one byte with value N (0..255) to stdout.
+byte() {
+  printf "\\$(printf '%03o' "$1")"
+}
+
+# be16 N: N as 2 bytes, big-endian.
+be16() {
+  byte $(($1 >> 8 & 255))
+  byte $(($1 & 255))
+}
+
+# cut_samples DATA DIR PREFIX: every sample of DATA (found through
+# DATA.offsets) smaller than 64 KiB as DIR/PREFIX-<i>.
+cut_samples() {
+  [ -f "$1.offsets" ] || return 0
+  od -An -v -tu1 -w8 "$1.offsets" |
+    awk '{ v = 0; for (i = 1; i <= NF; i++) v = v * 256 + $i; print v }' |
+    awk 'NR > 1 { print prev, $1 - prev } { prev = $1 }' |
+    { i=0
+      while read -r start len; do
+        if [ "$len" -gt 0 ] && [ "$len" -lt 65536 ]; then
+          tail -c +"$((start + 1))" "$1" | head -c "$len" >"$2/$3-$i"
+        fi
+        i=$((i + 1))
+      done; }
+}
+
+# pack_dataset DATA FLAGS OUT: the files of dataset DATA in the input
+# format of fuzz_datadings_index (flag bits: 0 .offsets, 1 .keys,
+# 2 .key_hashes, 3 .filter, 4 .index, 5 .md5, 6 two shards); a flagged
+# file that is missing is left out of the flags. Skipped when a file is
+# 64 KiB or more. The .md5 names are rewritten to the harness's X.msgpack.
+pack_dataset() {
+  data=$1
+  flags=$2
+  out=$3
+  bit=0
+  have=$((flags & 64))
+  for suf in .offsets .keys .key_hashes .filter .index .md5; do
+    if [ $((flags >> bit & 1)) -eq 1 ] && [ -f "$data$suf" ]; then
+      [ "$(wc -c <"$data$suf")" -lt 65536 ] || return 0
+      have=$((have | 1 << bit))
+    fi
+    bit=$((bit + 1))
+  done
+  [ "$(wc -c <"$data")" -lt 65536 ] || return 0
+  base=$(basename "$data")
+  {
+    byte "$have"
+    bit=0
+    for suf in .offsets .keys .key_hashes .filter .index .md5; do
+      if [ $((have >> bit & 1)) -eq 1 ]; then
+        if [ "$suf" = .md5 ]; then
+          sed "s/  $base/  X.msgpack/" "$data$suf" >"$out.md5tmp"
+          be16 "$(wc -c <"$out.md5tmp")"
+          cat "$out.md5tmp"
+          rm -f "$out.md5tmp"
+        else
+          be16 "$(wc -c <"$data$suf")"
+          cat "$data$suf"
+        fi
+      fi
+      bit=$((bit + 1))
+    done
+    cat "$data"
+  } >"$out"
+}
 
 # seed NAME DIR: fill the corpus folder DIR for harness NAME.
 seed() {
@@ -36,6 +108,27 @@ seed() {
         done
       done
       ;;
+    datadings_sample)
+      # one sample per input: the fixtures' samples cut out by .offsets
+      for f in "$FIX"/datadings/*/*.msgpack; do
+        [ -f "$f" ] || continue
+        [ "$(wc -c <"$f")" -lt 262144 ] || continue # not mid (20000 samples)
+        cut_samples "$f" "$dir" "seed-$(basename "$f" .msgpack)"
+      done
+      ;;
+    datadings_index)
+      # whole small datasets: every file (0x3f), new-style files without
+      # .md5 (0x0f), .offsets + .keys only (0x03), the legacy .index with
+      # its .md5 (0x30), .keys + .index without .offsets (0x12), and every
+      # file as two shards (0x7f)
+      for f in "$FIX"/datadings/*/*.msgpack; do
+        [ -f "$f" ] || continue
+        b=$(basename "$f" .msgpack)
+        for flags in 63 15 3 48 18 127; do
+          pack_dataset "$f" "$flags" "$dir/seed-$flags-$b"
+        done
+      done
+      ;;
     *)
       for f in "$FIX/$fmt"/*; do
         [ -f "$f" ] || continue
@@ -44,7 +137,13 @@ seed() {
       done
       ;;
   esac
-  for f in tests/fuzz/regressions/"$fmt"/*; do
+  regs=$fmt
+  pat='*'
+  case "$fmt" in
+    datadings_sample) regs=datadings pat='sample-*' ;;
+    datadings_index) regs=datadings pat='index-*' ;;
+  esac
+  for f in tests/fuzz/regressions/"$regs"/$pat; do
     case "$f" in *.md) continue ;; esac
     [ -f "$f" ] && cp "$f" "$dir/regression-$(basename "$f")"
   done

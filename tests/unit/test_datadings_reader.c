@@ -604,7 +604,9 @@ static void test_damage_keys(void) {
     const uint8_t *k;
     size_t n;
     uint64_t g;
-    CHECK(datadings_key(r, 0, &k, &n, &err) == -1);
+    /* keys are walked on demand: key 0 is fine, key 1 is not */
+    CHECK(datadings_key(r, 0, &k, &n, &err) == 0 && n == 2 && memcmp(k, "r0", 2) == 0);
+    CHECK(datadings_key(r, 1, &k, &n, &err) == -1);
     CHECK_CONTAINS(err, "key 1 at byte 4: expected a msgpack str, found 0xc4");
     CHECK(datadings_find(r, (const uint8_t *)"r0", 2, &g, &err) == -1);
     datadings_close(r);
@@ -630,8 +632,12 @@ static void test_damage_keys(void) {
   if (CHECK(datadings_open(p, &r, &err) == 0)) {
     const uint8_t *k;
     size_t n;
-    CHECK(datadings_key(r, 0, &k, &n, &err) == -1);
+    CHECK(datadings_key(r, 0, &k, &n, &err) == 0);
+    CHECK(datadings_key(r, 5, &k, &n, &err) == -1); /* walking to the end finds them */
     CHECK_CONTAINS(err, "2 unexpected bytes after the last of 6 keys");
+    CHECK(datadings_key(r, 5, &k, &n, &err) == -1); /* and keeps finding them */
+    uint64_t g;
+    CHECK(datadings_find(r, (const uint8_t *)"r0", 2, &g, &err) == -1);
     datadings_close(r);
   }
   free(err);
