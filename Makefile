@@ -10,7 +10,7 @@
 
 BUILD   ?= build
 CC      ?= cc
-FORMATS := bagz datadings
+FORMATS := bagz datadings atlas
 OPT     ?= -O2 -g
 CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -fPIC -Isrc \
            $(EXTRA_CFLAGS)

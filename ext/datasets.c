@@ -18,5 +18,6 @@ int sqlite3_datasets_init(sqlite3 *db, char **pzErrMsg,
   int rc = ds_npy_register_functions(db);
   if (rc == SQLITE_OK) rc = ds_bagz_register(db);
   if (rc == SQLITE_OK) rc = ds_datadings_register(db);
+  if (rc == SQLITE_OK) rc = ds_atlas_register(db);
   return rc;
 }

@@ -66,6 +66,9 @@ void ds_arena_free(ds_arena *a);
  * overflow on hostile input). */
 #define DS_VALUE_MAX_DEPTH 1000
 
+/* The first DS_V_UNSUPPORTED value inside v (depth-first), or NULL. */
+const ds_value *ds_value_find_unsupported(const ds_value *v);
+
 /* JSON text of v appended to out. 0 ok, -1 with *err set (out is then left
  * as it was). */
 int ds_value_json(ds_buf *out, const ds_value *v, char **err);

@@ -135,6 +135,9 @@ typedef struct mp_scan {
   int depth;                       /* open non-empty containers */
   uint64_t left[MP_MAX_NEST + 1];  /* elements left per open level */
   size_t zone;                     /* bytes msgpack-c will take */
+  int check_utf8;                  /* validate str payloads here */
+  ds_msgpack_doc *marks;           /* record top-level element starts */
+  int root_map;                    /* the object is a map */
 } mp_scan;
 
 /* The error for input that ends before the object does. */
@@ -167,15 +170,33 @@ static int scan_payload(mp_scan *s, const mp_head *h, char **err) {
   size_t rest = s->n - s->pos - h->hdr;
   if (h->len > rest) return scan_truncated(s, err);
   const uint8_t *body = s->p + s->pos + h->hdr;
-  if (h->what == MH_STR && !ds_utf8_valid(body, (size_t)h->len))
+  int top_key = s->marks && s->root_map && s->depth == 1 &&
+                (s->marks->nmarks - 1) % 2 == 0; /* keys are matched here */
+  if (h->what == MH_STR && (s->check_utf8 || top_key) &&
+      !ds_utf8_valid(body, (size_t)h->len))
     return ds_err(err, "invalid UTF-8 in the msgpack str at byte %zu", s->pos);
   s->pos += h->hdr + (size_t)h->len;
+  return 0;
+}
+
+/* Remember where a top-level map element starts. */
+static int mark(mp_scan *s, char **err) {
+  ds_msgpack_doc *d = s->marks;
+  if (d->nmarks == d->cap_marks) {
+    size_t cap = d->cap_marks ? 2 * d->cap_marks : 64;
+    size_t *m = realloc(d->marks, cap * sizeof *m);
+    if (!m) return ds_err(err, "out of memory");
+    d->marks = m;
+    d->cap_marks = cap;
+  }
+  d->marks[d->nmarks++] = s->pos;
   return 0;
 }
 
 /* Read one element header (and skip its payload). */
 static int scan_element(mp_scan *s, char **err) {
   if (s->pos >= s->n) return scan_truncated(s, err);
+  if (s->marks && s->root_map && s->depth == 1 && mark(s, err)) return -1;
   mp_head h;
   int r = mp_header(s->p + s->pos, s->n - s->pos, &h);
   if (r < 0)
@@ -189,7 +210,7 @@ static int scan_element(mp_scan *s, char **err) {
 /* Walk exactly one object from p[0]: *end gets its length, *zone the
  * bytes msgpack-c will allocate for it. */
 static int precheck(const uint8_t *p, size_t n, size_t *end, size_t *zone,
-                    char **err) {
+                    ds_msgpack_doc *marks, char **err) {
   mp_scan s;
   s.p = p;
   s.n = n;
@@ -198,6 +219,10 @@ static int precheck(const uint8_t *p, size_t n, size_t *end, size_t *zone,
   s.depth = 0;
   s.left[0] = 1;
   s.zone = 0;
+  s.check_utf8 = marks == NULL;
+  s.marks = marks;
+  s.root_map = n > 0 && ((p[0] & 0xf0) == 0x80 || p[0] == 0xde || p[0] == 0xdf);
+  if (marks) marks->nmarks = 0;
   for (;;) {
     while (s.depth > 0 && s.left[s.depth] == 0) s.depth--;
     if (s.left[s.depth] == 0) break;
@@ -219,6 +244,7 @@ void ds_msgpack_doc_init(ds_msgpack_doc *d) {
 
 void ds_msgpack_doc_free(ds_msgpack_doc *d) {
   if (d->zone_ready) msgpack_zone_destroy(&d->zone);
+  free(d->marks);
   ds_msgpack_doc_init(d);
 }
 
@@ -240,8 +266,10 @@ static int doc_zone_prepare(ds_msgpack_doc *d, size_t need, char **err) {
 int ds_msgpack_parse(ds_msgpack_doc *d, const uint8_t *p, size_t n,
                      char **err) {
   d->root.type = MSGPACK_OBJECT_NIL;
+  d->p = NULL;
+  d->have_root = 0;
   size_t end, need;
-  if (precheck(p, n, &end, &need, err)) return -1;
+  if (precheck(p, n, &end, &need, NULL, err)) return -1;
   if (end != n)
     return ds_err(err, "%zu bytes after the msgpack object at byte %zu",
                   n - end, end);
@@ -254,6 +282,73 @@ int ds_msgpack_parse(ds_msgpack_doc *d, const uint8_t *p, size_t n,
   if (r != MSGPACK_UNPACK_SUCCESS || off != n) /* the pre-check rules out */
     return ds_err(err, "msgpack-c rejected the object (code %d)", (int)r);
   d->root = root;
+  d->have_root = 1;
+  return 0;
+}
+
+int ds_msgpack_scan(ds_msgpack_doc *d, const uint8_t *p, size_t n, char **err) {
+  d->root.type = MSGPACK_OBJECT_NIL;
+  d->have_root = 0;
+  d->p = NULL;
+  size_t end, need;
+  if (precheck(p, n, &end, &need, d, err)) return -1;
+  if (end != n)
+    return ds_err(err, "%zu bytes after the msgpack object at byte %zu",
+                  n - end, end);
+  if (doc_zone_prepare(d, need, err)) return -1;
+  d->p = p;
+  d->n = n;
+  d->zone_need = need;
+  d->root_is_map = n > 0 && ((p[0] & 0xf0) == 0x80 || p[0] == 0xde || p[0] == 0xdf);
+  return 0;
+}
+
+/* Unpack the checked object p[0..n) into a zone-allocated msgpack_object. */
+static int unpack_into_zone(ds_msgpack_doc *d, const uint8_t *p, size_t n,
+                            const msgpack_object **out, char **err) {
+  msgpack_object *o = msgpack_zone_malloc(&d->zone, sizeof *o);
+  if (!o) return ds_err(err, "out of memory");
+  size_t off = 0;
+  msgpack_unpack_return r = msgpack_unpack((const char *)p, n, &off, &d->zone, o);
+  if (r == MSGPACK_UNPACK_NOMEM_ERROR) return ds_err(err, "out of memory");
+  if (r != MSGPACK_UNPACK_SUCCESS || off != n) /* the scan rules this out */
+    return ds_err(err, "msgpack-c rejected the object (code %d)", (int)r);
+  *out = o;
+  return 0;
+}
+
+int ds_msgpack_get_root(ds_msgpack_doc *d, const msgpack_object **out, char **err) {
+  if (!d->have_root) {
+    if (!d->p) return ds_err(err, "no sample scanned");
+    const msgpack_object *o;
+    if (unpack_into_zone(d, d->p, d->n, &o, err)) return -1;
+    d->root = *o;
+    d->have_root = 1;
+  }
+  *out = &d->root;
+  return 0;
+}
+
+/* The str at p[0..n) (a checked top-level key): its bytes, or NULL when
+ * the element is not a str. */
+static const uint8_t *mark_str(const uint8_t *p, size_t n, size_t *len) {
+  mp_head h;
+  if (n == 0 || mp_header(p, n, &h) != 0 || h.what != MH_STR) return NULL;
+  *len = (size_t)h.len;
+  return p + h.hdr;
+}
+
+int ds_msgpack_get_field(ds_msgpack_doc *d, const char *name, size_t len,
+                         const msgpack_object **out, char **err) {
+  if (!d->p) return ds_err(err, "no sample scanned");
+  if (!d->root_is_map) return 0;
+  for (size_t i = 0; i + 1 < d->nmarks; i += 2) {
+    size_t kn, ks = d->marks[i], vs = d->marks[i + 1];
+    const uint8_t *k = mark_str(d->p + ks, vs - ks, &kn);
+    if (!k || kn != len || (len && memcmp(k, name, len) != 0)) continue;
+    size_t ve = i + 2 < d->nmarks ? d->marks[i + 2] : d->n;
+    return unpack_into_zone(d, d->p + vs, ve - vs, out, err) ? -1 : 1;
+  }
   return 0;
 }
 
@@ -870,7 +965,11 @@ static int conv(const msgpack_object *o, ds_arena *a, ds_value *out, int depth,
       out->type = DS_V_FLOAT;
       out->u.f = o->via.f64;
       return 0;
-    case MSGPACK_OBJECT_STR: conv_bytes(o, DS_V_TEXT, out); return 0;
+    case MSGPACK_OBJECT_STR:
+      conv_bytes(o, DS_V_TEXT, out);
+      if (!ds_utf8_valid(out->u.s.p, out->u.s.n)) /* upstream decodes strictly */
+        return ds_err(err, "invalid UTF-8 in a msgpack str");
+      return 0;
     case MSGPACK_OBJECT_BIN: conv_bytes(o, DS_V_BYTES, out); return 0;
     case MSGPACK_OBJECT_ARRAY: return conv_array(o, a, out, depth, err);
     case MSGPACK_OBJECT_MAP: return conv_map(o, a, out, depth, err);

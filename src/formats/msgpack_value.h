@@ -20,7 +20,17 @@
 typedef struct ds_msgpack_doc {
   msgpack_zone zone;
   int zone_ready;
-  msgpack_object root;
+  msgpack_object root;   /* valid after ds_msgpack_parse / _get_root */
+  /* lazy mode (ds_msgpack_scan): the bytes, and where the top-level map's
+   * elements start (key0, value0, key1, ...), so one field can be unpacked
+   * without the rest */
+  const uint8_t *p;
+  size_t n;
+  int have_root;
+  int root_is_map;
+  size_t *marks;
+  size_t nmarks, cap_marks;
+  size_t zone_need;
 } ds_msgpack_doc;
 
 void ds_msgpack_doc_init(ds_msgpack_doc *d);
@@ -32,6 +42,19 @@ void ds_msgpack_doc_free(ds_msgpack_doc *d);
  * name, the caller adds it). Never allocates more than the input can
  * justify. Containers may nest 32 deep (msgpack-c's fixed parser stack). */
 int ds_msgpack_parse(ds_msgpack_doc *d, const uint8_t *p, size_t n, char **err);
+
+/* Lazy form of ds_msgpack_parse: check the object's structure the same
+ * way (except str contents, whose UTF-8 is checked when a str is
+ * converted) and remember where the top-level fields are, but unpack
+ * nothing yet. Then ds_msgpack_get_field unpacks one field, and
+ * ds_msgpack_get_root the whole object. */
+int ds_msgpack_scan(ds_msgpack_doc *d, const uint8_t *p, size_t n, char **err);
+/* After scan: the top-level map field `name` (1, *out set), absent (0), or
+ * an error (-1). The object lives until the next scan/parse. */
+int ds_msgpack_get_field(ds_msgpack_doc *d, const char *name, size_t len,
+                         const msgpack_object **out, char **err);
+/* After scan: the whole object. */
+int ds_msgpack_get_root(ds_msgpack_doc *d, const msgpack_object **out, char **err);
 
 /* The value of top-level map entry `name` (a str key, compared byte for
  * byte; the first entry when the key repeats) of the parsed root, or NULL

@@ -68,7 +68,7 @@ typedef struct dd_cursor {
 } dd_cursor;
 
 /* An ascending scan drops the pages behind it this often (rows). */
-#define RELEASE_EVERY 8192
+#define RELEASE_EVERY 2048
 
 static void dataset_unref(dd_dataset *d) {
   if (!d || --d->refs > 0) return;
@@ -119,7 +119,7 @@ static int parse_sample(const dd_dataset *d, uint64_t g, ds_msgpack_doc *doc,
   const uint8_t *p;
   size_t n;
   if (datadings_sample(d->reader, g, &p, &n, err)) return -1;
-  if (ds_msgpack_parse(doc, p, n, err)) {
+  if (ds_msgpack_scan(doc, p, n, err)) {
     *err = sample_error(d, g, *err);
     return -1;
   }
@@ -137,11 +137,13 @@ static int infer_schema(dd_vtab *t, int64_t infer, char **err) {
   int rc = 0;
   for (uint64_t g = 0; g < n && g < (uint64_t)infer && rc == 0; g++) {
     char *e = NULL;
-    if (parse_sample(t->ds, g, &doc, &e) || doc.root.type != MSGPACK_OBJECT_MAP) {
+    const msgpack_object *root;
+    if (parse_sample(t->ds, g, &doc, &e) || ds_msgpack_get_root(&doc, &root, &e) ||
+        root->type != MSGPACK_OBJECT_MAP) {
       free(e);
       continue;
     }
-    const msgpack_object_map *m = &doc.root.via.map;
+    const msgpack_object_map *m = &root->via.map;
     for (uint32_t i = 0; i < m->size && rc == 0; i++) {
       const msgpack_object *k = &m->ptr[i].key;
       if (k->type != MSGPACK_OBJECT_STR) continue; /* only str names become columns */
@@ -448,8 +450,13 @@ static void column_field(dd_cursor *c, sqlite3_context *ctx, const ds_column *co
     ds_result_error(ctx, MOD, err);
     return;
   }
-  const msgpack_object *o = ds_msgpack_field(&c->doc, col->field, col->field_len);
-  if (!o) return; /* absent: NULL */
+  const msgpack_object *o;
+  int found = ds_msgpack_get_field(&c->doc, col->field, col->field_len, &o, &err);
+  if (found < 0) {
+    ds_result_error(ctx, MOD, sample_error(c->ds, c->row, err));
+    return;
+  }
+  if (!found) return; /* absent: NULL */
   ds_value v;
   if (ds_msgpack_to_value(o, &c->arena, &v, &err)) {
     ds_result_error(ctx, MOD, sample_error(c->ds, c->row, err));
@@ -467,7 +474,9 @@ static void column_sample(dd_cursor *c, sqlite3_context *ctx) {
   }
   ds_value v;
   ds_buf json = {0};
-  if (ds_msgpack_to_value(&c->doc.root, &c->arena, &v, &err) ||
+  const msgpack_object *root;
+  if (ds_msgpack_get_root(&c->doc, &root, &err) ||
+      ds_msgpack_to_value(root, &c->arena, &v, &err) ||
       ds_value_json(&json, &v, &err))
     ds_result_error(ctx, MOD, sample_error(c->ds, c->row, err));
   else

@@ -4,10 +4,14 @@
  * Input: the bytes of one sample, exactly as datadings_sample() hands them
  * to the vtab (the corpus is seeded with real samples cut out of the
  * fixtures by their .offsets files, see run.sh). Per input:
- *   ds_msgpack_parse into a doc reused across inputs (as a cursor does),
- *   ds_msgpack_to_value of the root into a reused arena, ds_value_json of
- *   the result, ds_msgpack_field lookups ("key", the root map's first str
- *   key, a name that is absent) and ds_msgpack_to_value of what they find.
+ *   eager: ds_msgpack_parse into a doc reused across inputs (as a cursor
+ *   does), ds_msgpack_to_value of the root into a reused arena,
+ *   ds_value_json of the result, ds_msgpack_field lookups ("key", the root
+ *   map's first str key, a name that is absent) and ds_msgpack_to_value of
+ *   what they find;
+ *   lazy (what the vtab does): ds_msgpack_scan into a second reused doc,
+ *   ds_msgpack_get_field of the same names, then ds_msgpack_get_root, each
+ *   converted and compared with the eager result.
  * Every byte of every TEXT/BYTES/NDARRAY value is touched so that ASan sees
  * a pointer outside the input or the arena. Contract checks (abort =
  * finding):
@@ -19,7 +23,11 @@
  *     (no state leaks from one sample into the next), for inputs < 4 KiB;
  *   - TEXT values are valid UTF-8 (the parser checks every str), and the
  *     JSON text is accepted by SQLite's json_valid() when it is < 1 MiB;
- *   - the field lookup returns the first entry with that str key.
+ *   - the field lookup returns the first entry with that str key;
+ *   - scan accepts what parse accepts, and rejects what parse rejects
+ *     except for invalid UTF-8 (which the lazy form checks per converted
+ *     str); on a sample parse accepts, get_field finds the same fields and
+ *     get_root + conversion give the same JSON as the eager path.
  *
  * Build: make fuzz. Run: tests/fuzz/run.sh SECONDS. */
 #include <sqlite3.h>
@@ -35,8 +43,8 @@
 #define CHECK_FRESH_MAX 4096
 #define JSON_VALID_MAX (1u << 20)
 
-static ds_msgpack_doc g_doc, g_fresh_doc;
-static ds_arena g_arena, g_fresh_arena;
+static ds_msgpack_doc g_doc, g_fresh_doc, g_lazy;
+static ds_arena g_arena, g_fresh_arena, g_lazy_arena;
 static sqlite3 *g_db;
 static sqlite3_stmt *g_json_valid;
 static int g_ready;
@@ -50,8 +58,10 @@ static void fail(const char *what, const char *detail) {
 static void cleanup(void) {
   ds_msgpack_doc_free(&g_doc);
   ds_msgpack_doc_free(&g_fresh_doc);
+  ds_msgpack_doc_free(&g_lazy);
   ds_arena_free(&g_arena);
   ds_arena_free(&g_fresh_arena);
+  ds_arena_free(&g_lazy_arena);
   sqlite3_finalize(g_json_valid);
   sqlite3_close(g_db);
 }
@@ -61,6 +71,7 @@ static void setup(void) {
   g_ready = 1;
   ds_msgpack_doc_init(&g_doc);
   ds_msgpack_doc_init(&g_fresh_doc);
+  ds_msgpack_doc_init(&g_lazy);
   if (sqlite3_open(":memory:", &g_db) != SQLITE_OK ||
       sqlite3_prepare_v2(g_db, "SELECT json_valid(?)", -1, &g_json_valid, NULL) != SQLITE_OK)
     fail("cannot prepare json_valid", sqlite3_errmsg(g_db));
@@ -153,19 +164,111 @@ static void field(const char *name, size_t n) {
   ds_buf_free(&j);
 }
 
+/* Convert o and render it as JSON into out: 0, or -1 (error freed). */
+static int obj_json(const msgpack_object *o, ds_arena *a, ds_buf *out, const char *what) {
+  char *err = NULL;
+  ds_value v;
+  if (ds_msgpack_to_value(o, a, &v, &err)) {
+    expect_err(&err, what);
+    return -1;
+  }
+  walk(&v, 0);
+  if (ds_value_json(out, &v, &err)) {
+    expect_err(&err, what);
+    return -1;
+  }
+  touch(out->data, out->len);
+  return 0;
+}
+
+static int same_json(int rc1, const ds_buf *a, int rc2, const ds_buf *b) {
+  if (rc1 != rc2) return 0;
+  return rc1 != 0 || (a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0));
+}
+
+/* Lazy lookup of `name`; with eager (parse accepted the sample) the
+ * result must match ds_msgpack_field's. */
+static void lazy_field(const char *name, size_t n, int eager) {
+  const msgpack_object *o = NULL;
+  char *err = NULL;
+  int f = ds_msgpack_get_field(&g_lazy, name, n, &o, &err);
+  if (f < 0) {
+    expect_err(&err, "ds_msgpack_get_field");
+    if (eager) fail("get_field fails on a sample that parse accepts", name);
+    return;
+  }
+  free(err);
+  if (f != 0 && f != 1) fail("get_field returned neither -1, 0 nor 1", name);
+  if (f == 1 && !o) fail("get_field found a field but gave no object", name);
+  ds_buf lj = {0}, ej = {0};
+  int lrc = f == 1 ? obj_json(o, &g_lazy_arena, &lj, "lazy field conversion") : -1;
+  if (eager) {
+    const msgpack_object *e = ds_msgpack_field(&g_doc, name, n);
+    if ((e != NULL) != (f == 1)) fail("get_field and ds_msgpack_field disagree on presence", name);
+    int erc = e ? obj_json(e, &g_arena, &ej, "eager field conversion") : -1;
+    if (!same_json(lrc, &lj, erc, &ej)) fail("lazy and eager field values differ", name);
+  }
+  ds_buf_free(&lj);
+  ds_buf_free(&ej);
+}
+
+/* The lazy path of the vtab on the same bytes. prc: the eager parse's
+ * result; utf8_only: it failed for invalid UTF-8; jrc/json: the eager
+ * root conversion. */
+static void lazy(const uint8_t *data, size_t size, int prc, int utf8_only, int jrc,
+                 const ds_buf *json, const char *first_key, size_t first_len) {
+  char *err = NULL;
+  ds_arena_reset(&g_lazy_arena);
+  if (ds_msgpack_scan(&g_lazy, data, size, &err)) {
+    expect_err(&err, "ds_msgpack_scan");
+    if (prc == 0) fail("scan rejects a sample that parse accepts", NULL);
+    return;
+  }
+  free(err);
+  err = NULL;
+  if (prc != 0 && !utf8_only) fail("scan accepts a sample that parse rejects (not for UTF-8)", NULL);
+  int eager = prc == 0;
+  lazy_field("key", 3, eager);
+  if (first_key) lazy_field(first_key, first_len, eager);
+  lazy_field("no such field \x01", 15, eager);
+  const msgpack_object *root = NULL;
+  if (ds_msgpack_get_root(&g_lazy, &root, &err)) {
+    expect_err(&err, "ds_msgpack_get_root");
+    if (eager) fail("get_root fails on a sample that parse accepts", NULL);
+    return;
+  }
+  if (!root) fail("get_root gave no object", NULL);
+  ds_buf lj = {0};
+  int lrc = obj_json(root, &g_lazy_arena, &lj, "lazy root conversion");
+  if (eager && !same_json(lrc, &lj, jrc, json)) fail("lazy and eager root conversions differ", NULL);
+  /* a field after the root was unpacked still answers the same */
+  lazy_field("key", 3, eager);
+  ds_buf_free(&lj);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   setup();
   char *err = NULL;
   ds_arena_reset(&g_arena);
-  if (ds_msgpack_parse(&g_doc, data, size, &err)) {
-    expect_err(&err, "ds_msgpack_parse");
+  ds_buf json = {0};
+  int jrc = -1;
+  char first_key[257];
+  size_t first_len = 0;
+  int have_first = 0;
+  int prc = ds_msgpack_parse(&g_doc, data, size, &err);
+  int utf8_only = 0;
+  if (prc) {
+    if (!err || !*err) fail("error without a message", "ds_msgpack_parse");
+    utf8_only = strstr(err, "UTF-8") != NULL;
+    free(err);
+    err = NULL;
+    lazy(data, size, prc, utf8_only, jrc, &json, NULL, 0);
     return 0;
   }
   free(err); /* tolerated on success, but must not leak */
   err = NULL;
 
-  ds_buf json = {0};
-  int jrc = root_json(&g_doc, &g_arena, &json);
+  jrc = root_json(&g_doc, &g_arena, &json);
   if (jrc == 0) {
     touch(json.data, json.len);
     if (json.len < JSON_VALID_MAX) {
@@ -195,16 +298,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fail("a fresh doc converts differently from the reused doc", NULL);
     ds_buf_free(&j2);
   }
-  ds_buf_free(&json);
 
   /* field lookups: "key", the first str key of the root, an absent name */
   field("key", 3);
   if (g_doc.root.type == MSGPACK_OBJECT_MAP && g_doc.root.via.map.size > 0) {
     const msgpack_object *k = &g_doc.root.via.map.ptr[0].key;
     if (k->type == MSGPACK_OBJECT_STR && k->via.str.size < 256) {
-      char name[256];
-      if (k->via.str.size) memcpy(name, k->via.str.ptr, k->via.str.size);
-      field(name, k->via.str.size);
+      if (k->via.str.size) memcpy(first_key, k->via.str.ptr, k->via.str.size);
+      first_len = k->via.str.size;
+      first_key[first_len] = 0; /* for messages only; the length is passed */
+      have_first = 1;
+      field(first_key, first_len);
     }
   }
   field("no such field \x01", 15);
@@ -218,5 +322,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     expect_err(&err, "prefix parse");
     ds_msgpack_doc_free(&d);
   }
+
+  /* field() converted into g_arena; the eager root JSON is kept in json */
+  lazy(data, size, prc, utf8_only, jrc, &json, have_first ? first_key : NULL, first_len);
+  ds_buf_free(&json);
   return 0;
 }

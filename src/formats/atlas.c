@@ -1,0 +1,746 @@
+/* atlas.c - the torch-atlas-ds reader (see atlas.h). Opening reads every
+ * meta.json (jansson), maps each shard's index.npy and data.bin, checks
+ * the index against the meta and data.bin (upstream checks none of it) and
+ * loads each dictionary once; a block is then a bounds-checked slice of
+ * data.bin, decompressed with the shard's dictionary when its strategy
+ * says so. Errors name the file (and the block) at fault.
+ * Format notes: shared/formats/atlas.md sections 1-6. */
+#include "atlas.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zstd.h>
+
+#include "core/mapped_file.h"
+#include "core/npy.h"
+
+/* One shard directory, opened and checked. */
+typedef struct atlas_shard {
+  char *dir;                /* directory path, for messages */
+  char *name;               /* name as listed ("." for a bare shard) */
+  atlas_meta meta;
+  uint64_t num_blocks;      /* ceil(stored_examples / block_size) */
+  uint64_t first;           /* global index of the shard's first example */
+  ds_file index;            /* index.npy, mapped */
+  const uint8_t *entries;   /* its num_blocks + 1 offsets */
+  unsigned width;           /* bytes per entry: 1, 2, 4 or 8 */
+  int big_endian;           /* entries are stored '>' */
+  char dtype[8];            /* "|u1", "<u2", ... */
+  ds_file data;             /* data.bin, mapped (size 0 when absent) */
+  int has_data;
+  ds_zstd_dict *own_dict;   /* strategy 3: <shard>/zstd_dict.bin */
+  const ds_zstd_dict *dict; /* what blocks decode with (own or shared) */
+  const char *dict_path;    /* its file (borrowed), NULL when none */
+  unsigned dict_id;
+  char *own_dict_path;
+} atlas_shard;
+
+struct atlas_reader {
+  char *path;               /* as given, without trailing slashes */
+  int bare;
+  int root_strategy;        /* -1 for a bare shard */
+  atlas_shard *shards;
+  size_t nshards;
+  uint64_t count;
+  ds_zstd_dict *shared;     /* ROOT/zstd_dict.bin (or the given file) */
+  char *shared_path;
+  unsigned shared_id;
+};
+
+/* ----------------------------------------------------------- helpers */
+
+/* "dir/name", or NULL when out of memory. */
+static char *join(const char *dir, const char *name) {
+  return ds_strf("%s/%s", dir, name);
+}
+
+/* 1 when `path` exists (following links); *is_dir tells a directory. */
+static int path_exists(const char *path, int *is_dir) {
+  struct stat st;
+  if (stat(path, &st) != 0) return 0;
+  if (is_dir) *is_dir = S_ISDIR(st.st_mode);
+  return 1;
+}
+
+/* 1 when the name is a non-empty run of ASCII digits. */
+static int all_digits(const char *s) {
+  if (!*s) return 0;
+  for (; *s; s++)
+    if (*s < '0' || *s > '9') return 0;
+  return 1;
+}
+
+/* Compare two digit strings by numeric value (any length, no overflow). */
+static int cmp_numeric(const char *a, const char *b) {
+  while (*a == '0' && a[1]) a++;
+  while (*b == '0' && b[1]) b++;
+  size_t la = strlen(a), lb = strlen(b);
+  if (la != lb) return la < lb ? -1 : 1;
+  return strcmp(a, b);
+}
+
+/* qsort adaptor for cmp_numeric over char * elements. */
+static int cmp_names(const void *x, const void *y) {
+  return cmp_numeric(*(char *const *)x, *(char *const *)y);
+}
+
+/* ------------------------------------------------------- meta.json */
+
+/* Parse `path` as a JSON object; errors name the file and position. */
+static json_t *load_json(const char *path, char **err) {
+  ds_file f;
+  if (ds_file_open(&f, path, err)) return NULL;
+  json_error_t e;
+  json_t *j = json_loadb(f.data ? (const char *)f.data : "", (size_t)f.size,
+                         JSON_REJECT_DUPLICATES, &e);
+  ds_file_close(&f);
+  if (!j) {
+    ds_err(err, "%s: invalid JSON (line %d, column %d): %s", path, e.line,
+           e.column, e.text);
+    return NULL;
+  }
+  if (!json_is_object(j)) {
+    json_decref(j);
+    ds_err(err, "%s: not a JSON object", path);
+    return NULL;
+  }
+  return j;
+}
+
+/* Integer member `key` of `o`, required to lie in [lo, hi]. */
+static int meta_int(json_t *o, const char *path, const char *key, int64_t lo,
+                    int64_t hi, int64_t *out, char **err) {
+  json_t *v = json_object_get(o, key);
+  if (!v) return ds_err(err, "%s: \"%s\" is missing", path, key);
+  if (!json_is_integer(v))
+    return ds_err(err, "%s: \"%s\" is not an integer", path, key);
+  json_int_t x = json_integer_value(v);
+  if (x < lo || x > hi) {
+    if (hi == INT64_MAX)
+      return ds_err(err, "%s: \"%s\" is %lld, must be at least %lld", path, key,
+                    (long long)x, (long long)lo);
+    return ds_err(err, "%s: \"%s\" is %lld, outside [%lld, %lld]", path, key,
+                  (long long)x, (long long)lo, (long long)hi);
+  }
+  *out = (int64_t)x;
+  return 0;
+}
+
+/* "version" must be 1, as upstream requires. */
+static int meta_version(json_t *o, const char *path, char **err) {
+  int64_t v = 0;
+  if (meta_int(o, path, "version", INT64_MIN, INT64_MAX, &v, err)) return -1;
+  if (v != 1)
+    return ds_err(err, "%s: format version %lld is not supported (only 1)", path,
+                  (long long)v);
+  return 0;
+}
+
+/* Optional numeric member: absent is fine, another type is an error. */
+static int meta_number(json_t *o, const char *path, const char *key,
+                       double *out, char **err) {
+  json_t *v = json_object_get(o, key);
+  *out = 0;
+  if (!v) return 0;
+  if (!json_is_number(v))
+    return ds_err(err, "%s: \"%s\" is not a number", path, key);
+  *out = json_number_value(v);
+  return 0;
+}
+
+/* Read and check <shard>/meta.json into s->meta. */
+static int read_shard_meta(atlas_shard *s, char **err) {
+  char *path = join(s->dir, "meta.json");
+  if (!path) return ds_err(err, "out of memory");
+  json_t *j = load_json(path, err);
+  int64_t bs = 0, n = 0, st = 0, level = 0;
+  double dsize = 0, lv = 0;
+  int rc = !j || meta_version(j, path, err) ||
+           meta_int(j, path, "block_size", 1, INT64_MAX, &bs, err) ||
+           meta_int(j, path, "stored_examples", 0, INT64_MAX, &n, err) ||
+           meta_int(j, path, "compression_strategy", 0, 3, &st, err) ||
+           meta_number(j, path, "compression_level", &lv, err) ||
+           meta_number(j, path, "compression_dict_size", &dsize, err);
+  if (!rc && json_is_integer(json_object_get(j, "compression_level")))
+    level = json_integer_value(json_object_get(j, "compression_level"));
+  json_decref(j);
+  free(path);
+  if (rc) return -1;
+  s->meta = (atlas_meta){1, (uint64_t)bs, (uint64_t)n, (int)st, level, dsize};
+  s->num_blocks = s->meta.stored_examples / s->meta.block_size +
+                  (s->meta.stored_examples % s->meta.block_size != 0);
+  return 0;
+}
+
+/* Read and check ROOT/meta.json: strategy and the shard_sizes array. */
+static int read_root_meta(atlas_reader *r, json_t **sizes, json_t **root,
+                          char **err) {
+  char *path = join(r->path, "meta.json");
+  if (!path) return ds_err(err, "out of memory");
+  json_t *j = load_json(path, err);
+  int64_t st = 0;
+  int rc = !j || meta_version(j, path, err) ||
+           meta_int(j, path, "compression_strategy", 0, 3, &st, err);
+  json_t *a = rc ? NULL : json_object_get(j, "shard_sizes");
+  if (!rc && !json_is_array(a))
+    rc = ds_err(err, "%s: \"shard_sizes\" is %s", path,
+                a ? "not an array" : "missing");
+  for (size_t i = 0; !rc && i < json_array_size(a); i++) {
+    json_t *v = json_array_get(a, i);
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+      rc = ds_err(err, "%s: shard_sizes[%zu] is not a non-negative integer",
+                  path, i);
+  }
+  free(path);
+  if (rc) {
+    json_decref(j);
+    return -1;
+  }
+  r->root_strategy = (int)st;
+  *root = j;
+  *sizes = a;
+  return 0;
+}
+
+/* ------------------------------------------------------- index.npy */
+
+/* Entry i of a shard's index, widened to 64 bits. */
+static uint64_t entry(const atlas_shard *s, uint64_t i) {
+  const uint8_t *p = s->entries + i * s->width;
+  uint64_t v = 0;
+  for (unsigned k = 0; k < s->width; k++)
+    v = s->big_endian ? v << 8 | p[k] : v | (uint64_t)p[k] << (8 * k);
+  return v;
+}
+
+/* Map index.npy and check its header: 1-D unsigned, num_blocks + 1 long. */
+static int map_index(atlas_shard *s, char **err) {
+  char *path = join(s->dir, "index.npy");
+  if (!path) return ds_err(err, "out of memory");
+  int rc = ds_file_open(&s->index, path, err);
+  free(path);
+  if (rc) return -1;
+  ds_npy a;
+  const uint8_t *p = s->index.data ? s->index.data : (const uint8_t *)"";
+  if (ds_npy_parse(p, (size_t)s->index.size, &a, err)) {
+    ds_err_prefix(err, s->index.path);
+    return -1;
+  }
+  if (a.kind != 'u' || a.structured || a.ndim != 1)
+    return ds_err(err, "%s: dtype %s with %d dimension(s): expected a 1-D array "
+                       "of unsigned integers (|u1, <u2, <u4, <u8)",
+                  s->index.path, a.descr, a.ndim);
+  if (a.shape[0] != s->num_blocks + 1)
+    return ds_err(err, "%s: %llu entries, but %s/meta.json says %llu examples in "
+                       "blocks of %llu, which needs %llu blocks (%llu entries)",
+                  s->index.path, (unsigned long long)a.shape[0], s->dir,
+                  (unsigned long long)s->meta.stored_examples,
+                  (unsigned long long)s->meta.block_size,
+                  (unsigned long long)s->num_blocks,
+                  (unsigned long long)s->num_blocks + 1);
+  s->entries = a.data;
+  s->width = a.itemsize;
+  s->big_endian = a.byteorder == '>';
+  snprintf(s->dtype, sizeof s->dtype, "%s", a.descr);
+  return 0;
+}
+
+/* Map data.bin; only an empty shard may lack it. */
+static int map_data(atlas_shard *s, char **err) {
+  char *path = join(s->dir, "data.bin");
+  if (!path) return ds_err(err, "out of memory");
+  int rc = 0;
+  if (!path_exists(path, NULL) && errno == ENOENT) {
+    if (s->meta.stored_examples > 0)
+      rc = ds_err(err, "%s: missing, but %s/meta.json says %llu examples", path,
+                  s->dir, (unsigned long long)s->meta.stored_examples);
+  } else {
+    rc = ds_file_open(&s->data, path, err);
+    s->has_data = rc == 0;
+  }
+  free(path);
+  return rc;
+}
+
+/* Offsets start at 0, never decrease, and end at the size of data.bin. */
+static int check_offsets(const atlas_shard *s, char **err) {
+  uint64_t prev = entry(s, 0);
+  if (prev != 0)
+    return ds_err(err, "%s: entry 0 is %llu, expected 0 (the first block starts "
+                       "data.bin)",
+                  s->index.path, (unsigned long long)prev);
+  for (uint64_t b = 1; b <= s->num_blocks; b++) {
+    uint64_t e = entry(s, b);
+    if (e < prev)
+      return ds_err(err, "%s: entry %llu is %llu, less than entry %llu (%llu): "
+                         "offsets must not decrease",
+                    s->index.path, (unsigned long long)b, (unsigned long long)e,
+                    (unsigned long long)b - 1, (unsigned long long)prev);
+    prev = e;
+  }
+  if (prev != s->data.size) {
+    if (!s->has_data)
+      return ds_err(err, "%s: last entry (entry %llu) is %llu, but %s/data.bin "
+                         "does not exist",
+                    s->index.path, (unsigned long long)s->num_blocks,
+                    (unsigned long long)prev, s->dir);
+    return ds_err(err, "%s: last entry (entry %llu) is %llu, but %s has %llu "
+                       "bytes%s",
+                  s->index.path, (unsigned long long)s->num_blocks,
+                  (unsigned long long)prev, s->data.path,
+                  (unsigned long long)s->data.size,
+                  prev > s->data.size ? " (truncated, or the index points past "
+                                        "its end)" : "");
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------- dictionaries */
+
+/* Load a dictionary file; *id gets its dictionary ID (0: raw content). */
+static int load_dict(const char *path, ds_zstd_dict **out, unsigned *id,
+                     char **err) {
+  ds_file f;
+  if (ds_file_open(&f, path, err)) return -1;
+  int rc = 0;
+  if (f.size == 0) rc = ds_err(err, "%s: empty dictionary file", path);
+  else if (ds_zstd_dict_new(f.data, (size_t)f.size, out, err) == 0)
+    *id = ZSTD_getDictID_fromDict(f.data, (size_t)f.size);
+  else {
+    ds_err_prefix(err, path);
+    rc = -1;
+  }
+  ds_file_close(&f);
+  return rc;
+}
+
+/* Strategy 3: the shard's own zstd_dict.bin. */
+static int load_shard_dict(atlas_shard *s, char **err) {
+  s->own_dict_path = join(s->dir, "zstd_dict.bin");
+  if (!s->own_dict_path) return ds_err(err, "out of memory");
+  if (!path_exists(s->own_dict_path, NULL))
+    return ds_err(err, "%s: missing, but %s/meta.json says compression_strategy "
+                       "3 (this shard's own dictionary)",
+                  s->own_dict_path, s->dir);
+  if (load_dict(s->own_dict_path, &s->own_dict, &s->dict_id, err)) return -1;
+  s->dict = s->own_dict;
+  s->dict_path = s->own_dict_path;
+  return 0;
+}
+
+/* Strategy 2: the shared dictionary, loaded on first need. `why` is the
+ * meta.json that asks for it. */
+static int load_shared_dict(atlas_reader *r, const char *given,
+                            const char *why, char **err) {
+  if (r->shared) return 0;
+  if (!given && r->bare)
+    return ds_err(err, "%s/meta.json: compression_strategy 2 needs the dataset's "
+                       "shared dictionary (zstd_dict.bin in the dataset root), "
+                       "which a bare shard directory does not have: open the "
+                       "dataset root, or name the dictionary file",
+                  r->path);
+  r->shared_path = given ? strdup(given) : join(r->path, "zstd_dict.bin");
+  if (!r->shared_path) return ds_err(err, "out of memory");
+  if (!given && !path_exists(r->shared_path, NULL))
+    return ds_err(err, "%s: missing, but %s says compression_strategy 2 (shared "
+                       "dictionary)",
+                  r->shared_path, why);
+  return load_dict(r->shared_path, &r->shared, &r->shared_id, err);
+}
+
+/* Give every strategy-2 shard the shared dictionary. */
+static int attach_shared(atlas_reader *r, const char *given, char **err) {
+  if (r->root_strategy == ATLAS_SHARED_DICTIONARY) {
+    char *why = join(r->path, "meta.json");
+    int rc = why ? load_shared_dict(r, given, why, err) : ds_err(err, "out of memory");
+    free(why);
+    if (rc) return -1;
+  }
+  for (size_t k = 0; k < r->nshards; k++) {
+    atlas_shard *s = &r->shards[k];
+    if (s->meta.compression_strategy != ATLAS_SHARED_DICTIONARY) continue;
+    char *why = join(s->dir, "meta.json");
+    int rc = why ? load_shared_dict(r, given, why, err) : ds_err(err, "out of memory");
+    free(why);
+    if (rc) return -1;
+    s->dict = r->shared;
+    s->dict_path = r->shared_path;
+    s->dict_id = r->shared_id;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------- shards */
+
+/* Open one shard directory: meta, index, data.bin, own dictionary. */
+static int open_shard(atlas_shard *s, char **err) {
+  if (read_shard_meta(s, err) || map_index(s, err) || map_data(s, err) ||
+      check_offsets(s, err))
+    return -1;
+  if (s->meta.compression_strategy == ATLAS_SHARD_DICTIONARY)
+    return load_shard_dict(s, err);
+  return 0;
+}
+
+/* Release what one shard holds. */
+static void close_shard(atlas_shard *s) {
+  ds_file_close(&s->index);
+  ds_file_close(&s->data);
+  ds_zstd_dict_free(s->own_dict);
+  free(s->own_dict_path);
+  free(s->dir);
+  free(s->name);
+}
+
+/* Free a list of names. */
+static void free_names(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++) free(names[i]);
+  free(names);
+}
+
+/* Classify one directory entry: 1 shard, 0 skip, -1 error. */
+static int classify_entry(const char *root, const char *name, char **err) {
+  if (name[0] == '.') return 0; /* ".", "..", hidden (.ipynb_checkpoints) */
+  char *p = join(root, name);
+  if (!p) return ds_err(err, "out of memory");
+  int is_dir = 0, exists = path_exists(p, &is_dir);
+  free(p);
+  if (!exists || !is_dir) return 0; /* files: meta.json, zstd_dict.bin, ... */
+  if (!all_digits(name))
+    return ds_err(err, "%s/%s: not a shard directory (shard directories are "
+                       "named with digits only; hidden ones are ignored)",
+                  root, name);
+  return 1;
+}
+
+/* The shard directory names of a root, in numeric order. */
+static int list_shards(const char *root, char ***out, size_t *n, char **err) {
+  DIR *d = opendir(root);
+  if (!d) return ds_err(err, "%s: cannot list: %s", root, strerror(errno));
+  char **names = NULL;
+  size_t cnt = 0, cap = 0;
+  int rc = 0;
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(d)) != NULL) {
+    int c = classify_entry(root, e->d_name, err);
+    if (c <= 0) {
+      rc = c;
+      continue;
+    }
+    if (cnt == cap) {
+      cap = cap ? 2 * cap : 16;
+      char **nn = realloc(names, cap * sizeof *nn);
+      if (!nn) { rc = ds_err(err, "out of memory"); break; }
+      names = nn;
+    }
+    if (!(names[cnt] = strdup(e->d_name))) rc = ds_err(err, "out of memory");
+    else cnt++;
+  }
+  closedir(d);
+  if (rc == 0 && cnt) qsort(names, cnt, sizeof *names, cmp_names);
+  for (size_t i = 1; rc == 0 && i < cnt; i++)
+    if (cmp_numeric(names[i - 1], names[i]) == 0)
+      rc = ds_err(err, "%s: shard directories '%s' and '%s' have the same number",
+                  root, names[i - 1], names[i]);
+  if (rc) {
+    free_names(names, cnt);
+    return -1;
+  }
+  *out = names;
+  *n = cnt;
+  return 0;
+}
+
+/* Root shard_sizes: one per shard directory, each equal to that shard's
+ * stored_examples. */
+static int check_shard_sizes(const atlas_reader *r, json_t *sizes, char **err) {
+  for (size_t k = 0; k < r->nshards; k++) {
+    const atlas_shard *s = &r->shards[k];
+    uint64_t want = (uint64_t)json_integer_value(json_array_get(sizes, k));
+    if (want != s->meta.stored_examples)
+      return ds_err(err, "%s/meta.json: shard_sizes[%zu] is %llu, but %s/meta.json "
+                         "says stored_examples %llu",
+                    r->path, k, (unsigned long long)want, s->dir,
+                    (unsigned long long)s->meta.stored_examples);
+  }
+  return 0;
+}
+
+/* Allocate the shard array with directory paths and names. */
+static int make_shards(atlas_reader *r, char **names, size_t n, char **err) {
+  r->shards = calloc(n ? n : 1, sizeof *r->shards);
+  if (!r->shards) return ds_err(err, "out of memory");
+  r->nshards = n;
+  for (size_t k = 0; k < n; k++) {
+    atlas_shard *s = &r->shards[k];
+    s->name = strdup(names ? names[k] : ".");
+    s->dir = names ? join(r->path, names[k]) : strdup(r->path);
+    if (!s->name || !s->dir) return ds_err(err, "out of memory");
+  }
+  return 0;
+}
+
+/* A dataset root: root meta, shard list, every shard, size cross-check. */
+static int open_root(atlas_reader *r, char **err) {
+  json_t *root = NULL, *sizes = NULL;
+  char *meta = join(r->path, "meta.json");
+  int exists = meta && path_exists(meta, NULL);
+  free(meta);
+  if (!exists)
+    return ds_err(err, "%s: neither an atlas dataset root (no meta.json) nor a "
+                       "shard directory (no index.npy)", r->path);
+  if (read_root_meta(r, &sizes, &root, err)) return -1;
+  char **names = NULL;
+  size_t n = 0;
+  int rc = list_shards(r->path, &names, &n, err);
+  if (rc == 0 && n != json_array_size(sizes))
+    rc = ds_err(err, "%s/meta.json: shard_sizes lists %zu shards, but %s has %zu "
+                     "shard directories",
+                r->path, json_array_size(sizes), r->path, n);
+  if (rc == 0) rc = make_shards(r, names, n, err);
+  for (size_t k = 0; rc == 0 && k < n; k++) rc = open_shard(&r->shards[k], err);
+  if (rc == 0) rc = check_shard_sizes(r, sizes, err);
+  free_names(names, n);
+  json_decref(root);
+  return rc;
+}
+
+/* A bare shard directory: one shard named ".". */
+static int open_bare(atlas_reader *r, char **err) {
+  r->bare = 1;
+  r->root_strategy = -1;
+  if (make_shards(r, NULL, 1, err)) return -1;
+  return open_shard(&r->shards[0], err);
+}
+
+/* First global index of every shard, and the total (overflow-checked). */
+static int sum_counts(atlas_reader *r, char **err) {
+  uint64_t total = 0;
+  for (size_t k = 0; k < r->nshards; k++) {
+    r->shards[k].first = total;
+    uint64_t n = r->shards[k].meta.stored_examples;
+    if (n > UINT64_MAX - total)
+      return ds_err(err, "%s: more than 2^64 examples in total", r->path);
+    total += n;
+  }
+  r->count = total;
+  return 0;
+}
+
+/* ------------------------------------------------------------- API */
+
+int atlas_open_dict(const char *path, const char *dict_path, atlas_reader **out,
+                    char **err) {
+  *out = NULL;
+  atlas_reader *r = calloc(1, sizeof *r);
+  if (!r || !(r->path = strdup(path))) {
+    free(r);
+    return ds_err(err, "out of memory");
+  }
+  for (size_t n = strlen(r->path); n > 1 && r->path[n - 1] == '/'; n--)
+    r->path[n - 1] = 0;
+  int is_dir = 0;
+  char *idx = join(r->path, "index.npy");
+  int rc = 0;
+  if (!idx) rc = ds_err(err, "out of memory");
+  else if (!path_exists(r->path, &is_dir))
+    rc = ds_err(err, "%s: cannot open: %s", r->path, strerror(errno));
+  else if (!is_dir)
+    rc = ds_err(err, "%s: not a directory (expected an atlas dataset root or "
+                     "shard directory)", r->path);
+  else
+    rc = path_exists(idx, NULL) ? open_bare(r, err) : open_root(r, err);
+  free(idx);
+  if (rc == 0) rc = attach_shared(r, dict_path, err);
+  if (rc == 0) rc = sum_counts(r, err);
+  if (rc) {
+    atlas_close(r);
+    return -1;
+  }
+  *out = r;
+  return 0;
+}
+
+int atlas_open(const char *path, atlas_reader **out, char **err) {
+  return atlas_open_dict(path, NULL, out, err);
+}
+
+void atlas_close(atlas_reader *r) {
+  if (!r) return;
+  for (size_t k = 0; k < r->nshards; k++) close_shard(&r->shards[k]);
+  free(r->shards);
+  ds_zstd_dict_free(r->shared);
+  free(r->shared_path);
+  free(r->path);
+  free(r);
+}
+
+uint64_t atlas_count(const atlas_reader *r) { return r->count; }
+size_t atlas_nshards(const atlas_reader *r) { return r->nshards; }
+int atlas_is_bare_shard(const atlas_reader *r) { return r->bare; }
+int atlas_root_strategy(const atlas_reader *r) { return r->root_strategy; }
+
+uint64_t atlas_shard_count(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? r->shards[shard].meta.stored_examples : 0;
+}
+
+const char *atlas_shard_path(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? r->shards[shard].dir : NULL;
+}
+
+const char *atlas_shard_name(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? r->shards[shard].name : NULL;
+}
+
+const atlas_meta *atlas_shard_meta(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? &r->shards[shard].meta : NULL;
+}
+
+uint64_t atlas_block_size(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? r->shards[shard].meta.block_size : 0;
+}
+
+uint64_t atlas_num_blocks(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? r->shards[shard].num_blocks : 0;
+}
+
+int atlas_shard_strategy(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? r->shards[shard].meta.compression_strategy : -1;
+}
+
+int atlas_has_data(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards && r->shards[shard].has_data;
+}
+
+uint64_t atlas_data_size(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? r->shards[shard].data.size : 0;
+}
+
+const char *atlas_index_dtype(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? r->shards[shard].dtype : NULL;
+}
+
+uint64_t atlas_index_entry(const atlas_reader *r, size_t shard, uint64_t i) {
+  if (shard >= r->nshards || i > r->shards[shard].num_blocks) return 0;
+  return entry(&r->shards[shard], i);
+}
+
+const char *atlas_dict_path(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? r->shards[shard].dict_path : NULL;
+}
+
+unsigned atlas_dict_id(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? r->shards[shard].dict_id : 0;
+}
+
+uint64_t atlas_shard_first(const atlas_reader *r, size_t shard) {
+  return shard < r->nshards ? r->shards[shard].first : r->count;
+}
+
+void atlas_locate(const atlas_reader *r, uint64_t g, size_t *shard,
+                  uint64_t *block, uint64_t *pos) {
+  *block = *pos = 0;
+  if (g >= r->count) {
+    *shard = r->nshards;
+    return;
+  }
+  /* the first shard whose end (first + count) lies past g */
+  size_t lo = 0, hi = r->nshards - 1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const atlas_shard *s = &r->shards[mid];
+    if (s->first + s->meta.stored_examples > g) hi = mid;
+    else lo = mid + 1;
+  }
+  const atlas_shard *s = &r->shards[lo];
+  uint64_t j = g - s->first;
+  *shard = lo;
+  *block = j / s->meta.block_size;
+  *pos = j % s->meta.block_size;
+}
+
+uint64_t atlas_block_examples(const atlas_reader *r, size_t shard,
+                              uint64_t block) {
+  if (shard >= r->nshards || block >= r->shards[shard].num_blocks) return 0;
+  const atlas_shard *s = &r->shards[shard];
+  if (block + 1 < s->num_blocks) return s->meta.block_size;
+  return s->meta.stored_examples - block * s->meta.block_size;
+}
+
+int atlas_block_range(const atlas_reader *r, size_t shard, uint64_t block,
+                      uint64_t *offset, uint64_t *length, char **err) {
+  if (shard >= r->nshards)
+    return ds_err(err, "%s: shard %zu does not exist (%zu shards)", r->path,
+                  shard, r->nshards);
+  const atlas_shard *s = &r->shards[shard];
+  if (block >= s->num_blocks)
+    return ds_err(err, "%s: block %llu does not exist (%llu blocks)", s->dir,
+                  (unsigned long long)block, (unsigned long long)s->num_blocks);
+  *offset = entry(s, block);
+  *length = entry(s, block + 1) - *offset; /* non-decreasing: checked */
+  return 0;
+}
+
+/* A frame naming another dictionary than the shard's: say which. */
+static int check_frame_dict(const atlas_shard *s, uint64_t block,
+                            const uint8_t *src, size_t n, char **err) {
+  unsigned fid = ds_zstd_frame_dict_id(src, n);
+  if (fid == 0 || fid == s->dict_id) return 0; /* none named, or the right one */
+  if (!s->dict)
+    return ds_err(err, "%s: block %llu was compressed with dictionary %u, but "
+                       "%s/meta.json says compression_strategy %d (no dictionary)",
+                  s->data.path, (unsigned long long)block, fid, s->dir,
+                  s->meta.compression_strategy);
+  return ds_err(err, "%s: block %llu was compressed with dictionary %u, but %s "
+                     "has dictionary %u%s",
+                s->data.path, (unsigned long long)block, fid, s->dict_path,
+                s->dict_id, s->dict_id ? "" : " (raw content, no ID)");
+}
+
+int atlas_block_stored(const atlas_reader *r, size_t shard, uint64_t block,
+                       const uint8_t **p, size_t *n, char **err) {
+  uint64_t off, len;
+  if (atlas_block_range(r, shard, block, &off, &len, err)) return -1;
+  const atlas_shard *s = &r->shards[shard];
+  if (ds_file_slice(&s->data, off, len, p, err)) {
+    ds_err_prefix(err, s->dir);
+    return -1;
+  }
+  if (len == 0)
+    return ds_err(err, "%s: block %llu is empty (0 bytes at offset %llu)",
+                  s->data.path, (unsigned long long)block, (unsigned long long)off);
+  *n = (size_t)len;
+  return 0;
+}
+
+int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, size_t shard,
+                uint64_t block, ds_buf *buf, const uint8_t **p, size_t *n,
+                char **err) {
+  const uint8_t *src;
+  size_t len;
+  if (atlas_block_stored(r, shard, block, &src, &len, err)) return -1;
+  const atlas_shard *s = &r->shards[shard];
+  if (s->meta.compression_strategy == ATLAS_NO_COMPRESSION) {
+    *p = src;
+    *n = len;
+    return 0;
+  }
+  if (check_frame_dict(s, block, src, len, err)) return -1;
+  z->dict = s->dict;
+  if (ds_zstd_decompress(z, src, len, buf, err)) {
+    char *why = *err;
+    *err = NULL;
+    ds_err(err, "%s: block %llu (%zu bytes at offset %llu): %s", s->data.path,
+           (unsigned long long)block, len,
+           (unsigned long long)(src - s->data.data), why ? why : "?");
+    free(why);
+    return -1;
+  }
+  *p = buf->data;
+  *n = buf->len;
+  return 0;
+}

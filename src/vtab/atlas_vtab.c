@@ -1,0 +1,602 @@
+/* atlas_vtab.c - the `atlas` virtual table: SQL over torch-atlas-ds
+ * datasets (pickled, optionally zstd-compressed blocks of examples).
+ *
+ *   SELECT example FROM atlas('data/train') LIMIT 3;
+ *   CREATE VIRTUAL TABLE temp.t USING atlas('data/train', infer=1000);
+ *   SELECT label, avg(score) FROM t GROUP BY label;
+ *   SELECT * FROM t WHERE shard = 2 LIMIT 10;
+ *
+ * Table-valued form: example TEXT (JSON), shard INTEGER, shard_index
+ * INTEGER, and the HIDDEN arguments path and options. CREATE form: one
+ * column per key when the first `infer` examples (default 100) are dicts
+ * with str keys (or as given by columns='...'); c0, c1, ... when they are
+ * tuples or lists; otherwise one column `value`; then HIDDEN example,
+ * shard and shard_index. Options: infer, columns, unsupported=error|
+ * placeholder (a pickled object outside the decoder's allow-list is an
+ * error naming it, or the JSON {"$unsupported": "module.name"}).
+ *
+ * Blocks are decoded by the safe pickle decoder (formats/pickle.c), never
+ * executed. Each cursor keeps its last decoded block, so a scan decodes
+ * every block once; rowid, shard and LIMIT/OFFSET constraints decode only
+ * the blocks holding the rows asked for, and count(*) decodes nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "core/options.h"
+#include "core/plan.h"
+#include "core/rowset.h"
+#include "core/schema.h"
+#include "core/sqlite_api.h"
+#include "core/value_sql.h"
+#include "formats/atlas.h"
+#include "formats/pickle.h"
+#include "vtab/modules.h"
+#include "vtab/vtab_util.h"
+
+#define MOD "atlas"
+#define DEFAULT_INFER 100
+
+typedef enum { SHAPE_DICT, SHAPE_SEQ, SHAPE_VALUE } example_shape;
+
+typedef struct at_dataset {
+  int refs;
+  char *key;          /* path + "\n" + options (table-valued cache key) */
+  char *path;
+  atlas_reader *reader;
+  int placeholder;    /* unsupported=placeholder */
+  uint64_t *first;    /* first global row of each shard */
+  uint64_t *counts;   /* rows of each shard */
+} at_dataset;
+
+typedef struct at_vtab {
+  sqlite3_vtab base;
+  int tvf;
+  at_dataset *ds;
+  example_shape shape;  /* CREATE form */
+  ds_schema schema;     /* SHAPE_DICT: the key columns */
+  size_t nseq;          /* SHAPE_SEQ: number of c<i> columns */
+  int col_example, col_shard, col_shard_index, col_path, col_options;
+} at_vtab;
+
+typedef struct at_cursor {
+  sqlite3_vtab_cursor base;
+  at_dataset *ds;
+  ds_rowset rs;
+  ds_rowiter it;
+  int eof;
+  uint64_t row;
+  size_t shard;
+  uint64_t block, pos;
+  int have_block;        /* blk holds (blk_shard, blk_block) */
+  size_t blk_shard;
+  uint64_t blk_block;
+  ds_value blk;          /* the decoded block: a list of examples */
+  ds_arena arena;        /* where blk lives */
+  ds_zstd_ctx z;
+  ds_buf buf;
+  char *path_arg, *options_arg;
+} at_cursor;
+
+static void dataset_unref(at_dataset *d) {
+  if (!d || --d->refs > 0) return;
+  atlas_close(d->reader);
+  free(d->first);
+  free(d->counts);
+  free(d->key);
+  free(d->path);
+  free(d);
+}
+
+/* Open a dataset; `o` holds its options (already checked for names). */
+static int dataset_open(const char *path, const ds_options *o, const char *key,
+                        at_dataset **out, char **err) {
+  static const char *const modes[] = {"error", "placeholder", NULL};
+  int mode;
+  if (ds_options_enum(o, "unsupported", modes, 0, &mode, err)) {
+    ds_err_prefix(err, path);
+    return -1;
+  }
+  at_dataset *d = calloc(1, sizeof *d);
+  if (!d || !(d->key = strdup(key)) || !(d->path = strdup(path))) {
+    if (d) free(d->key);
+    free(d);
+    return ds_err(err, "out of memory");
+  }
+  d->refs = 1;
+  d->placeholder = mode == 1;
+  if (atlas_open(path, &d->reader, err)) {
+    dataset_unref(d);
+    return -1;
+  }
+  size_t k = atlas_nshards(d->reader);
+  d->first = malloc((k ? k : 1) * sizeof *d->first);
+  d->counts = malloc((k ? k : 1) * sizeof *d->counts);
+  if (!d->first || !d->counts) {
+    dataset_unref(d);
+    return ds_err(err, "out of memory");
+  }
+  for (size_t s = 0; s < k; s++) {
+    d->first[s] = atlas_shard_first(d->reader, s);
+    d->counts[s] = atlas_shard_count(d->reader, s);
+  }
+  *out = d;
+  return 0;
+}
+
+/* Decode block (shard, block) into *list (allocated in a): the pickle must
+ * hold a list of exactly the block's example count. */
+static int decode_block(const at_dataset *d, ds_zstd_ctx *z, ds_buf *buf,
+                        size_t shard, uint64_t block, ds_arena *a, ds_value *list,
+                        char **err) {
+  const uint8_t *p;
+  size_t n;
+  if (atlas_block(d->reader, z, shard, block, buf, &p, &n, err)) return -1;
+  char *why = NULL;
+  int rc = ds_pickle_decode(p, n, NULL, a, list, &why);
+  uint64_t want = atlas_block_examples(d->reader, shard, block);
+  if (rc == 0 && list->type != DS_V_LIST)
+    rc = ds_err(&why, "the block's pickle is not a list");
+  else if (rc == 0 && list->u.list.n != want)
+    rc = ds_err(&why, "the block holds %zu examples but meta.json says %llu",
+                list->u.list.n, (unsigned long long)want);
+  if (rc)
+    ds_err(err, "%s: block %llu: %s", atlas_shard_path(d->reader, shard),
+           (unsigned long long)block, why ? why : "out of memory");
+  free(why);
+  return rc;
+}
+
+/* The example's value, or an error when it holds an object outside the
+ * allow-list and placeholders are off. */
+static int check_supported(const at_dataset *d, const ds_value *v, size_t shard,
+                           uint64_t block, uint64_t g, char **err) {
+  if (d->placeholder) return 0;
+  const ds_value *u = ds_value_find_unsupported(v);
+  if (!u) return 0;
+  return ds_err(err, "%s: block %llu: example %llu holds a pickled '%.*s', which is not "
+                     "on the decoder's allow-list (option unsupported=placeholder "
+                     "gives {\"$unsupported\": ...} instead)",
+                atlas_shard_path(d->reader, shard), (unsigned long long)block,
+                (unsigned long long)g, (int)u->u.s.n, (const char *)u->u.s.p);
+}
+
+/* What the first `infer` examples look like, and their dict keys. */
+static int infer_schema(at_vtab *t, int64_t infer, char **err) {
+  at_dataset *d = t->ds;
+  uint64_t n = atlas_count(d->reader), seen = 0;
+  int all_dict = 1, all_seq = 1;
+  size_t maxlen = 0;
+  ds_zstd_ctx z;
+  ds_zstd_ctx_init(&z, NULL);
+  ds_buf buf = {0};
+  ds_arena a = {0};
+  int rc = 0;
+  size_t have_shard = (size_t)-1;
+  uint64_t have_block = 0;
+  ds_value list = {0};
+  for (uint64_t g = 0; g < n && seen < (uint64_t)infer && rc == 0; g++, seen++) {
+    size_t s;
+    uint64_t b, pos;
+    atlas_locate(d->reader, g, &s, &b, &pos);
+    if (s != have_shard || b != have_block) {
+      char *e = NULL;
+      ds_arena_reset(&a);
+      if (decode_block(d, &z, &buf, s, b, &a, &list, &e)) { /* reported when read */
+        free(e);
+        have_shard = (size_t)-1;
+        continue;
+      }
+      have_shard = s;
+      have_block = b;
+    }
+    const ds_value *v = &list.u.list.items[pos];
+    int is_dict = v->type == DS_V_MAP;
+    for (size_t i = 0; is_dict && i < v->u.list.n; i++)
+      if (v->u.list.items[2 * i].type != DS_V_TEXT) is_dict = 0;
+    all_dict &= is_dict;
+    all_seq &= v->type == DS_V_TUPLE || v->type == DS_V_LIST;
+    if (is_dict)
+      for (size_t i = 0; i < v->u.list.n && rc == 0; i++) {
+        const ds_value *k = &v->u.list.items[2 * i];
+        rc = ds_schema_observe(&t->schema, (const char *)k->u.s.p, k->u.s.n,
+                               v->u.list.items[2 * i + 1].type, err);
+      }
+    if ((v->type == DS_V_TUPLE || v->type == DS_V_LIST) && v->u.list.n > maxlen)
+      maxlen = v->u.list.n;
+  }
+  ds_arena_free(&a);
+  ds_buf_free(&buf);
+  ds_zstd_ctx_free(&z);
+  if (rc) return rc;
+  if (seen > 0 && all_dict && t->schema.n > 0) {
+    t->shape = SHAPE_DICT;
+  } else if (seen > 0 && all_seq && maxlen > 0) {
+    t->shape = SHAPE_SEQ;
+    t->nseq = maxlen;
+    ds_schema_free(&t->schema);
+  } else {
+    t->shape = SHAPE_VALUE;
+    ds_schema_free(&t->schema);
+  }
+  return 0;
+}
+
+/* The CREATE form's column list after the data columns. */
+static int declare_create(sqlite3 *db, at_vtab *t, char **err) {
+  static const char *const none[] = {NULL};
+  if (t->shape == SHAPE_SEQ) {
+    for (size_t i = 0; i < t->nseq; i++) {
+      char name[32];
+      snprintf(name, sizeof name, "c%zu", i);
+      if (ds_schema_observe(&t->schema, name, strlen(name), DS_V_NULL, err)) return -1;
+      t->schema.cols[i].types = 0;
+    }
+  } else if (t->shape == SHAPE_VALUE) {
+    if (ds_schema_observe(&t->schema, "value", 5, DS_V_NULL, err)) return -1;
+    t->schema.cols[0].types = 0;
+  }
+  if (ds_schema_name_columns(&t->schema, none, err)) return -1;
+  char *ex = ds_schema_free_name(&t->schema, "example", none);
+  char *sh = ds_schema_free_name(&t->schema, "shard", none);
+  char *si = ds_schema_free_name(&t->schema, "shard_index", none);
+  char *tail = ex && sh && si ? ds_strf("\"%s\" HIDDEN, \"%s\" HIDDEN INTEGER, \"%s\" HIDDEN INTEGER",
+                                        ex, sh, si)
+                              : NULL;
+  char *sql = tail ? ds_schema_sql(&t->schema, NULL, tail) : NULL;
+  free(ex);
+  free(sh);
+  free(si);
+  free(tail);
+  if (!sql) return ds_err(err, "out of memory");
+  int rc = sqlite3_declare_vtab(db, sql);
+  if (rc != SQLITE_OK) ds_err(err, "cannot declare columns (%s): %s", sqlite3_errmsg(db), sql);
+  free(sql);
+  t->col_example = (int)t->schema.n;
+  t->col_shard = t->col_example + 1;
+  t->col_shard_index = t->col_example + 2;
+  return rc == SQLITE_OK ? 0 : -1;
+}
+
+static int create_form(sqlite3 *db, at_vtab *t, int argc, const char *const *argv,
+                       char **err) {
+  static const char *const known[] = {"infer", "columns", "unsupported", NULL};
+  ds_options o = {0};
+  char *path = ds_dequote(argv[3]);
+  int64_t infer = DEFAULT_INFER;
+  int rc = path ? 0 : ds_err(err, "out of memory");
+  for (int i = 4; i < argc && rc == 0; i++) rc = ds_options_add(&o, argv[i], err);
+  if (rc == 0) rc = ds_options_check_known(&o, known, err);
+  if (rc == 0) rc = ds_options_int(&o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err);
+  if (rc && path) ds_err_prefix(err, path);
+  if (rc == 0) rc = dataset_open(path, &o, "", &t->ds, err);
+  const char *cols = ds_options_get(&o, "columns");
+  if (rc == 0 && cols) {
+    t->shape = SHAPE_DICT;
+    if (ds_schema_parse_columns(&t->schema, cols, err)) {
+      ds_err_prefix(err, path);
+      rc = -1;
+    }
+  } else if (rc == 0) {
+    rc = infer_schema(t, infer, err);
+  }
+  if (rc == 0) rc = declare_create(db, t, err);
+  ds_options_free(&o);
+  free(path);
+  return rc;
+}
+
+static int at_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                      sqlite3_vtab **out, char **pzErr) {
+  (void)aux;
+  at_vtab *t = sqlite3_malloc(sizeof *t);
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->tvf = argc <= 3;
+  t->col_path = t->col_options = -1;
+  int rc;
+  if (t->tvf) {
+    rc = sqlite3_declare_vtab(db, "CREATE TABLE x(example TEXT, shard INTEGER,"
+                                  " shard_index INTEGER, path HIDDEN, options HIDDEN)");
+    t->col_example = 0;
+    t->col_shard = 1;
+    t->col_shard_index = 2;
+    t->col_path = 3;
+    t->col_options = 4;
+  } else {
+    char *err = NULL;
+    rc = create_form(db, t, argc, argv, &err) ? SQLITE_ERROR : SQLITE_OK;
+    if (rc != SQLITE_OK) ds_set_error(pzErr, MOD, err);
+  }
+  if (rc != SQLITE_OK) {
+    dataset_unref(t->ds);
+    ds_schema_free(&t->schema);
+    sqlite3_free(t);
+    return rc;
+  }
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  *out = &t->base;
+  return SQLITE_OK;
+}
+
+static int at_disconnect(sqlite3_vtab *vtab) {
+  at_vtab *t = (at_vtab *)vtab;
+  dataset_unref(t->ds);
+  ds_schema_free(&t->schema);
+  sqlite3_free(t);
+  return SQLITE_OK;
+}
+
+/* Cost model: a row costs 1 (a block is decoded once for all its rows);
+ * rowid constraints touch only their rows' blocks; shard = reads one
+ * shard. */
+static int at_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
+  at_vtab *t = (at_vtab *)vtab;
+  double n = t->ds ? (double)atlas_count(t->ds->reader) : 1e6;
+  double k = t->ds && atlas_nshards(t->ds->reader) ? (double)atlas_nshards(t->ds->reader) : 4;
+  ds_plan_extra extra[1] = {{t->col_shard, "shard", n / k, 0}};
+  int args[2] = {t->col_path, t->col_options};
+  ds_plan_config cfg = {n, 1.0, extra, 1, args, t->tvf ? 2 : 0, t->tvf ? 1 : 0};
+  return ds_plan_best_index(info, &cfg);
+}
+
+static int at_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
+  (void)vtab;
+  at_cursor *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  ds_zstd_ctx_init(&c->z, NULL);
+  c->eof = 1;
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+static void cursor_reset(at_cursor *c) {
+  ds_rowset_free(&c->rs);
+  if (c->ds) {
+    c->have_block = 0;
+    ds_arena_reset(&c->arena);
+  }
+  dataset_unref(c->ds);
+  c->ds = NULL;
+  sqlite3_free(c->path_arg);
+  sqlite3_free(c->options_arg);
+  c->path_arg = c->options_arg = NULL;
+  c->eof = 1;
+}
+
+static int at_close(sqlite3_vtab_cursor *cur) {
+  at_cursor *c = (at_cursor *)cur;
+  cursor_reset(c);
+  ds_arena_free(&c->arena);
+  ds_zstd_ctx_free(&c->z);
+  ds_buf_free(&c->buf);
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+/* Table-valued form: find or open the dataset the arguments name. */
+static int tvf_dataset(at_vtab *t, at_cursor *c, const ds_plan_args *a, char **err) {
+  static const char *const known[] = {"unsupported", NULL};
+  const char *path = a->args[0] ? (const char *)sqlite3_value_text(a->args[0]) : NULL;
+  const char *opts = a->args[1] ? (const char *)sqlite3_value_text(a->args[1]) : NULL;
+  if (!path) return ds_err(err, "no path given: use atlas('dataset/dir')");
+  c->path_arg = sqlite3_mprintf("%s", path);
+  c->options_arg = opts ? sqlite3_mprintf("%s", opts) : NULL;
+  char *key = ds_strf("%s\n%s", path, opts ? opts : "");
+  if (!key) return ds_err(err, "out of memory");
+  if (t->ds && strcmp(t->ds->key, key) == 0) {
+    free(key);
+    return 0;
+  }
+  ds_options o = {0};
+  int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
+  if (rc == 0) rc = ds_options_check_known(&o, known, err);
+  if (rc) ds_err_prefix(err, path);
+  at_dataset *d = NULL;
+  if (rc == 0) rc = dataset_open(path, &o, key, &d, err);
+  ds_options_free(&o);
+  free(key);
+  if (rc) return -1;
+  dataset_unref(t->ds);
+  t->ds = d;
+  return 0;
+}
+
+/* Turn the decoded plan into the cursor's rowset. */
+static int build_rowset(at_cursor *c, ds_plan_args *a, char **err) {
+  at_dataset *d = c->ds;
+  uint64_t total = atlas_count(d->reader);
+  size_t k = atlas_nshards(d->reader);
+  unsigned char *on = NULL;
+  if (a->extra[0] && !(on = ds_plan_flag_ints(a->extra[0], a->extra_in[0], k)))
+    return ds_err(err, "out of memory");
+  int rc = 0;
+  if (a->has_ids) {
+    size_t n = a->nids, j = 0;
+    uint64_t *ids = a->ids == &a->one ? NULL : a->ids;
+    for (size_t i = 0; i < n; i++) { /* keep the rows of picked shards */
+      size_t s;
+      uint64_t b, pos;
+      uint64_t g = a->ids[i];
+      if (g >= total) continue;
+      atlas_locate(d->reader, g, &s, &b, &pos);
+      if (!on || on[s]) a->ids[j++] = g;
+    }
+    if (ids) {
+      ds_rowset_init_list(&c->rs, ids, j);
+      a->ids = NULL;
+    } else if (j == 1) {
+      ds_rowset_init_one(&c->rs, a->one);
+    } else {
+      ds_rowset_init_list(&c->rs, NULL, 0);
+    }
+  } else if (on) {
+    rc = ds_rowset_init_shards(&c->rs, 0, d->first, d->counts, k, on);
+  } else {
+    rc = ds_rowset_init_all(&c->rs, total);
+  }
+  free(on);
+  if (rc) return ds_err(err, "out of memory");
+  ds_rowset_clip(&c->rs, a->lo, a->hi < total ? a->hi : total);
+  if (a->empty) ds_rowset_clip(&c->rs, 0, 0);
+  c->rs.desc = a->desc;
+  c->rs.offset = a->offset;
+  c->rs.limit = a->limit;
+  return 0;
+}
+
+static void cursor_step(at_cursor *c) {
+  uint64_t g;
+  if (!ds_rowiter_next(&c->it, &g)) {
+    c->eof = 1;
+    return;
+  }
+  c->row = g;
+  atlas_locate(c->ds->reader, g, &c->shard, &c->block, &c->pos);
+}
+
+static int at_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                     int argc, sqlite3_value **argv) {
+  (void)idxStr;
+  at_cursor *c = (at_cursor *)cur;
+  at_vtab *t = (at_vtab *)cur->pVtab;
+  cursor_reset(c);
+  char *err = NULL;
+  ds_plan_args a;
+  int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
+  if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
+  if (rc == 0) {
+    c->ds = t->ds;
+    c->ds->refs++;
+    rc = build_rowset(c, &a, &err);
+  }
+  ds_plan_args_free(&a);
+  if (rc) return ds_vtab_error(cur->pVtab, MOD, err);
+  ds_rowiter_init(&c->it, &c->rs);
+  c->eof = 0;
+  cursor_step(c);
+  return SQLITE_OK;
+}
+
+static int at_next(sqlite3_vtab_cursor *cur) {
+  cursor_step((at_cursor *)cur);
+  return SQLITE_OK;
+}
+
+static int at_eof(sqlite3_vtab_cursor *cur) { return ((at_cursor *)cur)->eof; }
+
+/* The current example, decoding its block if the cursor does not hold it. */
+static int current_example(at_cursor *c, const ds_value **v, char **err) {
+  if (!c->have_block || c->blk_shard != c->shard || c->blk_block != c->block) {
+    c->have_block = 0;
+    ds_arena_reset(&c->arena);
+    if (decode_block(c->ds, &c->z, &c->buf, c->shard, c->block, &c->arena, &c->blk, err))
+      return -1;
+    c->have_block = 1;
+    c->blk_shard = c->shard;
+    c->blk_block = c->block;
+  }
+  *v = &c->blk.u.list.items[c->pos];
+  return 0;
+}
+
+/* Look up a dict example's field (NULL value when absent). */
+static const ds_value *dict_field(const ds_value *ex, const ds_column *col) {
+  if (ex->type != DS_V_MAP) return NULL;
+  for (size_t i = 0; i < ex->u.list.n; i++) {
+    const ds_value *k = &ex->u.list.items[2 * i];
+    if (k->type == DS_V_TEXT && k->u.s.n == col->field_len &&
+        memcmp(k->u.s.p, col->field, k->u.s.n) == 0)
+      return &ex->u.list.items[2 * i + 1];
+  }
+  return NULL;
+}
+
+/* The value a data column shows for an example (NULL pointer: SQL NULL). */
+static const ds_value *column_value(const at_vtab *t, const ds_value *ex, int col) {
+  if (t->shape == SHAPE_DICT) return dict_field(ex, &t->schema.cols[col]);
+  if (t->shape == SHAPE_SEQ)
+    return (ex->type == DS_V_TUPLE || ex->type == DS_V_LIST) && (size_t)col < ex->u.list.n
+               ? &ex->u.list.items[col]
+               : NULL;
+  return ex;
+}
+
+/* A value, or its JSON (example column), checked for unsupported objects. */
+static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
+                         int as_json) {
+  char *err = NULL;
+  if (check_supported(c->ds, v, c->shard, c->block, c->row, &err)) {
+    ds_result_error(ctx, MOD, err);
+    return;
+  }
+  if (!as_json) {
+    ds_value_result(ctx, v);
+    return;
+  }
+  ds_buf json = {0};
+  if (ds_value_json(&json, v, &err))
+    ds_result_error(ctx, MOD, ds_strf("%s: block %llu: example %llu: %s",
+                                      atlas_shard_path(c->ds->reader, c->shard),
+                                      (unsigned long long)c->block,
+                                      (unsigned long long)c->row, err ? err : "?"));
+  else
+    ds_result_json(ctx, &json);
+  free(err);
+  ds_buf_free(&json);
+}
+
+static int at_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  at_cursor *c = (at_cursor *)cur;
+  at_vtab *t = (at_vtab *)cur->pVtab;
+  if (col == t->col_shard) {
+    sqlite3_result_int64(ctx, (sqlite3_int64)c->shard);
+  } else if (col == t->col_shard_index) {
+    sqlite3_result_int64(ctx, (sqlite3_int64)(c->row - c->ds->first[c->shard]));
+  } else if (col == t->col_path) {
+    if (c->path_arg) sqlite3_result_text(ctx, c->path_arg, -1, SQLITE_TRANSIENT);
+  } else if (col == t->col_options) {
+    if (c->options_arg) sqlite3_result_text(ctx, c->options_arg, -1, SQLITE_TRANSIENT);
+  } else {
+    const ds_value *ex;
+    char *err = NULL;
+    if (current_example(c, &ex, &err)) {
+      ds_result_error(ctx, MOD, err);
+      return SQLITE_OK;
+    }
+    if (col == t->col_example) {
+      result_value(c, ctx, ex, 1);
+    } else {
+      const ds_value *v = column_value(t, ex, col);
+      if (v) result_value(c, ctx, v, 0);
+    }
+  }
+  return SQLITE_OK;
+}
+
+static int at_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
+  *rowid = (sqlite3_int64)((at_cursor *)cur)->row;
+  return SQLITE_OK;
+}
+
+static sqlite3_module atlas_module = {
+    .iVersion = 0,
+    .xCreate = at_connect,
+    .xConnect = at_connect,
+    .xBestIndex = at_best_index,
+    .xDisconnect = at_disconnect,
+    .xDestroy = at_disconnect,
+    .xOpen = at_open,
+    .xClose = at_close,
+    .xFilter = at_filter,
+    .xNext = at_next,
+    .xEof = at_eof,
+    .xColumn = at_column,
+    .xRowid = at_rowid,
+};
+
+int ds_atlas_register(sqlite3 *db) {
+  return sqlite3_create_module_v2(db, "atlas", &atlas_module, NULL, NULL);
+}
