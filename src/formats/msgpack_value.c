@@ -30,7 +30,8 @@
  *   str TEXT, bin BYTES (both point into the input bytes), array LIST, map
  *   MAP (entries in file order), ext -> error (writers never produce it);
  *   {nd: true}  -> NDARRAY: a whole .npy file in the arena (C order);
- *                  kind "O" (pickled object array) goes to object_array();
+ *                  kind "O" (a pickled object array) is decoded by the safe
+ *                  pickle decoder (formats/pickle.c) into a LIST;
  *   {nd: other} -> numpy scalar: b/i/u/f2/f4/f8/c8/c16 decoded here, other
  *                  dtypes (U, S, M, m, V) through core/npy.c's element code;
  *   {complex}   -> COMPLEX from Python's repr text (section 3.3);
@@ -44,6 +45,7 @@
 #include <strings.h>
 
 #include "core/npy.h"
+#include "formats/pickle.h"
 
 #define MP_MAX_NEST 32             /* msgpack-c's fixed parser stack */
 #define MP_MAX_DEPTH 512           /* recursion limit of the conversion */
@@ -553,11 +555,20 @@ static int type_descr(const msgpack_object *t, fixbuf *b, char **err) {
  * ndarray's elements); until then this is a clear error. */
 static int object_array(const msgpack_object *data, ds_arena *a,
                         ds_value *out, char **err) {
-  (void)data;
-  (void)a;
-  (void)out;
-  return ds_err(err, "object arrays (kind O) need the pickle decoder, which "
-                "is not available yet");
+  size_t n;
+  const uint8_t *p = obj_bytes(data, &n);
+  char *why = NULL;
+  if (ds_pickle_decode(p, n, NULL, a, out, &why)) {
+    ds_err(err, "object array (kind O): %s", why ? why : "out of memory");
+    free(why);
+    return -1;
+  }
+  const ds_value *u = ds_value_find_unsupported(out);
+  if (u)
+    return ds_err(err, "object array (kind O) holds a pickled '%.*s', which is not "
+                       "on the pickle decoder's allow-list",
+                  (int)u->u.s.n, (const char *)u->u.s.p);
+  return 0;
 }
 
 /* The `shape` entry (a list of non-negative ints, or one int) into dims. */

@@ -66,7 +66,8 @@ const msgpack_object *ds_msgpack_field(const ds_msgpack_doc *d, const char *name
  * in `a`, applying the msgpack-numpy rules above. TEXT and BYTES values
  * point into the parsed input bytes (which must outlive the value); list
  * items and .npy blobs live in the arena. Object arrays (kind "O", a
- * pickle) are an error until a pickle decoder is plugged in. */
+ * pickle) are decoded by the safe pickle decoder into a LIST; one holding
+ * an object outside its allow-list is an error naming the global. */
 int ds_msgpack_to_value(const msgpack_object *o, ds_arena *a, ds_value *out,
                         char **err);
 

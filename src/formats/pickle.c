@@ -957,6 +957,11 @@ static int make_ndarray(pk *d, const pk_dtype *dt, int nd, const uint64_t *shape
     if (order == 'C' || nd <= 1) memcpy(blob + hb.len, data, (size_t)bytes);
     else if (bytes) gather(blob + hb.len, data, nd, oshape, sst, dt->itemsize);
     to_little(blob + hb.len, (size_t)bytes, dt);
+    ds_npy chk; /* the rest of the project must be able to read it back */
+    if (ds_npy_parse(blob, hb.len + (size_t)bytes, &chk, &e)) {
+      rc = fail(d, "numpy array: %s", e ? e : "unreadable .npy");
+      free(e);
+    }
     out->type = DS_V_NDARRAY;
     out->u.s.p = blob;
     out->u.s.n = hb.len + (size_t)bytes;

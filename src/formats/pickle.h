@@ -33,7 +33,17 @@ typedef struct ds_pickle_limits {
  * bytes may point into p, which must outlive the value). Shared references
  * become shared ds_value nodes; a container that contains itself is an
  * error ("recursive structure"). Errors say what is wrong and at which
- * byte offset, e.g. "unsupported pickle opcode 0x63 at byte 12". */
+ * byte offset, e.g. "unsupported pickle opcode 0x49 at byte 2".
+ * Mapping: None NULL, bool BOOL, int INT (BIGINT decimal text outside
+ * int64), float FLOAT, str TEXT (invalid UTF-8 -> U+FFFD), bytes/bytearray
+ * BYTES, list LIST, tuple TUPLE, set/frozenset SET, dict/OrderedDict MAP
+ * (any key types), complex COMPLEX, ndarray NDARRAY (a .npy file in C
+ * order, big-endian simple dtypes made little-endian; object arrays are a
+ * flat LIST of their items), numpy scalars BOOL/INT/UINT/FLOAT/COMPLEX/
+ * TEXT/BYTES by dtype (datetime64 ISO TEXT, timedelta64 INT ticks, NaT
+ * NULL), numpy dtype TEXT (its .npy description), datetime/date/time
+ * ISO-8601 TEXT as isoformat() prints it (an aware one is UNSUPPORTED
+ * naming its tzinfo class), timedelta FLOAT seconds. */
 int ds_pickle_decode(const uint8_t *p, size_t n, const ds_pickle_limits *lim,
                      ds_arena *a, ds_value *out, char **err);
 

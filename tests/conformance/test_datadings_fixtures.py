@@ -52,8 +52,8 @@ def nonfinite(x):
 
 def ndarray_json(a):
     """What our JSON holds for an ndarray: tolist() with our scalar rules."""
-    if "items" in a:
-        raise Unsupported("object array")
+    if "items" in a:  # decoded by the pickle decoder into a list
+        return [to_json(x) for x in a["items"]]
     dt = numpy.dtype(descr_dtype(a["descr"]) if "descr" in a else a["dtype"])
     arr = numpy.frombuffer(base64.b64decode(a["data_b64"]), dtype=dt).reshape(a["shape"])
     return scalar_json(arr.tolist())
@@ -147,7 +147,7 @@ def column_value(v):
         if "$ndarray" in v:
             a = v["$ndarray"]
             if "items" in a:
-                raise Unsupported("object array")
+                return ("json", [to_json(x) for x in a["items"]])
             return ("npy", a["dtype"], a["shape"], base64.b64decode(a["data_b64"]), a.get("descr"))
     return ("json", to_json(v))
 

@@ -188,6 +188,10 @@ def tjson(o):
         return tjson(o.s)
     if isinstance(o, np.dtype):
         from numpy.lib.format import dtype_to_descr
+        if o.subdtype is not None:
+            base, shape = o.subdtype
+            b = dtype_to_descr(base)
+            return "(%s, %r)" % (repr(b) if isinstance(b, str) else repr(b), shape)
         d = dtype_to_descr(o)
         return d if isinstance(d, str) else repr(d)
     if isinstance(o, int):
@@ -300,7 +304,8 @@ def cases():
                       np.datetime64("2021-03-04T05:06:07", "s"), np.datetime64("NaT", "s"),
                       np.timedelta64(90, "m"), np.array([1, 2], dtype=">i2")[0]], ALL
     yield "dtypes", [np.dtype("f4"), np.dtype(">i8"), np.dtype("U7"), np.dtype("M8[ns]"),
-                     np.dtype([("x", "<f4"), ("y", "u1")])], ALL
+                     np.dtype([("x", "<f4"), ("y", "u1")]), np.dtype(("<f4", (2,))),
+                     np.dtype(([("a", "<i4")], (2, 3)))], ALL
     yield "numpy2", [Np2Array(np.arange(6, dtype=np.int16).reshape(2, 3)),
                      Np2Array(np.arange(24, dtype=np.float32).reshape(4, 6), order="C"),
                      Np2Array(np.asfortranarray(np.arange(24, dtype=np.float32).reshape(4, 6)), order="F"),
