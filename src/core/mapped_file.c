@@ -35,6 +35,9 @@ int ds_file_open(ds_file *f, const char *path, char **err) {
     return ds_err(err, "%s: out of memory", path);
   }
   f->size = (uint64_t)st.st_size;
+  f->dev = (uint64_t)st.st_dev;
+  f->ino = (uint64_t)st.st_ino;
+  f->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
   if (f->size > 0) {
     void *p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
@@ -84,6 +87,15 @@ int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err) {
   if (ds_file_slice(f, off, 8, &p, err)) return -1;
   *out = ds_le64(p);
   return 0;
+}
+
+int ds_file_stale(const ds_file *f) {
+  if (!f->mapped) return 0; /* in memory, or an empty file: nothing to fault */
+  struct stat st;
+  if (stat(f->path, &st) != 0) return 1;
+  return (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino ||
+         (uint64_t)st.st_size != f->size ||
+         (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != f->mtime_ns;
 }
 
 void ds_file_drop(const ds_file *f, uint64_t off, uint64_t len) {

@@ -11,6 +11,8 @@ typedef struct ds_file {
   const uint8_t *data; /* NULL when size == 0 */
   uint64_t size;
   int mapped;          /* 1 when data is an mmap to unmap on close */
+  uint64_t dev, ino;   /* identity and last change when mapped, */
+  int64_t mtime_ns;    /* to notice a file replaced or rewritten */
 } ds_file;
 
 /* Map `path` read-only. On failure *err says "<path>: cannot open: <why>". */
@@ -34,6 +36,12 @@ int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err);
  * the page cache if touched again. Contents never change, so this is
  * always safe; scans use it to stream in constant memory. */
 void ds_file_drop(const ds_file *f, uint64_t off, uint64_t len);
+
+/* 1 when the file on disk is no longer the one mapped (replaced,
+ * truncated, rewritten: its identity, size or change time differ, or it is
+ * gone). Reading a mapping whose file shrank would fault, so readers check
+ * this before reusing a dataset opened earlier. */
+int ds_file_stale(const ds_file *f);
 
 /* The last path component (points into path). */
 const char *ds_basename(const char *path);

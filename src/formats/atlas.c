@@ -744,3 +744,9 @@ int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, size_t shard,
   *n = buf->len;
   return 0;
 }
+
+int atlas_stale(const atlas_reader *r) {
+  for (size_t k = 0; k < r->nshards; k++)
+    if (ds_file_stale(&r->shards[k].index) || ds_file_stale(&r->shards[k].data)) return 1;
+  return 0;
+}

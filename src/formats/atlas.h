@@ -112,4 +112,7 @@ int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, size_t shard,
                 uint64_t block, ds_buf *buf, const uint8_t **p, size_t *n,
                 char **err);
 
+/* 1 when a mapped file (index.npy, data.bin) changed on disk since opening. */
+int atlas_stale(const atlas_reader *r);
+
 #endif

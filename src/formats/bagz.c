@@ -279,3 +279,10 @@ void bagz_release_track(const bagz_reader *r, bagz_release_state *st,
   st->shard = shard;
   st->index = index;
 }
+
+int bagz_stale(const bagz_reader *r) {
+  for (size_t i = 0; i < r->nshards; i++)
+    if (ds_file_stale(&r->shards[i].data) || ds_file_stale(&r->shards[i].limits_file))
+      return 1;
+  return 0;
+}

@@ -68,6 +68,9 @@ int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, size_t shard,
                  uint64_t index, uint64_t g, ds_buf *scratch,
                  const uint8_t **p, size_t *n, char **err);
 
+/* 1 when any file of the bag changed on disk since it was opened. */
+int bagz_stale(const bagz_reader *r);
+
 /* A scan has passed every record of `shard` before `index` (index ==
  * count: the whole shard): drop their pages from memory. */
 void bagz_release_before(const bagz_reader *r, size_t shard, uint64_t index);

@@ -978,3 +978,14 @@ void datadings_md5_free(datadings_md5_row *rows, size_t n) {
   for (size_t i = 0; i < n; i++) free((char *)rows[i].expected);
   free(rows);
 }
+
+int datadings_stale(const datadings_reader *r) {
+  for (size_t k = 0; k < r->nshards; k++) {
+    const dd_shard *s = &r->shards[k];
+    if (ds_file_stale(&s->data) || ds_file_stale(&s->offsets) ||
+        ds_file_stale(&s->keys) || ds_file_stale(&s->hashes) ||
+        ds_file_stale(&s->filter) || ds_file_stale(&s->index))
+      return 1;
+  }
+  return 0;
+}

@@ -27,6 +27,9 @@ const char *datadings_shard_path(const datadings_reader *r, size_t s);
 int datadings_sample(const datadings_reader *r, uint64_t g, const uint8_t **p,
                      size_t *n, char **err);
 
+/* 1 when any mapped file of the dataset changed on disk since opening. */
+int datadings_stale(const datadings_reader *r);
+
 /* A scan has passed every sample before g: drop their pages (data file,
  * offsets) from memory; they come back from the page cache if read again. */
 void datadings_release_before(const datadings_reader *r, uint64_t g);

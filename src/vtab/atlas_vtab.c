@@ -48,6 +48,8 @@ typedef struct at_dataset {
   int placeholder;    /* unsupported=placeholder */
   uint64_t *first;    /* first global row of each shard */
   uint64_t *counts;   /* rows of each shard */
+  int64_t checked_ns; /* last look for changed files */
+  int stale;          /* its files changed: unusable from now on */
 } at_dataset;
 
 typedef struct at_vtab {
@@ -387,8 +389,12 @@ static int tvf_dataset(at_vtab *t, at_cursor *c, const ds_plan_args *a, char **e
   char *key = ds_strf("%s\n%s", path, opts ? opts : "");
   if (!key) return ds_err(err, "out of memory");
   if (t->ds && strcmp(t->ds->key, key) == 0) {
-    free(key);
-    return 0;
+    if (!(ds_recheck_due(&t->ds->checked_ns) && atlas_stale(t->ds->reader))) {
+      free(key);
+      return 0;
+    }
+    dataset_unref(t->ds); /* its files changed: never touch that mapping again */
+    t->ds = NULL;
   }
   ds_options o = {0};
   int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
@@ -467,6 +473,12 @@ static int at_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   ds_plan_args a;
   int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
   if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
+  if (rc == 0 && !t->tvf &&
+      (t->ds->stale || (ds_recheck_due(&t->ds->checked_ns) && atlas_stale(t->ds->reader)))) {
+    t->ds->stale = 1;
+    err = ds_changed_error(t->ds->path);
+    rc = -1;
+  }
   if (rc == 0) {
     c->ds = t->ds;
     c->ds->refs++;

@@ -43,6 +43,9 @@ typedef struct bagz_dataset {
   int threads;
   int indexed;
   ds_hash_index index;
+  int64_t checked_ns; /* last look for changed files */
+  int stale;          /* its files changed: unusable from now on */
+  char *path;
 } bagz_dataset;
 
 typedef struct bagz_vtab {
@@ -93,6 +96,7 @@ static void dataset_unref(bagz_dataset *d) {
   if (!d || --d->refs > 0) return;
   bagz_close(d->reader);
   ds_hash_index_free(&d->index);
+  free(d->path);
   free(d->key);
   free(d);
 }
@@ -116,12 +120,14 @@ static int dataset_open(const char *path, const ds_options *o, const char *key,
   bo.layout = (ds_layout)lay;
   bo.dictionary_path = ds_options_get(o, "dictionary");
   bagz_dataset *d = calloc(1, sizeof *d);
-  if (!d || !(d->key = strdup(key))) {
+  if (!d || !(d->key = strdup(key)) || !(d->path = strdup(path))) {
+    if (d) free(d->key);
     free(d);
     return ds_err(err, "out of memory");
   }
   if (bagz_open(path, &bo, &d->reader, err)) {
     free(d->key);
+    free(d->path);
     free(d);
     return -1;
   }
@@ -280,8 +286,12 @@ static int tvf_dataset(bagz_vtab *t, bagz_cursor *c, const ds_plan_args *a,
   char *key = ds_strf("%s\n%s", path, opts ? opts : "");
   if (!key) return ds_err(err, "out of memory");
   if (t->ds && strcmp(t->ds->key, key) == 0) {
-    free(key);
-    return 0;
+    if (!(ds_recheck_due(&t->ds->checked_ns) && bagz_stale(t->ds->reader))) {
+      free(key);
+      return 0;
+    }
+    dataset_unref(t->ds); /* its files changed: never touch that mapping again */
+    t->ds = NULL;
   }
   ds_options o = {0};
   bagz_dataset *d = NULL;
@@ -461,6 +471,12 @@ static int bagz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   ds_plan_args a;
   int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
   if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
+  if (rc == 0 && !t->tvf &&
+      (t->ds->stale || (ds_recheck_due(&t->ds->checked_ns) && bagz_stale(t->ds->reader)))) {
+    t->ds->stale = 1;
+    err = ds_changed_error(t->ds->path);
+    rc = -1;
+  }
   if (rc == 0) {
     c->ds = t->ds;
     c->ds->refs++;

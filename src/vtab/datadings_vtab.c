@@ -43,6 +43,8 @@ typedef struct dd_dataset {
   char *key;  /* path + "\n" + options: the table-valued cache key */
   char *path;
   datadings_reader *reader;
+  int64_t checked_ns; /* last look for changed files */
+  int stale;          /* its files changed: unusable from now on */
 } dd_dataset;
 
 typedef struct dd_vtab {
@@ -304,8 +306,12 @@ static int tvf_dataset(dd_vtab *t, dd_cursor *c, const ds_plan_args *a, char **e
   char *key = ds_strf("%s\n%s", path, opts ? opts : "");
   if (!key) return ds_err(err, "out of memory");
   if (t->ds && strcmp(t->ds->key, key) == 0) {
-    free(key);
-    return 0;
+    if (!(ds_recheck_due(&t->ds->checked_ns) && datadings_stale(t->ds->reader))) {
+      free(key);
+      return 0;
+    }
+    dataset_unref(t->ds); /* its files changed: never touch that mapping again */
+    t->ds = NULL;
   }
   ds_options o = {0};
   int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
@@ -414,6 +420,12 @@ static int dd_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   ds_plan_args a;
   int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
   if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
+  if (rc == 0 && !t->tvf &&
+      (t->ds->stale || (ds_recheck_due(&t->ds->checked_ns) && datadings_stale(t->ds->reader)))) {
+    t->ds->stale = 1;
+    err = ds_changed_error(t->ds->path);
+    rc = -1;
+  }
   if (rc == 0) {
     c->ds = t->ds;
     c->ds->refs++;

@@ -3,6 +3,9 @@
 #include "vtab_util.h"
 
 #include <stdlib.h>
+#include <time.h>
+
+#include "core/common.h"
 
 int ds_set_error(char **pzErr, const char *module, char *msg) {
   if (pzErr) {
@@ -23,4 +26,19 @@ void ds_result_error(sqlite3_context *ctx, const char *module, char *msg) {
   else sqlite3_result_error_nomem(ctx);
   sqlite3_free(m);
   free(msg);
+}
+
+int ds_recheck_due(int64_t *last_ns) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  if (*last_ns && now - *last_ns < 100000000) return 0;
+  *last_ns = now;
+  return 1;
+}
+
+char *ds_changed_error(const char *path) {
+  return ds_strf("%s: the dataset's files changed on disk since the table was "
+                 "created; drop the table and create it again",
+                 path);
 }

@@ -4,6 +4,8 @@
 #ifndef DS_VTAB_UTIL_H
 #define DS_VTAB_UTIL_H
 
+#include <stdint.h>
+
 #include "core/sqlite_api.h"
 
 /* Set vtab->zErrMsg to "<module>: <msg>" and free msg (malloc'd).
@@ -13,5 +15,13 @@ int ds_vtab_error(sqlite3_vtab *vtab, const char *module, char *msg);
 int ds_set_error(char **pzErr, const char *module, char *msg);
 /* sqlite3_result_error with "<module>: <msg>"; frees msg. */
 void ds_result_error(sqlite3_context *ctx, const char *module, char *msg);
+
+/* Rate limit for noticing changed dataset files: 1 (and *last updated)
+ * when more than 100 ms passed since the last check. Checking stats every
+ * file, so point lookups must not pay it each time. */
+int ds_recheck_due(int64_t *last_ns);
+
+/* The error for a CREATE-form table whose files changed under it. */
+char *ds_changed_error(const char *path);
 
 #endif
