@@ -80,6 +80,11 @@ static void dataset_unref(dd_dataset *d) {
   free(d);
 }
 
+/* ds_changed_fn for this module: did the dataset's files change? */
+static int dataset_changed(const void *d) {
+  return datadings_stale(((const dd_dataset *)d)->reader);
+}
+
 static int dataset_open(const char *path, const char *key, dd_dataset **out,
                         char **err) {
   dd_dataset *d = calloc(1, sizeof *d);
@@ -298,18 +303,19 @@ static int dd_close(sqlite3_vtab_cursor *cur) {
 /* Table-valued form: find or open the dataset the arguments name. */
 static int tvf_dataset(dd_vtab *t, dd_cursor *c, const ds_plan_args *a, char **err) {
   static const char *const known[] = {NULL};
-  const char *path = a->args[0] ? (const char *)sqlite3_value_text(a->args[0]) : NULL;
-  const char *opts = a->args[1] ? (const char *)sqlite3_value_text(a->args[1]) : NULL;
-  if (!path) return ds_err(err, "no path given: use datadings('file.msgpack')");
-  c->path_arg = sqlite3_mprintf("%s", path);
-  c->options_arg = opts ? sqlite3_mprintf("%s", opts) : NULL;
-  char *key = ds_strf("%s\n%s", path, opts ? opts : "");
-  if (!key) return ds_err(err, "out of memory");
+  const char *path, *opts;
+  char *key;
+  if (ds_tvf_call((const sqlite3_value *const *)a->args, "datadings('file.msgpack')", &path, &opts,
+                  &c->path_arg, &c->options_arg, &key, err))
+    return -1;
   if (t->ds && strcmp(t->ds->key, key) == 0) {
-    if (!(ds_recheck_due(&t->ds->checked_ns) && datadings_stale(t->ds->reader))) {
+    char *changed = NULL;
+    if (ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
+                          path, &changed) == 0) {
       free(key);
       return 0;
     }
+    free(changed);
     dataset_unref(t->ds); /* its files changed: never touch that mapping again */
     t->ds = NULL;
   }
@@ -420,12 +426,9 @@ static int dd_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   ds_plan_args a;
   int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
   if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
-  if (rc == 0 && !t->tvf &&
-      (t->ds->stale || (ds_recheck_due(&t->ds->checked_ns) && datadings_stale(t->ds->reader)))) {
-    t->ds->stale = 1;
-    err = ds_changed_error(t->ds->path);
-    rc = -1;
-  }
+  if (rc == 0 && !t->tvf)
+    rc = ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
+                           t->ds->path, &err);
   if (rc == 0) {
     c->ds = t->ds;
     c->ds->refs++;

@@ -42,3 +42,25 @@ char *ds_changed_error(const char *path) {
                  "created; drop the table and create it again",
                  path);
 }
+
+int ds_tvf_call(const sqlite3_value *const *args, const char *usage,
+                const char **path, const char **opts, char **path_arg,
+                char **options_arg, char **key, char **err) {
+  sqlite3_value *pv = (sqlite3_value *)args[0], *ov = (sqlite3_value *)args[1];
+  *path = pv ? (const char *)sqlite3_value_text(pv) : NULL;
+  *opts = ov ? (const char *)sqlite3_value_text(ov) : NULL;
+  if (!*path) return ds_err(err, "no path given: use %s", usage);
+  *path_arg = sqlite3_mprintf("%s", *path);
+  *options_arg = *opts ? sqlite3_mprintf("%s", *opts) : NULL;
+  *key = ds_strf("%s\n%s", *path, *opts ? *opts : "");
+  return *key ? 0 : ds_err(err, "out of memory");
+}
+
+int ds_dataset_usable(const void *dataset, ds_changed_fn changed, int *stale,
+                      int64_t *checked_ns, const char *path, char **err) {
+  if (!*stale && !(ds_recheck_due(checked_ns) && changed(dataset))) return 0;
+  *stale = 1;
+  free(*err);
+  *err = ds_changed_error(path);
+  return -1;
+}

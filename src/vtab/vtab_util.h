@@ -24,4 +24,20 @@ int ds_recheck_due(int64_t *last_ns);
 /* The error for a CREATE-form table whose files changed under it. */
 char *ds_changed_error(const char *path);
 
+/* The arguments of a table-valued call (plan.c's argument columns 0 and
+ * 1): *path and *opts point at the SQL values' text (opts may be NULL),
+ * *path_arg / *options_arg are sqlite3_malloc'd copies for the HIDDEN
+ * columns, *key the malloc'd "path\noptions" that names the dataset in a
+ * table's cache. `usage` is the hint when no path was given. */
+int ds_tvf_call(const sqlite3_value *const *args, const char *usage,
+                const char **path, const char **opts, char **path_arg,
+                char **options_arg, char **key, char **err);
+
+/* May a dataset opened earlier still be used? 0 yes; -1 no, with *err the
+ * error for a CREATE-form table (and *stale set so it stays refused).
+ * `changed` is called at most every 100 ms (see ds_recheck_due). */
+typedef int (*ds_changed_fn)(const void *dataset);
+int ds_dataset_usable(const void *dataset, ds_changed_fn changed, int *stale,
+                      int64_t *checked_ns, const char *path, char **err);
+
 #endif
