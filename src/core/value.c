@@ -46,6 +46,14 @@ static size_t utf8_seq(const uint8_t *p, size_t n, size_t *skip) {
 int ds_utf8_valid(const uint8_t *p, size_t n) {
   size_t i = 0, skip;
   while (i < n) {
+    /* ASCII runs 8 bytes at a time (most text is ASCII) */
+    while (i + 8 <= n) {
+      uint64_t w;
+      memcpy(&w, p + i, 8);
+      if (w & 0x8080808080808080ull) break;
+      i += 8;
+    }
+    if (i >= n) break;
     if (p[i] < 0x80) { i++; continue; }
     size_t k = utf8_seq(p + i, n - i, &skip);
     if (!k) return 0;

@@ -74,7 +74,7 @@ static uint64_t be_uint(const uint8_t *p, int k) {
 }
 
 /* A header whose length field has k bytes: 0, or 1 when they are missing. */
-static int head_sized(const uint8_t *p, size_t avail, int what, int k,
+static inline int head_sized(const uint8_t *p, size_t avail, int what, int k,
                       size_t extra, mp_head *h) {
   if (avail < 1 + (size_t)k + extra) return 1;
   h->what = what;
@@ -84,7 +84,7 @@ static int head_sized(const uint8_t *p, size_t avail, int what, int k,
 }
 
 /* A header with a fixed payload of len bytes after hdr header bytes. */
-static int head_fixed(size_t hdr, uint64_t len, mp_head *h) {
+static inline int head_fixed(size_t hdr, uint64_t len, mp_head *h) {
   h->what = MH_PLAIN;
   h->hdr = hdr;
   h->len = len;
@@ -93,7 +93,7 @@ static int head_fixed(size_t hdr, uint64_t len, mp_head *h) {
 
 /* Decode the header at p[0..avail) (avail >= 1): 0 ok, 1 when the header
  * itself is cut off, -1 for the reserved byte 0xc1. */
-static int mp_header(const uint8_t *p, size_t avail, mp_head *h) {
+static inline int mp_header(const uint8_t *p, size_t avail, mp_head *h) {
   uint8_t b = p[0];
   if (b <= 0x7f || b >= 0xe0) return head_fixed(1, 0, h);
   if (b <= 0x8f) { *h = (mp_head){MH_MAP, 1, b & 0x0fu}; return 0; }
@@ -168,7 +168,7 @@ static int scan_container(mp_scan *s, const mp_head *h, char **err) {
 }
 
 /* Skip a str/bin/ext/number payload, checking str for UTF-8. */
-static int scan_payload(mp_scan *s, const mp_head *h, char **err) {
+static inline int scan_payload(mp_scan *s, const mp_head *h, char **err) {
   size_t rest = s->n - s->pos - h->hdr;
   if (h->len > rest) return scan_truncated(s, err);
   const uint8_t *body = s->p + s->pos + h->hdr;
@@ -196,7 +196,7 @@ static int mark(mp_scan *s, char **err) {
 }
 
 /* Read one element header (and skip its payload). */
-static int scan_element(mp_scan *s, char **err) {
+static inline int scan_element(mp_scan *s, char **err) {
   if (s->pos >= s->n) return scan_truncated(s, err);
   if (s->marks && s->root_map && s->depth == 1 && mark(s, err)) return -1;
   mp_head h;
