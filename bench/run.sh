@@ -4,11 +4,14 @@
 # the datasets once into ${BENCH_DIR:-/tmp/sqlite-datasets-bench} (outside
 # the source tree), runs each workload's driver from the repo root, measures
 # peak RSS of the scans at 1/10 and full size, and prints the table, also
-# written to build/bench/RESULTS-<workload>.txt. Workloads: B1 (bagz), then
-# D1 (datadings). Safe to run repeatedly.
+# written to build/bench/RESULTS-<workload>.txt. Workloads: B1 (bagz), D1
+# (datadings), then A1 (atlas). Safe to run repeatedly.
 # Environment: BENCH_DIR (data folder), BENCH_RUNS (timed runs, default 5),
-# BENCH_ONLY (b1 or d1: run only that workload; default both), BENCH_EXT
+# BENCH_ONLY (b1, d1 or a1: run only that workload; default all), BENCH_EXT
 # (the extension the drivers load, default build/datasets).
+# A1 needs /usr/bin/python3 with numpy and zstandard (Debian packages
+# python3-numpy, python3-zstandard) for its generator and its CPython
+# pickle yardstick.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -30,10 +33,21 @@ build() { # build NAME SOURCES... : compile bench/ programs into build/bench
   echo "gcc $name"
   gcc $CFLAGS -o "$OUT/$name" "$@" -lsqlite3 -lzstd -lmsgpackc -lb2 -lmd -lm
 }
+want() { # want ID : the workload runs (BENCH_ONLY unset or equal to ID)
+  [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]
+}
+case "$ONLY" in
+  ""|b1|d1|a1) ;;
+  *) echo "bench: BENCH_ONLY must be b1, d1 or a1" >&2; exit 2 ;;
+esac
 build gen_b1 bench/gen_b1.c
 build bench_b1 bench/bench_b1.c bench/bench_common.c
 build gen_d1 bench/gen_d1.c
 build bench_d1 bench/bench_d1.c bench/bench_common.c
+# bench_a1 links the tree's own pickle decoder and .npy parser (compiled
+# against libsqlite3 directly, as for the unit tests)
+build bench_a1 -Isrc -DSQLITE_CORE bench/bench_a1.c bench/bench_common.c \
+  src/formats/pickle.c src/core/*.c -ljansson -lpthread
 
 have_shards() { # have_shards NAME : all 4 shards of NAME@4.bagz exist
   for s in 0 1 2 3; do
@@ -46,13 +60,27 @@ gen() { # gen NAME COUNT
 gen_dd() { # gen_dd NAME COUNT: NAME.msgpack + index; .md5 is written last
   [ -f "$BENCH_DIR/$1.msgpack.md5" ] || "$OUT/gen_d1" "$BENCH_DIR" "$2" "$1"
 }
-if [ "$ONLY" != d1 ]; then
+gen_atlas() { # gen_atlas NAME COUNT: the dataset folder NAME (renamed into
+  # place when complete, so NAME/meta.json means a whole dataset)
+  [ -f "$BENCH_DIR/$1/meta.json" ] ||
+    /usr/bin/python3 bench/gen_a1.py "$BENCH_DIR" "$2" "$1"
+}
+if want b1; then
   gen b1 1000000
   gen b1small 100000
 fi
-if [ "$ONLY" != b1 ]; then
+if want d1; then
   gen_dd d1 1000000
   gen_dd d1small 100000
+fi
+if want a1; then
+  if ! /usr/bin/python3 -c 'import numpy, zstandard' 2>/dev/null; then
+    echo "bench: A1 needs /usr/bin/python3 with numpy and zstandard:" \
+      "apt-get install -y python3-numpy python3-zstandard" >&2
+    exit 1
+  fi
+  gen_atlas a1 1000000
+  gen_atlas a1small 100000
 fi
 
 # peak_rss LOG CMD... : run CMD (a --scan-only driver run) in a fresh
@@ -139,6 +167,35 @@ d1field() { # d1field NAME KEY : KEY=value from the D1 scan log of NAME
   sed -n "s/.* $2=\([-0-9]*\).*/\1/p" "$OUT/scan-$1.txt" 2>/dev/null
 }
 
+mem_rows_a1() { # the A1 mem workload: scans of a1small and a1
+  echo
+  echo "mem: peak RSS of one scan in a fresh process (KiB), 1/10 vs full size:"
+  printf '%-26s %12s %12s %7s  %s\n' workload "1/10 KiB" "full KiB" ratio target
+  small=$(peak_rss "$OUT/scan-a1small.txt" \
+    "$OUT/bench_a1" --ext "$EXT" --scan-only "$BENCH_DIR/a1small") || small=
+  full=$(peak_rss "$OUT/scan-a1.txt" \
+    "$OUT/bench_a1" --ext "$EXT" --scan-only "$BENCH_DIR/a1") || full=
+  awk -v s="$small" -v f="$full" 'BEGIN {
+    if (s == "" || f == "") {
+      printf "%-26s %12s %12s %7s  scan failed\n", "mem scan",
+             (s == "" ? "n/a" : s), (f == "" ? "n/a" : f), "n/a"
+      exit
+    }
+    r = f / s
+    printf "%-26s %12d %12d %7.2f  ~1.0 (flat) %s\n",
+           "mem scan", s, f, r, (r <= 1.25 ? "PASS" : "NOT FLAT")
+  }'
+  echo "  at the end of each scan (/proc/self/status, KiB):"
+  for n in a1small a1; do
+    printf '    %-8s  RssAnon %8s  RssFile %8s\n' "$n" \
+      "$(d1field $n rss_anon_kib)" "$(d1field $n rss_file_kib)"
+  done
+  awk -v s="$(d1field a1small rss_anon_kib)" -v f="$(d1field a1 rss_anon_kib)" \
+    'BEGIN { if (s > 0 && f > 0)
+      printf "  RssAnon alone, full / 1/10: %.2f (%s)\n", f / s,
+             (f / s <= 1.25 ? "flat" : "grows") }'
+}
+
 rc=0
 run_workload() { # run_workload ID TITLE DRIVER MEMFN
   res="$OUT/RESULTS-$1.txt"
@@ -156,6 +213,7 @@ run_workload() { # run_workload ID TITLE DRIVER MEMFN
   echo "bench: results written to $res"
   [ "$wrc" -eq 0 ] || rc=$wrc
 }
-[ "$ONLY" = d1 ] || run_workload b1 "B1 bagz benchmark" bench_b1 mem_rows
-[ "$ONLY" = b1 ] || run_workload d1 "D1 datadings benchmark" bench_d1 mem_rows_d1
+want b1 && run_workload b1 "B1 bagz benchmark" bench_b1 mem_rows
+want d1 && run_workload d1 "D1 datadings benchmark" bench_d1 mem_rows_d1
+want a1 && run_workload a1 "A1 atlas benchmark" bench_a1 mem_rows_a1
 exit $rc

@@ -103,7 +103,11 @@ void ds_file_drop(const ds_file *f, uint64_t off, uint64_t len) {
   if (len > f->size - off) len = f->size - off;
   uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
   uint64_t a = (off + page - 1) / page * page, b = (off + len) / page * page;
+  int prefix = off == 0;
+  if (prefix && b < f->dropped) ((ds_file *)f)->dropped = 0; /* a new pass */
+  if (prefix && a < f->dropped) a = f->dropped; /* already given back */
   if (b > a) madvise((void *)(f->data + a), (size_t)(b - a), MADV_DONTNEED);
+  if (prefix && b > f->dropped) ((ds_file *)f)->dropped = b;
 }
 
 const char *ds_basename(const char *path) {

@@ -13,6 +13,7 @@ typedef struct ds_file {
   int mapped;          /* 1 when data is an mmap to unmap on close */
   uint64_t dev, ino;   /* identity and last change when mapped, */
   int64_t mtime_ns;    /* to notice a file replaced or rewritten */
+  uint64_t dropped;    /* [0, dropped) already given back by ds_file_drop */
 } ds_file;
 
 /* Map `path` read-only. On failure *err says "<path>: cannot open: <why>". */
@@ -34,7 +35,10 @@ int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err);
 /* Tell the kernel this process no longer needs the mapped pages wholly
  * inside [off, off + len): they leave the resident set and come back from
  * the page cache if touched again. Contents never change, so this is
- * always safe; scans use it to stream in constant memory. */
+ * always safe; scans use it to stream in constant memory. A scan drops
+ * growing prefixes [0, n): the file remembers how far it has dropped, so
+ * each call only walks the new pages (that mark is the one field a const
+ * ds_file lets change; only the scanning thread calls this). */
 void ds_file_drop(const ds_file *f, uint64_t off, uint64_t len);
 
 /* 1 when the file on disk is no longer the one mapped (replaced,

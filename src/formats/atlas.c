@@ -750,3 +750,12 @@ int atlas_stale(const atlas_reader *r) {
     if (ds_file_stale(&r->shards[k].index) || ds_file_stale(&r->shards[k].data)) return 1;
   return 0;
 }
+
+void atlas_release_before(const atlas_reader *r, size_t shard, uint64_t block) {
+  for (size_t k = 0; k < shard && k < r->nshards; k++)
+    ds_file_drop(&r->shards[k].data, 0, r->shards[k].data.size);
+  if (shard >= r->nshards) return;
+  const atlas_shard *s = &r->shards[shard];
+  if (block > s->num_blocks) block = s->num_blocks;
+  ds_file_drop(&s->data, 0, atlas_index_entry(r, shard, block));
+}

@@ -112,6 +112,11 @@ int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, size_t shard,
                 uint64_t block, ds_buf *buf, const uint8_t **p, size_t *n,
                 char **err);
 
+/* A scan has passed every block of `shard` before `block` and every shard
+ * before it: drop their data.bin pages from memory (they come back from
+ * the page cache if read again). */
+void atlas_release_before(const atlas_reader *r, size_t shard, uint64_t block);
+
 /* 1 when a mapped file (index.npy, data.bin) changed on disk since opening. */
 int atlas_stale(const atlas_reader *r);
 

@@ -60,6 +60,12 @@ typedef struct at_vtab {
   ds_schema schema;     /* SHAPE_DICT: the key columns */
   size_t nseq;          /* SHAPE_SEQ: number of c<i> columns */
   int col_example, col_shard, col_shard_index, col_path, col_options;
+  /* kept between cursors: SQLite opens a cursor per statement run, and a
+   * fresh ZSTD_DCtx and buffers cost about as much as a lookup */
+  int spare;
+  ds_zstd_ctx spare_z;
+  ds_buf spare_buf;
+  ds_arena spare_arena;
 } at_vtab;
 
 typedef struct at_cursor {
@@ -329,6 +335,11 @@ static int at_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 
 static int at_disconnect(sqlite3_vtab *vtab) {
   at_vtab *t = (at_vtab *)vtab;
+  if (t->spare) {
+    ds_zstd_ctx_free(&t->spare_z);
+    ds_buf_free(&t->spare_buf);
+    ds_arena_free(&t->spare_arena);
+  }
   dataset_unref(t->ds);
   ds_schema_free(&t->schema);
   sqlite3_free(t);
@@ -349,11 +360,18 @@ static int at_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
 }
 
 static int at_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
-  (void)vtab;
+  at_vtab *t = (at_vtab *)vtab;
   at_cursor *c = sqlite3_malloc(sizeof *c);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
-  ds_zstd_ctx_init(&c->z, NULL);
+  if (t->spare) { /* the last cursor's context, buffer and arena */
+    c->z = t->spare_z;
+    c->buf = t->spare_buf;
+    c->arena = t->spare_arena;
+    t->spare = 0;
+  } else {
+    ds_zstd_ctx_init(&c->z, NULL);
+  }
   c->eof = 1;
   *out = &c->base;
   return SQLITE_OK;
@@ -375,10 +393,19 @@ static void cursor_reset(at_cursor *c) {
 
 static int at_close(sqlite3_vtab_cursor *cur) {
   at_cursor *c = (at_cursor *)cur;
+  at_vtab *t = (at_vtab *)cur->pVtab;
   cursor_reset(c);
-  ds_arena_free(&c->arena);
-  ds_zstd_ctx_free(&c->z);
-  ds_buf_free(&c->buf);
+  ds_arena_reset(&c->arena);
+  if (!t->spare && c->buf.cap <= ((size_t)8 << 20)) { /* keep for the next cursor */
+    t->spare_z = c->z;
+    t->spare_buf = c->buf;
+    t->spare_arena = c->arena;
+    t->spare = 1;
+  } else {
+    ds_arena_free(&c->arena);
+    ds_zstd_ctx_free(&c->z);
+    ds_buf_free(&c->buf);
+  }
   sqlite3_free(c);
   return SQLITE_OK;
 }
@@ -505,6 +532,8 @@ static int at_eof(sqlite3_vtab_cursor *cur) { return ((at_cursor *)cur)->eof; }
 /* The current example, decoding its block if the cursor does not hold it. */
 static int current_example(at_cursor *c, const ds_value **v, char **err) {
   if (!c->have_block || c->blk_shard != c->shard || c->blk_block != c->block) {
+    if (c->have_block && !c->rs.desc) /* an ascending scan left that block */
+      atlas_release_before(c->ds->reader, c->shard, c->block);
     c->have_block = 0;
     ds_arena_reset(&c->arena);
     if (decode_block(c->ds, &c->z, &c->buf, c->shard, c->block, &c->arena, &c->blk, err))

@@ -10,7 +10,17 @@
 # regressions/datadings/: sample-* files are inputs of fuzz_datadings_sample
 # (one sample), index-* files inputs of fuzz_datadings_index (files packed
 # as that harness's header describes); their seeds are the fixtures'
-# samples cut out by the .offsets files, and the small datasets packed. Crash inputs land in
+# samples cut out by the .offsets files, and the small datasets packed.
+# fuzz_atlas gets every fixture shard directory (bare shards and the shards
+# of dataset roots) packed as its header describes (flags byte, three u16 LE
+# lengths, meta.json, index.npy, zstd_dict.bin, data.bin), with the shard's
+# own dictionary (strategy 3) or the root's (strategy 2, passed as the
+# shared one), once more without its dictionary, and only when the whole
+# input is under 64 KiB. fuzz_pickle gets tests/fixtures/pickle/*.pkl and
+# the block pickles of the atlas fixtures (at most 16 blocks per shard),
+# decompressed with python3's zstandard module or the zstd tool (with -D
+# for dictionary shards); compressed blocks are skipped when neither
+# exists, and all block pickles when there is no python3. Crash inputs land in
 # build/fuzz/artifacts-<name>/. Exits non-zero when any harness crashes,
 # leaks, times out or runs out of memory; prints the executions per harness
 # and in total (libFuzzer's final stat::number_of_executed_units).
@@ -90,6 +100,141 @@ pack_dataset() {
   } >"$out"
 }
 
+# le16 N: N as 2 bytes, little-endian.
+le16() {
+  byte $(($1 & 255))
+  byte $(($1 >> 8 & 255))
+}
+
+# strategy_of META: the compression_strategy of an atlas meta.json (empty
+# when absent).
+strategy_of() {
+  sed -n 's/.*"compression_strategy": *\([0-9]*\).*/\1/p' "$1" | head -1
+}
+
+# pack_atlas SHARD DICT SHARED OUT: atlas shard directory SHARD in the input
+# format of fuzz_atlas: flag bit 0 when there is no data.bin, bit 1 with
+# DICT (a file, or empty for none) as zstd_dict.bin, bit 2 when SHARED is 1
+# (DICT is passed as the shared dictionary). Skipped at 64 KiB or more.
+pack_atlas() {
+  shard=$1
+  dict=$2
+  shared=$3
+  out=$4
+  [ -f "$shard/meta.json" ] && [ -f "$shard/index.npy" ] || return 0
+  flags=0
+  nd=0
+  nb=0
+  if [ -f "$shard/data.bin" ]; then nb=$(wc -c <"$shard/data.bin"); else flags=1; fi
+  if [ -n "$dict" ]; then
+    [ -f "$dict" ] || return 0
+    nd=$(wc -c <"$dict")
+    flags=$((flags | 2))
+    [ "$shared" = 1 ] && flags=$((flags | 4))
+  fi
+  nm=$(wc -c <"$shard/meta.json")
+  ni=$(wc -c <"$shard/index.npy")
+  [ $((7 + nm + ni + nd + nb)) -lt 65536 ] || return 0
+  {
+    byte "$flags"
+    le16 "$nm"
+    le16 "$ni"
+    le16 "$nd"
+    cat "$shard/meta.json" "$shard/index.npy"
+    [ -n "$dict" ] && cat "$dict"
+    [ -f "$shard/data.bin" ] && cat "$shard/data.bin"
+  } >"$out"
+}
+
+# atlas_shards: every shard directory of the atlas fixtures, one per line:
+# "DIR CASE-NAME DICT SHARED" (DICT "-" for none).
+atlas_shards() {
+  for root in "$FIX"/atlas/*/; do
+    root=${root%/}
+    cname=$(basename "$root")
+    [ "$cname" = expected ] && continue
+    if [ -f "$root/index.npy" ]; then
+      set -- "$root"
+    else
+      set -- "$root"/[0-9]*
+    fi
+    for shard; do
+      [ -d "$shard" ] || continue
+      dict=- shared=0
+      case $(strategy_of "$shard/meta.json") in
+        2) dict=$root/zstd_dict.bin shared=1 ;;
+        3) dict=$shard/zstd_dict.bin ;;
+      esac
+      [ "$shard" = "$root" ] && sname=$cname || sname=$cname-$(basename "$shard")
+      echo "$shard $sname $dict $shared"
+    done
+  done
+}
+
+# atlas_block_pickles OUTDIR: the block pickles of the atlas fixtures (at
+# most 16 per shard, each under 64 KiB) as OUTDIR/seed-atlas-<case>-<b>.
+atlas_block_pickles() {
+  py=/usr/bin/python3
+  [ -x "$py" ] || py=$(command -v python3) || return 0
+  atlas_shards | "$py" -c '
+import os, re, shutil, struct, subprocess, sys
+out = sys.argv[1]
+try:
+    import zstandard
+except ImportError:
+    zstandard = None
+cli = shutil.which("zstd")
+
+def index(path):
+    b = open(path, "rb").read()
+    if b[:6] != b"\x93NUMPY":
+        return []
+    if b[6] == 1:
+        hl, off = struct.unpack("<H", b[8:10])[0], 10
+    else:
+        hl, off = struct.unpack("<I", b[8:12])[0], 12
+    h = b[off:off + hl].decode("latin-1")
+    descr = re.search(r"\x27descr\x27: *\x27([<>|=])u([1248])\x27", h)
+    shape = re.search(r"\x27shape\x27: *\((\d+),?\)", h)
+    if not descr or not shape:
+        return []
+    n, w = int(shape.group(1)), int(descr.group(2))
+    fmt = (">" if descr.group(1) == ">" else "<") + {1: "B", 2: "H", 4: "I", 8: "Q"}[w] * n
+    return list(struct.unpack(fmt, b[off + hl:off + hl + n * w]))
+
+def decompress(blk, d):
+    if zstandard is not None:
+        dd = zstandard.ZstdCompressionDict(open(d, "rb").read()) if d else None
+        dz = zstandard.ZstdDecompressor(dict_data=dd) if dd else zstandard.ZstdDecompressor()
+        return dz.decompress(blk)
+    if cli is None:
+        return None
+    r = subprocess.run([cli, "-d", "-c", "-q"] + (["-D", d] if d else []), input=blk,
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return r.stdout if r.returncode == 0 else None
+
+for line in sys.stdin:
+    shard, name, d, _ = line.split()
+    d = None if d == "-" else d
+    data_path = os.path.join(shard, "data.bin")
+    if not os.path.exists(data_path):
+        continue
+    data = open(data_path, "rb").read()
+    idx = index(os.path.join(shard, "index.npy"))
+    strategy = re.search(r"\"compression_strategy\": *(\d)", open(os.path.join(shard, "meta.json")).read())
+    raw = strategy is not None and strategy.group(1) == "0"
+    for b in range(min(len(idx) - 1, 16)):
+        blk = data[idx[b]:idx[b + 1]]
+        try:
+            p = blk if raw else decompress(blk, d)
+        except Exception:
+            p = None
+        if p and len(p) < 65536:
+            with open(os.path.join(out, "seed-atlas-%s-%d" % (name, b)), "wb") as f:
+                f.write(p)
+' "$1"
+}
+
 # seed NAME DIR: fill the corpus folder DIR for harness NAME.
 seed() {
   name=$1
@@ -128,6 +273,23 @@ seed() {
           pack_dataset "$f" "$flags" "$dir/seed-$flags-$b"
         done
       done
+      ;;
+    atlas)
+      # every fixture shard with its dictionary, and once without it
+      atlas_shards | while read -r shard sname dict shared; do
+        [ "$dict" = - ] && dict=
+        pack_atlas "$shard" "$dict" "$shared" "$dir/seed-$sname"
+        [ -n "$dict" ] && pack_atlas "$shard" "" 0 "$dir/seed-nodict-$sname"
+      done
+      ;;
+    pickle)
+      # the pickle fixtures, and the atlas fixtures' block pickles
+      for f in tests/fixtures/pickle/*.pkl; do
+        [ -f "$f" ] || continue
+        [ "$(wc -c <"$f")" -lt 65536 ] || continue
+        cp "$f" "$dir/seed-$(basename "$f")"
+      done
+      atlas_block_pickles "$dir"
       ;;
     *)
       for f in "$FIX/$fmt"/*; do
