@@ -523,8 +523,8 @@ static int sum_counts(atlas_reader *r, char **err) {
   for (size_t k = 0; k < r->nshards; k++) {
     r->shards[k].first = total;
     uint64_t n = r->shards[k].meta.stored_examples;
-    if (n > UINT64_MAX - total)
-      return ds_err(err, "%s: more than 2^64 examples in total", r->path);
+    if (n > (uint64_t)INT64_MAX - total) /* rowids are signed 64-bit in SQL */
+      return ds_err(err, "%s: more than 2^63-1 examples in total", r->path);
     total += n;
   }
   r->count = total;

@@ -188,6 +188,7 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
   int rc = 0;
   size_t have_shard = (size_t)-1;
   uint64_t have_block = 0;
+  int bad_block = 0; /* the held block failed to decode: skip its examples */
   ds_value list = {0};
   for (uint64_t g = 0; g < n && seen < (uint64_t)infer && rc == 0; g++, seen++) {
     size_t s;
@@ -196,14 +197,12 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
     if (s != have_shard || b != have_block) {
       char *e = NULL;
       ds_arena_reset(&a);
-      if (decode_block(d, &z, &buf, s, b, &a, &list, &e)) { /* reported when read */
-        free(e);
-        have_shard = (size_t)-1;
-        continue;
-      }
       have_shard = s;
       have_block = b;
+      bad_block = decode_block(d, &z, &buf, s, b, &a, &list, &e) != 0;
+      free(e); /* a bad block is reported when a query reads it */
     }
+    if (bad_block) continue;
     const ds_value *v = &list.u.list.items[pos];
     int is_dict = v->type == DS_V_MAP;
     for (size_t i = 0; is_dict && i < v->u.list.n; i++)

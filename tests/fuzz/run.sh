@@ -185,8 +185,12 @@ except ImportError:
     zstandard = None
 cli = shutil.which("zstd")
 
+def slurp(path):
+    with open(path, "rb") as f:
+        return f.read()
+
 def index(path):
-    b = open(path, "rb").read()
+    b = slurp(path)
     if b[:6] != b"\x93NUMPY":
         return []
     if b[6] == 1:
@@ -204,7 +208,7 @@ def index(path):
 
 def decompress(blk, d):
     if zstandard is not None:
-        dd = zstandard.ZstdCompressionDict(open(d, "rb").read()) if d else None
+        dd = zstandard.ZstdCompressionDict(slurp(d)) if d else None
         dz = zstandard.ZstdDecompressor(dict_data=dd) if dd else zstandard.ZstdDecompressor()
         return dz.decompress(blk)
     if cli is None:
@@ -219,10 +223,10 @@ for line in sys.stdin:
     data_path = os.path.join(shard, "data.bin")
     if not os.path.exists(data_path):
         continue
-    data = open(data_path, "rb").read()
+    data = slurp(data_path)
     idx = index(os.path.join(shard, "index.npy"))
-    strategy = re.search(r"\"compression_strategy\": *(\d)", open(os.path.join(shard, "meta.json")).read())
-    raw = strategy is not None and strategy.group(1) == "0"
+    strategy = re.search(rb"\"compression_strategy\": *(\d)", slurp(os.path.join(shard, "meta.json")))
+    raw = strategy is not None and strategy.group(1) == b"0"
     for b in range(min(len(idx) - 1, 16)):
         blk = data[idx[b]:idx[b + 1]]
         try:
