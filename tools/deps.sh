@@ -31,6 +31,7 @@ check_fuzz() {
 check_bench() {
   command -v hyperfine >/dev/null 2>&1 || need hyperfine
   [ -x /usr/bin/time ] || need time
+  /usr/bin/python3 -c 'import zstandard' >/dev/null 2>&1 || need python3-zstandard
 }
 
 [ $# -eq 0 ] && set -- build test
