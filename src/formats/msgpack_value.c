@@ -140,6 +140,8 @@ typedef struct mp_scan {
   int check_utf8;                  /* validate str payloads here */
   ds_msgpack_doc *marks;           /* record top-level element starts */
   int root_map;                    /* the object is a map */
+  uint64_t found;                  /* wanted fields seen (bits) */
+  int stopped;                     /* stopped after the wanted fields */
 } mp_scan;
 
 /* The error for input that ends before the object does. */
@@ -192,13 +194,29 @@ static int mark(mp_scan *s, char **err) {
     d->cap_marks = cap;
   }
   d->marks[d->nmarks++] = s->pos;
+  if (d->nwant && (d->nmarks - 1) % 2 == 0) { /* a key starts here */
+    uint64_t all = d->nwant >= 64 ? UINT64_MAX : (((uint64_t)1 << d->nwant) - 1);
+    if (s->found == all) { /* every wanted field is behind us */
+      s->stopped = 1;
+      return 0;
+    }
+    mp_head h;
+    if (mp_header(s->p + s->pos, s->n - s->pos, &h) == 0 && h.what == MH_STR &&
+        h.hdr + h.len <= s->n - s->pos)
+      for (size_t i = 0; i < d->nwant && i < 64; i++)
+        if (d->want_len[i] == h.len && !memcmp(d->want[i], s->p + s->pos + h.hdr, (size_t)h.len))
+          s->found |= (uint64_t)1 << i;
+  }
   return 0;
 }
 
 /* Read one element header (and skip its payload). */
 static inline int scan_element(mp_scan *s, char **err) {
   if (s->pos >= s->n) return scan_truncated(s, err);
-  if (s->marks && s->root_map && s->depth == 1 && mark(s, err)) return -1;
+  if (s->marks && s->root_map && s->depth == 1) {
+    if (mark(s, err)) return -1;
+    if (s->stopped) return 0;
+  }
   mp_head h;
   int r = mp_header(s->p + s->pos, s->n - s->pos, &h);
   if (r < 0)
@@ -224,6 +242,8 @@ static int precheck(const uint8_t *p, size_t n, size_t *end, size_t *zone,
   s.check_utf8 = marks == NULL;
   s.marks = marks;
   s.root_map = n > 0 && ((p[0] & 0xf0) == 0x80 || p[0] == 0xde || p[0] == 0xdf);
+  s.found = 0;
+  s.stopped = 0;
   if (marks) marks->nmarks = 0;
   for (;;) {
     while (s.depth > 0 && s.left[s.depth] == 0) s.depth--;
@@ -231,10 +251,19 @@ static int precheck(const uint8_t *p, size_t n, size_t *end, size_t *zone,
     s.left[s.depth]--;
     s.pending--;
     if (scan_element(&s, err)) return -1;
+    if (s.stopped) break;
   }
-  *end = s.pos;
+  if (marks) marks->partial = s.stopped;
+  *end = s.stopped ? n : s.pos; /* a stopped walk does not judge the rest */
   *zone = s.zone;
   return 0;
+}
+
+void ds_msgpack_want(ds_msgpack_doc *d, const char *const *names,
+                     const size_t *lens, size_t n) {
+  d->want = names;
+  d->want_len = lens;
+  d->nwant = n > 64 ? 0 : n;
 }
 
 /* ------------------------------------------------------------ parsing */
@@ -319,7 +348,10 @@ static int unpack_into_zone(ds_msgpack_doc *d, const uint8_t *p, size_t n,
   return 0;
 }
 
+static int finish_scan(ds_msgpack_doc *d, char **err);
+
 int ds_msgpack_get_root(ds_msgpack_doc *d, const msgpack_object **out, char **err) {
+  if (d->p && d->partial && finish_scan(d, err)) return -1; /* check it all first */
   if (!d->have_root) {
     if (!d->p) return ds_err(err, "no sample scanned");
     const msgpack_object *o;
@@ -340,10 +372,38 @@ static const uint8_t *mark_str(const uint8_t *p, size_t n, size_t *len) {
   return p + h.hdr;
 }
 
+static int field_in_marks(ds_msgpack_doc *d, const char *name, size_t len,
+                          const msgpack_object **out, char **err);
+
+/* A scan that stopped early walks the whole object now (for a field it
+ * did not look for, or for the root). */
+static int finish_scan(ds_msgpack_doc *d, char **err) {
+  size_t nwant = d->nwant, end, need;
+  d->nwant = 0;
+  int rc = precheck(d->p, d->n, &end, &need, d, err);
+  d->nwant = nwant;
+  if (rc) return -1;
+  if (end != d->n)
+    return ds_err(err, "%zu bytes after the msgpack object at byte %zu", d->n - end, end);
+  if (need > d->zone_need) { /* msgpack-c adds zone chunks as it needs them */
+    d->zone_need = need;
+  }
+  return 0;
+}
+
 int ds_msgpack_get_field(ds_msgpack_doc *d, const char *name, size_t len,
                          const msgpack_object **out, char **err) {
   if (!d->p) return ds_err(err, "no sample scanned");
   if (!d->root_is_map) return 0;
+  int found = field_in_marks(d, name, len, out, err);
+  if (found != 0 || !d->partial) return found;
+  if (finish_scan(d, err)) return -1; /* not among the wanted: look further */
+  return field_in_marks(d, name, len, out, err);
+}
+
+/* Look `name` up among the marked top-level entries. */
+static int field_in_marks(ds_msgpack_doc *d, const char *name, size_t len,
+                          const msgpack_object **out, char **err) {
   for (size_t i = 0; i + 1 < d->nmarks; i += 2) {
     size_t kn, ks = d->marks[i], vs = d->marks[i + 1];
     const uint8_t *k = mark_str(d->p + ks, vs - ks, &kn);

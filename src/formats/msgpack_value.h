@@ -31,6 +31,12 @@ typedef struct ds_msgpack_doc {
   size_t *marks;
   size_t nmarks, cap_marks;
   size_t zone_need;
+  /* optional: the top-level fields a query reads (ds_msgpack_want); the
+   * scan stops once it has walked all of them */
+  const char *const *want;
+  const size_t *want_len;
+  size_t nwant;
+  int partial;      /* the last scan stopped early */
 } ds_msgpack_doc;
 
 void ds_msgpack_doc_init(ds_msgpack_doc *d);
@@ -49,6 +55,13 @@ int ds_msgpack_parse(ds_msgpack_doc *d, const uint8_t *p, size_t n, char **err);
  * nothing yet. Then ds_msgpack_get_field unpacks one field, and
  * ds_msgpack_get_root the whole object. */
 int ds_msgpack_scan(ds_msgpack_doc *d, const uint8_t *p, size_t n, char **err);
+/* Tell later scans which top-level fields will be read (names[i] of
+ * lens[i] bytes, at most 64; borrowed): a scan then stops after walking
+ * them, so the bytes after the last one are checked only when the whole
+ * object is needed (ds_msgpack_get_root). n = 0 walks everything. */
+void ds_msgpack_want(ds_msgpack_doc *d, const char *const *names,
+                     const size_t *lens, size_t n);
+
 /* After scan: the top-level map field `name` (1, *out set), absent (0), or
  * an error (-1). The object lives until the next scan/parse. */
 int ds_msgpack_get_field(ds_msgpack_doc *d, const char *name, size_t len,

@@ -67,6 +67,12 @@ typedef struct dd_cursor {
   ds_arena arena;      /* values of the current row */
   char *path_arg, *options_arg;
   uint64_t since_release; /* rows since pages behind the scan were dropped */
+  /* the fields this query has read so far: later samples are walked only
+   * as far as the last of them (msgpack_value.c checks the rest only when
+   * a query needs it) */
+  const char *want[64];
+  size_t want_len[64];
+  size_t nwant;
 } dd_cursor;
 
 /* An ascending scan drops the pages behind it this often (rows). */
@@ -289,6 +295,8 @@ static void cursor_reset(dd_cursor *c) {
   c->eof = 1;
   c->parsed = 0;
   c->since_release = 0;
+  c->nwant = 0;
+  ds_msgpack_want(&c->doc, NULL, NULL, 0);
 }
 
 static int dd_close(sqlite3_vtab_cursor *cur) {
@@ -470,6 +478,15 @@ static void column_field(dd_cursor *c, sqlite3_context *ctx, const ds_column *co
   if (found < 0) {
     ds_result_error(ctx, MOD, sample_error(c->ds, c->row, err));
     return;
+  }
+  if (found && c->nwant < 64) { /* learn the fields the query reads */
+    size_t i = 0;
+    while (i < c->nwant && !(c->want_len[i] == col->field_len && c->want[i] == col->field)) i++;
+    if (i == c->nwant) {
+      c->want[c->nwant] = col->field;
+      c->want_len[c->nwant++] = col->field_len;
+      ds_msgpack_want(&c->doc, c->want, c->want_len, c->nwant);
+    }
   }
   if (!found) return; /* absent: NULL */
   ds_value v;

@@ -1239,7 +1239,45 @@ static void test_mutations(void) {
   printf("    mutations: %zu parses of cut or mutated samples\n", runs);
 }
 
+/* Lazy scans: a scan told which fields a query reads stops after them;
+ * other fields, the root and the bytes after them are checked on demand. */
+static void test_lazy_want(void) {
+  /* {"a": 1, "b": [1, 2], "c": "x"} followed by one stray byte */
+  static const uint8_t good[] = {0x83, 0xa1, 'a', 0x01, 0xa1, 'b', 0x92, 0x01, 0x02,
+                                 0xa1, 'c', 0xa1, 'x'};
+  uint8_t bad[sizeof good + 1];
+  memcpy(bad, good, sizeof good);
+  bad[sizeof good] = 0xc0;
+  static const char *const names[] = {"a"};
+  static const size_t lens[] = {1};
+  ds_msgpack_doc d;
+  ds_msgpack_doc_init(&d);
+  char *err = NULL;
+  const msgpack_object *o;
+  /* without a want list the stray byte is found at once */
+  CHECK(ds_msgpack_scan(&d, bad, sizeof bad, &err) == -1);
+  CHECK_CONTAINS(err, "1 bytes after the msgpack object");
+  ds_msgpack_want(&d, names, lens, 1);
+  CHECK(ds_msgpack_scan(&d, bad, sizeof bad, &err) == 0 && d.partial);
+  CHECK(ds_msgpack_get_field(&d, "a", 1, &o, &err) == 1 && o->via.u64 == 1);
+  /* a field it did not look for: the rest is walked, and the stray byte found */
+  CHECK(ds_msgpack_get_field(&d, "c", 1, &o, &err) == -1);
+  CHECK_CONTAINS(err, "1 bytes after the msgpack object");
+  CHECK(ds_msgpack_scan(&d, bad, sizeof bad, &err) == 0);
+  CHECK(ds_msgpack_get_root(&d, &o, &err) == -1);
+  CHECK_CONTAINS(err, "1 bytes after the msgpack object");
+  /* on good bytes the same calls succeed */
+  CHECK(ds_msgpack_scan(&d, good, sizeof good, &err) == 0);
+  CHECK(ds_msgpack_get_field(&d, "c", 1, &o, &err) == 1 && o->type == MSGPACK_OBJECT_STR);
+  CHECK(ds_msgpack_get_field(&d, "zz", 2, &o, &err) == 0);
+  CHECK(ds_msgpack_get_root(&d, &o, &err) == 0 && o->type == MSGPACK_OBJECT_MAP &&
+        o->via.map.size == 3);
+  ds_msgpack_doc_free(&d);
+  free(err);
+}
+
 int main(void) {
+  test_lazy_want();
   ds_msgpack_doc_init(&g_doc);
   msgpack_sbuffer_init(&g_sb);
   test_ints();
