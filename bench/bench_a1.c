@@ -564,17 +564,6 @@ static int ensure_native(a1_ctx *c, const char *dbpath, const char *path,
 
 /* ---- fresh-process measurement (open) ---- */
 
-static long proc_status_kib(const char *name) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long v = -1;
-  size_t n = strlen(name);
-  while (f && fgets(line, sizeof line, f))
-    if (strncmp(line, name, n) == 0 && line[n] == ':') v = atol(line + n + 1);
-  if (f) fclose(f);
-  return v;
-}
-
 /* CREATE VIRTUAL TABLE temp.<name> + read every column of row 0; 1 if ok. */
 static int open_read_row0(sqlite3 *db, const char *name, const char *path,
                           double *create_ms, char *note, size_t cap) {
@@ -613,11 +602,11 @@ static int fresh(const char *what, const char *path, const char *ext) {
     return 1;
   }
   double create_ms = 0, unused;
-  long rss0 = proc_status_kib("VmRSS");
+  long rss0 = bench_proc_status_kib("VmRSS");
   double t0 = bench_now_ms();
   int ok = open_read_row0(db, "t", path, &create_ms, note, sizeof note);
   double ms = bench_now_ms() - t0;
-  long rss1 = proc_status_kib("VmRSS");
+  long rss1 = bench_proc_status_kib("VmRSS");
   double t1 = bench_now_ms();
   if (ok) ok = open_read_row0(db, "t2", path, &unused, note, sizeof note);
   double again_ms = bench_now_ms() - t1;
@@ -923,39 +912,9 @@ static int bench_full(a1_ctx *c, const char *dir, const char *ext, int runs) {
 /* ---- peak-memory mode: one scan in a fresh process ---- */
 
 static int scan_only(const char *path, const char *ext) {
-  sqlite3 *db = NULL;
-  char *err = NULL, note[1024];
-  sqlite3_open(":memory:", &db);
-  if (bench_load_ext(db, ext, &err) != 0) {
-    fprintf(stderr, "bench_a1: load %s: %s\n", ext, err ? err : "?");
-    sqlite3_free(err);
-    sqlite3_close(db);
-    return 1;
-  }
-  if (bench_create_vtab(db, "t", "atlas", path, "", note, sizeof note) != 0) {
-    fprintf(stderr, "bench_a1: %s\n", note);
-    sqlite3_close(db);
-    return 1;
-  }
-  bench_variant v = {.name = "scan"};
   char sql[128];
   snprintf(sql, sizeof sql, "%st", SCAN_SQL);
-  if (bench_prepare(db, sql, &v) != 0) {
-    sqlite3_close(db);
-    return 1;
-  }
-  double t0 = bench_now_ms();
-  int rc = bench_run_sql(NULL, &v);
-  double ms = bench_now_ms() - t0;
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  printf("scan %s: count=%lld sum=%lld in %.1f ms maxrss_kib=%ld "
-         "rss_anon_kib=%ld rss_file_kib=%ld\n",
-         path, (long long)v.r0, (long long)v.r1, ms, ru.ru_maxrss,
-         proc_status_kib("RssAnon"), proc_status_kib("RssFile"));
-  sqlite3_finalize(v.stmt);
-  sqlite3_close(db);
-  return rc == 0 ? 0 : 1;
+  return bench_scan_only("bench_a1", ext, "atlas", path, "", sql, path);
 }
 
 static void free_ctx(a1_ctx *c) {

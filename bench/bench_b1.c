@@ -479,49 +479,12 @@ static int bench_full(b1_ctx *c, const char *dir, const char *ext, int runs) {
 
 /* ---- peak-memory mode: one scan in a fresh process ---- */
 
-/* Value in kB of a "Name:  123 kB" line of /proc/self/status, -1 if none. */
-static long proc_status_kib(const char *name) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long v = -1;
-  size_t n = strlen(name);
-  while (f && fgets(line, sizeof line, f))
-    if (strncmp(line, name, n) == 0 && line[n] == ':') v = atol(line + n + 1);
-  if (f) fclose(f);
-  return v;
-}
-
 static int scan_only(const char *spec, const char *threads, const char *ext) {
-  sqlite3 *db = NULL;
-  char *err = NULL, opts[64], note[1024];
+  char opts[64], label[512];
   snprintf(opts, sizeof opts, "threads=%s", threads);
-  sqlite3_open(":memory:", &db);
-  if (bench_load_ext(db, ext, &err) != 0) {
-    fprintf(stderr, "bench_b1: load %s: %s\n", ext, err ? err : "?");
-    sqlite3_close(db);
-    return 1;
-  }
-  if (bench_create_vtab(db, "t", "bagz", spec, opts, note, sizeof note) != 0) {
-    fprintf(stderr, "bench_b1: %s\n", note);
-    sqlite3_close(db);
-    return 1;
-  }
-  if (note[0]) printf("NOTE: %s\n", note);
-  bench_variant v = {.name = "scan"};
-  if (bench_prepare(db, "SELECT count(*), sum(length(record)) FROM t", &v) != 0)
-    return 1;
-  double t0 = bench_now_ms();
-  int rc = bench_run_sql(NULL, &v);
-  double ms = bench_now_ms() - t0;
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  printf("scan %s threads=%s: count=%lld sum=%lld in %.1f ms maxrss_kib=%ld "
-         "rss_anon_kib=%ld rss_file_kib=%ld\n",
-         spec, threads, (long long)v.r0, (long long)v.r1, ms, ru.ru_maxrss,
-         proc_status_kib("RssAnon"), proc_status_kib("RssFile"));
-  sqlite3_finalize(v.stmt);
-  sqlite3_close(db);
-  return rc == 0 ? 0 : 1;
+  snprintf(label, sizeof label, "%s threads=%s", spec, threads);
+  return bench_scan_only("bench_b1", ext, "bagz", spec, opts,
+                         "SELECT count(*), sum(length(record)) FROM t", label);
 }
 
 static void free_ctx(b1_ctx *c) {

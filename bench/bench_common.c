@@ -4,6 +4,8 @@
 #include "bench_common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <time.h>
 
@@ -161,4 +163,52 @@ void bench_table_row(const char *workload, const bench_variant *ours,
     snprintf(t, sizeof t, "<= %.2f %s", target,
              ratio < 0 ? "n/a" : ratio <= target ? "PASS" : "MISS");
   printf("%-46s %10s %10s %7s  %s\n", workload, o, y, r, t);
+}
+
+long bench_proc_status_kib(const char *name) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long v = -1;
+  size_t n = strlen(name);
+  while (f && fgets(line, sizeof line, f))
+    if (strncmp(line, name, n) == 0 && line[n] == ':') v = atol(line + n + 1);
+  if (f) fclose(f);
+  return v;
+}
+
+int bench_scan_only(const char *prog, const char *ext, const char *module,
+                    const char *path, const char *opts, const char *sql,
+                    const char *label) {
+  sqlite3 *db = NULL;
+  char *err = NULL, note[1024];
+  sqlite3_open(":memory:", &db);
+  if (bench_load_ext(db, ext, &err) != 0) {
+    fprintf(stderr, "%s: load %s: %s\n", prog, ext, err ? err : "?");
+    sqlite3_free(err);
+    sqlite3_close(db);
+    return 1;
+  }
+  if (bench_create_vtab(db, "t", module, path, opts, note, sizeof note) != 0) {
+    fprintf(stderr, "%s: %s\n", prog, note);
+    sqlite3_close(db);
+    return 1;
+  }
+  if (note[0]) printf("NOTE: %s\n", note);
+  bench_variant v = {.name = "scan"};
+  if (bench_prepare(db, sql, &v) != 0) {
+    sqlite3_close(db);
+    return 1;
+  }
+  double t0 = bench_now_ms();
+  int rc = bench_run_sql(NULL, &v);
+  double ms = bench_now_ms() - t0;
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("scan %s: count=%lld sum=%lld in %.1f ms maxrss_kib=%ld "
+         "rss_anon_kib=%ld rss_file_kib=%ld\n",
+         label, (long long)v.r0, (long long)v.r1, ms, ru.ru_maxrss,
+         bench_proc_status_kib("RssAnon"), bench_proc_status_kib("RssFile"));
+  sqlite3_finalize(v.stmt);
+  sqlite3_close(db);
+  return rc == 0 ? 0 : 1;
 }

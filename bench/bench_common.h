@@ -69,4 +69,15 @@ void bench_table_header(void);
 void bench_table_row(const char *workload, const bench_variant *ours,
                      const bench_variant *yard, double target);
 
+/* A field of /proc/self/status in KiB (-1 when missing). */
+long bench_proc_status_kib(const char *name);
+
+/* One scan in this process, for the peak-RSS runs: load the extension,
+ * CREATE VIRTUAL TABLE temp.t USING module(path, opts), run `sql` (which
+ * reads table t) once, and print "scan <label>: count=N sum=N in X ms
+ * maxrss_kib=N rss_anon_kib=N rss_file_kib=N". Returns the exit status. */
+int bench_scan_only(const char *prog, const char *ext, const char *module,
+                    const char *path, const char *opts, const char *sql,
+                    const char *label);
+
 #endif

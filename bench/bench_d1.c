@@ -509,18 +509,6 @@ static int ensure_native(d1_ctx *c, const char *dbpath, const char *path,
 
 /* ---- fresh-process measurements (open, first key lookup) ---- */
 
-/* Value in kB of a "Name:  123 kB" line of /proc/self/status, -1 if none. */
-static long proc_status_kib(const char *name) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long v = -1;
-  size_t n = strlen(name);
-  while (f && fgets(line, sizeof line, f))
-    if (strncmp(line, name, n) == 0 && line[n] == ':') v = atol(line + n + 1);
-  if (f) fclose(f);
-  return v;
-}
-
 /* Read every column of the statement's current row. */
 static void touch_row(sqlite3_stmt *st) {
   for (int i = 0; i < sqlite3_column_count(st); i++) {
@@ -548,8 +536,8 @@ typedef struct rss_now {
 } rss_now;
 
 static rss_now rss_read(void) {
-  rss_now r = {proc_status_kib("VmRSS"), proc_status_kib("RssAnon"),
-               proc_status_kib("RssFile")};
+  rss_now r = {bench_proc_status_kib("VmRSS"), bench_proc_status_kib("RssAnon"),
+               bench_proc_status_kib("RssFile")};
   return r;
 }
 
@@ -943,40 +931,9 @@ static int bench_full(d1_ctx *c, const char *dir, const char *ext, int runs) {
 /* ---- peak-memory mode: one scan in a fresh process ---- */
 
 static int scan_only(const char *path, const char *ext) {
-  sqlite3 *db = NULL;
-  char *err = NULL, note[1024];
-  sqlite3_open(":memory:", &db);
-  if (bench_load_ext(db, ext, &err) != 0) {
-    fprintf(stderr, "bench_d1: load %s: %s\n", ext, err ? err : "?");
-    sqlite3_free(err);
-    sqlite3_close(db);
-    return 1;
-  }
-  if (bench_create_vtab(db, "t", "datadings", path, "", note, sizeof note) !=
-      0) {
-    fprintf(stderr, "bench_d1: %s\n", note);
-    sqlite3_close(db);
-    return 1;
-  }
-  bench_variant v = {.name = "scan"};
   char sql[128];
   snprintf(sql, sizeof sql, "%st", SCAN_SQL);
-  if (bench_prepare(db, sql, &v) != 0) {
-    sqlite3_close(db);
-    return 1;
-  }
-  double t0 = bench_now_ms();
-  int rc = bench_run_sql(NULL, &v);
-  double ms = bench_now_ms() - t0;
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  printf("scan %s: count=%lld sum=%lld in %.1f ms maxrss_kib=%ld "
-         "rss_anon_kib=%ld rss_file_kib=%ld\n",
-         path, (long long)v.r0, (long long)v.r1, ms, ru.ru_maxrss,
-         proc_status_kib("RssAnon"), proc_status_kib("RssFile"));
-  sqlite3_finalize(v.stmt);
-  sqlite3_close(db);
-  return rc == 0 ? 0 : 1;
+  return bench_scan_only("bench_d1", ext, "datadings", path, "", sql, path);
 }
 
 static void free_ctx(d1_ctx *c) {
