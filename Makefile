@@ -15,7 +15,7 @@ OPT     ?= -O2 -g
 CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -fPIC -Isrc \
            $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
-LIBS    := -ljansson -lmsgpackc -lb2 -lmd -lzstd -lpthread -lm
+LIBS    := -ljansson -lmsgpackc -lb2 -lmd -lblosc -lzstd -lpthread -lm
 
 SRCS      := $(wildcard src/core/*.c src/formats/*.c src/vtab/*.c)
 # Objects for the loadable extensions (SQLite reached through sqlite3_api)
