@@ -10,7 +10,7 @@
 
 BUILD   ?= build
 CC      ?= cc
-FORMATS := bagz datadings atlas
+FORMATS := bagz datadings atlas bcolz
 OPT     ?= -O2 -g
 CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -fPIC -Isrc \
            $(EXTRA_CFLAGS)

@@ -19,5 +19,6 @@ int sqlite3_datasets_init(sqlite3 *db, char **pzErrMsg,
   if (rc == SQLITE_OK) rc = ds_bagz_register(db);
   if (rc == SQLITE_OK) rc = ds_datadings_register(db);
   if (rc == SQLITE_OK) rc = ds_atlas_register(db);
+  if (rc == SQLITE_OK) rc = ds_bcolz_register(db);
   return rc;
 }

@@ -9,5 +9,7 @@ int ds_bagz_register(sqlite3 *db);
 /* datadings and datadings_verify */
 int ds_datadings_register(sqlite3 *db);
 int ds_atlas_register(sqlite3 *db);
+/* bcolz, bcolz_attrs and bcolz_stats */
+int ds_bcolz_register(sqlite3 *db);
 
 #endif

@@ -1,0 +1,1183 @@
+/* bcolz.c - reader for bcolz 1.x carrays and ctables (see bcolz.h and
+ * shared/formats/bcolz.md). Metadata is read at open; chunk files are
+ * mapped on demand, checked (blpk header, Blosc header against the file
+ * size, uncompressed size against the rows the chunk must hold) and
+ * decompressed with c-blosc 1.x (_ctx functions, one thread). */
+#include "bcolz.h"
+
+#include <blosc.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/mapped_file.h"
+#include "core/npy.h"
+#include "formats/pickle.h"
+
+typedef struct bcolz_col {
+  char *name;
+  char *path;        /* column directory */
+  char *meta_dtype;
+  char *attrs;       /* compact JSON */
+  bcolz_dtype dt;
+  uint64_t len, chunklen, nfull, leftover, nchunks;
+  /* cache: the last mapped chunk file */
+  ds_file cf;
+  uint64_t cf_k;
+  int cf_open;
+} bcolz_col;
+
+struct bcolz_table {
+  char *path;
+  int is_ctable;
+  uint64_t nrows;
+  size_t ncols;
+  bcolz_col *cols;
+  char *attrs;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static char *join(const char *dir, const char *name) {
+  return ds_strf("%s/%s", dir, name);
+}
+
+static int path_exists(const char *path, int *is_dir) {
+  struct stat st;
+  if (stat(path, &st) != 0) return 0;
+  if (is_dir) *is_dir = S_ISDIR(st.st_mode);
+  return 1;
+}
+
+/* Parse p[0..n) as JSON (any UTF-8); errors name `path` and the
+ * position. */
+static json_t *json_from_bytes(const uint8_t *p, size_t n, const char *path,
+                               char **err) {
+  json_error_t e;
+  json_t *j = NULL;
+  if (n == 0)
+    ds_err(err, "%s: invalid JSON: empty file", path);
+  else {
+    j = json_loadb((const char *)p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
+    if (!j)
+      ds_err(err, "%s: invalid JSON (line %d, column %d): %s", path, e.line,
+             e.column, e.text);
+  }
+  return j;
+}
+
+/* Parse the file `path` as JSON. */
+static json_t *load_json(const char *path, char **err) {
+  ds_file f;
+  if (ds_file_open(&f, path, err)) return NULL;
+  json_t *j = json_from_bytes(f.data, (size_t)f.size, path, err);
+  ds_file_close(&f);
+  return j;
+}
+
+/* Compact JSON text of an object (owned, malloc'd). */
+static char *dump_json(json_t *j) {
+  return json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+}
+
+/* Read an __attrs__ file: missing -> "{}", invalid -> error. */
+static int read_attrs(const char *dir, char **out, char **err) {
+  char *p = join(dir, "__attrs__");
+  if (!p) return ds_err(err, "out of memory");
+  int rc = -1;
+  if (!path_exists(p, NULL)) {
+    *out = strdup("{}");
+    rc = *out ? 0 : ds_err(err, "out of memory");
+  } else {
+    json_t *j = load_json(p, err);
+    if (j) {
+      if (!json_is_object(j))
+        ds_err(err, "%s: not a JSON object", p);
+      else if (!(*out = dump_json(j)))
+        ds_err(err, "out of memory");
+      else
+        rc = 0;
+      json_decref(j);
+    }
+  }
+  free(p);
+  return rc;
+}
+
+/* ----------------------------------------------------------- dtypes */
+
+static const char *const unit_names[] = {"Y",  "M",  "W",  "D",  "h",
+                                         "m",  "s",  "ms", "us", "ns",
+                                         "ps", "fs", "as"};
+
+/* "[<mult>?<unit>]" at s, the rest of the string. */
+static int parse_unit(const char *s, int *unit, int64_t *mult) {
+  if (*s != '[') return -1;
+  s++;
+  int64_t m = 0;
+  int digits = 0;
+  while (*s >= '0' && *s <= '9') {
+    if (m > 1000000000) return -1;
+    m = m * 10 + (*s++ - '0');
+    digits = 1;
+  }
+  if (!digits) m = 1;
+  if (m < 1) return -1;
+  const char *close = strchr(s, ']');
+  if (!close || close[1]) return -1;
+  size_t n = (size_t)(close - s);
+  for (int i = 0; i < 13; i++)
+    if (strlen(unit_names[i]) == n && memcmp(unit_names[i], s, n) == 0) {
+      *unit = i;
+      *mult = m;
+      return 0;
+    }
+  return -1;
+}
+
+/* Parse the meta/storage dtype string (§4). 0, or -1 when unsupported. */
+static int parse_dtype(const char *s, bcolz_dtype *dt) {
+  memset(dt, 0, sizeof *dt);
+  dt->unit = -1;
+  dt->mult = 1;
+  char order = 0, kind = 0;
+  uint64_t size = 0;
+  static const struct { const char *name; char kind; uint32_t size; } names[] = {
+      {"bool", 'b', 1},    {"int8", 'i', 1},    {"int16", 'i', 2},
+      {"int32", 'i', 4},   {"int64", 'i', 8},   {"uint8", 'u', 1},
+      {"uint16", 'u', 2},  {"uint32", 'u', 4},  {"uint64", 'u', 8},
+      {"float16", 'f', 2}, {"float32", 'f', 4}, {"float64", 'f', 8},
+      {"object", 'O', 0},  {"?", 'b', 1},       {"O", 'O', 0},
+      {"|O", 'O', 0},      {"O8", 'O', 0},      {"|O8", 'O', 0}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(s, names[i].name) == 0) {
+      kind = names[i].kind;
+      size = names[i].size;
+      order = '<';
+      break;
+    }
+  const char *rest = NULL;
+  if (!kind) {
+    if (strncmp(s, "datetime64", 10) == 0) {
+      kind = 'M', size = 8, order = '<', rest = s + 10;
+    } else if (strncmp(s, "timedelta64", 11) == 0) {
+      kind = 'm', size = 8, order = '<', rest = s + 11;
+    } else {
+      const char *q = s;
+      if (*q == '<' || *q == '>' || *q == '=' || *q == '|') order = *q++;
+      if (order == '=') order = '<';
+      if (!order) order = '<';
+      if (*q == '?') {
+        kind = 'b', size = 1, q++;
+      } else {
+        kind = *q;
+        if (kind == 'a') kind = 'S';
+        if (!strchr("biufSUMmO", kind) || !kind) return -1;
+        q++;
+        if (*q < '0' || *q > '9') {
+          if (kind != 'O') return -1;
+        }
+        while (*q >= '0' && *q <= '9') {
+          if (size > 100000000) return -1;
+          size = size * 10 + (uint64_t)(*q++ - '0');
+        }
+        if (kind == 'O') size = 0;
+        if (kind == 'U') {
+          if (size == 0) return -1;
+          size *= 4;
+        }
+      }
+      if (kind == 'M' || kind == 'm') {
+        if (size != 8) return -1;
+        rest = q;
+      } else if (*q) {
+        return -1;
+      }
+    }
+  }
+  if (rest && parse_unit(rest, &dt->unit, &dt->mult)) return -1;
+  switch (kind) {
+  case 'b': if (size != 1) return -1; break;
+  case 'i': case 'u':
+    if (size != 1 && size != 2 && size != 4 && size != 8) return -1;
+    break;
+  case 'f': if (size != 2 && size != 4 && size != 8) return -1; break;
+  case 'S': if (size == 0) return -1; break;
+  default: break;
+  }
+  if (size <= 1 || kind == 'S' || kind == 'O') order = '|';
+  if (kind == 'U' && order == '|') order = '<';
+  dt->kind = kind;
+  dt->byteorder = order;
+  dt->itemsize = (uint32_t)size;
+  if (kind == 'U')
+    snprintf(dt->str, sizeof dt->str, "%cU%u", order, (unsigned)(size / 4));
+  else if (kind == 'O')
+    snprintf(dt->str, sizeof dt->str, "|O");
+  else if (kind == 'M' || kind == 'm') {
+    if (dt->mult != 1)
+      snprintf(dt->str, sizeof dt->str, "%c%c8[%lld%s]", order, kind,
+               (long long)dt->mult, unit_names[dt->unit]);
+    else
+      snprintf(dt->str, sizeof dt->str, "%c%c8[%s]", order, kind,
+               unit_names[dt->unit]);
+  } else
+    snprintf(dt->str, sizeof dt->str, "%c%c%u", order, kind, (unsigned)size);
+  return 0;
+}
+
+/* ---------------------------------------------------------- columns */
+
+static int json_uint(json_t *v, uint64_t *out) {
+  if (!json_is_integer(v) || json_integer_value(v) < 0) return -1;
+  *out = (uint64_t)json_integer_value(v);
+  return 0;
+}
+
+/* Read meta/sizes, meta/storage and __attrs__ of the carray at col->path. */
+/* Parse meta/storage (tp: its name, tb[0..tn)) and meta/sizes (sp,
+ * sb[0..sn)) into c. */
+static int parse_meta(bcolz_col *c, const char *tp, const uint8_t *tb,
+                      size_t tn, const char *sp, const uint8_t *sb, size_t sn,
+                      char **err) {
+  int rc = -1;
+  json_t *sizes = NULL, *storage = NULL;
+  if (!(storage = json_from_bytes(tb, tn, tp, err))) goto done;
+  if (!json_is_object(storage)) {
+    ds_err(err, "%s: invalid meta/storage: not a JSON object", tp);
+    goto done;
+  }
+  json_t *jd = json_object_get(storage, "dtype");
+  if (!json_is_string(jd) ||
+      strlen(json_string_value(jd)) != json_string_length(jd)) {
+    ds_err(err, "%s: invalid meta/storage: no \"dtype\" string", tp);
+    goto done;
+  }
+  if (!(c->meta_dtype = strdup(json_string_value(jd)))) {
+    ds_err(err, "out of memory");
+    goto done;
+  }
+  if (parse_dtype(c->meta_dtype, &c->dt)) {
+    ds_err(err, "%s: column '%s': unsupported dtype '%s'", tp, c->name,
+           c->meta_dtype);
+    goto done;
+  }
+  if (json_uint(json_object_get(storage, "chunklen"), &c->chunklen) ||
+      c->chunklen == 0) {
+    ds_err(err, "%s: invalid meta/storage: \"chunklen\" must be an integer >= 1",
+           tp);
+    goto done;
+  }
+  json_t *cp = json_object_get(storage, "cparams");
+  if (cp && !json_is_object(cp)) {
+    ds_err(err, "%s: invalid meta/storage: \"cparams\" is not an object", tp);
+    goto done;
+  }
+  if (!(sizes = json_from_bytes(sb, sn, sp, err))) goto done;
+  json_t *shape = json_is_object(sizes) ? json_object_get(sizes, "shape") : NULL;
+  if (!json_is_array(shape) || json_array_size(shape) < 1 ||
+      json_array_size(shape) > BCOLZ_MAX_DIMS + 1) {
+    ds_err(err, "%s: invalid meta/sizes: \"shape\" must be a list of 1 to %d "
+           "integers", sp, BCOLZ_MAX_DIMS + 1);
+    goto done;
+  }
+  if (json_uint(json_array_get(shape, 0), &c->len)) {
+    ds_err(err, "%s: invalid meta/sizes: shape[0] is not a non-negative integer",
+           sp);
+    goto done;
+  }
+  c->dt.ndim = (int)json_array_size(shape) - 1;
+  c->dt.nelem = 1;
+  for (int i = 0; i < c->dt.ndim; i++) {
+    uint64_t d;
+    if (json_uint(json_array_get(shape, (size_t)i + 1), &d)) {
+      ds_err(err, "%s: invalid meta/sizes: shape[%d] is not a non-negative "
+             "integer", sp, i + 1);
+      goto done;
+    }
+    c->dt.shape[i] = d;
+    if (d && c->dt.nelem > (UINT64_C(1) << 40) / d) {
+      ds_err(err, "%s: invalid meta/sizes: cell shape too large", sp);
+      goto done;
+    }
+    c->dt.nelem *= d;
+  }
+  if (c->dt.kind == 'O' && c->dt.ndim) {
+    ds_err(err, "%s: object column '%s' with a cell shape is not supported", sp,
+           c->name);
+    goto done;
+  }
+  c->dt.atom = (uint64_t)c->dt.itemsize * c->dt.nelem;
+  if (c->dt.kind != 'O' && c->dt.atom == 0) {
+    ds_err(err, "%s: column '%s' has empty cells (shape with a 0 dimension)",
+           sp, c->name);
+    goto done;
+  }
+  if (c->dt.kind == 'O') {
+    c->nfull = c->len;
+    c->leftover = 0;
+    c->nchunks = c->len;
+  } else {
+    if (c->chunklen > UINT32_MAX / c->dt.atom) {
+      ds_err(err, "%s: chunklen %llu x %llu bytes per row exceeds a Blosc "
+             "chunk", tp, (unsigned long long)c->chunklen,
+             (unsigned long long)c->dt.atom);
+      goto done;
+    }
+    c->nfull = c->len / c->chunklen;
+    c->leftover = c->len % c->chunklen;
+    c->nchunks = c->nfull + (c->leftover > 0);
+  }
+  rc = 0;
+done:
+  json_decref(sizes);
+  json_decref(storage);
+  return rc;
+}
+
+/* Read meta/sizes, meta/storage and __attrs__ of the carray at c->path. */
+static int open_carray(bcolz_col *c, char **err) {
+  int rc = -1;
+  char *sp = ds_strf("%s/meta/sizes", c->path);
+  char *tp = ds_strf("%s/meta/storage", c->path);
+  ds_file tf = {0}, sf = {0};
+  int topen = 0, sopen = 0;
+  if (!sp || !tp) {
+    ds_err(err, "out of memory");
+    goto done;
+  }
+  if (!path_exists(tp, NULL)) {
+    ds_err(err, "%s: not a bcolz directory (no __rootdirs__ or meta/storage)",
+           c->path);
+    goto done;
+  }
+  if (ds_file_open(&tf, tp, err)) goto done;
+  topen = 1;
+  if (!path_exists(sp, NULL)) {
+    ds_err(err, "%s: missing meta/sizes", c->path);
+    goto done;
+  }
+  if (ds_file_open(&sf, sp, err)) goto done;
+  sopen = 1;
+  if (parse_meta(c, tp, tf.data, (size_t)tf.size, sp, sf.data, (size_t)sf.size,
+                 err))
+    goto done;
+  if (read_attrs(c->path, &c->attrs, err)) goto done;
+  rc = 0;
+done:
+  if (topen) ds_file_close(&tf);
+  if (sopen) ds_file_close(&sf);
+  free(sp);
+  free(tp);
+  return rc;
+}
+
+int bcolz_parse_meta(const uint8_t *storage, size_t storage_len,
+                     const uint8_t *sizes, size_t sizes_len, bcolz_dtype *dt,
+                     uint64_t *len, uint64_t *chunklen, char **err) {
+  bcolz_col c;
+  memset(&c, 0, sizeof c);
+  c.name = (char *)"value";
+  int rc = parse_meta(&c, "meta/storage", storage, storage_len, "meta/sizes",
+                      sizes, sizes_len, err);
+  if (rc == 0) {
+    *dt = c.dt;
+    *len = c.len;
+    *chunklen = c.chunklen;
+  }
+  free(c.meta_dtype);
+  return rc;
+}
+
+static void close_col(bcolz_col *c) {
+  if (c->cf_open) ds_file_close(&c->cf);
+  free(c->name);
+  free(c->path);
+  free(c->meta_dtype);
+  free(c->attrs);
+}
+
+void bcolz_close(bcolz_table *t) {
+  if (!t) return;
+  for (size_t i = 0; i < t->ncols; i++) close_col(&t->cols[i]);
+  free(t->cols);
+  free(t->attrs);
+  free(t->path);
+  free(t);
+}
+
+/* A column name usable as a directory name under the root. */
+static int safe_name(const char *s, size_t n) {
+  if (n == 0 || strlen(s) != n) return 0;
+  if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0) return 0;
+  return strchr(s, '/') == NULL;
+}
+
+static int open_ctable(bcolz_table *t, const char *rd, char **err) {
+  json_t *j = load_json(rd, err);
+  if (!j) return -1;
+  int rc = -1;
+  json_t *names = json_is_object(j) ? json_object_get(j, "names") : NULL;
+  if (!json_is_array(names) || json_array_size(names) == 0) {
+    ds_err(err, "%s: invalid __rootdirs__: \"names\" must be a non-empty list",
+           rd);
+    goto done;
+  }
+  size_t n = json_array_size(names);
+  if (!(t->cols = calloc(n, sizeof *t->cols))) {
+    ds_err(err, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    json_t *v = json_array_get(names, i);
+    if (!json_is_string(v) ||
+        !safe_name(json_string_value(v), json_string_length(v))) {
+      ds_err(err, "%s: invalid __rootdirs__: name %zu is not a valid column "
+             "name", rd, i);
+      goto done;
+    }
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(t->cols[k].name, json_string_value(v)) == 0) {
+        ds_err(err, "%s: invalid __rootdirs__: column '%s' listed twice", rd,
+               t->cols[k].name);
+        goto done;
+      }
+    bcolz_col *c = &t->cols[t->ncols++];
+    c->name = strdup(json_string_value(v));
+    c->path = c->name ? join(t->path, c->name) : NULL;
+    if (!c->path) {
+      ds_err(err, "out of memory");
+      goto done;
+    }
+    int is_dir = 0;
+    if (!path_exists(c->path, &is_dir) || !is_dir) {
+      ds_err(err, "%s: column '%s' listed in __rootdirs__ has no directory",
+             c->path, c->name);
+      goto done;
+    }
+    if (open_carray(c, err)) goto done;
+    if (i > 0 && c->len != t->cols[0].len) {
+      ds_err(err, "%s: column '%s' has %llu rows but column '%s' has %llu",
+             c->path, c->name, (unsigned long long)c->len, t->cols[0].name,
+             (unsigned long long)t->cols[0].len);
+      goto done;
+    }
+  }
+  t->nrows = t->cols[0].len;
+  rc = read_attrs(t->path, &t->attrs, err);
+done:
+  json_decref(j);
+  return rc;
+}
+
+int bcolz_open(const char *path, bcolz_table **out, char **err) {
+  *out = NULL;
+  bcolz_table *t = calloc(1, sizeof *t);
+  if (!t || !(t->path = strdup(path))) {
+    free(t);
+    return ds_err(err, "out of memory");
+  }
+  size_t pl = strlen(t->path);
+  while (pl > 1 && t->path[pl - 1] == '/') t->path[--pl] = 0;
+  int is_dir = 0;
+  if (!path_exists(t->path, &is_dir)) {
+    ds_err(err, "%s: cannot open: %s", t->path, strerror(errno));
+    goto fail;
+  }
+  if (!is_dir) {
+    ds_err(err, "%s: not a bcolz directory (not a directory)", t->path);
+    goto fail;
+  }
+  char *rd = join(t->path, "__rootdirs__");
+  if (!rd) {
+    ds_err(err, "out of memory");
+    goto fail;
+  }
+  if (path_exists(rd, NULL)) {
+    t->is_ctable = 1;
+    int rc = open_ctable(t, rd, err);
+    free(rd);
+    if (rc) goto fail;
+  } else {
+    free(rd);
+    if (!(t->cols = calloc(1, sizeof *t->cols))) {
+      ds_err(err, "out of memory");
+      goto fail;
+    }
+    t->ncols = 1;
+    bcolz_col *c = &t->cols[0];
+    c->name = strdup("value");
+    c->path = strdup(t->path);
+    if (!c->name || !c->path) {
+      ds_err(err, "out of memory");
+      goto fail;
+    }
+    if (open_carray(c, err)) goto fail;
+    t->nrows = c->len;
+    if (!(t->attrs = strdup(c->attrs))) {
+      ds_err(err, "out of memory");
+      goto fail;
+    }
+  }
+  *out = t;
+  return 0;
+fail:
+  bcolz_close(t);
+  return -1;
+}
+
+/* ---------------------------------------------------------- getters */
+
+const char *bcolz_path(const bcolz_table *t) { return t->path; }
+int bcolz_is_ctable(const bcolz_table *t) { return t->is_ctable; }
+uint64_t bcolz_nrows(const bcolz_table *t) { return t->nrows; }
+size_t bcolz_ncols(const bcolz_table *t) { return t->ncols; }
+const char *bcolz_attrs_json(const bcolz_table *t) { return t->attrs; }
+const char *bcolz_col_name(const bcolz_table *t, size_t col) {
+  return t->cols[col].name;
+}
+const bcolz_dtype *bcolz_col_dtype(const bcolz_table *t, size_t col) {
+  return &t->cols[col].dt;
+}
+const char *bcolz_col_meta_dtype(const bcolz_table *t, size_t col) {
+  return t->cols[col].meta_dtype;
+}
+uint64_t bcolz_col_chunklen(const bcolz_table *t, size_t col) {
+  return t->cols[col].chunklen;
+}
+uint64_t bcolz_col_nchunks(const bcolz_table *t, size_t col) {
+  return t->cols[col].nchunks;
+}
+const char *bcolz_col_attrs_json(const bcolz_table *t, size_t col) {
+  return t->cols[col].attrs;
+}
+const char *bcolz_col_path(const bcolz_table *t, size_t col) {
+  return t->cols[col].path;
+}
+static uint64_t rows_per_chunk(const bcolz_col *c) {
+  return c->dt.kind == 'O' ? 1 : c->chunklen;
+}
+uint64_t bcolz_col_chunk_rows(const bcolz_table *t, size_t col, uint64_t k) {
+  const bcolz_col *c = &t->cols[col];
+  if (k >= c->nchunks) return 0;
+  if (k < c->nfull) return rows_per_chunk(c);
+  return c->leftover;
+}
+uint64_t bcolz_col_chunk_first(const bcolz_table *t, size_t col, uint64_t k) {
+  return k * rows_per_chunk(&t->cols[col]);
+}
+uint64_t bcolz_col_chunk_of(const bcolz_table *t, size_t col, uint64_t row) {
+  return row / rows_per_chunk(&t->cols[col]);
+}
+
+/* ----------------------------------------------------------- chunks */
+
+int bcolz_check_chunk_file(const uint8_t *p, uint64_t size, const char *name,
+                           uint64_t *nbytes, char **err) {
+  if (size < 32)
+    return ds_err(err, "%s: chunk file of %llu bytes is too short (at least "
+                  "32: blpk header + Blosc header)", name,
+                  (unsigned long long)size);
+  if (memcmp(p, "blpk", 4) != 0)
+    return ds_err(err, "%s: bad magic at byte 0 (expected \"blpk\")", name);
+  if (p[4] != 1)
+    return ds_err(err, "%s: unsupported blpk version %u at byte 4", name,
+                  (unsigned)p[4]);
+  if (ds_le64(p + 8) != 1)
+    return ds_err(err, "%s: blpk nchunks is %llu at byte 8 (expected 1)", name,
+                  (unsigned long long)ds_le64(p + 8));
+  const uint8_t *b = p + 16;
+  if (b[0] == 0 || b[0] > 2)
+    return ds_err(err, "%s: unsupported Blosc format version %u at byte 16",
+                  name, (unsigned)b[0]);
+  if (b[3] == 0)
+    return ds_err(err, "%s: Blosc typesize 0 at byte 19", name);
+  uint32_t cbytes = ds_le32(b + 12);
+  if ((uint64_t)cbytes > size - 16)
+    return ds_err(err, "%s: Blosc header says %u compressed bytes but the "
+                  "file has %llu after the 16-byte blpk header", name, cbytes,
+                  (unsigned long long)(size - 16));
+  size_t nb = 0;
+  if (blosc_cbuffer_validate(b, (size_t)(size - 16), &nb) != 0)
+    return ds_err(err, "%s: invalid Blosc header (sizes inconsistent with the "
+                  "file's %llu bytes)", name, (unsigned long long)size);
+  if (nb != ds_le32(b + 4))
+    return ds_err(err, "%s: invalid Blosc header", name);
+  *nbytes = nb;
+  return 0;
+}
+
+/* Decompress the validated Blosc buffer b (nbytes uncompressed) into buf. */
+static int decompress(const uint8_t *b, uint64_t nbytes, const char *name,
+                      ds_buf *buf, char **err) {
+  if (ds_buf_reserve(buf, nbytes ? nbytes : 1))
+    return ds_err(err, "%s: out of memory for %llu bytes", name,
+                  (unsigned long long)nbytes);
+  buf->len = 0;
+  if (nbytes == 0) return 0;
+  int r = blosc_decompress_ctx(b, buf->data, (size_t)nbytes, 1);
+  if (r < 0 || (uint64_t)r != nbytes) {
+    const char *lib = blosc_cbuffer_complib(b);
+    int fl = (int)(b[2] >> 5);
+    const char *avail = blosc_list_compressors();
+    int missing = 0;
+    if (lib && avail) {
+      const char *cn = fl == 0 ? "blosclz" : fl == 1 ? "lz4" : fl == 2 ? "snappy"
+                       : fl == 3 ? "zlib" : fl == 4 ? "zstd" : NULL;
+      if (!(b[2] & BLOSC_MEMCPYED) && (!cn || !strstr(avail, cn))) missing = 1;
+    }
+    if (missing)
+      return ds_err(err, "%s: chunk uses codec %s, not available in this "
+                    "c-blosc build", name, lib ? lib : "?");
+    return ds_err(err, "%s: Blosc decompression failed (code %d): corrupt "
+                  "chunk", name, r);
+  }
+  buf->len = (size_t)nbytes;
+  return 0;
+}
+
+int bcolz_decode_chunk_file(const uint8_t *p, uint64_t size, const char *name,
+                            ds_buf *buf, char **err) {
+  uint64_t nbytes;
+  if (bcolz_check_chunk_file(p, size, name, &nbytes, err)) return -1;
+  return decompress(p + 16, nbytes, name, buf, err);
+}
+
+/* Map (or reuse the mapping of) chunk k's file; check it and the size it
+ * must hold. *nbytes = the Blosc uncompressed size. */
+static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
+  if (k >= c->nchunks)
+    return ds_err(err, "%s: chunk %llu out of range (%llu chunks)", c->path,
+                  (unsigned long long)k, (unsigned long long)c->nchunks);
+  if (!c->cf_open || c->cf_k != k) {
+    if (c->cf_open) {
+      ds_file_close(&c->cf);
+      c->cf_open = 0;
+    }
+    char *fp = ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)k);
+    if (!fp) return ds_err(err, "out of memory");
+    if (!path_exists(fp, NULL)) {
+      ds_err(err, "%s: chunk file not found (column '%s' needs chunks 0..%llu)",
+             fp, c->name, (unsigned long long)(c->nchunks - 1));
+      free(fp);
+      return -1;
+    }
+    int rc = ds_file_open(&c->cf, fp, err);
+    free(fp);
+    if (rc) return -1;
+    c->cf_open = 1;
+    c->cf_k = k;
+  }
+  if (bcolz_check_chunk_file(c->cf.data, c->cf.size, c->cf.path, nbytes,
+                             err))
+    return -1;
+  if (c->dt.kind == 'O') return 0;
+  uint64_t need = (k < c->nfull ? c->chunklen : c->leftover) * c->dt.atom;
+  if (k < c->nfull ? *nbytes != need : *nbytes < need)
+    return ds_err(err, "%s: Blosc chunk holds %llu bytes but %s chunk %llu "
+                  "must hold %s%llu (%llu rows of %llu bytes)", c->cf.path,
+                  (unsigned long long)*nbytes,
+                  k < c->nfull ? "full" : "leftover", (unsigned long long)k,
+                  k < c->nfull ? "" : "at least ", (unsigned long long)need,
+                  (unsigned long long)(k < c->nfull ? c->chunklen : c->leftover),
+                  (unsigned long long)c->dt.atom);
+  return 0;
+}
+
+int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
+                const uint8_t **p, uint64_t *rows, char **err) {
+  if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
+  bcolz_col *c = &t->cols[col];
+  uint64_t nbytes;
+  if (map_chunk(c, k, &nbytes, err)) return -1;
+  if (decompress(c->cf.data + 16, nbytes, c->cf.path, buf, err)) return -1;
+  *p = buf->data;
+  if (c->dt.kind == 'O') {
+    *rows = 1;
+  } else {
+    *rows = k < c->nfull ? c->chunklen : c->leftover;
+    buf->len = (size_t)(*rows * c->dt.atom);
+  }
+  return 0;
+}
+
+int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
+                   char **err) {
+  if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
+  bcolz_col *c = &t->cols[col];
+  if (row >= c->len)
+    return ds_err(err, "%s: row %llu out of range (%llu rows)", c->path,
+                  (unsigned long long)row, (unsigned long long)c->len);
+  if (c->dt.kind == 'O') {
+    const uint8_t *p;
+    uint64_t rows;
+    return bcolz_chunk(t, col, row, out, &p, &rows, err);
+  }
+  uint64_t k = row / c->chunklen, nbytes;
+  if (map_chunk(c, k, &nbytes, err)) return -1;
+  const uint8_t *b = c->cf.data + 16;
+  uint64_t ts = b[3];
+  uint64_t off = (row % c->chunklen) * c->dt.atom;
+  if (ds_buf_reserve(out, c->dt.atom))
+    return ds_err(err, "out of memory");
+  out->len = 0;
+  if (off % ts || c->dt.atom % ts || nbytes % ts) {
+    /* items do not line up with rows: inflate the whole chunk */
+    ds_buf tmp = {0};
+    if (decompress(b, nbytes, c->cf.path, &tmp, err)) {
+      ds_buf_free(&tmp);
+      return -1;
+    }
+    memcpy(out->data, tmp.data + off, c->dt.atom);
+    ds_buf_free(&tmp);
+  } else {
+    int r = blosc_getitem(b, (int)(off / ts), (int)(c->dt.atom / ts),
+                          out->data);
+    if (r < 0 || (uint64_t)r != c->dt.atom)
+      return ds_err(err, "%s: Blosc decompression of row %llu failed (code "
+                    "%d): corrupt chunk", c->cf.path, (unsigned long long)row,
+                    r);
+  }
+  out->len = (size_t)c->dt.atom;
+  return 0;
+}
+
+/* ------------------------------------------------------------ cells */
+
+static uint64_t load_u(const uint8_t *p, uint32_t size, int big) {
+  uint64_t v = 0;
+  for (uint32_t i = 0; i < size; i++)
+    v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);
+  return v;
+}
+
+static int64_t load_i(const uint8_t *p, uint32_t size, int big) {
+  uint64_t v = load_u(p, size, big);
+  if (size < 8 && (v >> (8 * size - 1)) & 1) v |= ~UINT64_C(0) << (8 * size);
+  return (int64_t)v;
+}
+
+static double half_to_double(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v;
+  if (e == 0)
+    v = ldexp((double)m, -24);
+  else if (e == 31)
+    v = m ? NAN : INFINITY;
+  else
+    v = ldexp((double)(m + 1024), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+static double load_f(const uint8_t *p, uint32_t size, int big) {
+  uint64_t v = load_u(p, size, big);
+  if (size == 2) return half_to_double((uint16_t)v);
+  if (size == 4) {
+    float f;
+    uint32_t u = (uint32_t)v;
+    memcpy(&f, &u, 4);
+    return (double)f;
+  }
+  double d;
+  memcpy(&d, &v, 8);
+  return d;
+}
+
+static int arena_copy(ds_arena *a, const uint8_t *p, size_t n,
+                      const uint8_t **out) {
+  uint8_t *d = ds_arena_alloc(a, n ? n : 1);
+  if (!d) return -1;
+  if (n) memcpy(d, p, n);
+  *out = d;
+  return 0;
+}
+
+/* UCS-4 units of a U element as UTF-8 appended to b (trailing U+0000
+ * removed). *cps = code points kept. */
+static int ucs4_to_utf8(const uint8_t *p, uint32_t itemsize, int big,
+                        ds_buf *b, uint64_t *cps, char **err) {
+  uint32_t n = itemsize / 4;
+  while (n > 0 && load_u(p + 4 * (n - 1), 4, big) == 0) n--;
+  if (cps) *cps = n;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t u = (uint32_t)load_u(p + 4 * i, 4, big);
+    uint8_t o[4];
+    size_t k;
+    if (u > 0x10FFFF || (u >= 0xD800 && u <= 0xDFFF))
+      return ds_err(err, "invalid UCS-4 code unit 0x%X at character %u", u, i);
+    if (u < 0x80) {
+      o[0] = (uint8_t)u, k = 1;
+    } else if (u < 0x800) {
+      o[0] = (uint8_t)(0xC0 | u >> 6), o[1] = (uint8_t)(0x80 | (u & 0x3F));
+      k = 2;
+    } else if (u < 0x10000) {
+      o[0] = (uint8_t)(0xE0 | u >> 12);
+      o[1] = (uint8_t)(0x80 | ((u >> 6) & 0x3F));
+      o[2] = (uint8_t)(0x80 | (u & 0x3F));
+      k = 3;
+    } else {
+      o[0] = (uint8_t)(0xF0 | u >> 18);
+      o[1] = (uint8_t)(0x80 | ((u >> 12) & 0x3F));
+      o[2] = (uint8_t)(0x80 | ((u >> 6) & 0x3F));
+      o[3] = (uint8_t)(0x80 | (u & 0x3F));
+      k = 4;
+    }
+    if (ds_buf_append(b, o, k)) return ds_err(err, "out of memory");
+  }
+  return 0;
+}
+
+static size_t s_len(const uint8_t *p, size_t n) {
+  while (n > 0 && p[n - 1] == 0) n--;
+  return n;
+}
+
+/* One scalar element. */
+static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
+                        ds_arena *a, ds_value *out, char **err) {
+  int big = dt->byteorder == '>';
+  memset(out, 0, sizeof *out);
+  switch (dt->kind) {
+  case 'b':
+    out->type = DS_V_BOOL;
+    out->u.i = p[0] != 0;
+    return 0;
+  case 'i':
+    out->type = DS_V_INT;
+    out->u.i = load_i(p, dt->itemsize, big);
+    return 0;
+  case 'u': {
+    uint64_t u = load_u(p, dt->itemsize, big);
+    if (u > INT64_MAX) {
+      out->type = DS_V_UINT;
+      out->u.u = u;
+    } else {
+      out->type = DS_V_INT;
+      out->u.i = (int64_t)u;
+    }
+    return 0;
+  }
+  case 'f':
+    out->type = DS_V_FLOAT;
+    out->u.f = load_f(p, dt->itemsize, big);
+    return 0;
+  case 'm': {
+    int64_t v = load_i(p, 8, big);
+    if (v == DS_NPY_NAT) return 0; /* NULL */
+    out->type = DS_V_INT;
+    out->u.i = v;
+    return 0;
+  }
+  case 'M': {
+    int64_t v = load_i(p, 8, big);
+    if (v == DS_NPY_NAT) return 0;
+    ds_buf b = {0};
+    if (ds_npy_datetime_iso(&b, v, dt->unit, dt->mult, err)) {
+      ds_buf_free(&b);
+      return -1;
+    }
+    int rc = arena_copy(a, b.data, b.len, &out->u.s.p);
+    out->u.s.n = b.len;
+    ds_buf_free(&b);
+    if (rc) return ds_err(err, "out of memory");
+    out->type = DS_V_TEXT;
+    return 0;
+  }
+  case 'S': {
+    size_t n = s_len(p, dt->itemsize);
+    out->type = (flags & BCOLZ_BYTES_BLOB) || !ds_utf8_valid(p, n)
+                    ? DS_V_BYTES
+                    : DS_V_TEXT;
+    if (arena_copy(a, p, n, &out->u.s.p)) return ds_err(err, "out of memory");
+    out->u.s.n = n;
+    return 0;
+  }
+  case 'U': {
+    ds_buf b = {0};
+    if (ucs4_to_utf8(p, dt->itemsize, big, &b, NULL, err)) {
+      ds_buf_free(&b);
+      return -1;
+    }
+    int rc = arena_copy(a, b.data, b.len, &out->u.s.p);
+    out->u.s.n = b.len;
+    ds_buf_free(&b);
+    if (rc) return ds_err(err, "out of memory");
+    out->type = DS_V_TEXT;
+    return 0;
+  }
+  default:
+    return ds_err(err, "unsupported dtype '%s'", dt->str);
+  }
+}
+
+int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
+                     int flags, ds_arena *a, ds_value *out, char **err) {
+  memset(out, 0, sizeof *out);
+  if (dt->kind == 'O') {
+    const uint8_t *copy;
+    if (arena_copy(a, p, n, &copy)) return ds_err(err, "out of memory");
+    if (ds_pickle_decode(copy, n, NULL, a, out, err)) {
+      ds_err_prefix(err, "object cell");
+      return -1;
+    }
+    const ds_value *u = ds_value_find_unsupported(out);
+    if (u)
+      return ds_err(err, "object cell: pickle uses unsupported global '%.*s'",
+                    (int)u->u.s.n, (const char *)u->u.s.p);
+    return 0;
+  }
+  if (n != dt->atom)
+    return ds_err(err, "cell of %zu bytes, expected %llu", n,
+                  (unsigned long long)dt->atom);
+  if (dt->ndim == 0) return scalar_value(dt, p, flags, a, out, err);
+  ds_buf b = {0};
+  if (ds_npy_write_header(&b, dt->str, 0, dt->ndim, dt->shape, err) ||
+      ds_buf_append(&b, p, n)) {
+    if (!*err || !**err) ds_err(err, "out of memory");
+    ds_buf_free(&b);
+    return -1;
+  }
+  int rc = arena_copy(a, b.data, b.len, &out->u.s.p);
+  out->u.s.n = b.len;
+  ds_buf_free(&b);
+  if (rc) return ds_err(err, "out of memory");
+  out->type = DS_V_NDARRAY;
+  return 0;
+}
+
+/* ------------------------------------------------------------ stats */
+
+static int set_bytes(ds_buf *store, ds_value *v, ds_vtype type,
+                     const uint8_t *p, size_t n) {
+  store->len = 0;
+  if (ds_buf_append(store, p, n) || ds_buf_reserve(store, 1)) return -1;
+  v->type = type;
+  v->u.s.p = store->data;
+  v->u.s.n = n;
+  return 0;
+}
+
+static int bytes_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
+  size_t m = na < nb ? na : nb;
+  int c = m ? memcmp(a, b, m) : 0;
+  if (c) return c;
+  return na < nb ? -1 : na > nb;
+}
+
+static void i128_text(char *out, size_t cap, __int128 v) {
+  char tmp[48];
+  int neg = v < 0, n = 0;
+  unsigned __int128 u = neg ? (unsigned __int128)(-(v + 1)) + 1
+                            : (unsigned __int128)v;
+  do {
+    tmp[n++] = (char)('0' + (int)(u % 10));
+    u /= 10;
+  } while (u);
+  size_t k = 0;
+  if (neg && k + 1 < cap) out[k++] = '-';
+  while (n > 0 && k + 1 < cap) out[k++] = tmp[--n];
+  out[k] = 0;
+}
+
+void bcolz_stats_free(bcolz_stats *s) {
+  ds_buf_free(&s->min_store_);
+  ds_buf_free(&s->max_store_);
+  memset(s, 0, sizeof *s);
+}
+
+int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
+                       char **err) {
+  memset(s, 0, sizeof *s);
+  s->mean = NAN;
+  if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
+  bcolz_col *c = &t->cols[col];
+  const bcolz_dtype *dt = &c->dt;
+  s->count = c->len;
+  if (dt->kind == 'O' || dt->ndim > 0) return 0;
+  s->has_values = 1;
+  int big = dt->byteorder == '>';
+  char kind = dt->kind;
+  __int128 isum = 0;
+  int64_t imin = INT64_MAX, imax = INT64_MIN;
+  uint64_t umin = UINT64_MAX, umax = 0;
+  double fsum = 0, fcomp = 0, fmin = INFINITY, fmax = -INFINITY;
+  int fnan_sum = 0; /* inf + -inf */
+  int have = 0;
+  ds_buf buf = {0}, txt = {0};
+  int rc = -1;
+  for (uint64_t k = 0; k < c->nchunks; k++) {
+    const uint8_t *p;
+    uint64_t rows;
+    if (bcolz_chunk(t, col, k, &buf, &p, &rows, err)) goto done;
+    for (uint64_t r = 0; r < rows; r++) {
+      const uint8_t *e = p + r * dt->atom;
+      switch (kind) {
+      case 'b': {
+        int v = e[0] != 0;
+        isum += v;
+        if (v < imin) imin = v;
+        if (v > imax) imax = v;
+        have = 1;
+        break;
+      }
+      case 'i': {
+        int64_t v = load_i(e, dt->itemsize, big);
+        isum += v;
+        if (v < imin) imin = v;
+        if (v > imax) imax = v;
+        have = 1;
+        break;
+      }
+      case 'u': {
+        uint64_t v = load_u(e, dt->itemsize, big);
+        isum += (__int128)v;
+        if (v < umin) umin = v;
+        if (v > umax) umax = v;
+        have = 1;
+        break;
+      }
+      case 'f': {
+        double v = load_f(e, dt->itemsize, big);
+        if (isnan(v)) {
+          s->nulls++;
+          break;
+        }
+        if (v < fmin) fmin = v;
+        if (v > fmax) fmax = v;
+        if (isinf(v)) {
+          if (isinf(fsum) && (fsum > 0) != (v > 0)) fnan_sum = 1;
+          fsum += v;
+        } else if (!isinf(fsum)) {
+          /* Neumaier summation */
+          double tt = fsum + v;
+          if (fabs(fsum) >= fabs(v))
+            fcomp += (fsum - tt) + v;
+          else
+            fcomp += (v - tt) + fsum;
+          fsum = tt;
+        }
+        have = 1;
+        break;
+      }
+      case 'M':
+      case 'm': {
+        int64_t v = load_i(e, 8, big);
+        if (v == DS_NPY_NAT) {
+          s->nulls++;
+          break;
+        }
+        if (v < imin) imin = v;
+        if (v > imax) imax = v;
+        have = 1;
+        break;
+      }
+      case 'S':
+      case 'U': {
+        const uint8_t *vp;
+        size_t vn;
+        uint64_t len;
+        if (kind == 'S') {
+          vp = e;
+          vn = s_len(e, dt->itemsize);
+          len = vn;
+        } else {
+          txt.len = 0;
+          if (ucs4_to_utf8(e, dt->itemsize, big, &txt, &len, err)) {
+            ds_err_prefix(err, c->cf.path);
+            goto done;
+          }
+          vp = txt.data ? txt.data : (const uint8_t *)"";
+          vn = txt.len;
+        }
+        if (vn == 0) s->empty_count++;
+        if (len > s->max_len) s->max_len = len;
+        ds_vtype ty = kind == 'U' || ds_utf8_valid(vp, vn) ? DS_V_TEXT
+                                                           : DS_V_BYTES;
+        if (!have || bytes_cmp(vp, vn, s->min.u.s.p, s->min.u.s.n) < 0)
+          if (set_bytes(&s->min_store_, &s->min, ty, vp, vn)) goto oom;
+        if (!have || bytes_cmp(vp, vn, s->max.u.s.p, s->max.u.s.n) > 0)
+          if (set_bytes(&s->max_store_, &s->max, ty, vp, vn)) goto oom;
+        have = 1;
+        break;
+      }
+      }
+    }
+  }
+  uint64_t nv = s->count - s->nulls;
+  if (have) {
+    switch (kind) {
+    case 'b':
+    case 'i':
+    case 'u':
+      if (kind == 'u') {
+        s->min.type = umin > INT64_MAX ? DS_V_UINT : DS_V_INT;
+        s->min.u.u = umin;
+        s->max.type = umax > INT64_MAX ? DS_V_UINT : DS_V_INT;
+        s->max.u.u = umax;
+      } else {
+        s->min.type = s->max.type = DS_V_INT;
+        s->min.u.i = imin;
+        s->max.u.i = imax;
+      }
+      if (isum >= INT64_MIN && isum <= INT64_MAX) {
+        s->sum.type = DS_V_INT;
+        s->sum.u.i = (int64_t)isum;
+      } else {
+        i128_text(s->sum_text_, sizeof s->sum_text_, isum);
+        s->sum.type = DS_V_BIGINT;
+        s->sum.u.s.p = (const uint8_t *)s->sum_text_;
+        s->sum.u.s.n = strlen(s->sum_text_);
+      }
+      s->mean = (double)isum / (double)nv;
+      s->has_mean = 1;
+      break;
+    case 'f': {
+      double sum = fnan_sum ? NAN : isinf(fsum) ? fsum : fsum + fcomp;
+      s->min.type = s->max.type = s->sum.type = DS_V_FLOAT;
+      s->min.u.f = fmin;
+      s->max.u.f = fmax;
+      s->sum.u.f = sum;
+      s->mean = sum / (double)nv;
+      s->has_mean = 1;
+      break;
+    }
+    case 'm':
+    case 'M':
+      s->tmin = imin;
+      s->tmax = imax;
+      if (kind == 'm') {
+        s->min.type = s->max.type = DS_V_INT;
+        s->min.u.i = imin;
+        s->max.u.i = imax;
+      } else {
+        ds_buf *st[2] = {&s->min_store_, &s->max_store_};
+        ds_value *dv[2] = {&s->min, &s->max};
+        int64_t tv[2] = {imin, imax};
+        for (int i = 0; i < 2; i++) {
+          st[i]->len = 0;
+          if (ds_npy_datetime_iso(st[i], tv[i], dt->unit, dt->mult, err)) {
+            ds_err_prefix(err, c->path);
+            goto done;
+          }
+          dv[i]->type = DS_V_TEXT;
+          dv[i]->u.s.p = st[i]->data;
+          dv[i]->u.s.n = st[i]->len;
+        }
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  rc = 0;
+  goto done;
+oom:
+  ds_err(err, "out of memory");
+done:
+  ds_buf_free(&buf);
+  ds_buf_free(&txt);
+  return rc;
+}

@@ -1,0 +1,643 @@
+/* bcolz_vtab.c - the `bcolz`, `bcolz_attrs` and `bcolz_stats` virtual
+ * tables: SQL over bcolz carrays and ctables (blosc-compressed columns).
+ *
+ *   SELECT row FROM bcolz('data/table') LIMIT 3;
+ *   CREATE VIRTUAL TABLE temp.t USING bcolz('data/table' [, bytes=blob]);
+ *   SELECT label, sum(score) FROM t WHERE flag GROUP BY label;
+ *   SELECT * FROM bcolz_attrs('data/table');
+ *   SELECT * FROM bcolz_stats('data/table');
+ *
+ * Table-valued form: row TEXT (the row as a JSON object; for a carray the
+ * value) and the HIDDEN arguments path and options. CREATE form: one column
+ * per ctable column in the table's order (a carray gives `value`), typed by
+ * dtype. Options: bytes=text|blob (S columns as TEXT, BLOB when not UTF-8,
+ * or always BLOB).
+ *
+ * Only the columns a query reads are decompressed: each column keeps the
+ * chunk it last decompressed, so a scan decompresses every chunk of the
+ * columns it uses once, and never touches the others. rowid =, IN, ranges
+ * and LIMIT/OFFSET pick the rows (core/plan.c); a lookup of a few rows
+ * decompresses only the Blosc block holding each (blosc_getitem). */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "core/options.h"
+#include "core/plan.h"
+#include "core/rowset.h"
+#include "core/sqlite_api.h"
+#include "core/value_sql.h"
+#include "formats/bcolz.h"
+#include "vtab/modules.h"
+#include "vtab/vtab_util.h"
+
+#define MOD "bcolz"
+/* Row lists shorter than this are read block by block, not chunk by chunk. */
+#define FEW_ROWS 64
+
+typedef struct bz_dataset {
+  int refs;
+  char *key;
+  bcolz_table *table;
+  int flags; /* BCOLZ_BYTES_BLOB */
+} bz_dataset;
+
+typedef struct bz_vtab {
+  sqlite3_vtab base;
+  int tvf;
+  bz_dataset *ds;
+  int col_row, col_path, col_options; /* tvf form */
+} bz_vtab;
+
+/* What a cursor holds for one column: its last decompressed chunk. */
+typedef struct bz_colcache {
+  int have;
+  uint64_t chunk;
+  const uint8_t *p;
+  ds_buf buf;
+} bz_colcache;
+
+typedef struct bz_cursor {
+  sqlite3_vtab_cursor base;
+  bz_dataset *ds;
+  ds_rowset rs;
+  ds_rowiter it;
+  int eof;
+  int few;          /* a short row list: read single rows */
+  uint64_t row;
+  bz_colcache *cols;
+  size_t ncols;
+  ds_buf atom;      /* single-row reads */
+  ds_arena arena;   /* values of the current row */
+  char *path_arg, *options_arg;
+} bz_cursor;
+
+static void dataset_unref(bz_dataset *d) {
+  if (!d || --d->refs > 0) return;
+  bcolz_close(d->table);
+  free(d->key);
+  free(d);
+}
+
+/* Open a table with options bytes=text|blob. */
+static int dataset_open(const char *path, const ds_options *o, const char *key,
+                        bz_dataset **out, char **err) {
+  static const char *const known[] = {"bytes", NULL};
+  static const char *const bytes_modes[] = {"text", "blob", NULL};
+  int bytes;
+  if (ds_options_check_known(o, known, err) ||
+      ds_options_enum(o, "bytes", bytes_modes, 0, &bytes, err)) {
+    ds_err_prefix(err, path);
+    return -1;
+  }
+  bz_dataset *d = calloc(1, sizeof *d);
+  if (!d || !(d->key = strdup(key))) {
+    free(d);
+    return ds_err(err, "out of memory");
+  }
+  d->refs = 1;
+  d->flags = bytes ? BCOLZ_BYTES_BLOB : 0;
+  if (bcolz_open(path, &d->table, err)) {
+    dataset_unref(d);
+    return -1;
+  }
+  *out = d;
+  return 0;
+}
+
+/* The declared SQL type of a column. */
+static const char *decltype_of(const bcolz_dtype *dt, int flags) {
+  if (dt->ndim > 0) return "BLOB";
+  switch (dt->kind) {
+    case 'b': case 'i': case 'u': case 'm': return "INTEGER";
+    case 'f': return "REAL";
+    case 'U': case 'M': return "TEXT";
+    case 'S': return flags & BCOLZ_BYTES_BLOB ? "BLOB" : "TEXT";
+    default: return "";
+  }
+}
+
+/* CREATE TABLE text of the CREATE form: one column per bcolz column. */
+static char *create_sql(const bz_dataset *d) {
+  ds_buf b = {0};
+  ds_buf_puts(&b, "CREATE TABLE x(");
+  for (size_t c = 0; c < bcolz_ncols(d->table); c++) {
+    const char *name = bcolz_is_ctable(d->table) ? bcolz_col_name(d->table, c) : "value";
+    ds_buf_puts(&b, c ? ", \"" : "\"");
+    for (const char *p = name; *p; p++) {
+      if (*p == '"') ds_buf_puts(&b, "\""); /* "" inside a quoted name */
+      ds_buf_append(&b, p, 1);
+    }
+    ds_buf_printf(&b, "\" %s", decltype_of(bcolz_col_dtype(d->table, c), d->flags));
+  }
+  ds_buf_puts(&b, ")");
+  if (ds_buf_append(&b, "", 1)) {
+    ds_buf_free(&b);
+    return NULL;
+  }
+  return (char *)b.data;
+}
+
+static int bz_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                      sqlite3_vtab **out, char **pzErr) {
+  (void)aux;
+  bz_vtab *t = sqlite3_malloc(sizeof *t);
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->tvf = argc <= 3;
+  t->col_row = t->col_path = t->col_options = -1;
+  int rc;
+  if (t->tvf) {
+    rc = sqlite3_declare_vtab(db, "CREATE TABLE x(row TEXT, path HIDDEN, options HIDDEN)");
+    t->col_row = 0;
+    t->col_path = 1;
+    t->col_options = 2;
+  } else {
+    char *err = NULL, *path = ds_dequote(argv[3]), *sql = NULL;
+    ds_options o = {0};
+    rc = path ? SQLITE_OK : SQLITE_NOMEM;
+    for (int i = 4; i < argc && rc == SQLITE_OK; i++)
+      if (ds_options_add(&o, argv[i], &err)) {
+        ds_err_prefix(&err, path);
+        rc = SQLITE_ERROR;
+      }
+    if (rc == SQLITE_OK && dataset_open(path, &o, "", &t->ds, &err)) rc = SQLITE_ERROR;
+    if (rc == SQLITE_OK && !(sql = create_sql(t->ds))) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = sqlite3_declare_vtab(db, sql);
+    free(sql);
+    free(path);
+    ds_options_free(&o);
+    if (err) ds_set_error(pzErr, MOD, err);
+  }
+  if (rc != SQLITE_OK) {
+    dataset_unref(t->ds);
+    sqlite3_free(t);
+    return rc;
+  }
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  *out = &t->base;
+  return SQLITE_OK;
+}
+
+static int bz_disconnect(sqlite3_vtab *vtab) {
+  bz_vtab *t = (bz_vtab *)vtab;
+  dataset_unref(t->ds);
+  sqlite3_free(t);
+  return SQLITE_OK;
+}
+
+/* Cost model: a row costs 1; rowid constraints touch only their rows. */
+static int bz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
+  bz_vtab *t = (bz_vtab *)vtab;
+  double n = t->ds ? (double)bcolz_nrows(t->ds->table) : 1e6;
+  int args[2] = {t->col_path, t->col_options};
+  ds_plan_config cfg = {n, 1.0, NULL, 0, args, t->tvf ? 2 : 0, t->tvf ? 1 : 0};
+  return ds_plan_best_index(info, &cfg);
+}
+
+static int bz_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
+  (void)vtab;
+  bz_cursor *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  c->eof = 1;
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+static void cursor_reset(bz_cursor *c) {
+  ds_rowset_free(&c->rs);
+  for (size_t i = 0; i < c->ncols; i++) ds_buf_free(&c->cols[i].buf);
+  free(c->cols);
+  c->cols = NULL;
+  c->ncols = 0;
+  dataset_unref(c->ds);
+  c->ds = NULL;
+  sqlite3_free(c->path_arg);
+  sqlite3_free(c->options_arg);
+  c->path_arg = c->options_arg = NULL;
+  c->eof = 1;
+}
+
+static int bz_close(sqlite3_vtab_cursor *cur) {
+  bz_cursor *c = (bz_cursor *)cur;
+  cursor_reset(c);
+  ds_buf_free(&c->atom);
+  ds_arena_free(&c->arena);
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+/* Table-valued form: find or open the table the arguments name. */
+static int tvf_dataset(bz_vtab *t, bz_cursor *c, const ds_plan_args *a, char **err) {
+  const char *path, *opts;
+  char *key;
+  if (ds_tvf_call((const sqlite3_value *const *)a->args, "bcolz('table/dir' [, 'bytes=blob'])",
+                  &path, &opts, &c->path_arg, &c->options_arg, &key, err))
+    return -1;
+  if (t->ds && strcmp(t->ds->key, key) == 0) {
+    free(key);
+    return 0;
+  }
+  ds_options o = {0};
+  bz_dataset *d = NULL;
+  int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
+  if (rc) ds_err_prefix(err, path);
+  if (rc == 0) rc = dataset_open(path, &o, key, &d, err);
+  ds_options_free(&o);
+  free(key);
+  if (rc) return -1;
+  dataset_unref(t->ds);
+  t->ds = d;
+  return 0;
+}
+
+static int bz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                     int argc, sqlite3_value **argv) {
+  (void)idxStr;
+  bz_cursor *c = (bz_cursor *)cur;
+  bz_vtab *t = (bz_vtab *)cur->pVtab;
+  cursor_reset(c);
+  char *err = NULL;
+  ds_plan_args a;
+  int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
+  if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
+  uint64_t total = 0;
+  if (rc == 0) {
+    c->ds = t->ds;
+    c->ds->refs++;
+    total = bcolz_nrows(c->ds->table);
+    c->ncols = bcolz_ncols(c->ds->table);
+    c->cols = calloc(c->ncols ? c->ncols : 1, sizeof *c->cols);
+    if (!c->cols) rc = ds_err(&err, "out of memory");
+  }
+  if (rc == 0) {
+    if (a.has_ids && a.ids == &a.one) {
+      ds_rowset_init_one(&c->rs, a.one);
+    } else if (a.has_ids) {
+      ds_rowset_init_list(&c->rs, a.ids, a.nids);
+      a.ids = NULL;
+    } else if (ds_rowset_init_all(&c->rs, total)) {
+      rc = ds_err(&err, "out of memory");
+    }
+  }
+  if (rc == 0) {
+    ds_rowset_clip(&c->rs, a.lo, a.hi < total ? a.hi : total);
+    if (a.empty) ds_rowset_clip(&c->rs, 0, 0);
+    c->rs.desc = a.desc;
+    c->rs.offset = a.offset;
+    c->rs.limit = a.limit;
+    c->few = c->rs.kind == DS_RS_LIST && c->rs.nids < FEW_ROWS;
+  }
+  ds_plan_args_free(&a);
+  if (rc) return ds_vtab_error(cur->pVtab, MOD, err);
+  ds_rowiter_init(&c->it, &c->rs);
+  c->eof = !ds_rowiter_next(&c->it, &c->row);
+  return SQLITE_OK;
+}
+
+static int bz_next(sqlite3_vtab_cursor *cur) {
+  bz_cursor *c = (bz_cursor *)cur;
+  c->eof = !ds_rowiter_next(&c->it, &c->row);
+  return SQLITE_OK;
+}
+
+static int bz_eof(sqlite3_vtab_cursor *cur) { return ((bz_cursor *)cur)->eof; }
+
+/* The value of column col at the current row (in the cursor's arena). */
+static int cell(bz_cursor *c, size_t col, ds_value *v, char **err) {
+  bcolz_table *tb = c->ds->table;
+  const bcolz_dtype *dt = bcolz_col_dtype(tb, col);
+  const uint8_t *p;
+  size_t n;
+  if (c->few || dt->kind == 'O') { /* one row: decompress only its block */
+    if (bcolz_row_atom(tb, col, c->row, &c->atom, err)) return -1;
+    p = c->atom.data ? c->atom.data : (const uint8_t *)"";
+    n = c->atom.len;
+  } else {
+    bz_colcache *cc = &c->cols[col];
+    uint64_t k = bcolz_col_chunk_of(tb, col, c->row);
+    if (!cc->have || cc->chunk != k) {
+      uint64_t rows;
+      cc->have = 0;
+      if (bcolz_chunk(tb, col, k, &cc->buf, &cc->p, &rows, err)) return -1;
+      cc->have = 1;
+      cc->chunk = k;
+    }
+    p = cc->p + (c->row - bcolz_col_chunk_first(tb, col, k)) * dt->atom;
+    n = (size_t)dt->atom;
+  }
+  return bcolz_cell_value(dt, p, n, c->ds->flags, &c->arena, v, err);
+}
+
+/* The whole row as JSON: an object for a ctable, the value for a carray. */
+static int row_json(bz_cursor *c, ds_buf *out, char **err) {
+  bcolz_table *tb = c->ds->table;
+  int table = bcolz_is_ctable(tb);
+  if (table) ds_buf_puts(out, "{");
+  for (size_t col = 0; col < c->ncols; col++) {
+    ds_value v;
+    if (cell(c, col, &v, err)) return -1;
+    if (table) {
+      const char *name = bcolz_col_name(tb, col);
+      if ((col && ds_buf_puts(out, ",")) ||
+          ds_json_string(out, (const uint8_t *)name, strlen(name)) || ds_buf_puts(out, ":"))
+        return ds_err(err, "out of memory");
+    }
+    if (ds_value_json(out, &v, err)) return -1;
+  }
+  if (table && ds_buf_puts(out, "}")) return ds_err(err, "out of memory");
+  return 0;
+}
+
+static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  bz_cursor *c = (bz_cursor *)cur;
+  bz_vtab *t = (bz_vtab *)cur->pVtab;
+  char *err = NULL;
+  ds_arena_reset(&c->arena);
+  if (col == t->col_path) {
+    if (c->path_arg) sqlite3_result_text(ctx, c->path_arg, -1, SQLITE_TRANSIENT);
+  } else if (col == t->col_options) {
+    if (c->options_arg) sqlite3_result_text(ctx, c->options_arg, -1, SQLITE_TRANSIENT);
+  } else if (col == t->col_row) {
+    ds_buf json = {0};
+    if (row_json(c, &json, &err)) ds_result_error(ctx, MOD, err);
+    else ds_result_json(ctx, &json);
+    ds_buf_free(&json);
+  } else {
+    ds_value v;
+    if (cell(c, (size_t)col, &v, &err)) ds_result_error(ctx, MOD, err);
+    else ds_value_result(ctx, &v);
+  }
+  return SQLITE_OK;
+}
+
+static int bz_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
+  *rowid = (sqlite3_int64)((bz_cursor *)cur)->row;
+  return SQLITE_OK;
+}
+
+static sqlite3_module bcolz_module = {
+    .iVersion = 0,
+    .xCreate = bz_connect,
+    .xConnect = bz_connect,
+    .xBestIndex = bz_best_index,
+    .xDisconnect = bz_disconnect,
+    .xDestroy = bz_disconnect,
+    .xOpen = bz_open,
+    .xClose = bz_close,
+    .xFilter = bz_filter,
+    .xNext = bz_next,
+    .xEof = bz_eof,
+    .xColumn = bz_column,
+    .xRowid = bz_rowid,
+};
+
+/* ---- bcolz_attrs(path) and bcolz_stats(path): small row lists ---- */
+
+/* One result row: up to 8 values. */
+typedef struct list_row {
+  ds_value v[8];
+} list_row;
+
+typedef struct list_cursor {
+  sqlite3_vtab_cursor base;
+  list_row *rows;
+  size_t n, i;
+  ds_arena arena;
+  char *path;
+} list_cursor;
+
+typedef struct list_vtab {
+  sqlite3_vtab base;
+  int ncols;   /* data columns before the HIDDEN path */
+  int stats;   /* 1: bcolz_stats, 0: bcolz_attrs */
+} list_vtab;
+
+static int list_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                        sqlite3_vtab **out, char **pzErr) {
+  (void)argc;
+  (void)argv;
+  (void)pzErr;
+  int stats = aux != NULL;
+  int rc = sqlite3_declare_vtab(
+      db, stats ? "CREATE TABLE x(\"column\" TEXT, dtype TEXT, count INTEGER, nulls INTEGER,"
+                  " min, max, sum, mean REAL, path HIDDEN)"
+                : "CREATE TABLE x(name TEXT, value TEXT, \"column\" TEXT, path HIDDEN)");
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  list_vtab *t = sqlite3_malloc(sizeof *t);
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->stats = stats;
+  t->ncols = stats ? 8 : 3;
+  *out = &t->base;
+  return SQLITE_OK;
+}
+
+static int list_disconnect(sqlite3_vtab *t) {
+  sqlite3_free(t);
+  return SQLITE_OK;
+}
+
+static int list_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
+  list_vtab *t = (list_vtab *)vt;
+  int args[1] = {t->ncols};
+  ds_plan_config cfg = {10, 1.0, NULL, 0, args, 1, 1};
+  return ds_plan_best_index(info, &cfg);
+}
+
+static int list_open(sqlite3_vtab *t, sqlite3_vtab_cursor **out) {
+  (void)t;
+  list_cursor *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+static void list_reset(list_cursor *c) {
+  free(c->rows);
+  c->rows = NULL;
+  c->n = c->i = 0;
+  ds_arena_reset(&c->arena);
+  sqlite3_free(c->path);
+  c->path = NULL;
+}
+
+static int list_close(sqlite3_vtab_cursor *cur) {
+  list_cursor *c = (list_cursor *)cur;
+  list_reset(c);
+  ds_arena_free(&c->arena);
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+/* A TEXT value copied into the arena. */
+static void text_value(ds_arena *a, const char *s, ds_value *v) {
+  size_t n = strlen(s);
+  char *p = ds_arena_alloc(a, n + 1);
+  memset(v, 0, sizeof *v);
+  if (!p) return; /* NULL value: out of memory shows as NULL */
+  memcpy(p, s, n + 1);
+  v->type = DS_V_TEXT;
+  v->u.s.p = (const uint8_t *)p;
+  v->u.s.n = n;
+}
+
+/* Append one row; NULL when out of memory. */
+static list_row *add_row(list_cursor *c) {
+  list_row *r = realloc(c->rows, (c->n + 1) * sizeof *r);
+  if (!r) return NULL;
+  c->rows = r;
+  memset(&r[c->n], 0, sizeof *r);
+  return &r[c->n++];
+}
+
+/* Rows name, value (JSON), column for one __attrs__ object. */
+static int attrs_rows(list_cursor *c, const char *json, const char *column, char **err) {
+  json_error_t je;
+  json_t *o = json_loads(json, JSON_DECODE_ANY, &je);
+  if (!o || !json_is_object(o)) {
+    json_decref(o);
+    return ds_err(err, "__attrs__%s%s is not a JSON object", column ? " of " : "",
+                  column ? column : "");
+  }
+  const char *k;
+  json_t *x;
+  json_object_foreach(o, k, x) {
+    list_row *r = add_row(c);
+    char *text = json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
+    if (!r || !text) {
+      free(text);
+      json_decref(o);
+      return ds_err(err, "out of memory");
+    }
+    text_value(&c->arena, k, &r->v[0]);
+    text_value(&c->arena, text, &r->v[1]);
+    if (column) text_value(&c->arena, column, &r->v[2]);
+    free(text);
+  }
+  json_decref(o);
+  return 0;
+}
+
+/* One row of statistics for column col. */
+static int stats_row(list_cursor *c, bcolz_table *tb, size_t col, char **err) {
+  bcolz_stats s;
+  int rc = bcolz_column_stats(tb, col, &s, err);
+  list_row *r = rc == 0 ? add_row(c) : NULL;
+  if (rc == 0 && !r) rc = ds_err(err, "out of memory");
+  if (rc == 0) {
+    const bcolz_dtype *dt = bcolz_col_dtype(tb, col);
+    text_value(&c->arena, bcolz_is_ctable(tb) ? bcolz_col_name(tb, col) : "value", &r->v[0]);
+    text_value(&c->arena, dt->str, &r->v[1]);
+    r->v[2] = (ds_value){.type = DS_V_INT, .u.i = (int64_t)s.count};
+    r->v[3] = (ds_value){.type = DS_V_INT, .u.i = (int64_t)s.nulls};
+    ds_value *keep[3] = {&s.min, &s.max, &s.sum};
+    for (int i = 0; i < 3 && s.has_values; i++) { /* copy text out of the stats */
+      ds_value v = *keep[i];
+      if (v.type == DS_V_TEXT || v.type == DS_V_BYTES || v.type == DS_V_BIGINT) {
+        uint8_t *p = ds_arena_alloc(&c->arena, v.u.s.n + 1);
+        if (!p) { rc = ds_err(err, "out of memory"); break; }
+        memcpy(p, v.u.s.p, v.u.s.n);
+        v.u.s.p = p;
+      }
+      r->v[4 + i] = v;
+    }
+    if (s.has_mean) r->v[7] = (ds_value){.type = DS_V_FLOAT, .u.f = s.mean};
+  }
+  bcolz_stats_free(&s);
+  return rc;
+}
+
+static int list_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                       int argc, sqlite3_value **argv) {
+  (void)idxStr;
+  list_cursor *c = (list_cursor *)cur;
+  list_vtab *t = (list_vtab *)cur->pVtab;
+  const char *mod = t->stats ? "bcolz_stats" : "bcolz_attrs";
+  list_reset(c);
+  char *err = NULL;
+  ds_plan_args a;
+  int rc = ds_plan_decode(idxNum, argc, argv, 1, &a, &err);
+  const char *path = rc == 0 && a.args[0] ? (const char *)sqlite3_value_text(a.args[0]) : NULL;
+  if (rc == 0 && !path) rc = ds_err(&err, "no path given: use %s('table/dir')", mod);
+  bcolz_table *tb = NULL;
+  if (rc == 0) {
+    c->path = sqlite3_mprintf("%s", path);
+    rc = bcolz_open(path, &tb, &err);
+  }
+  for (size_t col = 0; rc == 0 && t->stats && col < bcolz_ncols(tb); col++)
+    rc = stats_row(c, tb, col, &err);
+  if (rc == 0 && !t->stats) {
+    rc = attrs_rows(c, bcolz_attrs_json(tb), NULL, &err);
+    for (size_t col = 0; rc == 0 && bcolz_is_ctable(tb) && col < bcolz_ncols(tb); col++)
+      rc = attrs_rows(c, bcolz_col_attrs_json(tb, col), bcolz_col_name(tb, col), &err);
+    if (rc) ds_err_prefix(&err, path);
+  }
+  bcolz_close(tb);
+  ds_plan_args_free(&a);
+  if (rc) return ds_vtab_error(cur->pVtab, mod, err);
+  c->i = a.offset < c->n ? (size_t)a.offset : c->n;
+  if (a.limit < c->n - c->i) c->n = c->i + (size_t)a.limit;
+  return SQLITE_OK;
+}
+
+static int list_next(sqlite3_vtab_cursor *cur) {
+  ((list_cursor *)cur)->i++;
+  return SQLITE_OK;
+}
+
+static int list_eof(sqlite3_vtab_cursor *cur) {
+  list_cursor *c = (list_cursor *)cur;
+  return c->i >= c->n;
+}
+
+static int list_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  list_cursor *c = (list_cursor *)cur;
+  list_vtab *t = (list_vtab *)cur->pVtab;
+  if (col == t->ncols) {
+    sqlite3_result_text(ctx, c->path, -1, SQLITE_TRANSIENT);
+  } else if (!t->stats && col == 1 && c->rows[c->i].v[1].type == DS_V_TEXT) {
+    ds_buf b = {0}; /* attribute values are JSON */
+    ds_buf_append(&b, c->rows[c->i].v[1].u.s.p, c->rows[c->i].v[1].u.s.n);
+    ds_result_json(ctx, &b);
+    ds_buf_free(&b);
+  } else if (col >= 0 && col < 8) {
+    ds_value_result(ctx, &c->rows[c->i].v[col]);
+  }
+  return SQLITE_OK;
+}
+
+static int list_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
+  *rowid = (sqlite3_int64)((list_cursor *)cur)->i;
+  return SQLITE_OK;
+}
+
+static sqlite3_module list_module = {
+    .iVersion = 0,
+    .xCreate = NULL, /* table-valued only */
+    .xConnect = list_connect,
+    .xBestIndex = list_best_index,
+    .xDisconnect = list_disconnect,
+    .xDestroy = list_disconnect,
+    .xOpen = list_open,
+    .xClose = list_close,
+    .xFilter = list_filter,
+    .xNext = list_next,
+    .xEof = list_eof,
+    .xColumn = list_column,
+    .xRowid = list_rowid,
+};
+
+int ds_bcolz_register(sqlite3 *db) {
+  static int stats_flag = 1;
+  int rc = sqlite3_create_module_v2(db, "bcolz", &bcolz_module, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_module_v2(db, "bcolz_attrs", &list_module, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_module_v2(db, "bcolz_stats", &list_module, &stats_flag, NULL);
+  return rc;
+}
