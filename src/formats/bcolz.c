@@ -1181,3 +1181,9 @@ done:
   ds_buf_free(&txt);
   return rc;
 }
+
+int bcolz_stale(const bcolz_table *t) {
+  for (size_t i = 0; i < t->ncols; i++)
+    if (t->cols[i].cf_open && ds_file_stale(&t->cols[i].cf)) return 1;
+  return 0;
+}

@@ -150,4 +150,8 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
                        char **err);
 void bcolz_stats_free(bcolz_stats *s);
 
+/* 1 when a chunk file the table has mapped changed on disk since it was
+ * mapped (reading that mapping again could fault). */
+int bcolz_stale(const bcolz_table *t);
+
 #endif

@@ -41,6 +41,8 @@ typedef struct bz_dataset {
   char *key;
   bcolz_table *table;
   int flags; /* BCOLZ_BYTES_BLOB */
+  int64_t checked_ns; /* last look for changed files */
+  int stale;          /* its files changed: unusable from now on */
 } bz_dataset;
 
 typedef struct bz_vtab {
@@ -78,6 +80,11 @@ static void dataset_unref(bz_dataset *d) {
   bcolz_close(d->table);
   free(d->key);
   free(d);
+}
+
+/* ds_changed_fn for this module: did a mapped chunk file change? */
+static int dataset_changed(const void *d) {
+  return bcolz_stale(((const bz_dataset *)d)->table);
 }
 
 /* Open a table with options bytes=text|blob. */
@@ -237,8 +244,15 @@ static int tvf_dataset(bz_vtab *t, bz_cursor *c, const ds_plan_args *a, char **e
                   &path, &opts, &c->path_arg, &c->options_arg, &key, err))
     return -1;
   if (t->ds && strcmp(t->ds->key, key) == 0) {
-    free(key);
-    return 0;
+    char *changed = NULL;
+    if (ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
+                          path, &changed) == 0) {
+      free(key);
+      return 0;
+    }
+    free(changed);
+    dataset_unref(t->ds); /* its files changed: never touch that mapping again */
+    t->ds = NULL;
   }
   ds_options o = {0};
   bz_dataset *d = NULL;
@@ -263,6 +277,9 @@ static int bz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   ds_plan_args a;
   int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
   if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
+  if (rc == 0 && !t->tvf)
+    rc = ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
+                           bcolz_path(t->ds->table), &err);
   uint64_t total = 0;
   if (rc == 0) {
     c->ds = t->ds;

@@ -20,6 +20,7 @@ CASES = [  # module, fixture folder, path inside the copy, the file to truncate,
     ("datadings", "datadings/basic", "basic.msgpack", "basic.msgpack",
      "SELECT length(sample) FROM %s WHERE rowid = 150"),
     ("atlas", "atlas/none", ".", "1/data.bin", "SELECT example FROM %s WHERE rowid = 30"),
+    ("bcolz", "bcolz/carray_int32", ".", "data/__1.blp", "SELECT * FROM %s WHERE rowid = 70000"),
 ]
 
 for module, fixture, rel, victim, query in CASES:
