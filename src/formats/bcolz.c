@@ -601,7 +601,9 @@ int bcolz_check_chunk_file(const uint8_t *p, uint64_t size, const char *name,
                   "file has %llu after the 16-byte blpk header", name, cbytes,
                   (unsigned long long)(size - 16));
   size_t nb = 0;
-  if (blosc_cbuffer_validate(b, (size_t)(size - 16), &nb) != 0)
+  /* validate against the header's own length: bytes after it are ignored,
+   * as upstream ignores them (c-blosc wants the exact compressed size) */
+  if (blosc_cbuffer_validate(b, (size_t)cbytes, &nb) != 0)
     return ds_err(err, "%s: invalid Blosc header (sizes inconsistent with the "
                   "file's %llu bytes)", name, (unsigned long long)size);
   if (nb != ds_le32(b + 4))

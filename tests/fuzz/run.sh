@@ -20,7 +20,11 @@
 # the block pickles of the atlas fixtures (at most 16 blocks per shard),
 # decompressed with python3's zstandard module or the zstd tool (with -D
 # for dictionary shards); compressed blocks are skipped when neither
-# exists, and all block pickles when there is no python3. Crash inputs land in
+# exists, and all block pickles when there is no python3. fuzz_bcolz gets
+# every chunk file data/__<N>.blp of the bcolz fixtures (carrays and ctable
+# columns) under 64 KiB prefixed with a 0x00 byte, and every meta/ folder's
+# storage + NUL + sizes (storage alone when there is no sizes) prefixed
+# with 0x01. Crash inputs land in
 # build/fuzz/artifacts-<name>/. Exits non-zero when any harness crashes,
 # leaks, times out or runs out of memory; prints the executions per harness
 # and in total (libFuzzer's final stat::number_of_executed_units).
@@ -294,6 +298,27 @@ seed() {
         cp "$f" "$dir/seed-$(basename "$f")"
       done
       atlas_block_pickles "$dir"
+      ;;
+    bcolz)
+      # chunk files: 0x00 + data/__<N>.blp; metadata: 0x01 + meta/storage
+      # + NUL + meta/sizes. Seed names are the fixture paths with / as -.
+      find "$FIX/bcolz" -type f -path '*/data/__*.blp' | while read -r f; do
+        [ "$(wc -c <"$f")" -lt 65535 ] || continue
+        s=$(printf '%s' "${f#"$FIX"/bcolz/}" | tr '/' '-')
+        { byte 0; cat "$f"; } >"$dir/seed-chunk-$s"
+      done
+      find "$FIX/bcolz" -type d -name meta | while read -r m; do
+        [ -f "$m/storage" ] || continue
+        s=$(printf '%s' "${m#"$FIX"/bcolz/}" | tr '/' '-')
+        {
+          byte 1
+          cat "$m/storage"
+          if [ -f "$m/sizes" ]; then
+            byte 0
+            cat "$m/sizes"
+          fi
+        } >"$dir/seed-$s"
+      done
       ;;
     *)
       for f in "$FIX/$fmt"/*; do
