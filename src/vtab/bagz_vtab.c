@@ -27,6 +27,7 @@
 #include "core/sqlite_api.h"
 #include "formats/bagz.h"
 #include "formats/bagz_readahead.h"
+#include "vtab/dataset.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -37,21 +38,20 @@ enum { COL_RECORD, COL_SHARD, COL_SHARD_INDEX, COL_PATH, COL_OPTIONS };
 /* An opened bag with its options and lazily built record index. Shared
  * (reference-counted) by the table and its cursors. */
 typedef struct bagz_dataset {
-  int refs;
-  char *key; /* path + "\n" + options: the table-valued form's cache key */
+  ds_dataset base; /* refcount, cache key, path, change detection */
   bagz_reader *reader;
   int threads;
   int indexed;
   ds_hash_index index;
-  int64_t checked_ns; /* last look for changed files */
-  int stale;          /* its files changed: unusable from now on */
-  char *path;
 } bagz_dataset;
+
+/* The module's view of a shared dataset. */
+static bagz_dataset *BAG(ds_dataset *d) { return (bagz_dataset *)d; }
 
 typedef struct bagz_vtab {
   sqlite3_vtab base;
   int tvf;            /* table-valued form: the dataset comes from xFilter */
-  bagz_dataset *ds;   /* CREATE form: the table's; tvf: last one used */
+  ds_dataset *ds;     /* CREATE form: the table's; tvf: last one used */
   /* A zstd context and buffer kept between cursors: SQLite opens a cursor
    * per statement run, and a fresh ZSTD_DCtx costs more than a lookup. */
   int spare;
@@ -61,7 +61,7 @@ typedef struct bagz_vtab {
 
 typedef struct bagz_cursor {
   sqlite3_vtab_cursor base;
-  bagz_dataset *ds;
+  ds_dataset *ds;
   ds_rowset rs;
   ds_rowiter it;
   int eof;
@@ -92,23 +92,23 @@ static const char *const compression_names[] = {"auto", "none", "zstd", NULL};
 static const char *const limits_names[] = {"tail", "separate", NULL};
 static const char *const layout_names[] = {"concatenated", "interleaved", NULL};
 
-static void dataset_unref(bagz_dataset *d) {
-  if (!d || --d->refs > 0) return;
+/* ds_dataset_ops.close */
+static void dataset_close(ds_dataset *base) {
+  bagz_dataset *d = BAG(base);
   bagz_close(d->reader);
   ds_hash_index_free(&d->index);
-  free(d->path);
-  free(d->key);
   free(d);
 }
 
-/* ds_changed_fn for this module: did the dataset's files change? */
-static int dataset_changed(const void *d) {
+/* ds_dataset_ops.changed */
+static int dataset_changed(const ds_dataset *d) {
   return bagz_stale(((const bagz_dataset *)d)->reader);
 }
 
-/* Open a dataset from a path and parsed options. */
-static int dataset_open(const char *path, const ds_options *o, const char *key,
-                        bagz_dataset **out, char **err) {
+/* ds_dataset_ops.open: both forms take the same options. */
+static int dataset_open(const char *path, const ds_options *o, int tvf,
+                        ds_dataset **out, char **err) {
+  (void)tvf;
   bagz_options bo = {0};
   int comp, lim, lay;
   int64_t threads;
@@ -125,22 +125,19 @@ static int dataset_open(const char *path, const ds_options *o, const char *key,
   bo.layout = (ds_layout)lay;
   bo.dictionary_path = ds_options_get(o, "dictionary");
   bagz_dataset *d = calloc(1, sizeof *d);
-  if (!d || !(d->key = strdup(key)) || !(d->path = strdup(path))) {
-    if (d) free(d->key);
-    free(d);
-    return ds_err(err, "out of memory");
-  }
+  if (!d) return ds_err(err, "out of memory");
   if (bagz_open(path, &bo, &d->reader, err)) {
-    free(d->key);
-    free(d->path);
     free(d);
     return -1;
   }
-  d->refs = 1;
   d->threads = (int)threads;
-  *out = d;
+  *out = &d->base;
   return 0;
 }
+
+static const ds_dataset_ops bagz_ops = {
+    "bagz('file.bagz' [, 'name=value,...'])", dataset_open, dataset_close,
+    dataset_changed};
 
 /* Reads one record for the hash index builder. */
 typedef struct index_ctx {
@@ -184,14 +181,9 @@ static int bagz_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
   t->tvf = tvf;
   if (!tvf) {
     char *err = NULL;
-    ds_options o = {0};
-    char *path = ds_dequote(argv[3]);
-    if (!path) ds_err(&err, "out of memory");
-    for (int i = 4; i < argc && !err; i++)
-      if (ds_options_add(&o, argv[i], &err)) ds_err_prefix(&err, path);
-    if (!err) dataset_open(path, &o, "", &t->ds, &err);
+    ds_options o;
+    ds_dataset_create(&bagz_ops, argc, argv, &o, &t->ds, &err);
     ds_options_free(&o);
-    free(path);
     if (err) {
       sqlite3_free(t);
       return ds_set_error(pzErr, MOD, err);
@@ -207,7 +199,7 @@ static int bagz_disconnect(sqlite3_vtab *vtab) {
     ds_zstd_ctx_free(&t->spare_z);
     ds_buf_free(&t->spare_buf);
   }
-  dataset_unref(t->ds);
+  ds_dataset_unref(t->ds);
   sqlite3_free(t);
   return SQLITE_OK;
 }
@@ -218,7 +210,7 @@ static int bagz_disconnect(sqlite3_vtab *vtab) {
  * scanning and filtering), then about one row per value. */
 static int bagz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   bagz_vtab *t = (bagz_vtab *)vtab;
-  bagz_dataset *d = t->ds;
+  bagz_dataset *d = t->ds ? BAG(t->ds) : NULL;
   double n = d ? (double)bagz_count(d->reader) : 1e6;
   double shards = d ? (double)d->reader->nshards : 4;
   ds_plan_extra extra[2] = {
@@ -256,7 +248,7 @@ static void cursor_reset(bagz_cursor *c) {
   free(c->ra_err);
   c->ra_err = NULL;
   ds_rowset_free(&c->rs);
-  dataset_unref(c->ds);
+  ds_dataset_unref(c->ds);
   c->ds = NULL;
   sqlite3_free(c->path_arg);
   sqlite3_free(c->options_arg);
@@ -278,38 +270,6 @@ static int bagz_close_cursor(sqlite3_vtab_cursor *cur) {
   }
   sqlite3_free(c);
   return SQLITE_OK;
-}
-
-/* Table-valued form: find or open the dataset the arguments name. */
-static int tvf_dataset(bagz_vtab *t, bagz_cursor *c, const ds_plan_args *a,
-                       char **err) {
-  const char *path, *opts;
-  char *key;
-  if (ds_tvf_call((const sqlite3_value *const *)a->args, "bagz('file.bagz' [, 'name=value,...'])", &path, &opts,
-                  &c->path_arg, &c->options_arg, &key, err))
-    return -1;
-  if (t->ds && strcmp(t->ds->key, key) == 0) {
-    char *changed = NULL;
-    if (ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
-                          path, &changed) == 0) {
-      free(key);
-      return 0;
-    }
-    free(changed);
-    dataset_unref(t->ds); /* its files changed: never touch that mapping again */
-    t->ds = NULL;
-  }
-  ds_options o = {0};
-  bagz_dataset *d = NULL;
-  int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
-  if (rc) ds_err_prefix(err, path);
-  if (rc == 0) rc = dataset_open(path, &o, key, &d, err);
-  ds_options_free(&o);
-  free(key);
-  if (rc) return -1;
-  dataset_unref(t->ds);
-  t->ds = d;
-  return 0;
 }
 
 /* Rows whose record equals one of the constraint's BLOB values. */
@@ -358,7 +318,7 @@ static size_t filter_ids_by_shard(const bagz_reader *r, const unsigned char *on,
 
 /* Turn the decoded plan into the cursor's rowset. */
 static int build_rowset(bagz_cursor *c, ds_plan_args *a, char **err) {
-  const bagz_reader *r = c->ds->reader;
+  const bagz_reader *r = BAG(c->ds)->reader;
   uint64_t total = bagz_count(r);
   unsigned char *on = NULL;
   uint64_t *ids = NULL;
@@ -369,8 +329,8 @@ static int build_rowset(bagz_cursor *c, ds_plan_args *a, char **err) {
     if (!on) return ds_err(err, "out of memory");
   }
   if (a->extra[1]) { /* record */
-    if (dataset_index(c->ds, err)) { free(on); return -1; }
-    record_pick rp = {c->ds, &c->z, &c->scratch, NULL, 0, NULL};
+    if (dataset_index(BAG(c->ds), err)) { free(on); return -1; }
+    record_pick rp = {BAG(c->ds), &c->z, &c->scratch, NULL, 0, NULL};
     if (ds_plan_each_value(a->extra[1], a->extra_in[1], pick_record, &rp)) {
       free(rp.ids);
       free(on);
@@ -437,7 +397,7 @@ static int cursor_step(bagz_cursor *c) {
     c->eof = 1;
     return SQLITE_OK;
   }
-  const bagz_reader *r = c->ds->reader;
+  const bagz_reader *r = BAG(c->ds)->reader;
   if (c->located && g == c->row + 1 && r->map.layout == DS_LAYOUT_CONCATENATED &&
       c->shard_index + 1 < r->map.counts[c->shard]) {
     c->shard_index++; /* the next row of a scan: same shard */
@@ -476,13 +436,13 @@ static int bagz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   char *err = NULL;
   ds_plan_args a;
   int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
-  if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
-  if (rc == 0 && !t->tvf)
-    rc = ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
-                           t->ds->path, &err);
+  if (rc == 0)
+    rc = t->tvf ? ds_dataset_for_call(&bagz_ops, &t->ds, a.args, &c->path_arg,
+                                      &c->options_arg, &err)
+                : ds_dataset_check(t->ds, &err);
   if (rc == 0) {
     c->ds = t->ds;
-    c->ds->refs++;
+    ds_dataset_ref(c->ds);
     rc = build_rowset(c, &a, &err);
   }
   ds_plan_args_free(&a);
@@ -492,9 +452,9 @@ static int bagz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   c->located = 0;
   c->reads_records = (idxNum & PLAN_RECORD_USED) != 0;
   memset(&c->release, 0, sizeof c->release);
-  if ((idxNum & PLAN_RECORD_USED) && c->ds->threads > 1 &&
+  if ((idxNum & PLAN_RECORD_USED) && BAG(c->ds)->threads > 1 &&
       rowset_has(&c->rs, READAHEAD_MIN_ROWS) &&
-      bagz_readahead_start(c->ds->reader, &c->rs, &c->ra, &err))
+      bagz_readahead_start(BAG(c->ds)->reader, &c->rs, &c->ra, &err))
     return ds_vtab_error(cur->pVtab, MOD, err);
   return cursor_step(c) ? step_error(c) : SQLITE_OK;
 }
@@ -511,7 +471,7 @@ static void column_record(bagz_cursor *c, sqlite3_context *ctx) {
   const uint8_t *p = c->ra_rec;
   size_t n = c->ra_len;
   char *err = NULL;
-  if (!c->ra && bagz_read_at(c->ds->reader, &c->z, c->shard, c->shard_index, c->row,
+  if (!c->ra && bagz_read_at(BAG(c->ds)->reader, &c->z, c->shard, c->shard_index, c->row,
                    &c->scratch, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
     return;

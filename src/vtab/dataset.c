@@ -1,0 +1,89 @@
+/* dataset.c - opening, caching, sharing and change detection of datasets
+ * for every module (see dataset.h). */
+#include "dataset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "vtab/vtab_util.h"
+
+/* Open with ops and fill the shared part. */
+static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_options *o,
+                        int tvf, const char *key, ds_dataset **out, char **err) {
+  ds_dataset *d = NULL;
+  if (ops->open(path, o, tvf, &d, err)) return -1;
+  d->ops = ops;
+  d->refs = 1;
+  d->key = strdup(key);
+  d->path = strdup(path);
+  if (!d->key || !d->path) {
+    ds_dataset_unref(d);
+    return ds_err(err, "out of memory");
+  }
+  *out = d;
+  return 0;
+}
+
+int ds_dataset_create(const ds_dataset_ops *ops, int argc, const char *const *argv,
+                      ds_options *o, ds_dataset **out, char **err) {
+  memset(o, 0, sizeof *o);
+  *out = NULL;
+  char *path = argc > 3 ? ds_dequote(argv[3]) : NULL;
+  if (!path) return ds_err(err, argc > 3 ? "out of memory" : "no path given");
+  int rc = 0;
+  for (int i = 4; i < argc && rc == 0; i++)
+    if (ds_options_add(o, argv[i], err)) {
+      ds_err_prefix(err, path);
+      rc = -1;
+    }
+  if (rc == 0) rc = open_dataset(ops, path, o, 0, "", out, err);
+  free(path);
+  return rc;
+}
+
+int ds_dataset_for_call(const ds_dataset_ops *ops, ds_dataset **cache,
+                        sqlite3_value *const *args, char **path_arg,
+                        char **options_arg, char **err) {
+  const char *path, *opts;
+  char *key;
+  if (ds_tvf_call((const sqlite3_value *const *)args, ops->usage, &path, &opts,
+                  path_arg, options_arg, &key, err))
+    return -1;
+  ds_dataset *d = *cache;
+  if (d && strcmp(d->key, key) == 0) {
+    if (!d->stale && !(ds_recheck_due(&d->checked_ns) && d->ops->changed(d))) {
+      free(key);
+      return 0;
+    }
+    ds_dataset_unref(d); /* its files changed: never touch those mappings again */
+    *cache = NULL;
+  }
+  ds_options o = {0};
+  int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
+  if (rc) ds_err_prefix(err, path);
+  if (rc == 0) rc = open_dataset(ops, path, &o, 1, key, &d, err);
+  ds_options_free(&o);
+  free(key);
+  if (rc) return -1;
+  ds_dataset_unref(*cache);
+  *cache = d;
+  return 0;
+}
+
+int ds_dataset_check(ds_dataset *d, char **err) {
+  if (!d->stale && !(ds_recheck_due(&d->checked_ns) && d->ops->changed(d))) return 0;
+  d->stale = 1;
+  free(*err);
+  *err = ds_changed_error(d->path);
+  return -1;
+}
+
+void ds_dataset_ref(ds_dataset *d) { d->refs++; }
+
+void ds_dataset_unref(ds_dataset *d) {
+  if (!d || --d->refs > 0) return;
+  free(d->key);
+  free(d->path);
+  d->ops->close(d);
+}

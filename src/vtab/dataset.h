@@ -1,0 +1,61 @@
+/* dataset.h - what every module's opened dataset shares: a reference count
+ * (a table and its cursors hold it), the table-valued form's cache key,
+ * the path, and change detection. A module puts `ds_dataset base` first in
+ * its own dataset struct and describes itself with a ds_dataset_ops; the
+ * functions here do the rest: opening from CREATE VIRTUAL TABLE arguments
+ * or a table-valued call (with a one-dataset cache per table), reopening
+ * when the files changed, refusing a CREATE-form table whose files did. */
+#ifndef DS_DATASET_H
+#define DS_DATASET_H
+
+#include <stdint.h>
+
+#include "core/options.h"
+#include "core/sqlite_api.h"
+
+typedef struct ds_dataset ds_dataset;
+
+typedef struct ds_dataset_ops {
+  const char *usage; /* shown when a table-valued call gives no path */
+  /* Check the options (for the form: tvf 1 or 0), open the files, and
+   * return the module's struct (ds_dataset first, zeroed). Every error
+   * names the path or the file at fault. */
+  int (*open)(const char *path, const ds_options *o, int tvf, ds_dataset **out,
+              char **err);
+  /* Free the module's part and the struct itself. */
+  void (*close)(ds_dataset *d);
+  /* 1 when the dataset's files changed on disk since they were opened. */
+  int (*changed)(const ds_dataset *d);
+} ds_dataset_ops;
+
+struct ds_dataset {
+  const ds_dataset_ops *ops;
+  int refs;
+  char *key;          /* "path\noptions": names it in a table's cache */
+  char *path;
+  int64_t checked_ns; /* last look for changed files */
+  int stale;          /* its files changed: unusable from now on */
+};
+
+/* CREATE VIRTUAL TABLE t USING module(path, name=value, ...): open the
+ * dataset; *o gets the parsed options (free with ds_options_free) for the
+ * module's own use (column inference, ...). */
+int ds_dataset_create(const ds_dataset_ops *ops, int argc, const char *const *argv,
+                      ds_options *o, ds_dataset **out, char **err);
+
+/* A table-valued call: the dataset named by args[0] (path) and args[1]
+ * (options text), from *cache when the same and unchanged, else opened
+ * (and cached). *path_arg / *options_arg get sqlite3_malloc'd copies for
+ * the HIDDEN columns. */
+int ds_dataset_for_call(const ds_dataset_ops *ops, ds_dataset **cache,
+                        sqlite3_value *const *args, char **path_arg,
+                        char **options_arg, char **err);
+
+/* A CREATE-form table's dataset before a query: 0 usable; -1 its files
+ * changed (and it stays refused). */
+int ds_dataset_check(ds_dataset *d, char **err);
+
+void ds_dataset_ref(ds_dataset *d);
+void ds_dataset_unref(ds_dataset *d); /* NULL is fine */
+
+#endif
