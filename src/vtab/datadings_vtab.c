@@ -30,6 +30,7 @@
 #include "core/value_sql.h"
 #include "formats/datadings.h"
 #include "formats/msgpack_value.h"
+#include "vtab/dataset.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -39,25 +40,24 @@
 /* An opened dataset, shared (reference-counted) by a table and its
  * cursors. */
 typedef struct dd_dataset {
-  int refs;
-  char *key;  /* path + "\n" + options: the table-valued cache key */
-  char *path;
+  ds_dataset base; /* refcount, cache key, path, change detection */
   datadings_reader *reader;
-  int64_t checked_ns; /* last look for changed files */
-  int stale;          /* its files changed: unusable from now on */
 } dd_dataset;
+
+/* The module's view of a shared dataset. */
+static dd_dataset *DD(ds_dataset *d) { return (dd_dataset *)d; }
 
 typedef struct dd_vtab {
   sqlite3_vtab base;
   int tvf;            /* table-valued form */
-  dd_dataset *ds;     /* CREATE form: the table's; tvf: last used */
+  ds_dataset *ds;     /* CREATE form: the table's; tvf: last used */
   ds_schema schema;   /* CREATE form: the field columns */
   int col_sample, col_raw, col_path, col_options; /* -1 when absent */
 } dd_vtab;
 
 typedef struct dd_cursor {
   sqlite3_vtab_cursor base;
-  dd_dataset *ds;
+  ds_dataset *ds;
   ds_rowset rs;
   ds_rowiter it;
   int eof;
@@ -78,37 +78,41 @@ typedef struct dd_cursor {
 /* An ascending scan drops the pages behind it this often (rows). */
 #define RELEASE_EVERY 2048
 
-static void dataset_unref(dd_dataset *d) {
-  if (!d || --d->refs > 0) return;
-  datadings_close(d->reader);
-  free(d->key);
-  free(d->path);
+/* ds_dataset_ops.close */
+static void dataset_close(ds_dataset *d) {
+  datadings_close(DD(d)->reader);
   free(d);
 }
 
-/* ds_changed_fn for this module: did the dataset's files change? */
-static int dataset_changed(const void *d) {
+/* ds_dataset_ops.changed */
+static int dataset_changed(const ds_dataset *d) {
   return datadings_stale(((const dd_dataset *)d)->reader);
 }
 
-static int dataset_open(const char *path, const char *key, dd_dataset **out,
-                        char **err) {
-  dd_dataset *d = calloc(1, sizeof *d);
-  if (!d || !(d->key = strdup(key)) || !(d->path = strdup(path))) {
-    if (d) free(d->key);
-    free(d);
-    return ds_err(err, "out of memory");
+/* ds_dataset_ops.open: the CREATE form takes infer= and columns=, the
+ * table-valued form no option. */
+static int dataset_open(const char *path, const ds_options *o, int tvf,
+                        ds_dataset **out, char **err) {
+  static const char *const create_known[] = {"infer", "columns", NULL};
+  static const char *const tvf_known[] = {NULL};
+  int64_t infer;
+  if (ds_options_check_known(o, tvf ? tvf_known : create_known, err) ||
+      ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err)) {
+    ds_err_prefix(err, path);
+    return -1;
   }
+  dd_dataset *d = calloc(1, sizeof *d);
+  if (!d) return ds_err(err, "out of memory");
   if (datadings_open(path, &d->reader, err)) {
-    free(d->key);
-    free(d->path);
     free(d);
     return -1;
   }
-  d->refs = 1;
-  *out = d;
+  *out = &d->base;
   return 0;
 }
+
+static const ds_dataset_ops datadings_ops = {"datadings('file.msgpack')", dataset_open,
+                                             dataset_close, dataset_changed};
 
 /* Prefix an error about sample g with the file that holds it (the shard
  * file of a glob) and its index. */
@@ -116,7 +120,7 @@ static char *sample_error(const dd_dataset *d, uint64_t g, char *why) {
   size_t shard = 0;
   uint64_t start, end;
   char *ignored = NULL;
-  const char *file = d->path;
+  const char *file = d->base.path;
   if (datadings_sample_range(d->reader, g, &shard, &start, &end, &ignored) == 0)
     file = datadings_shard_path(d->reader, shard);
   free(ignored);
@@ -143,7 +147,7 @@ static int parse_sample(const dd_dataset *d, uint64_t g, ds_msgpack_doc *doc,
  * not parse, and values that do not convert, are left for the queries that
  * read them to report. */
 static int infer_schema(dd_vtab *t, int64_t infer, char **err) {
-  uint64_t n = datadings_count(t->ds->reader);
+  uint64_t n = datadings_count(DD(t->ds)->reader);
   ds_msgpack_doc doc;
   ds_msgpack_doc_init(&doc);
   ds_arena arena = {0};
@@ -151,7 +155,7 @@ static int infer_schema(dd_vtab *t, int64_t infer, char **err) {
   for (uint64_t g = 0; g < n && g < (uint64_t)infer && rc == 0; g++) {
     char *e = NULL;
     const msgpack_object *root;
-    if (parse_sample(t->ds, g, &doc, &e) || ds_msgpack_get_root(&doc, &root, &e) ||
+    if (parse_sample(DD(t->ds), g, &doc, &e) || ds_msgpack_get_root(&doc, &root, &e) ||
         root->type != MSGPACK_OBJECT_MAP) {
       free(e);
       continue;
@@ -198,25 +202,18 @@ static int declare_create(sqlite3 *db, dd_vtab *t, char **err) {
 /* CREATE VIRTUAL TABLE t USING datadings(path, infer=N | columns='...'). */
 static int create_form(sqlite3 *db, dd_vtab *t, int argc, const char *const *argv,
                        char **err) {
-  static const char *const known[] = {"infer", "columns", NULL};
-  ds_options o = {0};
-  char *path = ds_dequote(argv[3]);
+  ds_options o;
   int64_t infer = DEFAULT_INFER;
-  int rc = path ? 0 : ds_err(err, "out of memory");
-  for (int i = 4; i < argc && rc == 0; i++) rc = ds_options_add(&o, argv[i], err);
-  if (rc == 0) rc = ds_options_check_known(&o, known, err);
-  if (rc == 0) rc = ds_options_int(&o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err);
-  if (rc && path) ds_err_prefix(err, path);
-  if (rc == 0) rc = dataset_open(path, "", &t->ds, err);
+  int rc = ds_dataset_create(&datadings_ops, argc, argv, &o, &t->ds, err);
+  if (rc == 0) ds_options_int(&o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err);
   const char *cols = ds_options_get(&o, "columns");
   if (rc == 0 && cols && ds_schema_parse_columns(&t->schema, cols, err)) {
-    ds_err_prefix(err, path);
+    ds_err_prefix(err, t->ds->path);
     rc = -1;
   }
   if (rc == 0 && !cols) rc = infer_schema(t, infer, err);
   if (rc == 0) rc = declare_create(db, t, err);
   ds_options_free(&o);
-  free(path);
   return rc;
 }
 
@@ -244,7 +241,7 @@ static int dd_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
     if (rc != SQLITE_OK) ds_set_error(pzErr, MOD, err);
   }
   if (rc != SQLITE_OK) {
-    dataset_unref(t->ds);
+    ds_dataset_unref(t->ds);
     ds_schema_free(&t->schema);
     sqlite3_free(t);
     return rc;
@@ -256,7 +253,7 @@ static int dd_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 
 static int dd_disconnect(sqlite3_vtab *vtab) {
   dd_vtab *t = (dd_vtab *)vtab;
-  dataset_unref(t->ds);
+  ds_dataset_unref(t->ds);
   ds_schema_free(&t->schema);
   sqlite3_free(t);
   return SQLITE_OK;
@@ -267,7 +264,7 @@ static int dd_disconnect(sqlite3_vtab *vtab) {
  * one key compare), which makes joins on key look the key up. */
 static int dd_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   dd_vtab *t = (dd_vtab *)vtab;
-  double n = t->ds ? (double)datadings_count(t->ds->reader) : 1e6;
+  double n = t->ds ? (double)datadings_count(DD(t->ds)->reader) : 1e6;
   ds_plan_extra extra[1] = {{0, "key", 1, 1}};
   int args[2] = {t->col_path, t->col_options};
   ds_plan_config cfg = {n, 1.0, extra, 1, args, t->tvf ? 2 : 0, t->tvf ? 1 : 0};
@@ -287,7 +284,7 @@ static int dd_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
 
 static void cursor_reset(dd_cursor *c) {
   ds_rowset_free(&c->rs);
-  dataset_unref(c->ds);
+  ds_dataset_unref(c->ds);
   c->ds = NULL;
   sqlite3_free(c->path_arg);
   sqlite3_free(c->options_arg);
@@ -306,39 +303,6 @@ static int dd_close(sqlite3_vtab_cursor *cur) {
   ds_arena_free(&c->arena);
   sqlite3_free(c);
   return SQLITE_OK;
-}
-
-/* Table-valued form: find or open the dataset the arguments name. */
-static int tvf_dataset(dd_vtab *t, dd_cursor *c, const ds_plan_args *a, char **err) {
-  static const char *const known[] = {NULL};
-  const char *path, *opts;
-  char *key;
-  if (ds_tvf_call((const sqlite3_value *const *)a->args, "datadings('file.msgpack')", &path, &opts,
-                  &c->path_arg, &c->options_arg, &key, err))
-    return -1;
-  if (t->ds && strcmp(t->ds->key, key) == 0) {
-    char *changed = NULL;
-    if (ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
-                          path, &changed) == 0) {
-      free(key);
-      return 0;
-    }
-    free(changed);
-    dataset_unref(t->ds); /* its files changed: never touch that mapping again */
-    t->ds = NULL;
-  }
-  ds_options o = {0};
-  int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
-  if (rc == 0) rc = ds_options_check_known(&o, known, err);
-  if (rc) ds_err_prefix(err, path);
-  dd_dataset *d = NULL;
-  if (rc == 0) rc = dataset_open(path, key, &d, err);
-  ds_options_free(&o);
-  free(key);
-  if (rc) return -1;
-  dataset_unref(t->ds);
-  t->ds = d;
-  return 0;
 }
 
 /* Rows whose key equals one constraint value (SQLite's TEXT affinity:
@@ -369,9 +333,9 @@ static int pick_key(void *ctx, sqlite3_value *v) {
 
 /* Turn the decoded plan into the cursor's rowset. */
 static int build_rowset(dd_cursor *c, ds_plan_args *a, char **err) {
-  uint64_t total = datadings_count(c->ds->reader);
+  uint64_t total = datadings_count(DD(c->ds)->reader);
   if (a->extra[0]) {
-    key_pick kp = {c->ds, NULL, 0, NULL};
+    key_pick kp = {DD(c->ds), NULL, 0, NULL};
     if (ds_plan_each_value(a->extra[0], a->extra_in[0], pick_key, &kp)) {
       free(kp.ids);
       if (kp.err) {
@@ -419,7 +383,7 @@ static void cursor_step(dd_cursor *c) {
   }
   c->row = g;
   if (!c->rs.desc && ++c->since_release >= RELEASE_EVERY) { /* constant memory */
-    datadings_release_before(c->ds->reader, g);
+    datadings_release_before(DD(c->ds)->reader, g);
     c->since_release = 0;
   }
 }
@@ -433,13 +397,13 @@ static int dd_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   char *err = NULL;
   ds_plan_args a;
   int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
-  if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
-  if (rc == 0 && !t->tvf)
-    rc = ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
-                           t->ds->path, &err);
+  if (rc == 0)
+    rc = t->tvf ? ds_dataset_for_call(&datadings_ops, &t->ds, a.args, &c->path_arg,
+                                      &c->options_arg, &err)
+                : ds_dataset_check(t->ds, &err);
   if (rc == 0) {
     c->ds = t->ds;
-    c->ds->refs++;
+    ds_dataset_ref(c->ds);
     rc = build_rowset(c, &a, &err);
   }
   ds_plan_args_free(&a);
@@ -461,7 +425,7 @@ static int dd_eof(sqlite3_vtab_cursor *cur) { return ((dd_cursor *)cur)->eof; }
 static int ensure_parsed(dd_cursor *c, char **err) {
   if (c->parsed) return 0;
   ds_arena_reset(&c->arena);
-  if (parse_sample(c->ds, c->row, &c->doc, err)) return -1;
+  if (parse_sample(DD(c->ds), c->row, &c->doc, err)) return -1;
   c->parsed = 1;
   return 0;
 }
@@ -476,7 +440,7 @@ static void column_field(dd_cursor *c, sqlite3_context *ctx, const ds_column *co
   const msgpack_object *o;
   int found = ds_msgpack_get_field(&c->doc, col->field, col->field_len, &o, &err);
   if (found < 0) {
-    ds_result_error(ctx, MOD, sample_error(c->ds, c->row, err));
+    ds_result_error(ctx, MOD, sample_error(DD(c->ds), c->row, err));
     return;
   }
   if (found && c->nwant < 64) { /* learn the fields the query reads */
@@ -491,7 +455,7 @@ static void column_field(dd_cursor *c, sqlite3_context *ctx, const ds_column *co
   if (!found) return; /* absent: NULL */
   ds_value v;
   if (ds_msgpack_to_value(o, &c->arena, &v, &err)) {
-    ds_result_error(ctx, MOD, sample_error(c->ds, c->row, err));
+    ds_result_error(ctx, MOD, sample_error(DD(c->ds), c->row, err));
     return;
   }
   ds_value_result(ctx, &v);
@@ -510,7 +474,7 @@ static void column_sample(dd_cursor *c, sqlite3_context *ctx) {
   if (ds_msgpack_get_root(&c->doc, &root, &err) ||
       ds_msgpack_to_value(root, &c->arena, &v, &err) ||
       ds_value_json(&json, &v, &err))
-    ds_result_error(ctx, MOD, sample_error(c->ds, c->row, err));
+    ds_result_error(ctx, MOD, sample_error(DD(c->ds), c->row, err));
   else
     ds_result_json(ctx, &json);
   ds_buf_free(&json);
@@ -520,7 +484,7 @@ static void column_key(dd_cursor *c, sqlite3_context *ctx) {
   const uint8_t *p;
   size_t n;
   char *err = NULL;
-  if (datadings_key(c->ds->reader, c->row, &p, &n, &err)) {
+  if (datadings_key(DD(c->ds)->reader, c->row, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }
@@ -531,7 +495,7 @@ static void column_raw(dd_cursor *c, sqlite3_context *ctx) {
   const uint8_t *p;
   size_t n;
   char *err = NULL;
-  if (datadings_sample(c->ds->reader, c->row, &p, &n, &err)) {
+  if (datadings_sample(DD(c->ds)->reader, c->row, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }
