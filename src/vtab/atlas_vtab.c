@@ -32,6 +32,7 @@
 #include "core/value_sql.h"
 #include "formats/atlas.h"
 #include "formats/pickle.h"
+#include "vtab/dataset.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -41,21 +42,20 @@
 typedef enum { SHAPE_DICT, SHAPE_SEQ, SHAPE_VALUE } example_shape;
 
 typedef struct at_dataset {
-  int refs;
-  char *key;          /* path + "\n" + options (table-valued cache key) */
-  char *path;
+  ds_dataset base;    /* refcount, cache key, path, change detection */
   atlas_reader *reader;
   int placeholder;    /* unsupported=placeholder */
   uint64_t *first;    /* first global row of each shard */
   uint64_t *counts;   /* rows of each shard */
-  int64_t checked_ns; /* last look for changed files */
-  int stale;          /* its files changed: unusable from now on */
 } at_dataset;
+
+/* The module's view of a shared dataset. */
+static at_dataset *AT(ds_dataset *d) { return (at_dataset *)d; }
 
 typedef struct at_vtab {
   sqlite3_vtab base;
   int tvf;
-  at_dataset *ds;
+  ds_dataset *ds;
   example_shape shape;  /* CREATE form */
   ds_schema schema;     /* SHAPE_DICT: the key columns */
   size_t nseq;          /* SHAPE_SEQ: number of c<i> columns */
@@ -70,7 +70,7 @@ typedef struct at_vtab {
 
 typedef struct at_cursor {
   sqlite3_vtab_cursor base;
-  at_dataset *ds;
+  ds_dataset *ds;
   ds_rowset rs;
   ds_rowiter it;
   int eof;
@@ -87,56 +87,59 @@ typedef struct at_cursor {
   char *path_arg, *options_arg;
 } at_cursor;
 
-static void dataset_unref(at_dataset *d) {
-  if (!d || --d->refs > 0) return;
+/* ds_dataset_ops.close */
+static void dataset_close(ds_dataset *base) {
+  at_dataset *d = AT(base);
   atlas_close(d->reader);
   free(d->first);
   free(d->counts);
-  free(d->key);
-  free(d->path);
   free(d);
 }
 
-/* ds_changed_fn for this module: did the dataset's files change? */
-static int dataset_changed(const void *d) {
+/* ds_dataset_ops.changed */
+static int dataset_changed(const ds_dataset *d) {
   return atlas_stale(((const at_dataset *)d)->reader);
 }
 
-/* Open a dataset; `o` holds its options (already checked for names). */
-static int dataset_open(const char *path, const ds_options *o, const char *key,
-                        at_dataset **out, char **err) {
+/* ds_dataset_ops.open: the CREATE form takes infer=, columns= and
+ * unsupported=, the table-valued form unsupported= only. */
+static int dataset_open(const char *path, const ds_options *o, int tvf,
+                        ds_dataset **out, char **err) {
+  static const char *const create_known[] = {"infer", "columns", "unsupported", NULL};
+  static const char *const tvf_known[] = {"unsupported", NULL};
   static const char *const modes[] = {"error", "placeholder", NULL};
   int mode;
-  if (ds_options_enum(o, "unsupported", modes, 0, &mode, err)) {
+  int64_t infer;
+  if (ds_options_check_known(o, tvf ? tvf_known : create_known, err) ||
+      ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err) ||
+      ds_options_enum(o, "unsupported", modes, 0, &mode, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
   at_dataset *d = calloc(1, sizeof *d);
-  if (!d || !(d->key = strdup(key)) || !(d->path = strdup(path))) {
-    if (d) free(d->key);
-    free(d);
-    return ds_err(err, "out of memory");
-  }
-  d->refs = 1;
+  if (!d) return ds_err(err, "out of memory");
   d->placeholder = mode == 1;
   if (atlas_open(path, &d->reader, err)) {
-    dataset_unref(d);
+    free(d);
     return -1;
   }
   size_t k = atlas_nshards(d->reader);
   d->first = malloc((k ? k : 1) * sizeof *d->first);
   d->counts = malloc((k ? k : 1) * sizeof *d->counts);
   if (!d->first || !d->counts) {
-    dataset_unref(d);
+    dataset_close(&d->base);
     return ds_err(err, "out of memory");
   }
   for (size_t s = 0; s < k; s++) {
     d->first[s] = atlas_shard_first(d->reader, s);
     d->counts[s] = atlas_shard_count(d->reader, s);
   }
-  *out = d;
+  *out = &d->base;
   return 0;
 }
+
+static const ds_dataset_ops atlas_ops = {"atlas('dataset/dir')", dataset_open,
+                                         dataset_close, dataset_changed};
 
 /* Decode block (shard, block) into *list (allocated in a): the pickle must
  * hold a list of exactly the block's example count. */
@@ -177,7 +180,7 @@ static int check_supported(const at_dataset *d, const ds_value *v, size_t shard,
 
 /* What the first `infer` examples look like, and their dict keys. */
 static int infer_schema(at_vtab *t, int64_t infer, char **err) {
-  at_dataset *d = t->ds;
+  at_dataset *d = AT(t->ds);
   uint64_t n = atlas_count(d->reader), seen = 0;
   int all_dict = 1, all_seq = 1;
   size_t maxlen = 0;
@@ -273,16 +276,11 @@ static int declare_create(sqlite3 *db, at_vtab *t, char **err) {
 
 static int create_form(sqlite3 *db, at_vtab *t, int argc, const char *const *argv,
                        char **err) {
-  static const char *const known[] = {"infer", "columns", "unsupported", NULL};
-  ds_options o = {0};
-  char *path = ds_dequote(argv[3]);
+  ds_options o;
   int64_t infer = DEFAULT_INFER;
-  int rc = path ? 0 : ds_err(err, "out of memory");
-  for (int i = 4; i < argc && rc == 0; i++) rc = ds_options_add(&o, argv[i], err);
-  if (rc == 0) rc = ds_options_check_known(&o, known, err);
-  if (rc == 0) rc = ds_options_int(&o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err);
-  if (rc && path) ds_err_prefix(err, path);
-  if (rc == 0) rc = dataset_open(path, &o, "", &t->ds, err);
+  int rc = ds_dataset_create(&atlas_ops, argc, argv, &o, &t->ds, err);
+  if (rc == 0) ds_options_int(&o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err);
+  const char *path = t->ds ? t->ds->path : "";
   const char *cols = ds_options_get(&o, "columns");
   if (rc == 0 && cols) {
     t->shape = SHAPE_DICT;
@@ -295,7 +293,6 @@ static int create_form(sqlite3 *db, at_vtab *t, int argc, const char *const *arg
   }
   if (rc == 0) rc = declare_create(db, t, err);
   ds_options_free(&o);
-  free(path);
   return rc;
 }
 
@@ -322,7 +319,7 @@ static int at_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
     if (rc != SQLITE_OK) ds_set_error(pzErr, MOD, err);
   }
   if (rc != SQLITE_OK) {
-    dataset_unref(t->ds);
+    ds_dataset_unref(t->ds);
     ds_schema_free(&t->schema);
     sqlite3_free(t);
     return rc;
@@ -339,7 +336,7 @@ static int at_disconnect(sqlite3_vtab *vtab) {
     ds_buf_free(&t->spare_buf);
     ds_arena_free(&t->spare_arena);
   }
-  dataset_unref(t->ds);
+  ds_dataset_unref(t->ds);
   ds_schema_free(&t->schema);
   sqlite3_free(t);
   return SQLITE_OK;
@@ -350,8 +347,8 @@ static int at_disconnect(sqlite3_vtab *vtab) {
  * shard. */
 static int at_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   at_vtab *t = (at_vtab *)vtab;
-  double n = t->ds ? (double)atlas_count(t->ds->reader) : 1e6;
-  double k = t->ds && atlas_nshards(t->ds->reader) ? (double)atlas_nshards(t->ds->reader) : 4;
+  double n = t->ds ? (double)atlas_count(AT(t->ds)->reader) : 1e6;
+  double k = t->ds && atlas_nshards(AT(t->ds)->reader) ? (double)atlas_nshards(AT(t->ds)->reader) : 4;
   ds_plan_extra extra[1] = {{t->col_shard, "shard", n / k, 0}};
   int args[2] = {t->col_path, t->col_options};
   ds_plan_config cfg = {n, 1.0, extra, 1, args, t->tvf ? 2 : 0, t->tvf ? 1 : 0};
@@ -382,7 +379,7 @@ static void cursor_reset(at_cursor *c) {
     c->have_block = 0;
     ds_arena_reset(&c->arena);
   }
-  dataset_unref(c->ds);
+  ds_dataset_unref(c->ds);
   c->ds = NULL;
   sqlite3_free(c->path_arg);
   sqlite3_free(c->options_arg);
@@ -409,42 +406,9 @@ static int at_close(sqlite3_vtab_cursor *cur) {
   return SQLITE_OK;
 }
 
-/* Table-valued form: find or open the dataset the arguments name. */
-static int tvf_dataset(at_vtab *t, at_cursor *c, const ds_plan_args *a, char **err) {
-  static const char *const known[] = {"unsupported", NULL};
-  const char *path, *opts;
-  char *key;
-  if (ds_tvf_call((const sqlite3_value *const *)a->args, "atlas('dataset/dir')", &path, &opts,
-                  &c->path_arg, &c->options_arg, &key, err))
-    return -1;
-  if (t->ds && strcmp(t->ds->key, key) == 0) {
-    char *changed = NULL;
-    if (ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
-                          path, &changed) == 0) {
-      free(key);
-      return 0;
-    }
-    free(changed);
-    dataset_unref(t->ds); /* its files changed: never touch that mapping again */
-    t->ds = NULL;
-  }
-  ds_options o = {0};
-  int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
-  if (rc == 0) rc = ds_options_check_known(&o, known, err);
-  if (rc) ds_err_prefix(err, path);
-  at_dataset *d = NULL;
-  if (rc == 0) rc = dataset_open(path, &o, key, &d, err);
-  ds_options_free(&o);
-  free(key);
-  if (rc) return -1;
-  dataset_unref(t->ds);
-  t->ds = d;
-  return 0;
-}
-
 /* Turn the decoded plan into the cursor's rowset. */
 static int build_rowset(at_cursor *c, ds_plan_args *a, char **err) {
-  at_dataset *d = c->ds;
+  at_dataset *d = AT(c->ds);
   uint64_t total = atlas_count(d->reader);
   size_t k = atlas_nshards(d->reader);
   unsigned char *on = NULL;
@@ -492,7 +456,7 @@ static void cursor_step(at_cursor *c) {
     return;
   }
   c->row = g;
-  atlas_locate(c->ds->reader, g, &c->shard, &c->block, &c->pos);
+  atlas_locate(AT(c->ds)->reader, g, &c->shard, &c->block, &c->pos);
 }
 
 static int at_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
@@ -504,13 +468,13 @@ static int at_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   char *err = NULL;
   ds_plan_args a;
   int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
-  if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
-  if (rc == 0 && !t->tvf)
-    rc = ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
-                           t->ds->path, &err);
+  if (rc == 0)
+    rc = t->tvf ? ds_dataset_for_call(&atlas_ops, &t->ds, a.args, &c->path_arg,
+                                      &c->options_arg, &err)
+                : ds_dataset_check(t->ds, &err);
   if (rc == 0) {
     c->ds = t->ds;
-    c->ds->refs++;
+    ds_dataset_ref(c->ds);
     rc = build_rowset(c, &a, &err);
   }
   ds_plan_args_free(&a);
@@ -532,10 +496,10 @@ static int at_eof(sqlite3_vtab_cursor *cur) { return ((at_cursor *)cur)->eof; }
 static int current_example(at_cursor *c, const ds_value **v, char **err) {
   if (!c->have_block || c->blk_shard != c->shard || c->blk_block != c->block) {
     if (c->have_block && !c->rs.desc) /* an ascending scan left that block */
-      atlas_release_before(c->ds->reader, c->shard, c->block);
+      atlas_release_before(AT(c->ds)->reader, c->shard, c->block);
     c->have_block = 0;
     ds_arena_reset(&c->arena);
-    if (decode_block(c->ds, &c->z, &c->buf, c->shard, c->block, &c->arena, &c->blk, err))
+    if (decode_block(AT(c->ds), &c->z, &c->buf, c->shard, c->block, &c->arena, &c->blk, err))
       return -1;
     c->have_block = 1;
     c->blk_shard = c->shard;
@@ -571,7 +535,7 @@ static const ds_value *column_value(const at_vtab *t, const ds_value *ex, int co
 static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
                          int as_json) {
   char *err = NULL;
-  if (check_supported(c->ds, v, c->shard, c->block, c->row, &err)) {
+  if (check_supported(AT(c->ds), v, c->shard, c->block, c->row, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }
@@ -582,7 +546,7 @@ static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
   ds_buf json = {0};
   if (ds_value_json(&json, v, &err))
     ds_result_error(ctx, MOD, ds_strf("%s: block %llu: example %llu: %s",
-                                      atlas_shard_path(c->ds->reader, c->shard),
+                                      atlas_shard_path(AT(c->ds)->reader, c->shard),
                                       (unsigned long long)c->block,
                                       (unsigned long long)c->row, err ? err : "?"));
   else
@@ -597,7 +561,7 @@ static int at_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   if (col == t->col_shard) {
     sqlite3_result_int64(ctx, (sqlite3_int64)c->shard);
   } else if (col == t->col_shard_index) {
-    sqlite3_result_int64(ctx, (sqlite3_int64)(c->row - c->ds->first[c->shard]));
+    sqlite3_result_int64(ctx, (sqlite3_int64)(c->row - AT(c->ds)->first[c->shard]));
   } else if (col == t->col_path) {
     if (c->path_arg) sqlite3_result_text(ctx, c->path_arg, -1, SQLITE_TRANSIENT);
   } else if (col == t->col_options) {
