@@ -29,6 +29,7 @@
 #include "core/sqlite_api.h"
 #include "core/value_sql.h"
 #include "formats/bcolz.h"
+#include "vtab/dataset.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -37,18 +38,18 @@
 #define FEW_ROWS 64
 
 typedef struct bz_dataset {
-  int refs;
-  char *key;
+  ds_dataset base; /* refcount, cache key, path, change detection */
   bcolz_table *table;
   int flags; /* BCOLZ_BYTES_BLOB */
-  int64_t checked_ns; /* last look for changed files */
-  int stale;          /* its files changed: unusable from now on */
 } bz_dataset;
+
+/* The module's view of a shared dataset. */
+static bz_dataset *BZ(ds_dataset *d) { return (bz_dataset *)d; }
 
 typedef struct bz_vtab {
   sqlite3_vtab base;
   int tvf;
-  bz_dataset *ds;
+  ds_dataset *ds;
   int col_row, col_path, col_options; /* tvf form */
 } bz_vtab;
 
@@ -62,7 +63,7 @@ typedef struct bz_colcache {
 
 typedef struct bz_cursor {
   sqlite3_vtab_cursor base;
-  bz_dataset *ds;
+  ds_dataset *ds;
   ds_rowset rs;
   ds_rowiter it;
   int eof;
@@ -75,21 +76,21 @@ typedef struct bz_cursor {
   char *path_arg, *options_arg;
 } bz_cursor;
 
-static void dataset_unref(bz_dataset *d) {
-  if (!d || --d->refs > 0) return;
-  bcolz_close(d->table);
-  free(d->key);
+/* ds_dataset_ops.close */
+static void dataset_close(ds_dataset *d) {
+  bcolz_close(BZ(d)->table);
   free(d);
 }
 
-/* ds_changed_fn for this module: did a mapped chunk file change? */
-static int dataset_changed(const void *d) {
+/* ds_dataset_ops.changed: did a mapped chunk file change? */
+static int dataset_changed(const ds_dataset *d) {
   return bcolz_stale(((const bz_dataset *)d)->table);
 }
 
-/* Open a table with options bytes=text|blob. */
-static int dataset_open(const char *path, const ds_options *o, const char *key,
-                        bz_dataset **out, char **err) {
+/* ds_dataset_ops.open: option bytes=text|blob in both forms. */
+static int dataset_open(const char *path, const ds_options *o, int tvf,
+                        ds_dataset **out, char **err) {
+  (void)tvf;
   static const char *const known[] = {"bytes", NULL};
   static const char *const bytes_modes[] = {"text", "blob", NULL};
   int bytes;
@@ -99,19 +100,18 @@ static int dataset_open(const char *path, const ds_options *o, const char *key,
     return -1;
   }
   bz_dataset *d = calloc(1, sizeof *d);
-  if (!d || !(d->key = strdup(key))) {
-    free(d);
-    return ds_err(err, "out of memory");
-  }
-  d->refs = 1;
+  if (!d) return ds_err(err, "out of memory");
   d->flags = bytes ? BCOLZ_BYTES_BLOB : 0;
   if (bcolz_open(path, &d->table, err)) {
-    dataset_unref(d);
+    free(d);
     return -1;
   }
-  *out = d;
+  *out = &d->base;
   return 0;
 }
+
+static const ds_dataset_ops bcolz_ops = {"bcolz('table/dir' [, 'bytes=blob'])",
+                                         dataset_open, dataset_close, dataset_changed};
 
 /* The declared SQL type of a column. */
 static const char *decltype_of(const bcolz_dtype *dt, int flags) {
@@ -161,24 +161,17 @@ static int bz_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
     t->col_path = 1;
     t->col_options = 2;
   } else {
-    char *err = NULL, *path = ds_dequote(argv[3]), *sql = NULL;
-    ds_options o = {0};
-    rc = path ? SQLITE_OK : SQLITE_NOMEM;
-    for (int i = 4; i < argc && rc == SQLITE_OK; i++)
-      if (ds_options_add(&o, argv[i], &err)) {
-        ds_err_prefix(&err, path);
-        rc = SQLITE_ERROR;
-      }
-    if (rc == SQLITE_OK && dataset_open(path, &o, "", &t->ds, &err)) rc = SQLITE_ERROR;
-    if (rc == SQLITE_OK && !(sql = create_sql(t->ds))) rc = SQLITE_NOMEM;
+    char *err = NULL, *sql = NULL;
+    ds_options o;
+    rc = ds_dataset_create(&bcolz_ops, argc, argv, &o, &t->ds, &err) ? SQLITE_ERROR : SQLITE_OK;
+    if (rc == SQLITE_OK && !(sql = create_sql(BZ(t->ds)))) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK) rc = sqlite3_declare_vtab(db, sql);
     free(sql);
-    free(path);
     ds_options_free(&o);
     if (err) ds_set_error(pzErr, MOD, err);
   }
   if (rc != SQLITE_OK) {
-    dataset_unref(t->ds);
+    ds_dataset_unref(t->ds);
     sqlite3_free(t);
     return rc;
   }
@@ -189,7 +182,7 @@ static int bz_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 
 static int bz_disconnect(sqlite3_vtab *vtab) {
   bz_vtab *t = (bz_vtab *)vtab;
-  dataset_unref(t->ds);
+  ds_dataset_unref(t->ds);
   sqlite3_free(t);
   return SQLITE_OK;
 }
@@ -197,7 +190,7 @@ static int bz_disconnect(sqlite3_vtab *vtab) {
 /* Cost model: a row costs 1; rowid constraints touch only their rows. */
 static int bz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   bz_vtab *t = (bz_vtab *)vtab;
-  double n = t->ds ? (double)bcolz_nrows(t->ds->table) : 1e6;
+  double n = t->ds ? (double)bcolz_nrows(BZ(t->ds)->table) : 1e6;
   int args[2] = {t->col_path, t->col_options};
   ds_plan_config cfg = {n, 1.0, NULL, 0, args, t->tvf ? 2 : 0, t->tvf ? 1 : 0};
   return ds_plan_best_index(info, &cfg);
@@ -219,7 +212,7 @@ static void cursor_reset(bz_cursor *c) {
   free(c->cols);
   c->cols = NULL;
   c->ncols = 0;
-  dataset_unref(c->ds);
+  ds_dataset_unref(c->ds);
   c->ds = NULL;
   sqlite3_free(c->path_arg);
   sqlite3_free(c->options_arg);
@@ -236,37 +229,6 @@ static int bz_close(sqlite3_vtab_cursor *cur) {
   return SQLITE_OK;
 }
 
-/* Table-valued form: find or open the table the arguments name. */
-static int tvf_dataset(bz_vtab *t, bz_cursor *c, const ds_plan_args *a, char **err) {
-  const char *path, *opts;
-  char *key;
-  if (ds_tvf_call((const sqlite3_value *const *)a->args, "bcolz('table/dir' [, 'bytes=blob'])",
-                  &path, &opts, &c->path_arg, &c->options_arg, &key, err))
-    return -1;
-  if (t->ds && strcmp(t->ds->key, key) == 0) {
-    char *changed = NULL;
-    if (ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
-                          path, &changed) == 0) {
-      free(key);
-      return 0;
-    }
-    free(changed);
-    dataset_unref(t->ds); /* its files changed: never touch that mapping again */
-    t->ds = NULL;
-  }
-  ds_options o = {0};
-  bz_dataset *d = NULL;
-  int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
-  if (rc) ds_err_prefix(err, path);
-  if (rc == 0) rc = dataset_open(path, &o, key, &d, err);
-  ds_options_free(&o);
-  free(key);
-  if (rc) return -1;
-  dataset_unref(t->ds);
-  t->ds = d;
-  return 0;
-}
-
 static int bz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                      int argc, sqlite3_value **argv) {
   (void)idxStr;
@@ -276,16 +238,16 @@ static int bz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   char *err = NULL;
   ds_plan_args a;
   int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
-  if (rc == 0 && t->tvf) rc = tvf_dataset(t, c, &a, &err);
-  if (rc == 0 && !t->tvf)
-    rc = ds_dataset_usable(t->ds, dataset_changed, &t->ds->stale, &t->ds->checked_ns,
-                           bcolz_path(t->ds->table), &err);
+  if (rc == 0)
+    rc = t->tvf ? ds_dataset_for_call(&bcolz_ops, &t->ds, a.args, &c->path_arg,
+                                      &c->options_arg, &err)
+                : ds_dataset_check(t->ds, &err);
   uint64_t total = 0;
   if (rc == 0) {
     c->ds = t->ds;
-    c->ds->refs++;
-    total = bcolz_nrows(c->ds->table);
-    c->ncols = bcolz_ncols(c->ds->table);
+    ds_dataset_ref(c->ds);
+    total = bcolz_nrows(BZ(c->ds)->table);
+    c->ncols = bcolz_ncols(BZ(c->ds)->table);
     c->cols = calloc(c->ncols ? c->ncols : 1, sizeof *c->cols);
     if (!c->cols) rc = ds_err(&err, "out of memory");
   }
@@ -324,7 +286,7 @@ static int bz_eof(sqlite3_vtab_cursor *cur) { return ((bz_cursor *)cur)->eof; }
 
 /* The value of column col at the current row (in the cursor's arena). */
 static int cell(bz_cursor *c, size_t col, ds_value *v, char **err) {
-  bcolz_table *tb = c->ds->table;
+  bcolz_table *tb = BZ(c->ds)->table;
   const bcolz_dtype *dt = bcolz_col_dtype(tb, col);
   const uint8_t *p;
   size_t n;
@@ -345,12 +307,12 @@ static int cell(bz_cursor *c, size_t col, ds_value *v, char **err) {
     p = cc->p + (c->row - bcolz_col_chunk_first(tb, col, k)) * dt->atom;
     n = (size_t)dt->atom;
   }
-  return bcolz_cell_value(dt, p, n, c->ds->flags, &c->arena, v, err);
+  return bcolz_cell_value(dt, p, n, BZ(c->ds)->flags, &c->arena, v, err);
 }
 
 /* The whole row as JSON: an object for a ctable, the value for a carray. */
 static int row_json(bz_cursor *c, ds_buf *out, char **err) {
-  bcolz_table *tb = c->ds->table;
+  bcolz_table *tb = BZ(c->ds)->table;
   int table = bcolz_is_ctable(tb);
   if (table) ds_buf_puts(out, "{");
   for (size_t col = 0; col < c->ncols; col++) {

@@ -55,12 +55,3 @@ int ds_tvf_call(const sqlite3_value *const *args, const char *usage,
   *key = ds_strf("%s\n%s", *path, *opts ? *opts : "");
   return *key ? 0 : ds_err(err, "out of memory");
 }
-
-int ds_dataset_usable(const void *dataset, ds_changed_fn changed, int *stale,
-                      int64_t *checked_ns, const char *path, char **err) {
-  if (!*stale && !(ds_recheck_due(checked_ns) && changed(dataset))) return 0;
-  *stale = 1;
-  free(*err);
-  *err = ds_changed_error(path);
-  return -1;
-}

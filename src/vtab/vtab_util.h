@@ -33,11 +33,4 @@ int ds_tvf_call(const sqlite3_value *const *args, const char *usage,
                 const char **path, const char **opts, char **path_arg,
                 char **options_arg, char **key, char **err);
 
-/* May a dataset opened earlier still be used? 0 yes; -1 no, with *err the
- * error for a CREATE-form table (and *stale set so it stays refused).
- * `changed` is called at most every 100 ms (see ds_recheck_due). */
-typedef int (*ds_changed_fn)(const void *dataset);
-int ds_dataset_usable(const void *dataset, ds_changed_fn changed, int *stale,
-                      int64_t *checked_ns, const char *path, char **err);
-
 #endif
