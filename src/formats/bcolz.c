@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,6 +29,7 @@ typedef struct bcolz_col {
   ds_file cf;
   uint64_t cf_k;
   int cf_open;
+  uint64_t *decodes; /* this column directory's counter (see below) */
 } bcolz_col;
 
 struct bcolz_table {
@@ -648,6 +650,42 @@ int bcolz_decode_chunk_file(const uint8_t *p, uint64_t size, const char *name,
   return decompress(p + 16, nbytes, name, buf, err);
 }
 
+/* Decompression counters, one per column directory path, process-wide:
+ * bcolz_decode_count() shows that a query left a column alone. Entries
+ * live as long as the process (one per distinct directory opened). */
+typedef struct decode_counter {
+  struct decode_counter *next;
+  uint64_t n;
+  char path[];
+} decode_counter;
+static decode_counter *counters;
+static pthread_mutex_t counters_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The counter of a directory; create = 1 adds it when missing. */
+static uint64_t *counter_of(const char *path, int create) {
+  pthread_mutex_lock(&counters_lock);
+  decode_counter *e = counters;
+  while (e && strcmp(e->path, path) != 0) e = e->next;
+  if (!e && create && (e = malloc(sizeof *e + strlen(path) + 1))) {
+    e->n = 0;
+    strcpy(e->path, path);
+    e->next = counters;
+    counters = e;
+  }
+  pthread_mutex_unlock(&counters_lock);
+  return e ? &e->n : NULL;
+}
+
+static void count_decode(bcolz_col *c) {
+  if (!c->decodes) c->decodes = counter_of(c->path, 1);
+  if (c->decodes) __atomic_fetch_add(c->decodes, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t bcolz_decode_count(const char *column_dir) {
+  uint64_t *n = counter_of(column_dir, 0);
+  return n ? __atomic_load_n(n, __ATOMIC_RELAXED) : 0;
+}
+
 /* Map (or reuse the mapping of) chunk k's file; check it and the size it
  * must hold. *nbytes = the Blosc uncompressed size. */
 static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
@@ -695,6 +733,7 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   bcolz_col *c = &t->cols[col];
   uint64_t nbytes;
   if (map_chunk(c, k, &nbytes, err)) return -1;
+  count_decode(c);
   if (decompress(c->cf.data + 16, nbytes, c->cf.path, buf, err)) return -1;
   *p = buf->data;
   if (c->dt.kind == 'O') {
@@ -720,6 +759,7 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
   }
   uint64_t k = row / c->chunklen, nbytes;
   if (map_chunk(c, k, &nbytes, err)) return -1;
+  count_decode(c);
   const uint8_t *b = c->cf.data + 16;
   uint64_t ts = b[3];
   uint64_t off = (row % c->chunklen) * c->dt.atom;
@@ -912,6 +952,34 @@ static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
   }
   default:
     return ds_err(err, "unsupported dtype '%s'", dt->str);
+  }
+}
+
+int bcolz_cell_number(const bcolz_dtype *dt, const uint8_t *p, int64_t *i,
+                      double *d) {
+  int big = dt->byteorder == '>';
+  if (dt->ndim != 0) return BCOLZ_NUM_NONE;
+  switch (dt->kind) {
+  case 'b':
+    *i = p[0] != 0;
+    return BCOLZ_NUM_INT;
+  case 'i':
+    *i = load_i(p, dt->itemsize, big);
+    return BCOLZ_NUM_INT;
+  case 'u': {
+    uint64_t u = load_u(p, dt->itemsize, big);
+    if (u > INT64_MAX) return BCOLZ_NUM_BIG;
+    *i = (int64_t)u;
+    return BCOLZ_NUM_INT;
+  }
+  case 'f':
+    *d = load_f(p, dt->itemsize, big);
+    return isnan(*d) ? BCOLZ_NUM_NULL : BCOLZ_NUM_FLOAT;
+  case 'm':
+    *i = load_i(p, 8, big);
+    return *i == DS_NPY_NAT ? BCOLZ_NUM_NULL : BCOLZ_NUM_INT;
+  default:
+    return BCOLZ_NUM_NONE;
   }
 }
 
