@@ -620,3 +620,5 @@ int ds_bcolz_register(sqlite3 *db) {
     rc = sqlite3_create_module_v2(db, "bcolz_stats", &list_module, &stats_flag, NULL);
   return rc;
 }
+
+const sqlite3_module *ds_bcolz_module(void) { return &bcolz_module; }
