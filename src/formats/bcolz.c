@@ -1257,3 +1257,47 @@ int bcolz_stale(const bcolz_table *t) {
     if (t->cols[i].cf_open && ds_file_stale(&t->cols[i].cf)) return 1;
   return 0;
 }
+
+/* An integer or bool member of a cparams object (def when absent). */
+static int cparam_int(json_t *cp, const char *key, int def) {
+  json_t *v = cp ? json_object_get(cp, key) : NULL;
+  if (json_is_boolean(v)) return json_is_true(v);
+  return json_is_integer(v) ? (int)json_integer_value(v) : def;
+}
+
+int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
+                      char **err) {
+  memset(out, 0, sizeof *out);
+  if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
+  const bcolz_col *c = &t->cols[col];
+  char *p = ds_strf("%s/meta/storage", c->path);
+  if (!p) return ds_err(err, "out of memory");
+  json_t *st = load_json(p, err);
+  free(p);
+  if (!st) return -1;
+  json_t *cp = json_is_object(st) ? json_object_get(st, "cparams") : NULL;
+  if (!json_is_object(cp)) cp = NULL;
+  out->clevel = cparam_int(cp, "clevel", 5);
+  out->shuffle = cparam_int(cp, "shuffle", 1);
+  out->quantize = cparam_int(cp, "quantize", 0);
+  json_t *cn = cp ? json_object_get(cp, "cname") : NULL;
+  snprintf(out->cname, sizeof out->cname, "%s",
+           json_is_string(cn) ? json_string_value(cn) : "blosclz");
+  json_decref(st);
+  if (c->nchunks == 0) return 0;
+  char *fp = ds_strf("%s/data/__0.blp", c->path);
+  if (!fp) return ds_err(err, "out of memory");
+  ds_file f;
+  int rc = ds_file_open(&f, fp, err);
+  free(fp);
+  if (rc) return -1;
+  uint64_t nbytes;
+  rc = bcolz_check_chunk_file(f.data, f.size, f.path, &nbytes, err);
+  if (rc == 0) {
+    out->has_chunk = 1;
+    out->flags = f.data[16 + 2];
+    out->typesize = f.data[16 + 3];
+  }
+  ds_file_close(&f);
+  return rc;
+}

@@ -171,4 +171,20 @@ uint64_t bcolz_decode_count(const char *column_dir);
  * mapped (reading that mapping again could fault). */
 int bcolz_stale(const bcolz_table *t);
 
+/* ---- For dataset_info: how a column was compressed ---- */
+typedef struct bcolz_cparams {
+  /* meta/storage "cparams" as upstream reports them: keys older files
+   * lack get upstream's values (cname "blosclz", quantize 0, shuffle
+   * true = 1; clevel 5 and shuffle 1 when there is no cparams at all) */
+  int clevel, shuffle, quantize;
+  char cname[16];
+  /* chunk 0's Blosc header (has_chunk 0: the column has no chunk file) */
+  int has_chunk;
+  unsigned flags;    /* byte 2: shuffle bits, memcpyed, codec in bits 5-7 */
+  unsigned typesize; /* byte 3 */
+} bcolz_cparams;
+/* Read them for column col. Errors name the file. */
+int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
+                      char **err);
+
 #endif

@@ -989,3 +989,24 @@ int datadings_stale(const datadings_reader *r) {
   }
   return 0;
 }
+
+int datadings_shard_facts_get(const datadings_reader *r, size_t s,
+                              datadings_shard_facts *f) {
+  memset(f, 0, sizeof *f);
+  if (s >= r->nshards) return -1;
+  const dd_shard *d = &r->shards[s];
+  f->has_offsets = d->offsets.path != NULL;
+  f->has_keys = d->keys.path != NULL;
+  f->has_key_hashes = d->hashes.path != NULL && d->hashes.size >= 8;
+  f->has_filter = d->filter.path != NULL && d->filter.size >= 32;
+  f->has_index = d->index.path != NULL;
+  if (f->has_key_hashes) memcpy(f->salt, d->hashes.data, 8);
+  if (f->has_filter) {
+    uint64_t pbits = be_n(d->filter.data + 24, 8);
+    f->filter_bits = d->bloom_bits;
+    f->filter_hashes = d->bloom_k;
+    f->filter_capacity = be_n(d->filter.data + 16, 8);
+    memcpy(&f->filter_fp_rate, &pbits, sizeof pbits);
+  }
+  return 0;
+}

@@ -607,3 +607,5 @@ static sqlite3_module atlas_module = {
 int ds_atlas_register(sqlite3 *db) {
   return sqlite3_create_module_v2(db, "atlas", &atlas_module, NULL, NULL);
 }
+
+const sqlite3_module *ds_atlas_module(void) { return &atlas_module; }

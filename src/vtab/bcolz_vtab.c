@@ -899,3 +899,5 @@ int ds_bcolz_register(sqlite3 *db) {
                                  NULL, NULL);
   return rc;
 }
+
+const sqlite3_module *ds_bcolz_module(void) { return &bcolz_module; }

@@ -676,3 +676,5 @@ int ds_datadings_register(sqlite3 *db) {
     rc = sqlite3_create_module_v2(db, "datadings_verify", &verify_module, NULL, NULL);
   return rc;
 }
+
+const sqlite3_module *ds_datadings_module(void) { return &datadings_module; }
