@@ -790,6 +790,20 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
 /* ------------------------------------------------------------ cells */
 
 static uint64_t load_u(const uint8_t *p, uint32_t size, int big) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (!big) { /* the common case: native order, one load */
+    uint64_t u64;
+    uint32_t u32;
+    uint16_t u16;
+    switch (size) {
+    case 8: memcpy(&u64, p, 8); return u64;
+    case 4: memcpy(&u32, p, 4); return u32;
+    case 2: memcpy(&u16, p, 2); return u16;
+    case 1: return p[0];
+    default: break;
+    }
+  }
+#endif
   uint64_t v = 0;
   for (uint32_t i = 0; i < size; i++)
     v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);

@@ -38,6 +38,7 @@
  * rows that pass them all (late materialization); other row sets test row
  * by row. bcolz_decoded(path) reports the decompressions per column. */
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,9 +80,14 @@ typedef struct bz_vtab {
 typedef struct bz_colcache {
   int have;
   uint64_t chunk;
+  uint64_t lo, hi;  /* its rows [lo, hi) */
   const uint8_t *p;
   ds_buf buf;
+  int num;          /* NUM_*: how xColumn reads a cell without the value model */
 } bz_colcache;
+
+/* Cells xColumn turns into SQL values directly (native byte order). */
+enum { NUM_NONE, NUM_I8, NUM_I4, NUM_I2, NUM_I1, NUM_U4, NUM_U2, NUM_U1, NUM_B1, NUM_F8, NUM_F4 };
 
 typedef struct bz_cursor {
   sqlite3_vtab_cursor base;
@@ -101,7 +107,8 @@ typedef struct bz_cursor {
   int filt_col[MAX_PUSHED];
   char *filt_text[MAX_PUSHED];
   size_t nfilt;
-  int fast;          /* ascending scan of [next, end): chunk-wise filtering */
+  int fast;          /* ascending scan of [next, end): 1 chunk-wise
+                        filtering, 2 no filters (every row) */
   uint64_t next, end;
 } bz_cursor;
 
@@ -402,6 +409,29 @@ static int set_filters(bz_cursor *c, const char *idxStr, int argc,
   return 0;
 }
 
+/* NUM_* for a column's dtype. */
+static int num_kind(const bcolz_dtype *dt) {
+  int native = 1;
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+  native = dt->itemsize == 1;
+#endif
+  if (dt->ndim != 0 || dt->byteorder == '>' || !native) return NUM_NONE;
+  switch (dt->kind) {
+  case 'i':
+    return dt->itemsize == 8 ? NUM_I8 : dt->itemsize == 4 ? NUM_I4
+         : dt->itemsize == 2 ? NUM_I2 : NUM_I1;
+  case 'b':
+    return NUM_B1;
+  case 'u':
+    return dt->itemsize == 4 ? NUM_U4 : dt->itemsize == 2 ? NUM_U2
+         : dt->itemsize == 1 ? NUM_U1 : NUM_NONE;
+  case 'f':
+    return dt->itemsize == 8 ? NUM_F8 : dt->itemsize == 4 ? NUM_F4 : NUM_NONE;
+  default:
+    return NUM_NONE;
+  }
+}
+
 static int bz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                      int argc, sqlite3_value **argv) {
   bz_cursor *c = (bz_cursor *)cur;
@@ -442,16 +472,25 @@ static int bz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     c->rs.limit = a.limit;
     c->few = c->rs.kind == DS_RS_LIST && c->rs.nids < FEW_ROWS;
     /* one ascending range: filters test whole chunks of the first column */
-    if (c->nfilt && c->rs.kind == DS_RS_RANGES && c->rs.nranges == 1 && !c->rs.desc &&
+    if (!c->few && c->rs.kind == DS_RS_RANGES && c->rs.nranges == 1 && !c->rs.desc &&
         c->rs.offset == 0 && c->rs.limit == UINT64_MAX) {
-      c->fast = 1;
+      c->fast = c->nfilt ? 1 : 2;
       c->next = c->rs.ranges[0].lo > c->rs.lo ? c->rs.ranges[0].lo : c->rs.lo;
       c->end = c->rs.ranges[0].hi < c->rs.hi ? c->rs.ranges[0].hi : c->rs.hi;
     }
   }
   ds_plan_args_free(&a);
   if (rc) return ds_vtab_error(cur->pVtab, MOD, err);
+  for (size_t col = 0; rc == 0 && col < c->ncols; col++)
+    c->cols[col].num = num_kind(bcolz_col_dtype(BZ(c->ds)->table, col));
   ds_rowiter_init(&c->it, &c->rs);
+  if (c->fast == 2) { /* bz_next steps to c->next first */
+    c->row = c->next - 1;
+    if (c->next >= c->end) {
+      c->eof = 1;
+      return SQLITE_OK;
+    }
+  }
   return bz_next(cur);
 }
 
@@ -469,15 +508,16 @@ static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
     return 0;
   }
   bz_colcache *cc = &c->cols[col];
-  uint64_t k = bcolz_col_chunk_of(tb, col, row);
-  if (!cc->have || cc->chunk != k) {
-    uint64_t rows;
+  if (!cc->have || row < cc->lo || row >= cc->hi) {
+    uint64_t k = bcolz_col_chunk_of(tb, col, row), rows;
     cc->have = 0;
     if (bcolz_chunk(tb, col, k, &cc->buf, &cc->p, &rows, err)) return -1;
     cc->have = 1;
     cc->chunk = k;
+    cc->lo = bcolz_col_chunk_first(tb, col, k);
+    cc->hi = cc->lo + rows;
   }
-  *p = cc->p + (row - bcolz_col_chunk_first(tb, col, k)) * dt->atom;
+  *p = cc->p + (row - cc->lo) * dt->atom;
   *n = (size_t)dt->atom;
   return 0;
 }
@@ -533,6 +573,10 @@ static int fast_next(bz_cursor *c, char **err) {
 static int bz_next(sqlite3_vtab_cursor *cur) {
   bz_cursor *c = (bz_cursor *)cur;
   char *err = NULL;
+  if (c->fast == 2) {
+    c->eof = ++c->row >= c->end;
+    return SQLITE_OK;
+  }
   if (c->fast) {
     int r = fast_next(c, &err);
     if (r < 0) return ds_vtab_error(cur->pVtab, MOD, err);
@@ -579,10 +623,43 @@ static int row_json(bz_cursor *c, ds_buf *out, char **err) {
   return 0;
 }
 
+/* A native number from the cached chunk of column col: 1 done, 0 not
+ * possible here. */
+static int column_number(bz_cursor *c, sqlite3_context *ctx, int col) {
+  bz_colcache *cc = &c->cols[col];
+  if (!cc->num || !cc->have || c->row < cc->lo || c->row >= cc->hi || c->few) return 0;
+  uint64_t i = c->row - cc->lo;
+  const uint8_t *p = cc->p;
+  union { int64_t i8; int32_t i4; int16_t i2; int8_t i1; uint32_t u4; uint16_t u2;
+          double f8; float f4; } v;
+  switch (cc->num) {
+  case NUM_I8: memcpy(&v.i8, p + 8 * i, 8); sqlite3_result_int64(ctx, v.i8); return 1;
+  case NUM_I4: memcpy(&v.i4, p + 4 * i, 4); sqlite3_result_int64(ctx, v.i4); return 1;
+  case NUM_I2: memcpy(&v.i2, p + 2 * i, 2); sqlite3_result_int64(ctx, v.i2); return 1;
+  case NUM_I1: memcpy(&v.i1, p + i, 1); sqlite3_result_int64(ctx, v.i1); return 1;
+  case NUM_U4: memcpy(&v.u4, p + 4 * i, 4); sqlite3_result_int64(ctx, v.u4); return 1;
+  case NUM_U2: memcpy(&v.u2, p + 2 * i, 2); sqlite3_result_int64(ctx, v.u2); return 1;
+  case NUM_U1: sqlite3_result_int64(ctx, p[i]); return 1;
+  case NUM_B1: sqlite3_result_int64(ctx, p[i] != 0); return 1;
+  case NUM_F8:
+    memcpy(&v.f8, p + 8 * i, 8);
+    if (!isnan(v.f8)) sqlite3_result_double(ctx, v.f8);
+    return 1;
+  case NUM_F4:
+    memcpy(&v.f4, p + 4 * i, 4);
+    if (!isnan(v.f4)) sqlite3_result_double(ctx, v.f4);
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   bz_cursor *c = (bz_cursor *)cur;
   bz_vtab *t = (bz_vtab *)cur->pVtab;
   char *err = NULL;
+  if (!t->tvf && col >= 0 && (size_t)col < c->ncols && column_number(c, ctx, col))
+    return SQLITE_OK;
   ds_arena_reset(&c->arena);
   if (col == t->col_path) {
     if (c->path_arg) sqlite3_result_text(ctx, c->path_arg, -1, SQLITE_TRANSIENT);
@@ -594,9 +671,28 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     else ds_result_json(ctx, &json);
     ds_buf_free(&json);
   } else {
+    /* scalar numbers straight from the chunk; the rest through the value
+     * model */
+    const bcolz_dtype *dt = bcolz_col_dtype(BZ(c->ds)->table, (size_t)col);
+    const uint8_t *p;
+    size_t n;
+    int64_t i;
+    double d;
+    if (cell_bytes(c, (size_t)col, c->row, &p, &n, &err)) {
+      ds_result_error(ctx, MOD, err);
+      return SQLITE_OK;
+    }
+    switch (bcolz_cell_number(dt, p, &i, &d)) {
+    case BCOLZ_NUM_INT: sqlite3_result_int64(ctx, i); return SQLITE_OK;
+    case BCOLZ_NUM_FLOAT: sqlite3_result_double(ctx, d); return SQLITE_OK;
+    case BCOLZ_NUM_NULL: return SQLITE_OK;
+    default: break;
+    }
     ds_value v;
-    if (cell(c, (size_t)col, &v, &err)) ds_result_error(ctx, MOD, err);
-    else ds_value_result(ctx, &v);
+    if (bcolz_cell_value(dt, p, n, BZ(c->ds)->flags, &c->arena, &v, &err))
+      ds_result_error(ctx, MOD, err);
+    else
+      ds_value_result(ctx, &v);
   }
   return SQLITE_OK;
 }
