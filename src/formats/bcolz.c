@@ -18,6 +18,15 @@
 #include "core/npy.h"
 #include "formats/pickle.h"
 
+/* Mapped chunk files kept per column (address space only: the pages are
+ * the page cache's). */
+#define MAP_SLOTS 32
+typedef struct chunk_map {
+  ds_file f;
+  uint64_t k;
+  int open;
+} chunk_map;
+
 typedef struct bcolz_col {
   char *name;
   char *path;        /* column directory */
@@ -25,10 +34,11 @@ typedef struct bcolz_col {
   char *attrs;       /* compact JSON */
   bcolz_dtype dt;
   uint64_t len, chunklen, nfull, leftover, nchunks;
-  /* cache: the last mapped chunk file */
-  ds_file cf;
-  uint64_t cf_k;
-  int cf_open;
+  /* cache: up to MAP_SLOTS mapped chunk files (chunk k in slot k %
+   * MAP_SLOTS), so random row reads do not map a file each; cf is the one
+   * map_chunk returned last */
+  chunk_map maps[MAP_SLOTS];
+  ds_file *cf;
   uint64_t *decodes; /* this column directory's counter (see below) */
 } bcolz_col;
 
@@ -395,7 +405,8 @@ int bcolz_parse_meta(const uint8_t *storage, size_t storage_len,
 }
 
 static void close_col(bcolz_col *c) {
-  if (c->cf_open) ds_file_close(&c->cf);
+  for (int i = 0; i < MAP_SLOTS; i++)
+    if (c->maps[i].open) ds_file_close(&c->maps[i].f);
   free(c->name);
   free(c->path);
   free(c->meta_dtype);
@@ -692,10 +703,11 @@ static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
   if (k >= c->nchunks)
     return ds_err(err, "%s: chunk %llu out of range (%llu chunks)", c->path,
                   (unsigned long long)k, (unsigned long long)c->nchunks);
-  if (!c->cf_open || c->cf_k != k) {
-    if (c->cf_open) {
-      ds_file_close(&c->cf);
-      c->cf_open = 0;
+  chunk_map *m = &c->maps[k % MAP_SLOTS];
+  if (!m->open || m->k != k) {
+    if (m->open) {
+      ds_file_close(&m->f);
+      m->open = 0;
     }
     char *fp = ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)k);
     if (!fp) return ds_err(err, "out of memory");
@@ -705,20 +717,21 @@ static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
       free(fp);
       return -1;
     }
-    int rc = ds_file_open(&c->cf, fp, err);
+    int rc = ds_file_open(&m->f, fp, err);
     free(fp);
     if (rc) return -1;
-    c->cf_open = 1;
-    c->cf_k = k;
+    m->open = 1;
+    m->k = k;
   }
-  if (bcolz_check_chunk_file(c->cf.data, c->cf.size, c->cf.path, nbytes,
+  c->cf = &m->f;
+  if (bcolz_check_chunk_file(c->cf->data, c->cf->size, c->cf->path, nbytes,
                              err))
     return -1;
   if (c->dt.kind == 'O') return 0;
   uint64_t need = (k < c->nfull ? c->chunklen : c->leftover) * c->dt.atom;
   if (k < c->nfull ? *nbytes != need : *nbytes < need)
     return ds_err(err, "%s: Blosc chunk holds %llu bytes but %s chunk %llu "
-                  "must hold %s%llu (%llu rows of %llu bytes)", c->cf.path,
+                  "must hold %s%llu (%llu rows of %llu bytes)", c->cf->path,
                   (unsigned long long)*nbytes,
                   k < c->nfull ? "full" : "leftover", (unsigned long long)k,
                   k < c->nfull ? "" : "at least ", (unsigned long long)need,
@@ -734,7 +747,7 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   uint64_t nbytes;
   if (map_chunk(c, k, &nbytes, err)) return -1;
   count_decode(c);
-  if (decompress(c->cf.data + 16, nbytes, c->cf.path, buf, err)) return -1;
+  if (decompress(c->cf->data + 16, nbytes, c->cf->path, buf, err)) return -1;
   *p = buf->data;
   if (c->dt.kind == 'O') {
     *rows = 1;
@@ -760,7 +773,7 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
   uint64_t k = row / c->chunklen, nbytes;
   if (map_chunk(c, k, &nbytes, err)) return -1;
   count_decode(c);
-  const uint8_t *b = c->cf.data + 16;
+  const uint8_t *b = c->cf->data + 16;
   uint64_t ts = b[3];
   uint64_t off = (row % c->chunklen) * c->dt.atom;
   if (ds_buf_reserve(out, c->dt.atom))
@@ -769,7 +782,7 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
   if (off % ts || c->dt.atom % ts || nbytes % ts) {
     /* items do not line up with rows: inflate the whole chunk */
     ds_buf tmp = {0};
-    if (decompress(b, nbytes, c->cf.path, &tmp, err)) {
+    if (decompress(b, nbytes, c->cf->path, &tmp, err)) {
       ds_buf_free(&tmp);
       return -1;
     }
@@ -780,7 +793,7 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
                           out->data);
     if (r < 0 || (uint64_t)r != c->dt.atom)
       return ds_err(err, "%s: Blosc decompression of row %llu failed (code "
-                    "%d): corrupt chunk", c->cf.path, (unsigned long long)row,
+                    "%d): corrupt chunk", c->cf->path, (unsigned long long)row,
                     r);
   }
   out->len = (size_t)c->dt.atom;
@@ -1170,7 +1183,7 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
         } else {
           txt.len = 0;
           if (ucs4_to_utf8(e, dt->itemsize, big, &txt, &len, err)) {
-            ds_err_prefix(err, c->cf.path);
+            ds_err_prefix(err, c->cf->path);
             goto done;
           }
           vp = txt.data ? txt.data : (const uint8_t *)"";
@@ -1268,7 +1281,8 @@ done:
 
 int bcolz_stale(const bcolz_table *t) {
   for (size_t i = 0; i < t->ncols; i++)
-    if (t->cols[i].cf_open && ds_file_stale(&t->cols[i].cf)) return 1;
+    for (int j = 0; j < MAP_SLOTS; j++)
+      if (t->cols[i].maps[j].open && ds_file_stale(&t->cols[i].maps[j].f)) return 1;
   return 0;
 }
 
