@@ -228,16 +228,9 @@ static int reserve_marks(ds_msgpack_doc *d, uint64_t n, char **err) {
   return 0;
 }
 
-/* 1 when the key bytes k[0..n) are valid UTF-8 (short ASCII keys, the
- * usual case, are checked inline). */
-static inline int key_utf8(const uint8_t *k, size_t n) {
-  if (n <= 16) {
-    uint8_t acc = 0;
-    for (size_t i = 0; i < n; i++) acc |= k[i];
-    if (acc < 0x80) return 1;
-  }
-  return ds_utf8_valid(k, n);
-}
+/* memcpy(&mask, word_mask + 8 - k, 8) keeps the first k bytes of a word
+ * loaded with memcpy, on any byte order. */
+static const uint8_t word_mask[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 /* Payload bytes of the fixed-size types 0xca..0xd3 (float32, float64,
  * uint8..64, int8..64). */
@@ -253,66 +246,98 @@ static int scan_top_map(mp_scan *s, ds_msgpack_doc *d, int *stopped, char **err)
   mp_head h;
   if (mp_header(s->p, s->n, &h) != 0 || h.hdr > s->n) return scan_truncated(s, err);
   if (scan_container(s, &h, err)) return -1;
-  uint64_t elems = h.len * 2; /* scan_container checked it against the bytes */
-  if (reserve_marks(d, elems, err)) return -1;
+  uint64_t count = h.len; /* scan_container checked 2 * count against the bytes */
+  if (reserve_marks(d, 2 * count, err)) return -1;
+  /* locals, not *s and *d: the marks array could alias them */
   const uint8_t *p = s->p;
-  size_t n = s->n, nwant = d->nwant;
+  size_t n = s->n, nwant = d->nwant, pos = s->pos, *marks = d->marks, nm = d->nmarks;
   uint64_t all = nwant >= 64 ? UINT64_MAX : (((uint64_t)1 << nwant) - 1), found = 0;
-  for (uint64_t e = 0; e < elems; e++) {
-    size_t pos = s->pos;
-    if (pos >= n) return scan_truncated(s, err);
-    d->marks[d->nmarks++] = pos;
-    s->left[1]--;
-    s->pending--;
+  for (uint64_t e = 0; e < count; e++) {
+    /* the key */
+    if (pos >= n) goto truncated;
+    if (nwant && found == all) { /* every wanted field is behind us */
+      marks[nm++] = pos;
+      *stopped = 1;
+      break;
+    }
+    marks[nm++] = pos;
     uint8_t b = p[pos];
-    if (!(e & 1)) { /* a key */
-      if (nwant && found == all) { /* every wanted field is behind us */
-        *stopped = 1;
-        break;
+    size_t kh, kl;
+    if ((b & 0xe0) == 0xa0) {
+      kh = 1;
+      kl = b & 0x1fu;
+    } else {
+      mp_head k;
+      if (mp_header(p + pos, n - pos, &k) != 0 || k.what != MH_STR) {
+        s->pos = pos; /* not a str key (or a bad one) */
+        s->pending = 2 * (count - e) - 1;
+        if (walk_one(s, err)) return -1;
+        pos = s->pos;
+        goto value;
       }
-      size_t kh, kl;
-      if ((b & 0xe0) == 0xa0) {
-        kh = 1;
-        kl = b & 0x1fu;
-      } else {
-        mp_head k;
-        if (mp_header(p + pos, n - pos, &k) != 0 || k.what != MH_STR) {
-          if (walk_one(s, err)) return -1; /* not a str key (or bad) */
-          continue;
-        }
-        if (k.hdr > n - pos || k.len > n - pos - k.hdr) return scan_truncated(s, err);
-        kh = k.hdr;
-        kl = (size_t)k.len;
-      }
-      if (kl > n - pos - kh) return scan_truncated(s, err);
-      const uint8_t *key = p + pos + kh;
-      if (!key_utf8(key, kl)) return scan_bad_utf8(pos, err);
+      if (k.hdr > n - pos || k.len > n - pos - k.hdr) goto truncated;
+      kh = k.hdr;
+      kl = (size_t)k.len;
+    }
+    if (kl > n - pos - kh) goto truncated;
+    const uint8_t *key = p + pos + kh;
+    if (kl <= 8 && n - pos - kh >= 8) { /* one word: ASCII check and compare */
+      uint64_t w, m;
+      memcpy(&w, key, 8);
+      memcpy(&m, word_mask + 8 - kl, 8);
+      w &= m;
+      if ((w & 0x8080808080808080ull) && !ds_utf8_valid(key, kl)) goto bad_utf8;
       for (size_t i = 0; i < nwant; i++)
-        if (!(found >> i & 1) && d->want_len[i] == kl &&
+        if (d->want_len[i] == kl && d->want_word[i] == w && !(found >> i & 1)) {
+          found |= (uint64_t)1 << i;
+          d->want_at[i] = nm - 1;
+        }
+    } else {
+      if (!ds_utf8_valid(key, kl)) goto bad_utf8;
+      for (size_t i = 0; i < nwant; i++)
+        if (d->want_len[i] == kl && !(found >> i & 1) &&
             (kl == 0 || !memcmp(d->want[i], key, kl))) {
           found |= (uint64_t)1 << i;
-          d->want_at[i] = d->nmarks - 1;
+          d->want_at[i] = nm - 1;
         }
-      s->pos = pos + kh + kl;
-      continue;
     }
-    /* a value: fixint, nil, bool, fixstr and fixed-size numbers inline */
+    pos += kh + kl;
+  value:
+    /* the value: fixint, nil, bool, fixstr, str8, bin8 and fixed-size
+     * numbers inline */
+    if (pos >= n) goto truncated;
+    marks[nm++] = pos;
+    b = p[pos];
     if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
-      s->pos = pos + 1;
+      pos += 1;
     } else if ((b & 0xe0) == 0xa0) {
-      if ((size_t)(b & 0x1fu) > n - pos - 1) return scan_truncated(s, err);
-      s->pos = pos + 1 + (b & 0x1fu);
+      if ((size_t)(b & 0x1fu) > n - pos - 1) goto truncated;
+      pos += 1 + (b & 0x1fu);
     } else if (b >= 0xca && b <= 0xd3) {
-      if ((size_t)fixed_len[b - 0xca] > n - pos - 1) return scan_truncated(s, err);
-      s->pos = pos + 1 + fixed_len[b - 0xca];
-    } else if (walk_one(s, err)) {
-      return -1;
+      if ((size_t)fixed_len[b - 0xca] > n - pos - 1) goto truncated;
+      pos += 1 + fixed_len[b - 0xca];
+    } else if (b == 0xd9 || b == 0xc4) { /* str 8, bin 8 */
+      if (n - pos < 2 || (size_t)p[pos + 1] > n - pos - 2) goto truncated;
+      pos += 2 + (size_t)p[pos + 1];
+    } else {
+      s->pos = pos;
+      s->pending = 2 * (count - e) - 2;
+      if (walk_one(s, err)) return -1;
+      pos = s->pos;
     }
   }
+  d->nmarks = nm;
+  s->pos = pos;
+  s->pending = 0;
+  s->left[1] = 0;
+  if (s->depth == 1) s->depth = 0;
   d->found = found;
   d->nfound_want = nwant;
-  if (s->depth == 1 && s->left[1] == 0) s->depth = 0;
   return 0;
+truncated:
+  return scan_truncated(s, err);
+bad_utf8:
+  return scan_bad_utf8(marks[nm - 1], err);
 }
 
 /* Walk exactly one object from p[0]: *end gets its length, *zone the
@@ -352,6 +377,10 @@ void ds_msgpack_want(ds_msgpack_doc *d, const char *const *names,
   d->want_len = lens;
   d->nwant = n > 64 ? 0 : n;
   d->nfound_want = 0; /* the last scan's want_at no longer applies */
+  for (size_t i = 0; i < d->nwant; i++) { /* names of up to 8 bytes as words */
+    d->want_word[i] = 0;
+    if (lens[i] && lens[i] <= 8) memcpy(&d->want_word[i], names[i], lens[i]);
+  }
 }
 
 /* ------------------------------------------------------------ parsing */

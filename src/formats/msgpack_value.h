@@ -42,6 +42,7 @@ typedef struct ds_msgpack_doc {
   size_t nfound_want;
   uint64_t found;
   size_t want_at[64];
+  uint64_t want_word[64]; /* a wanted name of <= 8 bytes as a word */
 } ds_msgpack_doc;
 
 void ds_msgpack_doc_init(ds_msgpack_doc *d);
