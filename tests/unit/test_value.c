@@ -186,6 +186,27 @@ static void test_text(void) {
   CHECK(ds_utf8_valid((const uint8_t *)"\xed\xa0\x80", 3) == 0);
   CHECK(ds_utf8_valid((const uint8_t *)"\xf0\x9f\x98\x80", 4) == 1);
   CHECK(ds_utf8_valid((const uint8_t *)"", 0) == 1);
+  /* every length and position around the word-at-a-time ASCII paths: one
+   * bad byte, a cut 2-byte sequence at the end, or a valid one anywhere */
+  size_t wrong = 0;
+  for (size_t n = 1; n <= 80; n++) {
+    uint8_t buf[80];
+    for (size_t at = 0; at < n; at++) {
+      memset(buf, 'a', n);
+      buf[at] = 0xff;
+      wrong += ds_utf8_valid(buf, n) != 0;
+      memset(buf, 'a', n);
+      buf[at] = 0xc3; /* valid only when 0xa9 follows */
+      wrong += ds_utf8_valid(buf, n) != 0;
+      if (at + 1 < n) {
+        buf[at + 1] = 0xa9;
+        wrong += ds_utf8_valid(buf, n) != 1;
+      }
+    }
+    memset(buf, 'a', n);
+    wrong += ds_utf8_valid(buf, n) != 1;
+  }
+  CHECK_MSG(wrong == 0, "%zu wrong UTF-8 verdicts", wrong);
 }
 
 static void test_bytes(void) {
