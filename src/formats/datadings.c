@@ -62,6 +62,13 @@ struct datadings_reader {
 
 /* Big-endian unsigned load of k (<= 8) bytes. */
 static uint64_t be_n(const uint8_t *p, int k) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (k == 8) { /* offsets and hashes: one load, not a byte loop */
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return __builtin_bswap64(w);
+  }
+#endif
   uint64_t v = 0;
   for (int i = 0; i < k; i++) v = v << 8 | p[i];
   return v;
