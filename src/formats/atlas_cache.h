@@ -21,7 +21,10 @@ struct atlas_dblock {
   uint64_t block;
   ds_buf buf;        /* decompressed pickle (unused for raw shards) */
   ds_arena arena;    /* the decoded values */
-  ds_value list;     /* the block's examples (a DS_V_LIST) */
+  ds_value list;     /* the block's examples (a DS_V_LIST) ... */
+  int partial;       /* ... or only example `pos` in `ex` (never cached) */
+  uint64_t pos;
+  ds_value ex;
   size_t bytes;      /* memory it holds, as the cache counts it */
   int pins;          /* cursors reading it */
   int cached;        /* 1 while in a cache */

@@ -12,7 +12,13 @@
  * larger than FL_MAX_BYTES) declines, and the caller runs the general
  * decoder, so both paths always agree. The mapping of each scalar is the
  * general decoder's (pickle.h); nothing here can fail in a way that
- * changes a result. */
+ * changes a result.
+ *
+ * Text is checked for UTF-8 where it is placed into the value being built
+ * (a str that is only memoized, or only placed into an example not being
+ * built, cannot change the value). That is what lets
+ * ds_pickle_list_example walk the whole pickle with every check that can
+ * make the general decoder fail, but build one example only. */
 #include "formats/pickle_list.h"
 
 #include <stdlib.h>
@@ -31,6 +37,7 @@ typedef struct fl_obj {
   ds_value *items; /* a dict has key, value pairs */
   size_t n, cap;
   int kind;
+  int build;       /* its items are kept (else only counted) */
 } fl_obj;
 
 /* The decoder's state for one pickle. */
@@ -43,6 +50,9 @@ typedef struct fl {
   size_t sp, nmarks, fence, memo_len;
   fl_obj *outer;
   uint64_t bytes; /* values pushed, with str/bytes expanded */
+  size_t want;    /* the example to build; SIZE_MAX: all of them */
+  ds_value *ex;   /* where example `want` goes */
+  int got;
 } fl;
 
 void ds_pickle_list_free(ds_pickle_list *l) {
@@ -96,6 +106,30 @@ static inline int is_scalar(const ds_value *v) {
   return v->type <= DS_V_FLOAT || v->type == DS_V_TEXT || v->type == DS_V_BYTES;
 }
 
+/* 1 when p[0..n) is ASCII (8 bytes at a time). */
+static inline int ascii(const uint8_t *p, size_t n) {
+  uint64_t acc = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    acc |= w;
+  }
+  for (; i < n; i++) acc |= p[i];
+  return (acc & 0x8080808080808080ull) == 0;
+}
+
+/* 1 when a value may be placed as it is: not text, or valid UTF-8. */
+static inline int text_ok(const ds_value *v) {
+  return v->type != DS_V_TEXT || ascii(v->u.s.p, v->u.s.n) || ds_utf8_valid(v->u.s.p, v->u.s.n);
+}
+
+/* Whether the example at stack slot `pos` (above the outer list in slot 0)
+ * is built. */
+static inline int builds(const fl *d, size_t pos) {
+  return d->want == SIZE_MAX || (d->outer && pos && d->outer->n + pos - 1 == d->want);
+}
+
 static inline fl_obj *obj_of(const ds_value *v) {
   return v->type == (ds_vtype)FL_OBJ ? (fl_obj *)(void *)(uintptr_t)v->u.s.p : NULL;
 }
@@ -108,6 +142,7 @@ static int new_obj(fl *d, int kind) {
   o->items = NULL;
   o->n = o->cap = 0;
   o->kind = kind;
+  o->build = builds(d, d->sp - 1);
   if (!d->outer && d->sp == 1) {
     if (kind != O_LIST) return -1; /* the pickle is not a list */
     d->outer = o;
@@ -134,7 +169,8 @@ static int add_items(fl *d, size_t from, size_t k, int kind) {
     d->sp = from;
     return 0;
   }
-  if (k > o->cap - o->n) {
+  int keep = o == d->outer ? d->want == SIZE_MAX : o->build;
+  if (keep && k > o->cap - o->n) {
     size_t nc = o->n + k;
     ds_value *q = fl_alloc(d, nc * sizeof(ds_value));
     if (!q) return -1;
@@ -142,23 +178,35 @@ static int add_items(fl *d, size_t from, size_t k, int kind) {
     o->items = q;
     o->cap = nc;
   }
-  ds_value *src = d->l->st + from, *dst = o->items + o->n;
+  ds_value *src = d->l->st + from, *dst = keep ? o->items + o->n : NULL;
   if (o == d->outer) { /* examples: scalars, tuples or finished containers */
     for (size_t i = 0; i < k; i++) {
+      ds_value v;
       fl_obj *e = obj_of(&src[i]);
       if (e) {
         if (e == d->outer) return -1;
-        finish(e, &dst[i]);
+        finish(e, &v);
       } else if (is_scalar(&src[i]) || src[i].type == DS_V_TUPLE) {
-        dst[i] = src[i];
+        v = src[i];
       } else {
         return -1;
+      }
+      if (keep) {
+        if (!text_ok(&v)) return -1;
+        dst[i] = v;
+      } else if (o->n + i == d->want) {
+        if (!text_ok(&v)) return -1;
+        *d->ex = v;
+        d->got = 1;
       }
     }
   } else {
     for (size_t i = 0; i < k; i++) {
       if (!is_scalar(&src[i])) return -1;
-      dst[i] = src[i];
+      if (keep) {
+        if (!text_ok(&src[i])) return -1;
+        dst[i] = src[i];
+      }
     }
   }
   o->n += k;
@@ -178,9 +226,10 @@ static inline int mark_pop(fl *d, size_t *k) {
 static int make_tuple(fl *d, size_t from, size_t k) {
   ds_value *items = NULL;
   ds_value *src = d->l->st + from;
+  int keep = builds(d, from);
   for (size_t i = 0; i < k; i++)
-    if (!is_scalar(&src[i])) return -1;
-  if (k) {
+    if (!is_scalar(&src[i]) || (keep && !text_ok(&src[i]))) return -1;
+  if (k && keep) {
     items = fl_alloc(d, k * sizeof(ds_value));
     if (!items) return -1;
     memcpy(items, src, k * sizeof(ds_value));
@@ -202,26 +251,12 @@ static inline int arg(fl *d, size_t k, uint64_t *v) {
   return 0;
 }
 
-/* 1 when p[0..n) is ASCII (8 bytes at a time). */
-static inline int ascii(const uint8_t *p, size_t n) {
-  uint64_t acc = 0;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, p + i, 8);
-    acc |= w;
-  }
-  for (; i < n; i++) acc |= p[i];
-  return (acc & 0x8080808080808080ull) == 0;
-}
-
 /* str or bytes with a k-byte length. */
 static int op_string(fl *d, size_t k, int type) {
   uint64_t n;
   if (arg(d, k, &n) || n > (uint64_t)(d->end - d->p)) return -1;
   const uint8_t *s = d->p;
   d->p += n;
-  if (type == DS_V_TEXT && !ascii(s, (size_t)n) && !ds_utf8_valid(s, (size_t)n)) return -1;
   if ((d->bytes += n) > FL_MAX_BYTES) return -1;
   ds_value *t = push(d);
   if (!t) return -1;
@@ -338,19 +373,32 @@ static int step(fl *d, uint8_t op) {
   return -1;
 }
 
-int ds_pickle_list_decode(ds_pickle_list *l, const uint8_t *p, size_t n,
-                          ds_arena *a, ds_value *out) {
-  fl d = {l, p, p + n, a, NULL, 0, 2048, 0, 0, 0, 0, NULL, 0};
-  while (d.p < d.end) {
-    uint8_t op = *d.p++;
-    if (op == '.') {
-      if (d.sp != 1 || d.nmarks || !d.outer || obj_of(&l->st[0]) != d.outer) return 1;
-      out->type = DS_V_LIST;
-      out->u.list.items = d.outer->items;
-      out->u.list.n = d.outer->n;
-      return 0;
-    }
-    if (step(&d, op)) return 1;
+/* Run to STOP: 0 with the outer list complete, 1 to decline. */
+static int run(fl *d) {
+  while (d->p < d->end) {
+    uint8_t op = *d->p++;
+    if (op == '.')
+      return d->sp != 1 || d->nmarks || !d->outer || obj_of(&d->l->st[0]) != d->outer;
+    if (step(d, op)) return 1;
   }
   return 1; /* no STOP */
+}
+
+int ds_pickle_list_decode(ds_pickle_list *l, const uint8_t *p, size_t n,
+                          ds_arena *a, ds_value *out) {
+  fl d = {l, p, p + n, a, NULL, 0, 2048, 0, 0, 0, 0, NULL, 0, SIZE_MAX, NULL, 0};
+  if (run(&d)) return 1;
+  out->type = DS_V_LIST;
+  out->u.list.items = d.outer->items;
+  out->u.list.n = d.outer->n;
+  return 0;
+}
+
+int ds_pickle_list_example(ds_pickle_list *l, const uint8_t *p, size_t n,
+                           ds_arena *a, size_t k, ds_value *ex, size_t *count) {
+  fl d = {l, p, p + n, a, NULL, 0, 512, 0, 0, 0, 0, NULL, 0, k, ex, 0};
+  if (k == SIZE_MAX || run(&d)) return 1;
+  *count = d.outer->n;
+  if (!d.got) ex->type = DS_V_NULL;
+  return 0;
 }

@@ -34,4 +34,11 @@ void ds_pickle_list_free(ds_pickle_list *l);
 int ds_pickle_list_decode(ds_pickle_list *l, const uint8_t *p, size_t n,
                           ds_arena *a, ds_value *out);
 
+/* The same walk and checks over the whole pickle, but only example k is
+ * built: 0 with *count the list's length and *ex its item k (when
+ * k < *count), exactly as ds_pickle_list_decode would give them; 1 when
+ * ds_pickle_list_decode would decline. For a lookup of one example. */
+int ds_pickle_list_example(ds_pickle_list *l, const uint8_t *p, size_t n,
+                           ds_arena *a, size_t k, ds_value *ex, size_t *count);
+
 #endif

@@ -40,6 +40,8 @@
 #include "core/value_sql.h"
 #include "formats/atlas.h"
 #include "formats/atlas_cache.h"
+#include "formats/atlas_decode.h"
+#include "formats/atlas_readahead.h"
 #include "formats/pickle.h"
 #include "formats/pickle_list.h"
 #include "vtab/dataset.h"
@@ -60,6 +62,7 @@ typedef struct at_dataset {
   ds_dataset base;    /* refcount, cache key, path, change detection */
   atlas_reader *reader;
   int placeholder;    /* unsupported=placeholder */
+  int threads;        /* 2: scans decode ahead on a second thread */
   uint64_t *first;    /* first global row of each shard */
   uint64_t *counts;   /* rows of each shard */
   atlas_cache cache;  /* cache_mb */
@@ -116,6 +119,10 @@ typedef struct at_cursor {
   uint64_t shard_end;    /* first row after the shard */
   uint64_t bsize;        /* the shard's block size */
   atlas_dblock *blk;     /* the decoded block read (pinned when cached) */
+  int single;            /* the rowset is one row */
+  atlas_readahead *ra;   /* a scan decoding ahead on a second thread */
+  int blk_ra;            /* blk belongs to ra */
+  uint64_t loads;        /* blocks loaded since the filter */
   size_t rel_shard;      /* pages of data.bin dropped up to here */
   uint64_t rel_off;
   at_res r;
@@ -143,21 +150,23 @@ static int dataset_changed(const ds_dataset *d) {
 static int dataset_open(const char *path, const ds_options *o, int tvf,
                         ds_dataset **out, char **err) {
   static const char *const create_known[] = {"infer", "columns", "unsupported",
-                                             "cache_mb", NULL};
-  static const char *const tvf_known[] = {"unsupported", "cache_mb", NULL};
+                                             "cache_mb", "threads", NULL};
+  static const char *const tvf_known[] = {"unsupported", "cache_mb", "threads", NULL};
   static const char *const modes[] = {"error", "placeholder", NULL};
   int mode;
-  int64_t infer, cache_mb;
+  int64_t infer, cache_mb, threads;
   if (ds_options_check_known(o, tvf ? tvf_known : create_known, err) ||
       ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err) ||
       ds_options_enum(o, "unsupported", modes, 0, &mode, err) ||
-      ds_options_int(o, "cache_mb", 0, 0, (int64_t)(SIZE_MAX >> 21), &cache_mb, err)) {
+      ds_options_int(o, "cache_mb", 0, 0, (int64_t)(SIZE_MAX >> 21), &cache_mb, err) ||
+      ds_options_int(o, "threads", 2, 1, 2, &threads, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
   at_dataset *d = calloc(1, sizeof *d);
   if (!d) return ds_err(err, "out of memory");
   d->placeholder = mode == 1;
+  d->threads = (int)threads;
   atlas_cache_init(&d->cache, (size_t)cache_mb << 20);
   if (atlas_open(path, &d->reader, err)) {
     free(d);
@@ -180,41 +189,6 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
 
 static const ds_dataset_ops atlas_ops = {"atlas('dataset/dir')", dataset_open,
                                          dataset_close, dataset_changed};
-
-/* Decode block (shard, block) into b (its key is set on success only):
- * the pickle must hold a list of exactly the block's example count. The
- * fast decoder takes the usual shape, the general one the rest. */
-static int decode_block(const at_dataset *d, at_res *r, atlas_dblock *b,
-                        size_t shard, uint64_t block, char **err) {
-  const uint8_t *p;
-  size_t n;
-  ds_value *list = &b->list;
-  b->shard = (size_t)-1;
-  ds_arena_reset(&b->arena);
-  if (atlas_block(d->reader, &r->z, shard, block, &b->buf, &p, &n, err)) return -1;
-  char *why = NULL;
-  int rc = 0;
-  if (ds_pickle_list_decode(&r->pl, p, n, &b->arena, list) != 0) {
-    ds_arena_reset(&b->arena);
-    rc = ds_pickle_decode(p, n, NULL, &b->arena, list, &why);
-  }
-  uint64_t want = atlas_block_examples(d->reader, shard, block);
-  if (rc == 0 && list->type != DS_V_LIST)
-    rc = ds_err(&why, "the block's pickle is not a list");
-  else if (rc == 0 && list->u.list.n != want)
-    rc = ds_err(&why, "the block holds %zu examples but meta.json says %llu",
-                list->u.list.n, (unsigned long long)want);
-  if (rc)
-    ds_err(err, "%s: block %llu: %s", atlas_shard_path(d->reader, shard),
-           (unsigned long long)block, why ? why : "out of memory");
-  free(why);
-  if (rc == 0) {
-    b->shard = shard;
-    b->block = block;
-    b->bytes = atlas_dblock_size(b);
-  }
-  return rc;
-}
 
 /* The example's value, or an error when it holds an object outside the
  * allow-list and placeholders are off. */
@@ -251,7 +225,7 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
       char *e = NULL;
       have_shard = s;
       have_block = b;
-      bad_block = decode_block(d, &res, blk, s, b, &e) != 0;
+      bad_block = atlas_decode_block(d->reader, &res.z, &res.pl, blk, s, b, UINT64_MAX, &e) != 0;
       free(e); /* a bad block is reported when a query reads it */
     }
     if (bad_block) continue;
@@ -420,15 +394,20 @@ static int at_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
 static void drop_block(at_cursor *c) {
   atlas_dblock *b = c->blk;
   c->blk = NULL;
-  if (!b || b == c->r.own) return;
+  if (!b || b == c->r.own || c->blk_ra) return;
   if (b->cached) atlas_cache_unpin(&AT(c->ds)->cache, b);
   else atlas_dblock_free(b);
 }
 
 static void cursor_reset(at_cursor *c) {
-  ds_rowset_free(&c->rs);
   if (c->ds) drop_block(c);
+  atlas_readahead_free(c->ra); /* before the rowset it walks */
+  c->ra = NULL;
+  c->blk_ra = 0;
+  c->loads = 0;
+  ds_rowset_free(&c->rs);
   c->located = 0;
+  c->single = 0;
   ds_dataset_unref(c->ds);
   c->ds = NULL;
   sqlite3_free(c->path_arg);
@@ -485,6 +464,7 @@ static int build_rowset(at_cursor *c, ds_plan_args *a, char **err) {
     } else {
       ds_rowset_init_list(&c->rs, NULL, 0);
     }
+    c->single = j == 1;
   } else if (on) {
     rc = ds_rowset_init_shards(&c->rs, 0, d->first, d->counts, k, on);
   } else {
@@ -577,11 +557,12 @@ static int load_block(at_cursor *c, char **err) {
   at_dataset *d = AT(c->ds);
   if (c->blk && !c->rs.desc) release_pages(c); /* an ascending scan left it */
   drop_block(c);
+  c->blk_ra = 0;
   if (d->cache.limit) {
     atlas_dblock *b = atlas_cache_get(&d->cache, c->shard, c->block);
     if (!b) {
       if (!(b = atlas_dblock_new())) return ds_err(err, "out of memory");
-      if (decode_block(d, &c->r, b, c->shard, c->block, err)) {
+      if (atlas_decode_block(d->reader, &c->r.z, &c->r.pl, b, c->shard, c->block, UINT64_MAX, err)) {
         atlas_dblock_free(b);
         return -1;
       }
@@ -591,20 +572,40 @@ static int load_block(at_cursor *c, char **err) {
     c->blk = b;
     return 0;
   }
+  if (c->ra) {
+    atlas_dblock *b;
+    int rc = atlas_readahead_get(c->ra, c->shard, c->block, &b, err);
+    if (rc < 0) return -1;
+    if (rc > 0) {
+      c->blk = b;
+      c->blk_ra = 1;
+      return 0;
+    }
+  }
   if (!c->r.own && !(c->r.own = atlas_dblock_new())) return ds_err(err, "out of memory");
-  if (decode_block(d, &c->r, c->r.own, c->shard, c->block, err)) return -1;
+  if (atlas_decode_block(d->reader, &c->r.z, &c->r.pl, c->r.own, c->shard, c->block,
+                         c->single ? c->pos : UINT64_MAX, err))
+    return -1;
   c->blk = c->r.own;
+  /* an ascending scan reaching its second block: the blocks after this one
+   * are decoded ahead on a second thread (rowid lists and single rows
+   * jump; the cache serves those) */
+  if (!c->ra && d->threads > 1 && ++c->loads == 2 && !c->single && !c->rs.desc &&
+      c->rs.kind != DS_RS_LIST)
+    atlas_readahead_start(d->reader, &c->it, c->shard, c->block, &c->ra, err);
   return 0;
 }
 
 /* The current example, decoding its block if the cursor does not hold it. */
 static int current_example(at_cursor *c, const ds_value **v, char **err) {
   atlas_dblock *b = c->blk;
-  if (!b || b->shard != c->shard || b->block != c->block) {
+  if (!b || b->shard != c->shard || b->block != c->block ||
+      (b->partial && b->pos != c->pos)) {
+    if (b && b->partial) c->single = 0; /* more rows of the block: decode it all */
     if (load_block(c, err)) return -1;
     b = c->blk;
   }
-  *v = &b->list.u.list.items[c->pos];
+  *v = b->partial ? &b->ex : &b->list.u.list.items[c->pos];
   return 0;
 }
 

@@ -35,14 +35,53 @@ static char *json_of(const ds_value *v) {
   return (char *)b.data;
 }
 
+static ds_arena g_a3;
+
+/* ds_pickle_list_example for example k against item k of the general
+ * decoder's value: 1 same (or declined where allowed), 0 differs. When
+ * the whole-list fast path accepted (`full`), it must accept too. */
+static int compare_example(const uint8_t *p, size_t n, size_t k, int full,
+                           char *why, size_t cap) {
+  ds_value ex, slow;
+  size_t count = 0;
+  ds_arena_reset(&g_a3);
+  if (ds_pickle_list_example(&g_pl, p, n, &g_a3, k, &ex, &count) != 0) {
+    if (full) snprintf(why, cap, "example %zu declined where the list was taken", k);
+    return !full;
+  }
+  char *err = NULL;
+  ds_arena_reset(&g_a2);
+  if (ds_pickle_decode(p, n, NULL, &g_a2, &slow, &err) != 0 || slow.type != DS_V_LIST ||
+      slow.u.list.n != count) {
+    snprintf(why, cap, "example %zu accepted (count %zu), general: %s", k, count,
+             err ? err : "another count or not a list");
+    free(err);
+    return 0;
+  }
+  if (k >= count) return 1;
+  char *a = json_of(&ex), *b = json_of(&slow.u.list.items[k]);
+  int same = strcmp(a, b) == 0;
+  if (!same) snprintf(why, cap, "example %zu: fast %.200s | general %.200s", k, a, b);
+  free(a);
+  free(b);
+  return same;
+}
+
 /* 1 fast accepted, 0 declined, -1 accepted but differs from the general
- * decoder (or the general decoder failed). */
+ * decoder (or the general decoder failed); ds_pickle_list_example is
+ * checked for the first, middle, last and one-past-the-end examples. */
 static int compare(const uint8_t *p, size_t n, char *why, size_t cap) {
   ds_value fast, slow;
   ds_arena_reset(&g_a1);
   ds_arena_reset(&g_a2);
-  if (ds_pickle_list_decode(&g_pl, p, n, &g_a1, &fast) != 0) return 0;
+  int full = ds_pickle_list_decode(&g_pl, p, n, &g_a1, &fast) == 0;
+  size_t cnt = full && fast.type == DS_V_LIST ? fast.u.list.n : 3;
+  size_t ks[4] = {0, cnt / 2, cnt ? cnt - 1 : 0, cnt};
+  for (int i = 0; i < 4; i++)
+    if (!compare_example(p, n, ks[i], full, why, cap)) return -1;
+  if (!full) return 0;
   char *err = NULL;
+  ds_arena_reset(&g_a2);
   if (ds_pickle_decode(p, n, NULL, &g_a2, &slow, &err) != 0) {
     snprintf(why, cap, "fast accepted, general failed: %s", err ? err : "?");
     free(err);
@@ -165,6 +204,28 @@ static const hcase hand[] = {
     H("string past the end",
       "\x80\x04\x5d\x94\x8c\x09\x61\x62\x63", 0),
 };
+
+/* Example mode builds one example: text elsewhere is not checked, and the
+ * example asked for comes back as the general decoder has it. */
+static void test_example_mode(void) {
+  /* [{"k": 1}, "\xc3(" (invalid), {"k": 3}] */
+  static const uint8_t p[] = {0x80, 0x04, ']', 0x94, '(', '}', 0x94, 0x8c, 0x01, 'k', 0x94,
+                              'K', 0x01, 's', 0x8c, 0x02, 0xc3, '(', 0x94, '}', 0x94, 'h', 0x02,
+                              'K', 0x03, 's', 'e', '.'};
+  ds_value v, ex;
+  size_t count = 0;
+  ds_arena_reset(&g_a1);
+  CHECK(ds_pickle_list_decode(&g_pl, p, sizeof p, &g_a1, &v) == 1);
+  CHECK(ds_pickle_list_example(&g_pl, p, sizeof p, &g_a1, 2, &ex, &count) == 0 && count == 3);
+  char *j = json_of(&ex);
+  CHECK_STR(j, "{\"k\":3}");
+  free(j);
+  CHECK(ds_pickle_list_example(&g_pl, p, sizeof p, &g_a1, 1, &ex, &count) == 1);
+  CHECK(ds_pickle_list_example(&g_pl, p, sizeof p, &g_a1, 7, &ex, &count) == 0 && count == 3);
+  char why[512];
+  for (size_t k = 0; k < 4; k++)
+    CHECK_MSG(compare_example(p, sizeof p, k, 0, why, sizeof why), "%s", why);
+}
 
 static void test_hand(void) {
   char why[512];
@@ -303,11 +364,13 @@ static void test_big(void) {
 
 int main(void) {
   test_hand();
+  test_example_mode();
   test_big();
   test_pickle_fixtures();
   test_atlas_fixtures();
   ds_pickle_list_free(&g_pl);
   ds_arena_free(&g_a1);
   ds_arena_free(&g_a2);
+  ds_arena_free(&g_a3);
   return check_exit();
 }
