@@ -4,9 +4,13 @@
  * Block number b of the walk lives in slot b % NSLOTS. A block is claimed
  * (found by advancing the shared row iterator to the next distinct block)
  * under the lock, decoded outside it, then published. The worker claims
- * blocks while the ring has room; the cursor, when the block it needs is
- * not ready, claims and decodes the next unclaimed one itself instead of
- * waiting, so both cores work, and blocks still come in order. Unlike
+ * blocks while the ring has room. The cursor never waits for the worker:
+ * when the block it needs is not claimed yet it claims and decodes it
+ * itself, and when the worker is still decoding it (a worker that another
+ * process has kept off the CPU can be late by a whole time slice) it
+ * decodes its own copy and leaves the worker's to be thrown away. So the
+ * scan is never much slower than on one thread, and blocks still come in
+ * order. Unlike
  * bagz_readahead.c, the threads are not pinned to separate CPUs: on the
  * shared 2-CPU test machine, under load from other processes, pinning
  * made scans slower than one thread, and not pinning about as fast. */
@@ -24,6 +28,7 @@
 typedef struct slot {
   uint64_t seq;        /* which block of the walk the slot holds */
   int state;           /* 0 free, 1 claimed, 2 ready */
+  int abandoned;       /* claimed, but the cursor went past it */
   size_t shard;
   uint64_t block;
   atlas_dblock *b;     /* decoded (reused from one block to the next) */
@@ -94,24 +99,33 @@ static void fill(atlas_readahead *ra, slot *s, tools *t) {
   atlas_decode_block(ra->r, &t->z, &t->pl, s->b, s->shard, s->block, UINT64_MAX, &s->err);
 }
 
-/* With mu held: claim block seq, decode it without the lock, publish it.
- * 0 when the walk is over. */
+/* With mu held: claim block seq, decode it without the lock, publish it
+ * (or free the slot when the cursor abandoned it meanwhile). 0 when the
+ * walk is over. The slot must be free. */
 static int claim_and_fill(atlas_readahead *ra, uint64_t seq, tools *t) {
   slot *s = &ra->slots[seq % NSLOTS];
   if (!claim(ra, s, seq)) return 0;
   pthread_mutex_unlock(&ra->mu);
   fill(ra, s, t);
   pthread_mutex_lock(&ra->mu);
-  s->state = 2;
+  s->state = s->abandoned ? 0 : 2;
+  s->abandoned = 0;
   pthread_cond_broadcast(&ra->cv);
   return 1;
+}
+
+/* With mu held: the slot for the next block to claim is free and within
+ * the ring. */
+static int can_claim(const atlas_readahead *ra) {
+  return !ra->walk_done && ra->next_claim - ra->consumer < NSLOTS &&
+         ra->slots[ra->next_claim % NSLOTS].state == 0;
 }
 
 static void *worker_main(void *arg) {
   atlas_readahead *ra = arg;
   pthread_mutex_lock(&ra->mu);
   for (;;) {
-    while (!ra->stop && !ra->walk_done && ra->next_claim - ra->consumer >= NSLOTS)
+    while (!ra->stop && !ra->walk_done && !can_claim(ra))
       pthread_cond_wait(&ra->cv, &ra->mu);
     if (ra->stop || ra->walk_done || !claim_and_fill(ra, ra->next_claim, &ra->tw)) break;
   }
@@ -137,27 +151,15 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
   return 0;
 }
 
-/* With mu held: the slot of block number `consumer`, ready; NULL when the
- * walk has no such block. While the worker is still decoding it, the
- * cursor decodes a later block itself rather than sit idle. */
-static slot *current_slot(atlas_readahead *ra) {
-  uint64_t seq = ra->consumer;
-  slot *s = &ra->slots[seq % NSLOTS];
-  for (;;) {
-    if (s->state == 2 && s->seq == seq) return s;
-    if (ra->next_claim == seq) {
-      if (ra->walk_done || !claim_and_fill(ra, seq, &ra->tc)) return NULL;
-    } else if (!ra->walk_done && ra->next_claim - ra->consumer < NSLOTS) {
-      claim_and_fill(ra, ra->next_claim, &ra->tc);
-    } else {
-      pthread_cond_wait(&ra->cv, &ra->mu);
-    }
-  }
+/* 1 when block (sa, ba) comes before (sb, bb) in a walk. */
+static int before(size_t sa, uint64_t ba, size_t sb, uint64_t bb) {
+  return sa < sb || (sa == sb && ba < bb);
 }
 
 int atlas_readahead_get(atlas_readahead *ra, size_t shard, uint64_t block,
                         atlas_dblock **b, char **err) {
   pthread_mutex_lock(&ra->mu);
+  int rc = 0;
   for (;;) {
     if (ra->holding) { /* the cursor is done with the block it holds */
       ra->slots[ra->consumer % NSLOTS].state = 0;
@@ -165,26 +167,35 @@ int atlas_readahead_get(atlas_readahead *ra, size_t shard, uint64_t block,
       ra->holding = 0;
       pthread_cond_broadcast(&ra->cv);
     }
-    slot *s = current_slot(ra);
-    if (!s) {
-      pthread_mutex_unlock(&ra->mu);
-      return 0;
+    uint64_t seq = ra->consumer;
+    slot *s = &ra->slots[seq % NSLOTS];
+    if (ra->next_claim == seq) { /* not claimed yet: decode it here */
+      if (!can_claim(ra) || !claim_and_fill(ra, seq, &ra->tc)) break;
+      continue;
     }
-    if (s->shard > shard || (s->shard == shard && s->block > block)) {
-      pthread_mutex_unlock(&ra->mu); /* not in the walk: the cursor decodes it */
-      return 0;
+    /* claimed (seq < next_claim): s holds it */
+    if (before(shard, block, s->shard, s->block)) break; /* not in the walk */
+    if (s->state == 1) { /* the worker is still decoding it: go past it */
+      s->abandoned = 1;
+      ra->consumer++;
+      pthread_cond_broadcast(&ra->cv);
+      if (s->shard == shard && s->block == block) break; /* decode a copy */
+      continue;
     }
     ra->holding = 1;
-    if (s->block != block || s->shard != shard) continue; /* skipped: drop it */
-    pthread_mutex_unlock(&ra->mu);
+    if (s->shard != shard || s->block != block) continue; /* skipped: drop it */
     if (s->err) {
       free(*err);
       *err = strdup(s->err);
-      return -1;
+      rc = -1;
+    } else {
+      *b = s->b;
+      rc = 1;
     }
-    *b = s->b;
-    return 1;
+    break;
   }
+  pthread_mutex_unlock(&ra->mu);
+  return rc;
 }
 
 void atlas_readahead_free(atlas_readahead *ra) {
