@@ -123,7 +123,8 @@ int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
   if (size / ZSTD_BLOCKSIZE_MAX > n / 3 + 1)
     return ds_err(err, "zstd frame of %zu bytes cannot hold the %llu bytes it declares",
                   n, size);
-  if (out->cap < DS_ZSTD_MIN_BUFFER && ds_buf_reserve(out, DS_ZSTD_MIN_BUFFER))
+  /* (a buffer the caller sized itself is left as it is) */
+  if (!out->cap && ds_buf_reserve(out, DS_ZSTD_MIN_BUFFER))
     return ds_err(err, "out of memory");
   if (ds_buf_reserve(out, size ? (size_t)size : 1)) return ds_err(err, "out of memory");
   /* Decode with all the room the buffer has, not just the declared size:
