@@ -3,6 +3,7 @@
  * SQLite's JSON subtype, so json_each(), -> and ->> treat them as JSON. */
 #include "value_sql.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,16 +55,27 @@ static void result_uint(sqlite3_context *ctx, uint64_t u) {
   sqlite3_result_text(ctx, s, n, SQLITE_TRANSIENT);
 }
 
-/* TEXT: short text without U+0000 goes through a NUL-terminated copy and
- * length -1, so SQLite marks it terminated (functions such as length()
- * then need no second copy to add the terminator). */
+/* TEXT: text without U+0000 goes through a NUL-terminated copy (memccpy
+ * checks while it copies) and length -1, so SQLite marks it terminated
+ * (functions such as length() then need no second copy to add the
+ * terminator). Short text is copied on the stack; longer text into a
+ * buffer SQLite takes over. */
 static void result_text(sqlite3_context *ctx, const uint8_t *p, size_t n) {
   char buf[1024];
-  if (n < sizeof buf && (n == 0 || !memchr(p, 0, n))) {
-    if (n) memcpy(buf, p, n);
-    buf[n] = 0;
-    sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
-    return;
+  if (n < sizeof buf) {
+    if (n == 0 || !memccpy(buf, p, 0, n)) {
+      buf[n] = 0;
+      sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+      return;
+    }
+  } else if (n < (size_t)INT_MAX) {
+    char *h = malloc(n + 1);
+    if (h && !memccpy(h, p, 0, n)) {
+      h[n] = 0;
+      sqlite3_result_text(ctx, h, -1, free);
+      return;
+    }
+    free(h);
   }
   sqlite3_result_text64(ctx, nonnull(p), n, SQLITE_TRANSIENT, SQLITE_UTF8);
 }

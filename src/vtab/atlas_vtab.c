@@ -55,8 +55,6 @@
 /* An ascending scan drops the data.bin pages it has passed every this
  * many bytes (and at each new shard). */
 #define RELEASE_STEP ((uint64_t)1 << 20)
-/* Text results up to this size are handed to SQLite NUL-terminated. */
-#define TEXT_COPY_MAX ((size_t)1 << 20)
 
 typedef enum { SHAPE_DICT, SHAPE_SEQ, SHAPE_VALUE } example_shape;
 
@@ -80,7 +78,6 @@ typedef struct at_res {
   ds_zstd_ctx z;
   atlas_dblock *own;  /* the block decoded into when the cache is off */
   ds_pickle_list pl;  /* the fast decoder's scratch */
-  ds_buf text;        /* a text result, NUL-terminated (see result_text) */
 } at_res;
 
 static void res_init(at_res *r) {
@@ -92,7 +89,6 @@ static void res_free(at_res *r) {
   ds_zstd_ctx_free(&r->z);
   atlas_dblock_free(r->own);
   ds_pickle_list_free(&r->pl);
-  ds_buf_free(&r->text);
   r->own = NULL;
 }
 
@@ -427,8 +423,7 @@ static int at_close(sqlite3_vtab_cursor *cur) {
     own->shard = (size_t)-1;
     ds_arena_reset(&own->arena);
   }
-  if (!t->spare && (!own || own->buf.cap <= ((size_t)8 << 20)) &&
-      c->r.text.cap <= ((size_t)8 << 20)) { /* keep for the next cursor */
+  if (!t->spare && (!own || own->buf.cap <= ((size_t)8 << 20))) { /* keep for the next cursor */
     t->spare_res = c->r;
     t->spare = 1;
   } else {
@@ -633,21 +628,6 @@ static const ds_value *column_value(const at_vtab *t, const ds_value *ex, int co
   return ex;
 }
 
-/* A TEXT value. SQLite marks a text NUL-terminated only when given length
- * -1, and otherwise adds the terminator (reallocating) whenever a function
- * such as length() reads it: hand it a terminated copy when the text holds
- * no U+0000 (memccpy checks while it copies). */
-static void result_text(at_cursor *c, sqlite3_context *ctx, const ds_value *v) {
-  size_t n = v->u.s.n;
-  if (n < TEXT_COPY_MAX && ds_buf_reserve(&c->r.text, n + 1) == 0 &&
-      (!n || !memccpy(c->r.text.data, v->u.s.p, 0, n))) {
-    c->r.text.data[n] = 0;
-    sqlite3_result_text(ctx, (const char *)c->r.text.data, -1, SQLITE_TRANSIENT);
-    return;
-  }
-  ds_value_result(ctx, v);
-}
-
 /* A value, or its JSON (example column), checked for unsupported objects. */
 static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
                          int as_json) {
@@ -657,8 +637,7 @@ static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
     return;
   }
   if (!as_json) {
-    if (v->type == DS_V_TEXT) result_text(c, ctx, v);
-    else ds_value_result(ctx, v);
+    ds_value_result(ctx, v);
     return;
   }
   ds_buf json = {0};
