@@ -44,7 +44,7 @@ def parse(path):
     if m:
         head += "; %s timed run%s per variant" % (
             m.group(1), "" if m.group(1) == "1" else "s")
-    info = [l for l in lines[1:3] if l and not l.startswith(("NOTE", "query"))]
+    info = [l for l in lines[1:4] if re.match(r"^[A-Z]\d: ", l)]
     rows, mode = [], None
     for line in lines:
         if line.startswith("--------"):
@@ -102,7 +102,10 @@ def cell(v):
 
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else "build/bench"
-    now = datetime.datetime.now(datetime.timezone.utc)
+    files = [os.path.join(d, "RESULTS-%s.txt" % k) for k, _, _ in SETS]
+    stamps = [os.path.getmtime(f) for f in files if os.path.exists(f)]
+    now = datetime.datetime.fromtimestamp(  # when the last workload ended
+        max(stamps) if stamps else 0, datetime.timezone.utc)
     out = ["# Benchmark results", "",
            "Written by `make bench` (`bench/run.sh`, then "
            "`bench/results_md.py`) on %s. Machine: %s." % (
