@@ -1085,6 +1085,92 @@ void bcolz_stats_free(bcolz_stats *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* The tight stats loop a dtype takes: scalar numbers in native byte order
+ * as a struct-module letter (l i h b I H B d), else 0. */
+static char native_num(const bcolz_dtype *dt) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (dt->ndim != 0 || dt->byteorder == '>') return 0;
+  switch (dt->kind) {
+  case 'i':
+    return dt->itemsize == 8 ? 'l' : dt->itemsize == 4 ? 'i' : dt->itemsize == 2 ? 'h' : 'b';
+  case 'u':
+    return dt->itemsize == 4 ? 'I' : dt->itemsize == 2 ? 'H' : dt->itemsize == 1 ? 'B' : 0;
+  case 'f':
+    return dt->itemsize == 8 ? 'd' : 0;
+  default:
+    return 0;
+  }
+#else
+  (void)dt;
+  return 0;
+#endif
+}
+
+/* Sum, min and max of a chunk of native signed ints (T), accumulated in
+ * ACC (wide enough for a chunk), into isum / imin / imax. */
+#define STATS_INT_LOOP(T, ACC)                                   \
+  do {                                                           \
+    ACC acc_ = 0;                                                \
+    int64_t mn_ = imin, mx_ = imax;                              \
+    for (uint64_t r_ = 0; r_ < rows; r_++) {                     \
+      T v_;                                                      \
+      memcpy(&v_, p + r_ * sizeof(T), sizeof(T));                \
+      acc_ += v_;                                                \
+      mn_ = v_ < mn_ ? v_ : mn_;                                 \
+      mx_ = v_ > mx_ ? v_ : mx_;                                 \
+    }                                                            \
+    isum += acc_;                                                \
+    imin = mn_;                                                  \
+    imax = mx_;                                                  \
+    have |= rows > 0;                                            \
+  } while (0)
+#define STATS_UINT_LOOP(T)                                       \
+  do {                                                           \
+    uint64_t acc_ = 0, mn_ = umin, mx_ = umax;                   \
+    for (uint64_t r_ = 0; r_ < rows; r_++) {                     \
+      T v_;                                                      \
+      memcpy(&v_, p + r_ * sizeof(T), sizeof(T));                \
+      acc_ += v_;                                                \
+      mn_ = v_ < mn_ ? v_ : mn_;                                 \
+      mx_ = v_ > mx_ ? v_ : mx_;                                 \
+    }                                                            \
+    isum += acc_;                                                \
+    umin = mn_;                                                  \
+    umax = mx_;                                                  \
+    have |= rows > 0;                                            \
+  } while (0)
+/* float64: NaN counted as null; finite values summed with Neumaier's
+ * compensation; infinities as in the generic loop. */
+#define STATS_FLOAT_LOOP()                                       \
+  do {                                                           \
+    double mn_ = fmin, mx_ = fmax, sum_ = fsum, comp_ = fcomp;   \
+    for (uint64_t r_ = 0; r_ < rows; r_++) {                     \
+      double v_;                                                 \
+      memcpy(&v_, p + r_ * 8, 8);                                \
+      if (isnan(v_)) {                                           \
+        s->nulls++;                                              \
+        continue;                                                \
+      }                                                          \
+      mn_ = v_ < mn_ ? v_ : mn_;                                 \
+      mx_ = v_ > mx_ ? v_ : mx_;                                 \
+      have = 1;                                                  \
+      if (isinf(v_) || isinf(sum_)) {                            \
+        if (isinf(v_)) {                                         \
+          if (isinf(sum_) && (sum_ > 0) != (v_ > 0)) fnan_sum = 1; \
+          sum_ += v_;                                            \
+        }                                                        \
+        continue;                                                \
+      }                                                          \
+      double t_ = sum_ + v_;                                     \
+      comp_ += fabs(sum_) >= fabs(v_) ? (sum_ - t_) + v_ : (v_ - t_) + sum_; \
+      sum_ = t_;                                                 \
+    }                                                            \
+    fmin = mn_;                                                  \
+    fmax = mx_;                                                  \
+    fsum = sum_;                                                 \
+    fcomp = comp_;                                               \
+  } while (0)
+
 int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
                        char **err) {
   memset(s, 0, sizeof *s);
@@ -1109,6 +1195,20 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
     const uint8_t *p;
     uint64_t rows;
     if (bcolz_chunk(t, col, k, &buf, &p, &rows, err)) goto done;
+    /* native-order numbers: one tight loop per chunk */
+    int done_chunk = 1;
+    switch (native_num(dt)) {
+    case 'l': STATS_INT_LOOP(int64_t, __int128); break;
+    case 'i': STATS_INT_LOOP(int32_t, int64_t); break;
+    case 'h': STATS_INT_LOOP(int16_t, int64_t); break;
+    case 'b': STATS_INT_LOOP(int8_t, int64_t); break;
+    case 'I': STATS_UINT_LOOP(uint32_t); break;
+    case 'H': STATS_UINT_LOOP(uint16_t); break;
+    case 'B': STATS_UINT_LOOP(uint8_t); break;
+    case 'd': STATS_FLOAT_LOOP(); break;
+    default: done_chunk = 0; break;
+    }
+    if (done_chunk) continue;
     for (uint64_t r = 0; r < rows; r++) {
       const uint8_t *e = p + r * dt->atom;
       switch (kind) {
@@ -1191,12 +1291,13 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
         }
         if (vn == 0) s->empty_count++;
         if (len > s->max_len) s->max_len = len;
-        ds_vtype ty = kind == 'U' || ds_utf8_valid(vp, vn) ? DS_V_TEXT
-                                                           : DS_V_BYTES;
-        if (!have || bytes_cmp(vp, vn, s->min.u.s.p, s->min.u.s.n) < 0)
-          if (set_bytes(&s->min_store_, &s->min, ty, vp, vn)) goto oom;
-        if (!have || bytes_cmp(vp, vn, s->max.u.s.p, s->max.u.s.n) > 0)
-          if (set_bytes(&s->max_store_, &s->max, ty, vp, vn)) goto oom;
+        int lo = !have || bytes_cmp(vp, vn, s->min.u.s.p, s->min.u.s.n) < 0;
+        int hi = !have || bytes_cmp(vp, vn, s->max.u.s.p, s->max.u.s.n) > 0;
+        if (lo || hi) { /* the type is needed only for a new min or max */
+          ds_vtype ty = kind == 'U' || ds_utf8_valid(vp, vn) ? DS_V_TEXT : DS_V_BYTES;
+          if (lo && set_bytes(&s->min_store_, &s->min, ty, vp, vn)) goto oom;
+          if (hi && set_bytes(&s->max_store_, &s->max, ty, vp, vn)) goto oom;
+        }
         have = 1;
         break;
       }

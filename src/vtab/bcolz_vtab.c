@@ -49,6 +49,7 @@
 #include "core/sqlite_api.h"
 #include "core/value_sql.h"
 #include "formats/bcolz.h"
+#include "formats/bcolz_cache.h"
 #include "formats/bcolz_filter.h"
 #include "vtab/dataset.h"
 #include "vtab/modules.h"
@@ -60,10 +61,15 @@
 /* At most this many column comparisons are pushed into one scan. */
 #define MAX_PUSHED 16
 
+/* Default cache_mb: decompressed chunks kept for row lookups. */
+#define DEFAULT_CACHE_MB 1024
+
 typedef struct bz_dataset {
   ds_dataset base; /* refcount, cache key, path, change detection */
   bcolz_table *table;
   int flags; /* BCOLZ_BYTES_BLOB */
+  uint64_t cache_budget;  /* bytes; 0: lookups use blosc_getitem */
+  bcolz_cache *cache;     /* created at the first lookup */
 } bz_dataset;
 
 /* The module's view of a shared dataset. */
@@ -114,6 +120,7 @@ typedef struct bz_cursor {
 
 /* ds_dataset_ops.close */
 static void dataset_close(ds_dataset *d) {
+  bcolz_cache_free(BZ(d)->cache);
   bcolz_close(BZ(d)->table);
   free(d);
 }
@@ -127,17 +134,20 @@ static int dataset_changed(const ds_dataset *d) {
 static int dataset_open(const char *path, const ds_options *o, int tvf,
                         ds_dataset **out, char **err) {
   (void)tvf;
-  static const char *const known[] = {"bytes", NULL};
+  static const char *const known[] = {"bytes", "cache_mb", NULL};
   static const char *const bytes_modes[] = {"text", "blob", NULL};
   int bytes;
+  int64_t cache_mb;
   if (ds_options_check_known(o, known, err) ||
-      ds_options_enum(o, "bytes", bytes_modes, 0, &bytes, err)) {
+      ds_options_enum(o, "bytes", bytes_modes, 0, &bytes, err) ||
+      ds_options_int(o, "cache_mb", DEFAULT_CACHE_MB, 0, INT64_C(1) << 40, &cache_mb, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
   bz_dataset *d = calloc(1, sizeof *d);
   if (!d) return ds_err(err, "out of memory");
   d->flags = bytes ? BCOLZ_BYTES_BLOB : 0;
+  d->cache_budget = (uint64_t)cache_mb << 20;
   if (bcolz_open(path, &d->table, err)) {
     free(d);
     return -1;
@@ -501,6 +511,14 @@ static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
                       size_t *n, char **err) {
   bcolz_table *tb = BZ(c->ds)->table;
   const bcolz_dtype *dt = bcolz_col_dtype(tb, col);
+  bz_dataset *d = BZ(c->ds);
+  if (c->few && dt->kind != 'O' && d->cache_budget) { /* lookups: cached chunks */
+    if (!d->cache && !(d->cache = bcolz_cache_new(d->cache_budget)))
+      return ds_err(err, "out of memory");
+    if (bcolz_cache_row(d->cache, tb, col, row, p, err)) return -1;
+    *n = (size_t)dt->atom;
+    return 0;
+  }
   if (c->few || dt->kind == 'O') { /* one row: decompress only its block */
     if (bcolz_row_atom(tb, col, row, &c->atom, err)) return -1;
     *p = c->atom.data ? c->atom.data : (const uint8_t *)"";
