@@ -748,6 +748,9 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   if (map_chunk(c, k, &nbytes, err)) return -1;
   count_decode(c);
   if (decompress(c->cf->data + 16, nbytes, c->cf->path, buf, err)) return -1;
+  /* the whole chunk is in buf now: give the mapped pages back so a scan's
+   * memory does not grow with the mappings kept */
+  ds_file_drop(c->cf, 0, c->cf->size);
   *p = buf->data;
   if (c->dt.kind == 'O') {
     *rows = 1;
@@ -1189,7 +1192,7 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
   double fsum = 0, fcomp = 0, fmin = INFINITY, fmax = -INFINITY;
   int fnan_sum = 0; /* inf + -inf */
   int have = 0;
-  ds_buf buf = {0}, txt = {0};
+  ds_buf buf = {0}, txt = {0}, smin = {0}, smax = {0};
   int rc = -1;
   for (uint64_t k = 0; k < c->nchunks; k++) {
     const uint8_t *p;
@@ -1207,6 +1210,23 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
     case 'B': STATS_UINT_LOOP(uint8_t); break;
     case 'd': STATS_FLOAT_LOOP(); break;
     default: done_chunk = 0; break;
+    }
+    if (!done_chunk && kind == 'S' && dt->ndim == 0) {
+      /* NUL-padded cells order as their stripped values do, so min and max
+       * are whole-cell memcmp; stripped and typed once at the end */
+      size_t w = dt->itemsize;
+      if (!smin.data && (ds_buf_reserve(&smin, w + 1) || ds_buf_reserve(&smax, w + 1)))
+        goto oom;
+      for (uint64_t r = 0; r < rows; r++) {
+        const uint8_t *e = p + r * w;
+        size_t n = w && e[w - 1] ? w : s_len(e, w);
+        if (n == 0) s->empty_count++;
+        if (n > s->max_len) s->max_len = n;
+        if (!have || memcmp(e, smin.data, w) < 0) memcpy(smin.data, e, w);
+        if (!have || memcmp(e, smax.data, w) > 0) memcpy(smax.data, e, w);
+        have = 1;
+      }
+      continue;
     }
     if (done_chunk) continue;
     for (uint64_t r = 0; r < rows; r++) {
@@ -1305,6 +1325,15 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
     }
   }
   uint64_t nv = s->count - s->nulls;
+  if (have && smin.data) { /* S: the min and max cells found above */
+    ds_buf *cell[2] = {&smin, &smax}, *st[2] = {&s->min_store_, &s->max_store_};
+    ds_value *dv[2] = {&s->min, &s->max};
+    for (int i = 0; i < 2; i++) {
+      size_t n = s_len(cell[i]->data, dt->itemsize);
+      ds_vtype ty = ds_utf8_valid(cell[i]->data, n) ? DS_V_TEXT : DS_V_BYTES;
+      if (set_bytes(st[i], dv[i], ty, cell[i]->data, n)) goto oom;
+    }
+  }
   if (have) {
     switch (kind) {
     case 'b':
@@ -1377,6 +1406,8 @@ oom:
 done:
   ds_buf_free(&buf);
   ds_buf_free(&txt);
+  ds_buf_free(&smin);
+  ds_buf_free(&smax);
   return rc;
 }
 

@@ -11,13 +11,15 @@
  * value) and the HIDDEN arguments path and options. CREATE form: one column
  * per ctable column in the table's order (a carray gives `value`), typed by
  * dtype. Options: bytes=text|blob (S columns as TEXT, BLOB when not UTF-8,
- * or always BLOB).
+ * or always BLOB), cache_mb=N (decompressed chunks kept for lookups).
  *
  * Only the columns a query reads are decompressed: each column keeps the
  * chunk it last decompressed, so a scan decompresses every chunk of the
  * columns it uses once, and never touches the others. rowid =, IN, ranges
  * and LIMIT/OFFSET pick the rows (core/plan.c); a lookup of a few rows
- * decompresses only the Blosc block holding each (blosc_getitem).
+ * reads each row's chunk from the table's bounded LRU cache of decompressed
+ * chunks (formats/bcolz_cache.c, cache_mb MiB), or with cache_mb=0
+ * decompresses only the Blosc block holding it (blosc_getitem).
  *
  * Pushdown (CREATE form): `col = < <= > >= ?` (BETWEEN arrives as >= and
  * <=), `col IS NULL`, `col IS NOT NULL` on scalar numeric columns (ints,
