@@ -902,7 +902,15 @@ static int ucs4_to_utf8(const uint8_t *p, uint32_t itemsize, int big,
   return 0;
 }
 
-static size_t s_len(const uint8_t *p, size_t n) {
+static inline size_t s_len(const uint8_t *p, size_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  while (n >= 8) { /* 8 bytes at a time: the last non-zero byte of a word */
+    uint64_t x;
+    memcpy(&x, p + n - 8, 8);
+    if (x) return n - 8 + (size_t)(63 - __builtin_clzll(x)) / 8 + 1;
+    n -= 8;
+  }
+#endif
   while (n > 0 && p[n - 1] == 0) n--;
   return n;
 }
@@ -1088,6 +1096,33 @@ void bcolz_stats_free(bcolz_stats *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* memcmp order of two w-byte cells, 8 bytes at a time. */
+static inline uint64_t load_be64(const uint8_t *p) {
+  uint64_t x;
+  memcpy(&x, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  x = __builtin_bswap64(x);
+#endif
+  return x;
+}
+
+static inline int cmp_cells(const uint8_t *a, const uint8_t *b, size_t w) {
+  size_t i = 0;
+  for (; i + 8 <= w; i += 8) {
+    uint64_t x, y;
+    memcpy(&x, a + i, 8);
+    memcpy(&y, b + i, 8);
+    if (x != y) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      x = __builtin_bswap64(x);
+      y = __builtin_bswap64(y);
+#endif
+      return x < y ? -1 : 1;
+    }
+  }
+  return i < w ? memcmp(a + i, b + i, w - i) : 0;
+}
+
 /* The tight stats loop a dtype takes: scalar numbers in native byte order
  * as a struct-module letter (l i h b I H B d), else 0. */
 static char native_num(const bcolz_dtype *dt) {
@@ -1100,6 +1135,8 @@ static char native_num(const bcolz_dtype *dt) {
     return dt->itemsize == 4 ? 'I' : dt->itemsize == 2 ? 'H' : dt->itemsize == 1 ? 'B' : 0;
   case 'f':
     return dt->itemsize == 8 ? 'd' : 0;
+  case 'b':
+    return dt->itemsize == 1 ? '?' : 0;
   default:
     return 0;
   }
@@ -1143,35 +1180,50 @@ static char native_num(const bcolz_dtype *dt) {
     have |= rows > 0;                                            \
   } while (0)
 /* float64: NaN counted as null; finite values summed with Neumaier's
- * compensation; infinities as in the generic loop. */
-#define STATS_FLOAT_LOOP()                                       \
-  do {                                                           \
-    double mn_ = fmin, mx_ = fmax, sum_ = fsum, comp_ = fcomp;   \
-    for (uint64_t r_ = 0; r_ < rows; r_++) {                     \
-      double v_;                                                 \
-      memcpy(&v_, p + r_ * 8, 8);                                \
-      if (isnan(v_)) {                                           \
-        s->nulls++;                                              \
-        continue;                                                \
-      }                                                          \
-      mn_ = v_ < mn_ ? v_ : mn_;                                 \
-      mx_ = v_ > mx_ ? v_ : mx_;                                 \
-      have = 1;                                                  \
-      if (isinf(v_) || isinf(sum_)) {                            \
-        if (isinf(v_)) {                                         \
-          if (isinf(sum_) && (sum_ > 0) != (v_ > 0)) fnan_sum = 1; \
-          sum_ += v_;                                            \
-        }                                                        \
-        continue;                                                \
-      }                                                          \
-      double t_ = sum_ + v_;                                     \
+ * compensation. A first pass assumes no infinity (no branches but NaN);
+ * a chunk where the sum stops being finite is summed again by the careful
+ * loop, which keeps infinities out of the compensation. */
+#define STATS_FLOAT_LOOP()                                                   \
+  do {                                                                       \
+    double mn_ = fmin, mx_ = fmax, sum_ = fsum, comp_ = fcomp;               \
+    uint64_t nn_ = 0;                                                        \
+    for (uint64_t r_ = 0; r_ < rows; r_++) {                                 \
+      double v_;                                                             \
+      memcpy(&v_, p + r_ * 8, 8);                                            \
+      if (v_ != v_) {                                                        \
+        nn_++;                                                               \
+        continue;                                                            \
+      }                                                                      \
+      mn_ = v_ < mn_ ? v_ : mn_;                                             \
+      mx_ = v_ > mx_ ? v_ : mx_;                                             \
+      double t_ = sum_ + v_;                                                 \
       comp_ += fabs(sum_) >= fabs(v_) ? (sum_ - t_) + v_ : (v_ - t_) + sum_; \
-      sum_ = t_;                                                 \
-    }                                                            \
-    fmin = mn_;                                                  \
-    fmax = mx_;                                                  \
-    fsum = sum_;                                                 \
-    fcomp = comp_;                                               \
+      sum_ = t_;                                                             \
+    }                                                                        \
+    if (!isfinite(sum_) || !isfinite(comp_)) {                               \
+      sum_ = fsum, comp_ = fcomp;                                            \
+      for (uint64_t r_ = 0; r_ < rows; r_++) {                               \
+        double v_;                                                           \
+        memcpy(&v_, p + r_ * 8, 8);                                          \
+        if (v_ != v_) continue;                                              \
+        if (isinf(v_) || isinf(sum_)) {                                      \
+          if (isinf(v_)) {                                                   \
+            if (isinf(sum_) && (sum_ > 0) != (v_ > 0)) fnan_sum = 1;         \
+            sum_ += v_;                                                      \
+          }                                                                  \
+          continue;                                                          \
+        }                                                                    \
+        double t_ = sum_ + v_;                                               \
+        comp_ += fabs(sum_) >= fabs(v_) ? (sum_ - t_) + v_ : (v_ - t_) + sum_; \
+        sum_ = t_;                                                           \
+      }                                                                      \
+    }                                                                        \
+    have |= nn_ < rows;                                                      \
+    s->nulls += nn_;                                                         \
+    fmin = mn_;                                                              \
+    fmax = mx_;                                                              \
+    fsum = sum_;                                                             \
+    fcomp = comp_;                                                           \
   } while (0)
 
 int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
@@ -1209,6 +1261,18 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
     case 'H': STATS_UINT_LOOP(uint16_t); break;
     case 'B': STATS_UINT_LOOP(uint8_t); break;
     case 'd': STATS_FLOAT_LOOP(); break;
+    case '?': { /* bool: the count of true cells is the sum */
+      uint64_t ones = 0;
+      for (uint64_t r = 0; r < rows; r++) ones += p[r] != 0;
+      isum += ones;
+      if (rows) {
+        int64_t cmin = ones < rows ? 0 : 1, cmax = ones > 0 ? 1 : 0;
+        if (cmin < imin) imin = cmin;
+        if (cmax > imax) imax = cmax;
+        have = 1;
+      }
+      break;
+    }
     default: done_chunk = 0; break;
     }
     if (!done_chunk && kind == 'S' && dt->ndim == 0) {
@@ -1217,15 +1281,26 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
       size_t w = dt->itemsize;
       if (!smin.data && (ds_buf_reserve(&smin, w + 1) || ds_buf_reserve(&smax, w + 1)))
         goto oom;
+      /* the first 8 bytes (big-endian) of min and max: a cell whose first
+       * 8 bytes lie strictly between them is neither */
+      uint64_t lo0 = 0, hi0 = 0, empty = 0, maxlen = s->max_len;
+      if (have && w >= 8) lo0 = load_be64(smin.data), hi0 = load_be64(smax.data);
       for (uint64_t r = 0; r < rows; r++) {
         const uint8_t *e = p + r * w;
         size_t n = w && e[w - 1] ? w : s_len(e, w);
-        if (n == 0) s->empty_count++;
-        if (n > s->max_len) s->max_len = n;
-        if (!have || memcmp(e, smin.data, w) < 0) memcpy(smin.data, e, w);
-        if (!have || memcmp(e, smax.data, w) > 0) memcpy(smax.data, e, w);
+        empty += n == 0;
+        maxlen = n > maxlen ? n : maxlen;
+        if (have && w >= 8) {
+          uint64_t x0 = load_be64(e);
+          if (x0 > lo0 && x0 < hi0) continue;
+        }
+        if (!have || cmp_cells(e, smin.data, w) < 0) memcpy(smin.data, e, w);
+        if (!have || cmp_cells(e, smax.data, w) > 0) memcpy(smax.data, e, w);
         have = 1;
+        if (w >= 8) lo0 = load_be64(smin.data), hi0 = load_be64(smax.data);
       }
+      s->empty_count += empty;
+      s->max_len = maxlen;
       continue;
     }
     if (done_chunk) continue;
