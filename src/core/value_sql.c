@@ -60,7 +60,7 @@ static void result_uint(sqlite3_context *ctx, uint64_t u) {
  * (functions such as length() then need no second copy to add the
  * terminator). Short text is copied on the stack; longer text into a
  * buffer SQLite takes over. */
-static void result_text(sqlite3_context *ctx, const uint8_t *p, size_t n) {
+void ds_result_text(sqlite3_context *ctx, const uint8_t *p, size_t n) {
   char buf[1024];
   if (n < sizeof buf) {
     if (n == 0 || !memccpy(buf, p, 0, n)) {
@@ -91,7 +91,7 @@ void ds_value_result(sqlite3_context *ctx, const ds_value *v) {
       if (isnan(v->u.f)) sqlite3_result_null(ctx);
       else sqlite3_result_double(ctx, v->u.f);
       return;
-    case DS_V_TEXT: result_text(ctx, v->u.s.p, v->u.s.n); return;
+    case DS_V_TEXT: ds_result_text(ctx, v->u.s.p, v->u.s.n); return;
     case DS_V_BYTES:
     case DS_V_NDARRAY:
       sqlite3_result_blob64(ctx, nonnull(v->u.s.p), v->u.s.n, SQLITE_TRANSIENT);

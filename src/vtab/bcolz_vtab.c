@@ -95,7 +95,8 @@ typedef struct bz_colcache {
 } bz_colcache;
 
 /* Cells xColumn turns into SQL values directly (native byte order). */
-enum { NUM_NONE, NUM_I8, NUM_I4, NUM_I2, NUM_I1, NUM_U4, NUM_U2, NUM_U1, NUM_B1, NUM_F8, NUM_F4 };
+enum { NUM_NONE, NUM_I8, NUM_I4, NUM_I2, NUM_I1, NUM_U4, NUM_U2, NUM_U1, NUM_B1, NUM_F8, NUM_F4,
+       NUM_S /* S text, not bytes=blob */ };
 
 typedef struct bz_cursor {
   sqlite3_vtab_cursor base;
@@ -421,8 +422,9 @@ static int set_filters(bz_cursor *c, const char *idxStr, int argc,
   return 0;
 }
 
-/* NUM_* for a column's dtype. */
-static int num_kind(const bcolz_dtype *dt) {
+/* NUM_* for a column's dtype (flags: the dataset's BCOLZ_*). */
+static int num_kind(const bcolz_dtype *dt, int flags) {
+  if (dt->kind == 'S' && dt->ndim == 0 && !(flags & BCOLZ_BYTES_BLOB)) return NUM_S;
   int native = 1;
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
   native = dt->itemsize == 1;
@@ -494,7 +496,7 @@ static int bz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   ds_plan_args_free(&a);
   if (rc) return ds_vtab_error(cur->pVtab, MOD, err);
   for (size_t col = 0; rc == 0 && col < c->ncols; col++)
-    c->cols[col].num = num_kind(bcolz_col_dtype(BZ(c->ds)->table, col));
+    c->cols[col].num = num_kind(bcolz_col_dtype(BZ(c->ds)->table, col), BZ(c->ds)->flags);
   ds_rowiter_init(&c->it, &c->rs);
   if (c->fast == 2) { /* bz_next steps to c->next first */
     c->row = c->next - 1;
@@ -669,6 +671,14 @@ static int column_number(bz_cursor *c, sqlite3_context *ctx, int col) {
     memcpy(&v.f4, p + 4 * i, 4);
     if (!isnan(v.f4)) sqlite3_result_double(ctx, v.f4);
     return 1;
+  case NUM_S: { /* TEXT without trailing NULs; BLOB when not UTF-8 */
+    size_t w = bcolz_col_dtype(BZ(c->ds)->table, (size_t)col)->itemsize, n = w;
+    const uint8_t *e = p + w * i;
+    while (n > 0 && e[n - 1] == 0) n--;
+    if (ds_utf8_valid(e, n)) ds_result_text(ctx, e, n);
+    else sqlite3_result_blob64(ctx, n ? (const void *)e : "", n, SQLITE_TRANSIENT);
+    return 1;
+  }
   default:
     return 0;
   }
