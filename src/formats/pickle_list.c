@@ -18,7 +18,19 @@
  * (a str that is only memoized, or only placed into an example not being
  * built, cannot change the value). That is what lets
  * ds_pickle_list_example walk the whole pickle with every check that can
- * make the general decoder fail, but build one example only. */
+ * make the general decoder fail, but build one example only.
+ *
+ * ds_pickle_list_prefix, for a pickle such a walk has accepted before,
+ * stops as soon as the example is final. With only the outer list's MARK
+ * open, example k sits in stack slot s = k - (examples already appended)
+ * + 1. Once slot s + 1 holds a container or a tuple, nothing can change
+ * slot s again in a walk that succeeds: every opcode that would put values
+ * into the example in slot s (APPEND, SETITEM(S), APPENDS, TUPLE*, a MARK
+ * at s + 1 closed by SETITEMS/APPENDS/TUPLE) would have to take the
+ * non-scalar in slot s + 1 with them, which declines, and the only way to
+ * take it off the stack that succeeds is the outer APPENDS, which
+ * finishes the example as it is. An example appended to the outer list
+ * (APPEND or APPENDS) is final too. */
 #include "formats/pickle_list.h"
 
 #include <stdlib.h>
@@ -53,6 +65,7 @@ typedef struct fl {
   size_t want;    /* the example to build; SIZE_MAX: all of them */
   ds_value *ex;   /* where example `want` goes */
   int got;
+  int early;      /* stop once example `want` is final (a prefix walk) */
 } fl;
 
 void ds_pickle_list_free(ds_pickle_list *l) {
@@ -323,7 +336,7 @@ static int memo_get(fl *d, uint64_t i) {
 }
 
 /* One opcode other than STOP; -1 declines. */
-static int step(fl *d, uint8_t op) {
+static inline __attribute__((always_inline)) int step(fl *d, uint8_t op) {
   uint64_t x;
   size_t k;
   switch (op) {
@@ -384,9 +397,39 @@ static int run(fl *d) {
   return 1; /* no STOP */
 }
 
+/* A prefix walk: 1 when example `want` is final (see the top of the file),
+ * with *d->ex set. A text example at the outer level is checked here as
+ * add_items would check it. */
+static int example_final(fl *d) {
+  if (d->got) return 1;
+  if (d->nmarks != 1 || d->fence != 1 || !d->outer || d->want < d->outer->n) return 0;
+  size_t s = d->want - d->outer->n + 1;
+  if (s + 1 >= d->sp || is_scalar(&d->l->st[s + 1])) return 0;
+  const ds_value *v = &d->l->st[s];
+  fl_obj *e = obj_of(v);
+  if (e) {
+    if (e == d->outer) return 0;
+    finish(e, d->ex);
+    return 1;
+  }
+  if (!(is_scalar(v) || v->type == DS_V_TUPLE) || !text_ok(v)) return 0;
+  *d->ex = *v;
+  return 1;
+}
+
+/* Run until example `want` is final: 0, or 1 to decline. */
+static int run_prefix(fl *d) {
+  while (d->p < d->end) {
+    uint8_t op = *d->p++;
+    if (op == '.' || step(d, op)) return 1;
+    if (example_final(d)) return 0;
+  }
+  return 1;
+}
+
 int ds_pickle_list_decode(ds_pickle_list *l, const uint8_t *p, size_t n,
                           ds_arena *a, ds_value *out) {
-  fl d = {l, p, p + n, a, NULL, 0, 2048, 0, 0, 0, 0, NULL, 0, SIZE_MAX, NULL, 0};
+  fl d = {l, p, p + n, a, NULL, 0, 2048, 0, 0, 0, 0, NULL, 0, SIZE_MAX, NULL, 0, 0};
   if (run(&d)) return 1;
   out->type = DS_V_LIST;
   out->u.list.items = d.outer->items;
@@ -396,9 +439,15 @@ int ds_pickle_list_decode(ds_pickle_list *l, const uint8_t *p, size_t n,
 
 int ds_pickle_list_example(ds_pickle_list *l, const uint8_t *p, size_t n,
                            ds_arena *a, size_t k, ds_value *ex, size_t *count) {
-  fl d = {l, p, p + n, a, NULL, 0, 512, 0, 0, 0, 0, NULL, 0, k, ex, 0};
+  fl d = {l, p, p + n, a, NULL, 0, 512, 0, 0, 0, 0, NULL, 0, k, ex, 0, 0};
   if (k == SIZE_MAX || run(&d)) return 1;
   *count = d.outer->n;
   if (!d.got) ex->type = DS_V_NULL;
   return 0;
+}
+
+int ds_pickle_list_prefix(ds_pickle_list *l, const uint8_t *p, size_t n, ds_arena *a,
+                          size_t k, ds_value *ex) {
+  fl d = {l, p, p + n, a, NULL, 0, 512, 0, 0, 0, 0, NULL, 0, k, ex, 0, 1};
+  return k == SIZE_MAX || run_prefix(&d);
 }
