@@ -22,6 +22,7 @@
 #include "formats/atlas_readahead.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +171,13 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
   ra->has_worker = pthread_create(&ra->worker, NULL, worker_main, ra) == 0;
   *out = ra;
   return 0;
+}
+
+int atlas_readahead_cpus(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  int n = CPU_COUNT(&set);
+  return n > 0 ? n : 1;
 }
 
 /* 1 when block (sa, ba) comes before (sb, bb) in a walk. */

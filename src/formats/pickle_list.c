@@ -265,7 +265,7 @@ static inline int arg(fl *d, size_t k, uint64_t *v) {
 }
 
 /* str or bytes with a k-byte length. */
-static int op_string(fl *d, size_t k, int type) {
+static inline __attribute__((always_inline)) int op_string(fl *d, size_t k, int type) {
   uint64_t n;
   if (arg(d, k, &n) || n > (uint64_t)(d->end - d->p)) return -1;
   const uint8_t *s = d->p;
@@ -301,7 +301,7 @@ static int op_long1(fl *d) {
 }
 
 /* BINFLOAT: a big-endian double. */
-static int op_float(fl *d) {
+static inline __attribute__((always_inline)) int op_float(fl *d) {
   if (d->end - d->p < 8) return -1;
   uint64_t u = 0;
   for (int i = 0; i < 8; i++) u = u << 8 | d->p[i];
@@ -314,7 +314,7 @@ static int op_float(fl *d) {
 }
 
 /* MEMOIZE / BINPUT i with i the next memo index. */
-static int memo_put(fl *d, uint64_t i) {
+static inline __attribute__((always_inline)) int memo_put(fl *d, uint64_t i) {
   ds_pickle_list *l = d->l;
   if (i != d->memo_len || d->sp <= d->fence ||
       grow((void **)&l->memo, &l->memo_cap, d->memo_len + 1, sizeof(ds_value), FL_MAX_MEMO))
@@ -324,7 +324,7 @@ static int memo_put(fl *d, uint64_t i) {
 }
 
 /* BINGET of a memoized scalar. */
-static int memo_get(fl *d, uint64_t i) {
+static inline __attribute__((always_inline)) int memo_get(fl *d, uint64_t i) {
   if (i >= d->memo_len || !is_scalar(&d->l->memo[i])) return -1;
   const ds_value *m = &d->l->memo[i];
   if ((m->type == DS_V_TEXT || m->type == DS_V_BYTES) && (d->bytes += m->u.s.n) > FL_MAX_BYTES)
