@@ -24,6 +24,8 @@ typedef struct ds_pickle_list {
   size_t marks_cap;
   ds_value *memo;
   size_t memo_cap;
+  size_t *org, *org_memo;  /* ds_pickle_list_prefix: where slots and memo */
+  size_t org_cap, org_memo_cap; /* entries came from */
 } ds_pickle_list;
 
 void ds_pickle_list_free(ds_pickle_list *l);
