@@ -14,7 +14,7 @@
  * shard and shard_index. Options: infer, columns, unsupported=error|
  * placeholder (a pickled object outside the decoder's allow-list is an
  * error naming it, or the JSON {"$unsupported": "module.name"}), and
- * cache_mb=N and threads=1|2 (both forms; defaults 0 and 2).
+ * cache_mb=N and threads=1|2 (both forms; defaults 0 and 1).
  *
  * Blocks are decoded by the safe pickle decoders (formats/pickle_list.c
  * for the usual list of flat examples, else formats/pickle.c), never
@@ -26,11 +26,11 @@
  * and other cursors, least recently used out first; the blocks cursors
  * are reading at the moment may come on top. Results are the same with
  * or without it; repeated or skewed lookups then skip decompression and
- * decoding. threads=2 (the default): an ascending scan decodes the blocks
- * after its second one ahead on a second thread (formats/atlas_readahead.c)
- * when the process may run on two CPUs or more; threads=1 keeps it on
- * the querying thread (on a machine whose CPUs other processes keep busy,
- * the second thread gains nothing and costs a few percent). */
+ * decoding. threads=2: an ascending scan decodes the blocks after its
+ * second one ahead on a second thread (formats/atlas_readahead.c) when
+ * the process may run on two CPUs or more. Not the default: it wins only
+ * when a second CPU is idle (on the shared 2-CPU test machine, with the
+ * other CPU busy, it cost 4-5%). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,7 +159,7 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
       ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err) ||
       ds_options_enum(o, "unsupported", modes, 0, &mode, err) ||
       ds_options_int(o, "cache_mb", 0, 0, (int64_t)(SIZE_MAX >> 21), &cache_mb, err) ||
-      ds_options_int(o, "threads", 2, 1, 2, &threads, err)) {
+      ds_options_int(o, "threads", 1, 1, 2, &threads, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
