@@ -37,6 +37,7 @@ typedef struct atlas_shard {
   const char *dict_path;    /* its file (borrowed), NULL when none */
   unsigned dict_id;
   char *own_dict_path;
+  uint64_t *checked;        /* a bit per block: checked whole (atomic) */
 } atlas_shard;
 
 struct atlas_reader {
@@ -381,6 +382,8 @@ static int open_shard(atlas_shard *s, char **err) {
   if (read_shard_meta(s, err) || map_index(s, err) || map_data(s, err) ||
       check_offsets(s, err))
     return -1;
+  if (!(s->checked = calloc(s->num_blocks / 64 + 1, sizeof *s->checked)))
+    return ds_err(err, "out of memory");
   if (s->meta.compression_strategy == ATLAS_SHARD_DICTIONARY)
     return load_shard_dict(s, err);
   return 0;
@@ -392,6 +395,7 @@ static void close_shard(atlas_shard *s) {
   ds_file_close(&s->data);
   ds_zstd_dict_free(s->own_dict);
   free(s->own_dict_path);
+  free(s->checked);
   free(s->dir);
   free(s->name);
 }
@@ -765,4 +769,16 @@ void atlas_release_before(const atlas_reader *r, size_t shard, uint64_t block) {
   const atlas_shard *s = &r->shards[shard];
   if (block > s->num_blocks) block = s->num_blocks;
   ds_file_drop(&s->data, 0, atlas_index_entry(r, shard, block));
+}
+
+int atlas_block_checked(const atlas_reader *r, size_t shard, uint64_t block) {
+  if (shard >= r->nshards || block >= r->shards[shard].num_blocks) return 0;
+  uint64_t w = __atomic_load_n(&r->shards[shard].checked[block / 64], __ATOMIC_RELAXED);
+  return (int)(w >> (block % 64) & 1);
+}
+
+void atlas_block_set_checked(const atlas_reader *r, size_t shard, uint64_t block) {
+  if (shard >= r->nshards || block >= r->shards[shard].num_blocks) return;
+  __atomic_fetch_or(&r->shards[shard].checked[block / 64], (uint64_t)1 << (block % 64),
+                    __ATOMIC_RELAXED);
 }

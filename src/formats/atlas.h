@@ -118,6 +118,12 @@ int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, size_t shard,
  * the page cache if read again). */
 void atlas_release_before(const atlas_reader *r, size_t shard, uint64_t block);
 
+/* Blocks the decoder has checked whole (atlas_decode.c): a bit per block
+ * (memory: one bit per block of each shard), set and read atomically, so
+ * threads and cursors sharing the reader may use it at once. */
+int atlas_block_checked(const atlas_reader *r, size_t shard, uint64_t block);
+void atlas_block_set_checked(const atlas_reader *r, size_t shard, uint64_t block);
+
 /* 1 when a mapped file (index.npy, data.bin) changed on disk since opening. */
 int atlas_stale(const atlas_reader *r);
 

@@ -18,8 +18,18 @@ int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_pickle_list *pl
   if (atlas_block(r, z, shard, block, &b->buf, &p, &n, err)) return -1;
   uint64_t want = atlas_block_examples(r, shard, block);
   size_t count;
-  if (pos < want && ds_pickle_list_example(pl, p, n, &b->arena, (size_t)pos, &b->ex, &count) == 0 &&
+  int found = 0;
+  if (pos < want && atlas_block_checked(r, shard, block)) {
+    found = ds_pickle_list_prefix(pl, p, n, &b->arena, (size_t)pos, &b->ex) == 0;
+    if (!found) ds_arena_reset(&b->arena);
+  }
+  if (!found && pos < want &&
+      ds_pickle_list_example(pl, p, n, &b->arena, (size_t)pos, &b->ex, &count) == 0 &&
       count == want) {
+    atlas_block_set_checked(r, shard, block);
+    found = 1;
+  }
+  if (found) {
     b->partial = 1;
     b->pos = pos;
     b->shard = shard;
@@ -33,6 +43,8 @@ int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_pickle_list *pl
   if (ds_pickle_list_decode(pl, p, n, &b->arena, list) != 0) {
     ds_arena_reset(&b->arena);
     rc = ds_pickle_decode(p, n, NULL, &b->arena, list, &why);
+  } else if (list->u.list.n == want) {
+    atlas_block_set_checked(r, shard, block);
   }
   if (rc == 0 && list->type != DS_V_LIST)
     rc = ds_err(&why, "the block's pickle is not a list");

@@ -18,8 +18,12 @@
  * and size are set on success only. With pos < UINT64_MAX (a lookup of
  * one example) the whole block is walked and checked but only example pos
  * is built when the fast decoder can (b->partial, the example in b->ex);
- * otherwise b->list holds every example. Errors name the shard directory
- * and the block. */
+ * otherwise b->list holds every example. A block the fast decoder has
+ * taken whole with the right example count is marked checked in r
+ * (atlas_block_set_checked); a lookup in a checked block walks the block
+ * only as far as its example (ds_pickle_list_prefix), so every block is
+ * checked whole before any of its rows is shown, and only once. Errors
+ * name the shard directory and the block. */
 int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_pickle_list *pl,
                        atlas_dblock *b, size_t shard, uint64_t block, uint64_t pos,
                        char **err);

@@ -2,21 +2,27 @@
  * atlas_readahead.h).
  *
  * Block number b of the walk lives in slot b % NSLOTS. A block is claimed
- * (found by advancing the shared row iterator to the next distinct block)
- * under the lock, decoded outside it, then published. The worker claims
- * blocks while the ring has room. The cursor never waits for the worker:
- * when the block it needs is not claimed yet it claims and decodes it
- * itself, and when the worker is still decoding it (a worker that another
- * process has kept off the CPU can be late by a whole time slice) it
+ * (found by advancing the shared row iterator to the next distinct block;
+ * rows of the block last claimed are passed over without locating them,
+ * as the lock is held meanwhile) under the lock, decoded outside it, then
+ * published. The worker claims blocks while the ring has room; once the
+ * ring is full it sleeps until half of it is free again, so that on a
+ * shared CPU it is not woken (a context switch) for every block. The
+ * cursor never waits for the worker: when the block it needs is not
+ * claimed yet it claims and decodes it itself; when the worker is still
+ * decoding it, the cursor decodes the next unclaimed block meanwhile (no
+ * work is lost), and only when the ring is full too (a worker that
+ * another process has kept off the CPU can be late by a whole time slice)
  * decodes its own copy and leaves the worker's to be thrown away. So the
  * scan is never much slower than on one thread, and blocks still come in
- * order. Unlike
- * bagz_readahead.c, the threads are not pinned to separate CPUs: on the
- * shared 2-CPU test machine, under load from other processes, pinning
- * made scans slower than one thread, and not pinning about as fast. */
+ * order. Unlike bagz_readahead.c, the threads are not pinned to separate
+ * CPUs: on the shared 2-CPU test machine, under load from other
+ * processes, pinning made scans slower than one thread, and not pinning
+ * about as fast. */
 #include "formats/atlas_readahead.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,11 +52,13 @@ struct atlas_readahead {
   ds_rowiter it;        /* shared: guarded by mu */
   size_t last_shard;    /* the block of the last row taken from it */
   uint64_t last_block;
+  uint64_t last_lo, last_hi; /* that block's rows [lo, hi) */
   int walk_done;
   uint64_t next_claim;  /* next block number to claim */
   uint64_t consumer;    /* block number the cursor reads */
   int holding;          /* the cursor holds slot consumer % NSLOTS */
   int stop;
+  int idle;             /* the worker waits for free slots */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   pthread_t worker;
@@ -68,6 +76,7 @@ static int claim(atlas_readahead *ra, slot *s, uint64_t seq) {
       ra->walk_done = 1;
       break;
     }
+    if (g >= ra->last_lo && g < ra->last_hi) continue; /* same block (cheap: the lock is held) */
     size_t shard;
     uint64_t block, pos;
     atlas_locate(ra->r, g, &shard, &block, &pos);
@@ -78,6 +87,8 @@ static int claim(atlas_readahead *ra, slot *s, uint64_t seq) {
     if (shard == ra->last_shard && block == ra->last_block) continue;
     ra->last_shard = shard;
     ra->last_block = block;
+    ra->last_lo = g - pos;
+    ra->last_hi = ra->last_lo + atlas_block_examples(ra->r, shard, block);
     s->seq = seq;
     s->state = 1;
     s->shard = shard;
@@ -99,6 +110,14 @@ static void fill(atlas_readahead *ra, slot *s, tools *t) {
   atlas_decode_block(ra->r, &t->z, &t->pl, s->b, s->shard, s->block, UINT64_MAX, &s->err);
 }
 
+/* With mu held: slots were freed. The idle worker is woken only once
+ * half the ring is free, so that it decodes several blocks per wake-up:
+ * when both threads share one CPU, each wake-up is a context switch. */
+static void wake(atlas_readahead *ra) {
+  if (ra->idle && (ra->stop || ra->next_claim - ra->consumer <= NSLOTS / 2))
+    pthread_cond_signal(&ra->cv);
+}
+
 /* With mu held: claim block seq, decode it without the lock, publish it
  * (or free the slot when the cursor abandoned it meanwhile). 0 when the
  * walk is over. The slot must be free. */
@@ -109,8 +128,8 @@ static int claim_and_fill(atlas_readahead *ra, uint64_t seq, tools *t) {
   fill(ra, s, t);
   pthread_mutex_lock(&ra->mu);
   s->state = s->abandoned ? 0 : 2;
+  if (s->abandoned) wake(ra);
   s->abandoned = 0;
-  pthread_cond_broadcast(&ra->cv);
   return 1;
 }
 
@@ -125,8 +144,11 @@ static void *worker_main(void *arg) {
   atlas_readahead *ra = arg;
   pthread_mutex_lock(&ra->mu);
   for (;;) {
-    while (!ra->stop && !ra->walk_done && !can_claim(ra))
+    while (!ra->stop && !ra->walk_done && !can_claim(ra)) {
+      ra->idle = 1;
       pthread_cond_wait(&ra->cv, &ra->mu);
+      ra->idle = 0;
+    }
     if (ra->stop || ra->walk_done || !claim_and_fill(ra, ra->next_claim, &ra->tw)) break;
   }
   pthread_mutex_unlock(&ra->mu);
@@ -151,6 +173,13 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
   return 0;
 }
 
+int atlas_readahead_cpus(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  int n = CPU_COUNT(&set);
+  return n > 0 ? n : 1;
+}
+
 /* 1 when block (sa, ba) comes before (sb, bb) in a walk. */
 static int before(size_t sa, uint64_t ba, size_t sb, uint64_t bb) {
   return sa < sb || (sa == sb && ba < bb);
@@ -165,7 +194,7 @@ int atlas_readahead_get(atlas_readahead *ra, size_t shard, uint64_t block,
       ra->slots[ra->consumer % NSLOTS].state = 0;
       ra->consumer++;
       ra->holding = 0;
-      pthread_cond_broadcast(&ra->cv);
+      wake(ra);
     }
     uint64_t seq = ra->consumer;
     slot *s = &ra->slots[seq % NSLOTS];
@@ -175,10 +204,14 @@ int atlas_readahead_get(atlas_readahead *ra, size_t shard, uint64_t block,
     }
     /* claimed (seq < next_claim): s holds it */
     if (before(shard, block, s->shard, s->block)) break; /* not in the walk */
-    if (s->state == 1) { /* the worker is still decoding it: go past it */
+    if (s->state == 1 && can_claim(ra)) { /* the worker is still decoding it: */
+      claim_and_fill(ra, ra->next_claim, &ra->tc); /* decode a later block meanwhile */
+      continue;
+    }
+    if (s->state == 1) { /* still decoding, and the ring is full: go past it */
       s->abandoned = 1;
       ra->consumer++;
-      pthread_cond_broadcast(&ra->cv);
+      wake(ra);
       if (s->shard == shard && s->block == block) break; /* decode a copy */
       continue;
     }

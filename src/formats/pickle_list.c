@@ -18,13 +18,45 @@
  * (a str that is only memoized, or only placed into an example not being
  * built, cannot change the value). That is what lets
  * ds_pickle_list_example walk the whole pickle with every check that can
- * make the general decoder fail, but build one example only. */
+ * make the general decoder fail, but build one example only.
+ *
+ * ds_pickle_list_prefix, for a pickle such a walk has accepted before,
+ * stops as soon as the example is final. With only the outer list's MARK
+ * open, example k sits in stack slot s = k - (examples already appended)
+ * + 1. Once slot s + 1 holds a container or a tuple, nothing can change
+ * slot s again in a walk that succeeds: every opcode that would put values
+ * into the example in slot s (APPEND, SETITEM(S), APPENDS, TUPLE*, a MARK
+ * at s + 1 closed by SETITEMS/APPENDS/TUPLE) would have to take the
+ * non-scalar in slot s + 1 with them, which declines, and the only way to
+ * take it off the stack that succeeds is the outer APPENDS, which
+ * finishes the example as it is. An example appended to the outer list
+ * (APPEND or APPENDS) is final too.
+ *
+ * Until then, a prefix walk skims: it follows only the stack height, the
+ * MARKs, the count of examples appended to the outer list and, for each
+ * stack slot and memo entry, the offset of the opcode that pushed its
+ * scalar (skim()), without building values or checking them (the pickle
+ * was accepted whole before). At the first opcode that pushes a value
+ * with only the outer MARK open and example k's slot the next to fill
+ * (not a MARK or memo store: those may still belong to the example
+ * below), it hands over to the
+ * full walk: the outer list in slot 0 (its count so far), placeholders
+ * (None) in the slots between, and memo entries that fetch their scalar
+ * by running the opcode at its offset again when BINGET asks for them.
+ * The example being built only ever reads its own slot,
+ * the slots above it and the memo, so it comes out as the full walk makes
+ * it. When the skim cannot hand over (the example was made under a MARK,
+ * as tuples are, or APPENDed alone), or the full walk then meets a
+ * placeholder it must fill (an example filled by SETITEM), the prefix
+ * walk starts again without skimming. */
 #include "formats/pickle_list.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define FL_OBJ 0x50                /* internal slot type: a container */
+#define FL_LAZY 0x51               /* memo entry: the scalar of the opcode at u.s.n */
+#define FL_NONSCALAR SIZE_MAX      /* skim: a slot that holds no scalar */
 #define FL_MAX_MEMO ((size_t)1000000)
 #define FL_MAX_STACK ((size_t)1000000)
 #define FL_MAX_BYTES ((uint64_t)128 << 20) /* expanded size of the values */
@@ -43,7 +75,7 @@ typedef struct fl_obj {
 /* The decoder's state for one pickle. */
 typedef struct fl {
   ds_pickle_list *l;
-  const uint8_t *p, *end;
+  const uint8_t *p, *end, *base;
   ds_arena *a;
   uint8_t *chunk;
   size_t chunk_left, chunk_next;
@@ -53,12 +85,15 @@ typedef struct fl {
   size_t want;    /* the example to build; SIZE_MAX: all of them */
   ds_value *ex;   /* where example `want` goes */
   int got;
+  int early;      /* stop once example `want` is final (a prefix walk) */
 } fl;
 
 void ds_pickle_list_free(ds_pickle_list *l) {
   free(l->st);
   free(l->marks);
   free(l->memo);
+  free(l->org);
+  free(l->org_memo);
   memset(l, 0, sizeof *l);
 }
 
@@ -252,7 +287,7 @@ static inline int arg(fl *d, size_t k, uint64_t *v) {
 }
 
 /* str or bytes with a k-byte length. */
-static int op_string(fl *d, size_t k, int type) {
+static inline __attribute__((always_inline)) int op_string(fl *d, size_t k, int type) {
   uint64_t n;
   if (arg(d, k, &n) || n > (uint64_t)(d->end - d->p)) return -1;
   const uint8_t *s = d->p;
@@ -288,7 +323,7 @@ static int op_long1(fl *d) {
 }
 
 /* BINFLOAT: a big-endian double. */
-static int op_float(fl *d) {
+static inline __attribute__((always_inline)) int op_float(fl *d) {
   if (d->end - d->p < 8) return -1;
   uint64_t u = 0;
   for (int i = 0; i < 8; i++) u = u << 8 | d->p[i];
@@ -301,7 +336,7 @@ static int op_float(fl *d) {
 }
 
 /* MEMOIZE / BINPUT i with i the next memo index. */
-static int memo_put(fl *d, uint64_t i) {
+static inline __attribute__((always_inline)) int memo_put(fl *d, uint64_t i) {
   ds_pickle_list *l = d->l;
   if (i != d->memo_len || d->sp <= d->fence ||
       grow((void **)&l->memo, &l->memo_cap, d->memo_len + 1, sizeof(ds_value), FL_MAX_MEMO))
@@ -311,7 +346,10 @@ static int memo_put(fl *d, uint64_t i) {
 }
 
 /* BINGET of a memoized scalar. */
-static int memo_get(fl *d, uint64_t i) {
+static int lazy_get(fl *d, uint64_t i);
+
+static inline __attribute__((always_inline)) int memo_get(fl *d, uint64_t i) {
+  if (i < d->memo_len && d->l->memo[i].type == (ds_vtype)FL_LAZY) return lazy_get(d, i);
   if (i >= d->memo_len || !is_scalar(&d->l->memo[i])) return -1;
   const ds_value *m = &d->l->memo[i];
   if ((m->type == DS_V_TEXT || m->type == DS_V_BYTES) && (d->bytes += m->u.s.n) > FL_MAX_BYTES)
@@ -323,7 +361,7 @@ static int memo_get(fl *d, uint64_t i) {
 }
 
 /* One opcode other than STOP; -1 declines. */
-static int step(fl *d, uint8_t op) {
+static inline __attribute__((always_inline)) int step(fl *d, uint8_t op) {
   uint64_t x;
   size_t k;
   switch (op) {
@@ -384,9 +422,175 @@ static int run(fl *d) {
   return 1; /* no STOP */
 }
 
+/* A prefix walk: 1 when example `want` is final (see the top of the file),
+ * with *d->ex set. A text example at the outer level is checked here as
+ * add_items would check it. */
+static int example_final(fl *d) {
+  if (d->got) return 1;
+  if (d->nmarks != 1 || d->fence != 1 || !d->outer || d->want < d->outer->n) return 0;
+  size_t s = d->want - d->outer->n + 1;
+  if (s + 1 >= d->sp || is_scalar(&d->l->st[s + 1])) return 0;
+  const ds_value *v = &d->l->st[s];
+  fl_obj *e = obj_of(v);
+  if (e) {
+    if (e == d->outer) return 0;
+    finish(e, d->ex);
+    return 1;
+  }
+  if (!(is_scalar(v) || v->type == DS_V_TUPLE) || !text_ok(v)) return 0;
+  *d->ex = *v;
+  return 1;
+}
+
+/* BINGET of a memo entry the skim left: run the scalar opcode it came
+ * from again (a scalar push), then carry on where BINGET was. */
+static int lazy_get(fl *d, uint64_t i) {
+  size_t at = d->l->memo[i].u.s.n;
+  if (at == FL_NONSCALAR || at >= (size_t)(d->end - d->base)) return -1;
+  const uint8_t *back = d->p;
+  d->p = d->base + at + 1;
+  uint8_t op = d->base[at];
+  int rc = op == 'h' || op == 'j' ? -1 : step(d, op);
+  d->p = back;
+  return rc;
+}
+
+/* Skip a k-byte little-endian length and that many bytes. */
+static inline int skip_counted(fl *d, size_t k) {
+  uint64_t n;
+  if (arg(d, k, &n) || n > (uint64_t)(d->end - d->p)) return -1;
+  d->p += n;
+  return 0;
+}
+
+/* 1 for an opcode that pushes a value (not a MARK, which may open the
+ * items of the slot below, nor a memo store). */
+static inline int pushes_slot(uint8_t op) {
+  switch (op) {
+    case '}': case ']': case ')': case 'K': case 'M': case 'J': case 0x8A: case 'G':
+    case 0x88: case 0x89: case 'N': case 0x8C: case 'X': case 0x8D: case 'C': case 'B':
+    case 0x8E: case 0x96: case 'h': case 'j':
+      return 1;
+  }
+  return 0;
+}
+
+/* The skim of a prefix walk (see the top of the file): 0 with the full
+ * walk's state set up at the opcode where example `want`'s slot is the
+ * next to fill, 1 to decline. l->org holds each slot's origin. */
+static int skim(fl *d) {
+  ds_pickle_list *l = d->l;
+  size_t sp = 0, on = 0, memo = 0;
+  int outer = 0;
+  for (;;) {
+    if (d->p >= d->end) return 1;
+    if (outer && d->nmarks == 1 && d->fence == 1 && d->want >= on) {
+      size_t slot = d->want - on + 1;
+      if (sp == slot && pushes_slot(*d->p)) break;
+      if (sp > slot) return 1;               /* the slot was filled under a MARK */
+    }
+    size_t at = (size_t)(d->p - d->base), k;
+    uint8_t op = *d->p++;
+    uint64_t x;
+    size_t push = FL_NONSCALAR + 0; /* origin of a pushed slot */
+    int pushes = 0;
+    switch (op) {
+      case 0x80: if (arg(d, 1, &x)) return 1; break;
+      case 0x95: if (arg(d, 8, &x)) return 1; break;
+      case '(':
+        if (grow((void **)&l->marks, &l->marks_cap, d->nmarks + 1, sizeof(size_t), FL_MAX_STACK))
+          return 1;
+        l->marks[d->nmarks++] = d->fence = sp;
+        break;
+      case ']':
+        if (sp == 0) outer = 1;
+        pushes = 1;
+        break;
+      case '}': case ')': pushes = 1; break;
+      case 'a':
+        if (sp < 2) return 1;
+        if (sp == 2 && outer) on++;
+        sp--;
+        break;
+      case 's': if (sp < 3) return 1; sp -= 2; break;
+      case 'e': case 'u': case 't':
+        if (mark_pop(d, &k) || k > sp) return 1;
+        if (op == 'e' && k == 1 && outer) on += sp - k;
+        sp = k;
+        if (op == 't') pushes = 1;
+        break;
+      case 0x85: case 0x86: case 0x87:
+        k = (size_t)(op - 0x84);
+        if (sp < k) return 1;
+        sp -= k;
+        pushes = 1;
+        break;
+      case 'K': case 'C': case 0x8C: if (op == 'K' ? arg(d, 1, &x) : skip_counted(d, 1)) return 1;
+        push = at; pushes = 1; break;
+      case 'M': if (arg(d, 2, &x)) return 1; push = at; pushes = 1; break;
+      case 'J': if (arg(d, 4, &x)) return 1; push = at; pushes = 1; break;
+      case 'X': case 'B': if (skip_counted(d, 4)) return 1; push = at; pushes = 1; break;
+      case 0x8D: case 0x8E: case 0x96: if (skip_counted(d, 8)) return 1;
+        push = at; pushes = 1; break;
+      case 0x8A: if (skip_counted(d, 1)) return 1; push = at; pushes = 1; break;
+      case 'G': if (d->end - d->p < 8) return 1; d->p += 8; push = at; pushes = 1; break;
+      case 0x88: case 0x89: case 'N': push = at; pushes = 1; break;
+      case 0x94: case 'q': case 'r':
+        if (op == 'q' ? arg(d, 1, &x) : op == 'r' ? arg(d, 4, &x) : (x = memo, 0)) return 1;
+        if (x != memo || sp <= d->fence ||
+            grow((void **)&l->org_memo, &l->org_memo_cap, memo + 1, sizeof(size_t), FL_MAX_MEMO))
+          return 1;
+        l->org_memo[memo++] = l->org[sp - 1];
+        break;
+      case 'h': case 'j':
+        if (arg(d, op == 'h' ? 1 : 4, &x) || x >= memo) return 1;
+        push = l->org_memo[x];
+        pushes = 1;
+        break;
+      default: return 1; /* STOP, or an opcode the fast path never takes */
+    }
+    if (pushes) {
+      if (grow((void **)&l->org, &l->org_cap, sp + 1, sizeof(size_t), FL_MAX_STACK)) return 1;
+      l->org[sp++] = push;
+    }
+  }
+  /* hand over to the full walk */
+  fl_obj *o = fl_alloc(d, sizeof *o);
+  if (!o || grow((void **)&l->st, &l->st_cap, sp, sizeof(ds_value), FL_MAX_STACK) ||
+      (memo && grow((void **)&l->memo, &l->memo_cap, memo, sizeof(ds_value), FL_MAX_MEMO)))
+    return 1;
+  *o = (fl_obj){NULL, on, 0, O_LIST, 0};
+  d->outer = o;
+  l->st[0].type = (ds_vtype)FL_OBJ;
+  l->st[0].u.s.p = (const uint8_t *)(void *)o;
+  l->st[0].u.s.n = 0;
+  for (size_t i = 1; i < sp; i++) {
+    l->st[i].type = DS_V_NULL;
+    l->st[i].u.i = 0;
+  }
+  for (size_t i = 0; i < memo; i++) {
+    l->memo[i].type = (ds_vtype)FL_LAZY;
+    l->memo[i].u.s.p = NULL;
+    l->memo[i].u.s.n = l->org_memo[i];
+  }
+  d->sp = sp;
+  d->memo_len = memo;
+  return 0;
+}
+
+/* Run until example `want` is final: 0, or 1 to decline. */
+static int run_prefix(fl *d) {
+  while (d->p < d->end) {
+    uint8_t op = *d->p++;
+    if (op == '.' || step(d, op)) return 1;
+    if (example_final(d)) return 0;
+  }
+  return 1;
+}
+
 int ds_pickle_list_decode(ds_pickle_list *l, const uint8_t *p, size_t n,
                           ds_arena *a, ds_value *out) {
-  fl d = {l, p, p + n, a, NULL, 0, 2048, 0, 0, 0, 0, NULL, 0, SIZE_MAX, NULL, 0};
+  fl d = {l, p, p + n, p, a, NULL, 0, 2048, 0, 0, 0, 0, NULL, 0, SIZE_MAX, NULL, 0, 0};
   if (run(&d)) return 1;
   out->type = DS_V_LIST;
   out->u.list.items = d.outer->items;
@@ -396,9 +600,18 @@ int ds_pickle_list_decode(ds_pickle_list *l, const uint8_t *p, size_t n,
 
 int ds_pickle_list_example(ds_pickle_list *l, const uint8_t *p, size_t n,
                            ds_arena *a, size_t k, ds_value *ex, size_t *count) {
-  fl d = {l, p, p + n, a, NULL, 0, 512, 0, 0, 0, 0, NULL, 0, k, ex, 0};
+  fl d = {l, p, p + n, p, a, NULL, 0, 512, 0, 0, 0, 0, NULL, 0, k, ex, 0, 0};
   if (k == SIZE_MAX || run(&d)) return 1;
   *count = d.outer->n;
   if (!d.got) ex->type = DS_V_NULL;
   return 0;
+}
+
+int ds_pickle_list_prefix(ds_pickle_list *l, const uint8_t *p, size_t n, ds_arena *a,
+                          size_t k, ds_value *ex) {
+  if (k == SIZE_MAX) return 1;
+  fl d = {l, p, p + n, p, a, NULL, 0, 512, 0, 0, 0, 0, NULL, 0, k, ex, 0, 1};
+  if (skim(&d) == 0 && run_prefix(&d) == 0) return 0;
+  fl again = {l, p, p + n, p, a, NULL, 0, 512, 0, 0, 0, 0, NULL, 0, k, ex, 0, 1};
+  return run_prefix(&again); /* from the start, building as it goes */
 }

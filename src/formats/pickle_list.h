@@ -24,6 +24,8 @@ typedef struct ds_pickle_list {
   size_t marks_cap;
   ds_value *memo;
   size_t memo_cap;
+  size_t *org, *org_memo;  /* ds_pickle_list_prefix: where slots and memo */
+  size_t org_cap, org_memo_cap; /* entries came from */
 } ds_pickle_list;
 
 void ds_pickle_list_free(ds_pickle_list *l);
@@ -40,5 +42,17 @@ int ds_pickle_list_decode(ds_pickle_list *l, const uint8_t *p, size_t n,
  * ds_pickle_list_decode would decline. For a lookup of one example. */
 int ds_pickle_list_example(ds_pickle_list *l, const uint8_t *p, size_t n,
                            ds_arena *a, size_t k, ds_value *ex, size_t *count);
+
+/* For a pickle ds_pickle_list_example (for any example) or
+ * ds_pickle_list_decode has accepted before (the same bytes), with k below
+ * the count it gave: walk only until example k is final, without the
+ * checks of the rest (the walk's checks other than those of the text in
+ * the example built do not depend on k, and example k's are made here).
+ * 0 with *ex exactly as ds_pickle_list_example gives it; 1 when it would
+ * decline or the walk cannot tell where the example ends (the caller then
+ * walks the whole pickle). On bytes never accepted, the result means
+ * nothing. */
+int ds_pickle_list_prefix(ds_pickle_list *l, const uint8_t *p, size_t n, ds_arena *a,
+                          size_t k, ds_value *ex);
 
 #endif

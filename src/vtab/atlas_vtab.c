@@ -27,8 +27,10 @@
  * are reading at the moment may come on top. Results are the same with
  * or without it; repeated or skewed lookups then skip decompression and
  * decoding. threads=2: an ascending scan decodes the blocks after its
- * second one ahead on a second thread (formats/atlas_readahead.c); not the
- * default, as on the shared 2-CPU test machine it made scans slower. */
+ * second one ahead on a second thread (formats/atlas_readahead.c) when
+ * the process may run on two CPUs or more. Not the default: it wins only
+ * when a second CPU is idle (on the shared 2-CPU test machine, with the
+ * other CPU busy, it cost 4-5%). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -588,7 +590,7 @@ static int load_block(at_cursor *c, char **err) {
    * are decoded ahead on a second thread (rowid lists and single rows
    * jump; the cache serves those) */
   if (!c->ra && d->threads > 1 && ++c->loads == 2 && !c->single && !c->rs.desc &&
-      c->rs.kind != DS_RS_LIST)
+      c->rs.kind != DS_RS_LIST && atlas_readahead_cpus() >= 2)
     atlas_readahead_start(d->reader, &c->it, c->shard, c->block, &c->ra, err);
   return 0;
 }

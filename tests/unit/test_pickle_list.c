@@ -35,7 +35,39 @@ static char *json_of(const ds_value *v) {
   return (char *)b.data;
 }
 
-static ds_arena g_a3;
+static ds_arena g_a3, g_a4;
+static size_t g_prefix_taken, g_prefix_early;
+
+/* ds_pickle_list_prefix for example k of a pickle the example walk has
+ * accepted: declined, or the general decoder's item k (`want`). The same
+ * walk with the second half of the bytes overwritten by an opcode no walk
+ * takes must decline or give the same: taken, it stopped before the
+ * second half. Counts both. */
+static int compare_prefix(const uint8_t *p, size_t n, size_t k, const ds_value *want,
+                          char *why, size_t cap) {
+  uint8_t *q = n ? malloc(n) : NULL;
+  if (!q) return 1;
+  memcpy(q, p, n);
+  char *b = json_of(want);
+  int same = 1;
+  for (int cut = 0; cut < 2 && same; cut++) {
+    ds_value ex;
+    ds_arena_reset(&g_a4);
+    if (cut) memset(q + n / 2, 0xff, n - n / 2);
+    if (ds_pickle_list_prefix(&g_pl, q, n, &g_a4, k, &ex) != 0) continue;
+    if (cut) g_prefix_early++;
+    else g_prefix_taken++;
+    char *a = json_of(&ex);
+    same = strcmp(a, b) == 0;
+    if (!same)
+      snprintf(why, cap, "prefix%s example %zu: %.200s | general %.200s", cut ? " (cut)" : "",
+               k, a, b);
+    free(a);
+  }
+  free(b);
+  free(q);
+  return same;
+}
 
 /* ds_pickle_list_example for example k against item k of the general
  * decoder's value: 1 same (or declined where allowed), 0 differs. When
@@ -64,7 +96,7 @@ static int compare_example(const uint8_t *p, size_t n, size_t k, int full,
   if (!same) snprintf(why, cap, "example %zu: fast %.200s | general %.200s", k, a, b);
   free(a);
   free(b);
-  return same;
+  return same && compare_prefix(p, n, k, &slow.u.list.items[k], why, cap);
 }
 
 /* 1 fast accepted, 0 declined, -1 accepted but differs from the general
@@ -302,6 +334,7 @@ static void test_atlas_fixtures(void) {
   size_t blocks = 0, accepted = 0, macc = 0;
   int bad = 0, mbad = 0;
   char why[512];
+  g_prefix_taken = g_prefix_early = 0;
   ds_zstd_ctx z;
   ds_zstd_ctx_init(&z, NULL);
   ds_buf buf = {0};
@@ -324,11 +357,17 @@ static void test_atlas_fixtures(void) {
           continue;
         }
         blocks++;
+        for (uint64_t k = 1; k + 1 < atlas_block_examples(r, s, b); k++)
+          if (!compare_example(p, n, (size_t)k, 0, why, sizeof why) && bad++ == 0)
+            printf("    %s/%zu block %llu: %s\n", cases[i], s, (unsigned long long)b, why);
         int c = compare(p, n, why, sizeof why);
         if (c < 0 && bad++ == 0) printf("    %s/%zu block %llu: %s\n", cases[i], s,
                                         (unsigned long long)b, why);
         if (c > 0) accepted++;
+        size_t t0 = g_prefix_taken, e0 = g_prefix_early;
         if (b < 4) mbad += mutants(p, n, 20, &macc);
+        g_prefix_taken = t0; /* mutants count apart */
+        g_prefix_early = e0;
       }
     atlas_close(r);
   }
@@ -337,6 +376,11 @@ static void test_atlas_fixtures(void) {
   CHECK_MSG(blocks > 100 && bad == 0, "%zu atlas fixture blocks, %d differ", blocks, bad);
   CHECK_MSG(accepted * 2 > blocks, "the fast path took %zu of %zu blocks", accepted, blocks);
   CHECK_MSG(mbad == 0, "%d mutated blocks differ (%zu accepted)", mbad, macc);
+  /* the prefix walk is taken, and often stops in the first half */
+  printf("    prefix walks: %zu taken, %zu stopped in the first half\n", g_prefix_taken,
+         g_prefix_early);
+  CHECK_MSG(g_prefix_taken > blocks && g_prefix_early * 4 > g_prefix_taken,
+            "prefix walks: %zu taken, %zu stopped early", g_prefix_taken, g_prefix_early);
 }
 
 /* The scratch grows past its first size and is reused. */
@@ -372,5 +416,6 @@ int main(void) {
   ds_arena_free(&g_a1);
   ds_arena_free(&g_a2);
   ds_arena_free(&g_a3);
+  ds_arena_free(&g_a4);
   return check_exit();
 }
