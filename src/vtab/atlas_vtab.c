@@ -14,7 +14,7 @@
  * shard and shard_index. Options: infer, columns, unsupported=error|
  * placeholder (a pickled object outside the decoder's allow-list is an
  * error naming it, or the JSON {"$unsupported": "module.name"}), and
- * cache_mb=N and threads=1|2 (both forms; defaults 0 and 1).
+ * cache_mb=N and threads=1|2 (both forms; defaults 0 and 2).
  *
  * Blocks are decoded by the safe pickle decoders (formats/pickle_list.c
  * for the usual list of flat examples, else formats/pickle.c), never
@@ -159,7 +159,7 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
       ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err) ||
       ds_options_enum(o, "unsupported", modes, 0, &mode, err) ||
       ds_options_int(o, "cache_mb", 0, 0, (int64_t)(SIZE_MAX >> 21), &cache_mb, err) ||
-      ds_options_int(o, "threads", 1, 1, 2, &threads, err)) {
+      ds_options_int(o, "threads", 2, 1, 2, &threads, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
