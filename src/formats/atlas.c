@@ -724,14 +724,16 @@ int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, size_t shard,
   size_t len;
   if (atlas_block_stored(r, shard, block, &src, &len, err)) return -1;
   const atlas_shard *s = &r->shards[shard];
-  if (s->meta.compression_strategy == ATLAS_NO_COMPRESSION) {
+  int raw = s->meta.compression_strategy == ATLAS_NO_COMPRESSION;
+  if (raw && (!buf->max || len <= buf->max)) {
     *p = src;
     *n = len;
     return 0;
   }
-  if (check_frame_dict(s, block, src, len, err)) return -1;
+  if (!raw && check_frame_dict(s, block, src, len, err)) return -1;
   z->dict = s->dict;
-  if (ds_zstd_decompress(z, src, len, buf, err)) {
+  if (raw ? ds_err_too_big(err, "block", len, buf->max)
+          : ds_zstd_decompress(z, src, len, buf, err)) {
     char *why = *err;
     *err = NULL;
     ds_err(err, "%s: block %llu (%zu bytes at offset %llu): %s", s->data.path,

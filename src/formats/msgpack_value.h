@@ -37,6 +37,8 @@ typedef struct ds_msgpack_doc {
   const size_t *want_len;
   size_t nwant;
   int partial;      /* the last scan stopped early */
+  size_t max_bytes; /* 0: none; else the msgpack objects of one sample may
+                       take at most this much memory (max_value_bytes) */
 } ds_msgpack_doc;
 
 void ds_msgpack_doc_init(ds_msgpack_doc *d);

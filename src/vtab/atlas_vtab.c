@@ -188,6 +188,7 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
   ds_zstd_ctx_init(&z, NULL);
   ds_buf buf = {0};
   ds_arena a = {0};
+  buf.max = a.limit = (size_t)d->base.max_value;
   int rc = 0;
   size_t have_shard = (size_t)-1;
   uint64_t have_block = 0;
@@ -475,6 +476,7 @@ static int at_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   if (rc == 0) {
     c->ds = t->ds;
     ds_dataset_ref(c->ds);
+    c->buf.max = c->arena.limit = (size_t)c->ds->max_value; /* max_value_bytes */
     rc = build_rowset(c, &a, &err);
   }
   ds_plan_args_free(&a);

@@ -30,6 +30,7 @@
 #include "core/value_sql.h"
 #include "formats/bcolz.h"
 #include "vtab/dataset.h"
+#include "vtab/interrupt.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -250,6 +251,9 @@ static int bz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     c->ncols = bcolz_ncols(BZ(c->ds)->table);
     c->cols = calloc(c->ncols ? c->ncols : 1, sizeof *c->cols);
     if (!c->cols) rc = ds_err(&err, "out of memory");
+    /* max_value_bytes caps chunks, rows and values */
+    c->atom.max = c->arena.limit = (size_t)c->ds->max_value;
+    for (size_t i = 0; rc == 0 && i < c->ncols; i++) c->cols[i].buf.max = c->atom.max;
   }
   if (rc == 0) {
     if (a.has_ids && a.ids == &a.one) {
@@ -307,7 +311,13 @@ static int cell(bz_cursor *c, size_t col, ds_value *v, char **err) {
     p = cc->p + (c->row - bcolz_col_chunk_first(tb, col, k)) * dt->atom;
     n = (size_t)dt->atom;
   }
-  return bcolz_cell_value(dt, p, n, BZ(c->ds)->flags, &c->arena, v, err);
+  if (bcolz_cell_value(dt, p, n, BZ(c->ds)->flags, &c->arena, v, err) == 0) return 0;
+  if (c->arena.over) ds_arena_fail(&c->arena, err); /* max_value_bytes */
+  char *m = ds_strf("%s: row %llu: %s", bcolz_col_path(tb, col), (unsigned long long)c->row,
+                    *err ? *err : "?");
+  free(*err);
+  *err = m;
+  return -1;
 }
 
 /* The whole row as JSON: an object for a ctable, the value for a carray. */
@@ -390,6 +400,7 @@ typedef struct list_cursor {
 
 typedef struct list_vtab {
   sqlite3_vtab base;
+  sqlite3 *db; /* for interrupt checks: statistics read whole columns */
   int ncols;   /* data columns before the HIDDEN path */
   int stats;   /* 1: bcolz_stats, 0: bcolz_attrs */
 } list_vtab;
@@ -409,6 +420,7 @@ static int list_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
   list_vtab *t = sqlite3_malloc(sizeof *t);
   if (!t) return SQLITE_NOMEM;
   memset(t, 0, sizeof *t);
+  t->db = db;
   t->stats = stats;
   t->ncols = stats ? 8 : 3;
   *out = &t->base;
@@ -548,8 +560,16 @@ static int list_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     c->path = sqlite3_mprintf("%s", path);
     rc = bcolz_open(path, &tb, &err);
   }
+  ds_interrupt it;
+  ds_interrupt_begin(&it, t->db);
   for (size_t col = 0; rc == 0 && t->stats && col < bcolz_ncols(tb); col++)
     rc = stats_row(c, tb, col, &err);
+  if (ds_interrupt_end(&it)) {
+    bcolz_close(tb);
+    ds_plan_args_free(&a);
+    free(err);
+    return ds_vtab_interrupted(cur->pVtab);
+  }
   if (rc == 0 && !t->stats) {
     rc = attrs_rows(c, bcolz_attrs_json(tb), NULL, &err);
     for (size_t col = 0; rc == 0 && bcolz_is_ctable(tb) && col < bcolz_ncols(tb); col++)
