@@ -741,6 +741,7 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
   if (off % ts || c->dt.atom % ts || nbytes % ts) {
     /* items do not line up with rows: inflate the whole chunk */
     ds_buf tmp = {0};
+    tmp.max = out->max; /* the whole chunk: max_value_bytes applies */
     if (decompress(b, nbytes, c->cf.path, &tmp, err)) {
       ds_buf_free(&tmp);
       return -1;

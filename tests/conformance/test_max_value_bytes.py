@@ -348,6 +348,14 @@ def check_bcolz():
     wide = carray("wide", "|S200", [blp(b"w" * 400, 1)], 2, 2, atom=200)
     fails(lambda: rows("SELECT row FROM bcolz(?, ?) WHERE rowid = 1", wide, CAP),
           "bcolz: a 200-byte row", "bcolz: ", wide, "row of 200 bytes is more than max_value_bytes=100")
+    # rows that do not line up with Blosc items (int32 rows, typesize 8)
+    # are read by inflating the whole chunk: that allocation is capped too
+    odd = carray("odd", "int32", [blp(struct.pack("<64i", *range(64)), 8)], 64, 64, atom=4)
+    C.eq(rows("SELECT row FROM bcolz(?) WHERE rowid = 5", odd), [("5",)],
+         "bcolz: a row of a misaligned chunk reads without the cap")
+    fails(lambda: rows("SELECT row FROM bcolz(?, ?) WHERE rowid = 5", odd, CAP),
+          "bcolz: a row of a misaligned 256-byte chunk", "bcolz: ",
+          os.path.join(odd, "data", "__0.blp"), "chunk of 256 bytes is more than max_value_bytes=100")
     # object column: one pickle per chunk; a small pickle that expands
     objs = [pickle.dumps(["z" * 20] * 2, protocol=2), pickle.dumps([["z" * 30] * 100], protocol=2)]
     oc = carray("obj", "object", [blp(p) for p in objs], 1, 2)
