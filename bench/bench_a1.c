@@ -18,7 +18,9 @@
  *
  * The timed part is one process and one connection: the native database is
  * the main database and the atlas table the temp virtual table a1. Point
- * lookups run inside BEGIN..COMMIT. The pickle decoder is this tree's
+ * lookups run inside BEGIN..COMMIT. Info rows: the scan on a table with
+ * threads=2 (the read-ahead thread) and the lookups on a table with
+ * cache_mb=512 (decoded blocks kept between lookups). The pickle decoder is this tree's
  * src/formats/pickle.c compiled into the driver. PATH defaults to
  * build/datasets (run from the repo root). */
 #include <errno.h>
@@ -687,7 +689,7 @@ static fresh_result run_fresh(const char *path, const char *ext, int runs) {
 
 enum {
   V_SNATIVE, V_SA1, V_BARE, V_PNATIVE, V_PA1, V_PBARE, V_POURS, V_PPY,
-  V_FLOOR, NV
+  V_FLOOR, V_SA1T2, V_PA1C, NV
 };
 
 static const char *const SCAN_SQL = "SELECT count(*), sum(length(text)) FROM ";
@@ -713,6 +715,11 @@ static void setup_variants(a1_ctx *c, bench_variant *v, int have, int have_py) {
     prepare_sql(c->db, &v[V_SA1], "scan a1", sql, bench_run_sql);
     prepare_sql(c->db, &v[V_PA1], "point a1",
                 "SELECT text FROM a1 WHERE rowid = ?", run_point);
+    /* info: the same with a read-ahead thread, and with a cache */
+    snprintf(sql, sizeof sql, "%sa1t2", SCAN_SQL);
+    prepare_sql(c->db, &v[V_SA1T2], "scan a1 threads=2", sql, bench_run_sql);
+    prepare_sql(c->db, &v[V_PA1C], "point a1 cache_mb=512",
+                "SELECT text FROM a1c WHERE rowid = ?", run_point);
   }
   v[V_BARE] = (bench_variant){
       .name = "bare zstd+dict", .run = run_bare, .ok = 1};
@@ -755,6 +762,8 @@ static int check_results(const a1_ctx *c, const bench_variant *v) {
   bad += check_known(&v[V_SA1], n, c->our_text);
   bad += check_known(&v[V_BARE], nb, (int64_t)c->raw_bytes);
   bad += check_same(&v[V_PNATIVE], &v[V_PA1]);
+  bad += check_same(&v[V_PNATIVE], &v[V_PA1C]);
+  bad += check_known(&v[V_SA1T2], n, c->our_text);
   bad += check_known(&v[V_PNATIVE], LOOKUPS, -1);
   bad += check_known(&v[V_PBARE], LOOKUPS, -1);
   bad += check_known(&v[V_POURS], nb, n);
@@ -803,6 +812,9 @@ static void print_table(const a1_ctx *c, const bench_variant *v,
   bench_table_row("scan / vtab row floor", &v[V_SA1], &v[V_FLOOR], 0);
   bench_table_row("scan native / bare zstd+dict", &v[V_SNATIVE], &v[V_BARE],
                   0);
+  bench_table_row("scan threads=2 / native", &v[V_SA1T2], &v[V_SNATIVE], 0);
+  bench_table_row("point, cache_mb=512 / bare blocks hit", &v[V_PA1C],
+                  &v[V_PBARE], 0);
   char o[32] = "n/a";
   if (open->ok) snprintf(o, sizeof o, "%.2f", open->ms);
   printf("%-46s %10s %10s %7s  %s\n", "open: CREATE VIRTUAL TABLE + row 0 (ms)",
@@ -837,6 +849,11 @@ static int open_main(a1_ctx *c, const char *dbpath, const char *ext,
     printf("NOTE: no atlas virtual table (%s): a1 rows are n/a\n", note);
     return 0;
   }
+  if (bench_create_vtab(c->db, "a1t2", "atlas", path, "threads=2", note, sizeof note) ||
+      bench_create_vtab(c->db, "a1c", "atlas", path, "cache_mb=512", note, sizeof note))
+    printf("NOTE: %s\n", note);
+  else if (note[0])
+    printf("NOTE: %s\n", note);
   return 1;
 }
 

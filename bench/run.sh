@@ -5,9 +5,10 @@
 # the source tree), runs each workload's driver from the repo root, measures
 # peak RSS of the scans at 1/10 and full size, and prints the table, also
 # written to build/bench/RESULTS-<workload>.txt. Workloads: B1 (bagz), D1
-# (datadings), then A1 (atlas). Safe to run repeatedly.
+# (datadings), A1 (atlas), then C1 (bcolz); a run of all of them also writes
+# bench/RESULTS.md (bench/results_md.py). Safe to run repeatedly.
 # Environment: BENCH_DIR (data folder), BENCH_RUNS (timed runs, default 5),
-# BENCH_ONLY (b1, d1 or a1: run only that workload; default all), BENCH_EXT
+# BENCH_ONLY (b1, d1, a1 or c1: run only that workload; default all), BENCH_EXT
 # (the extension the drivers load, default build/datasets).
 # A1 needs /usr/bin/python3 with numpy and zstandard (Debian packages
 # python3-numpy, python3-zstandard) for its generator and its CPython
@@ -37,8 +38,8 @@ want() { # want ID : the workload runs (BENCH_ONLY unset or equal to ID)
   [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]
 }
 case "$ONLY" in
-  ""|b1|d1|a1) ;;
-  *) echo "bench: BENCH_ONLY must be b1, d1 or a1" >&2; exit 2 ;;
+  ""|b1|d1|a1|c1) ;;
+  *) echo "bench: BENCH_ONLY must be b1, d1, a1 or c1" >&2; exit 2 ;;
 esac
 build gen_b1 bench/gen_b1.c
 build bench_b1 bench/bench_b1.c bench/bench_common.c
@@ -48,6 +49,8 @@ build bench_d1 bench/bench_d1.c bench/bench_common.c
 # against libsqlite3 directly, as for the unit tests)
 build bench_a1 -Isrc -DSQLITE_CORE bench/bench_a1.c bench/bench_common.c \
   src/formats/pickle.c src/core/*.c -ljansson -lpthread
+build gen_c1 bench/gen_c1.c -lblosc
+build bench_c1 bench/bench_c1.c bench/bench_common.c -lblosc
 
 have_shards() { # have_shards NAME : all 4 shards of NAME@4.bagz exist
   for s in 0 1 2 3; do
@@ -65,6 +68,13 @@ gen_atlas() { # gen_atlas NAME COUNT: the dataset folder NAME (renamed into
   [ -f "$BENCH_DIR/$1/meta.json" ] ||
     /usr/bin/python3 bench/gen_a1.py "$BENCH_DIR" "$2" "$1"
 }
+gen_bcolz() { # gen_bcolz NAME COUNT [EXPECTEDLEN]: the ctable folder NAME
+  # (written as NAME.tmp and renamed, so NAME/__rootdirs__ means a whole table)
+  [ -f "$BENCH_DIR/$1/__rootdirs__" ] || {
+    rm -rf "$BENCH_DIR/$1.tmp"
+    "$OUT/gen_c1" "$BENCH_DIR" "$2" "$1" ${3:-}
+  }
+}
 if want b1; then
   gen b1 1000000
   gen b1small 100000
@@ -81,6 +91,12 @@ if want a1; then
   fi
   gen_atlas a1 1000000
   gen_atlas a1small 100000
+fi
+if want c1; then
+  gen_bcolz c1 10000000
+  # the 1/10 table keeps the full table's chunklens (expectedlen), so the
+  # mem workload compares row counts, not chunk sizes
+  gen_bcolz c1small 1000000 10000000
 fi
 
 # peak_rss LOG CMD... : run CMD (a --scan-only driver run) in a fresh
@@ -196,11 +212,36 @@ mem_rows_a1() { # the A1 mem workload: scans of a1small and a1
              (f / s <= 1.25 ? "flat" : "grows") }'
 }
 
+mem_rows_c1() { # the C1 mem workload: scans of c1small and c1
+  echo
+  echo "mem: peak RSS of one scan in a fresh process (KiB), 1/10 vs full size:"
+  printf '%-26s %12s %12s %7s  %s\n' workload "1/10 KiB" "full KiB" ratio target
+  small=$(peak_rss "$OUT/scan-c1small.txt" \
+    "$OUT/bench_c1" --ext "$EXT" --scan-only "$BENCH_DIR/c1small") || small=
+  full=$(peak_rss "$OUT/scan-c1.txt" \
+    "$OUT/bench_c1" --ext "$EXT" --scan-only "$BENCH_DIR/c1") || full=
+  awk -v s="$small" -v f="$full" 'BEGIN {
+    if (s == "" || f == "") {
+      printf "%-26s %12s %12s %7s  scan failed\n", "mem scan",
+             (s == "" ? "n/a" : s), (f == "" ? "n/a" : f), "n/a"
+      exit
+    }
+    r = f / s
+    printf "%-26s %12d %12d %7.2f  ~1.0 (flat) %s\n",
+           "mem scan", s, f, r, (r <= 1.25 ? "PASS" : "NOT FLAT")
+  }'
+  echo "  at the end of each scan (/proc/self/status, KiB):"
+  for n in c1small c1; do
+    printf '    %-8s  RssAnon %8s  RssFile %8s\n' "$n" \
+      "$(d1field $n rss_anon_kib)" "$(d1field $n rss_file_kib)"
+  done
+}
+
 rc=0
 run_workload() { # run_workload ID TITLE DRIVER MEMFN
   res="$OUT/RESULTS-$1.txt"
   wrc=0
-  echo "bench: running $(echo "$1" | tr a-z A-Z) ($RUNS timed runs per variant, about a minute)" >&2
+  echo "bench: running $(echo "$1" | tr a-z A-Z) ($RUNS timed runs per variant)" >&2
   {
     echo "$2, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n)"
     "$OUT/$3" --ext "$EXT" --runs "$RUNS" "$BENCH_DIR" || wrc=$?
@@ -216,4 +257,10 @@ run_workload() { # run_workload ID TITLE DRIVER MEMFN
 want b1 && run_workload b1 "B1 bagz benchmark" bench_b1 mem_rows
 want d1 && run_workload d1 "D1 datadings benchmark" bench_d1 mem_rows_d1
 want a1 && run_workload a1 "A1 atlas benchmark" bench_a1 mem_rows_a1
+want c1 && run_workload c1 "C1 bcolz benchmark" bench_c1 mem_rows_c1
+if [ -z "$ONLY" ]; then
+  /usr/bin/python3 bench/results_md.py "$OUT" >bench/RESULTS.md.tmp &&
+    mv bench/RESULTS.md.tmp bench/RESULTS.md &&
+    echo "bench: the table of every workload written to bench/RESULTS.md"
+fi
 exit $rc

@@ -13,6 +13,11 @@ SELECT id, x, flag, name, label, small FROM basic WHERE rowid BETWEEN 5 AND 7;
 SELECT sum(small), min(small), max(small) FROM basic;
 SELECT label, count(*) AS n FROM basic WHERE flag GROUP BY label ORDER BY n DESC, label LIMIT 3;
 
+-- Comparisons are tested on the decompressed chunks of their column; other
+-- columns are decompressed only for chunks with a match (late materialization).
+SELECT id, x, small, name FROM basic WHERE x BETWEEN 50.5 AND 50.8 AND small < -100 AND rowid < 12000;
+SELECT bcolz_decoded('tests/fixtures/upstream/bcolz/ctable_basic') AS decompressions;
+
 -- describe(): per-column statistics computed in C over the chunks.
 SELECT "column", dtype, count, nulls, min, max, sum, round(mean, 3) AS mean
 FROM bcolz_stats('tests/fixtures/upstream/bcolz/ctable_basic');

@@ -43,3 +43,8 @@ CREATE TEMP TABLE wanted(key TEXT, why TEXT);
 INSERT INTO wanted VALUES ('m00005', 'key 5'), ('m19999', 'last key'), ('x', 'absent');
 CREATE VIRTUAL TABLE temp.mid USING datadings('tests/fixtures/upstream/datadings/mid/mid.msgpack');
 SELECT w.why, m.rowid, m.n, m.c FROM wanted w JOIN mid m ON m.key = w.key;
+
+.print ''
+.print '== any format: dataset_info detects it and describes it'
+SELECT property, value FROM dataset_info('tests/fixtures/upstream/atlas/mid')
+WHERE property IN ('format', 'rows', 'shards', 'compression', 'block_size');

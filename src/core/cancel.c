@@ -16,7 +16,7 @@ void ds_cancel_begin(ds_cancel_scope *s, ds_cancel_fn fn, void *ctx) {
   s->fn = fn;
   s->ctx = ctx;
   s->prev = current;
-  s->next_ns = now_ns() + DS_CANCEL_EVERY_NS;
+  s->next_ns = 0; /* the first check starts the clock: opening is cheap */
   s->count = 0;
   s->hit = 0;
   current = s;
@@ -32,6 +32,10 @@ int ds_cancel_check(void) {
   if (!s) return 0;
   if (s->hit) return 1;
   int64_t t = now_ns();
+  if (s->next_ns == 0) {
+    s->next_ns = t + DS_CANCEL_EVERY_NS;
+    return 0;
+  }
   if (t < s->next_ns) return 0;
   s->next_ns = t + DS_CANCEL_EVERY_NS;
   if (s->fn(s->ctx)) s->hit = 1;

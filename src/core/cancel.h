@@ -22,7 +22,7 @@ typedef struct ds_cancel_scope {
   ds_cancel_fn fn;
   void *ctx;
   struct ds_cancel_scope *prev;
-  int64_t next_ns; /* when to ask fn again */
+  int64_t next_ns; /* when to ask fn again (0: at the first check + 1 ms) */
   unsigned count;  /* polls since the clock was last read */
   int hit;         /* fn said stop: sticky */
 } ds_cancel_scope;

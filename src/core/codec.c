@@ -134,8 +134,10 @@ int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
   if (size / ZSTD_BLOCKSIZE_MAX > n / 3 + 1)
     return ds_err(err, "zstd frame of %zu bytes cannot hold the %llu bytes it declares",
                   n, size);
+  /* (a buffer the caller sized itself is left as it is; a capped one
+   * never grows past its max) */
   size_t min = out->max && out->max < DS_ZSTD_MIN_BUFFER ? out->max : DS_ZSTD_MIN_BUFFER;
-  if (out->cap < min && ds_buf_reserve(out, min)) return ds_err(err, "out of memory");
+  if (!out->cap && ds_buf_reserve(out, min)) return ds_err(err, "out of memory");
   if (ds_buf_reserve(out, size ? (size_t)size : 1)) return ds_err(err, "out of memory");
   /* Decode with all the room the buffer has, not just the declared size:
    * zstd's fast copy loops need slack at the end of the output. A second

@@ -46,12 +46,23 @@ static size_t utf8_seq(const uint8_t *p, size_t n, size_t *skip) {
 int ds_utf8_valid(const uint8_t *p, size_t n) {
   size_t i = 0, skip;
   while (i < n) {
-    /* ASCII runs 8 bytes at a time (most text is ASCII) */
+    /* ASCII runs 32, then 8 bytes at a time (most text is ASCII) */
+    while (i + 32 <= n) {
+      uint64_t w[4];
+      memcpy(w, p + i, 32);
+      if ((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ull) break;
+      i += 32;
+    }
     while (i + 8 <= n) {
       uint64_t w;
       memcpy(&w, p + i, 8);
       if (w & 0x8080808080808080ull) break;
       i += 8;
+    }
+    if (i < n && n >= 8 && n - i < 8) { /* the tail: the last 8 bytes at once */
+      uint64_t w;
+      memcpy(&w, p + n - 8, 8);
+      if (!(w & 0x8080808080808080ull)) break;
     }
     if (i >= n) break;
     if (p[i] < 0x80) { i++; continue; }

@@ -3,9 +3,11 @@
  * SQLite's JSON subtype, so json_each(), -> and ->> treat them as JSON. */
 #include "value_sql.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Text or blob bytes: a NULL pointer would make SQLite return NULL, so an
  * empty value gets a real (empty) pointer. */
@@ -65,6 +67,31 @@ static void result_uint(sqlite3_context *ctx, uint64_t u) {
   sqlite3_result_text(ctx, s, n, SQLITE_TRANSIENT);
 }
 
+/* TEXT: text without U+0000 goes through a NUL-terminated copy (memccpy
+ * checks while it copies) and length -1, so SQLite marks it terminated
+ * (functions such as length() then need no second copy to add the
+ * terminator). Short text is copied on the stack; longer text into a
+ * buffer SQLite takes over. */
+static void result_text(sqlite3_context *ctx, const uint8_t *p, size_t n) {
+  char buf[1024];
+  if (n < sizeof buf) {
+    if (n == 0 || !memccpy(buf, p, 0, n)) {
+      buf[n] = 0;
+      sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+      return;
+    }
+  } else if (n < (size_t)INT_MAX) {
+    char *h = malloc(n + 1);
+    if (h && !memccpy(h, p, 0, n)) {
+      h[n] = 0;
+      sqlite3_result_text(ctx, h, -1, free);
+      return;
+    }
+    free(h);
+  }
+  sqlite3_result_text64(ctx, nonnull(p), n, SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
 void ds_value_result(sqlite3_context *ctx, const ds_value *v) {
   switch (v->type) {
     case DS_V_NULL: sqlite3_result_null(ctx); return;
@@ -76,10 +103,7 @@ void ds_value_result(sqlite3_context *ctx, const ds_value *v) {
       if (isnan(v->u.f)) sqlite3_result_null(ctx);
       else sqlite3_result_double(ctx, v->u.f);
       return;
-    case DS_V_TEXT:
-      sqlite3_result_text64(ctx, nonnull(v->u.s.p), v->u.s.n, SQLITE_TRANSIENT,
-                            SQLITE_UTF8);
-      return;
+    case DS_V_TEXT: result_text(ctx, v->u.s.p, v->u.s.n); return;
     case DS_V_BYTES:
     case DS_V_NDARRAY:
       sqlite3_result_blob64(ctx, nonnull(v->u.s.p), v->u.s.n, SQLITE_TRANSIENT);

@@ -732,6 +732,14 @@ int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, size_t shard,
   }
   if (!raw && check_frame_dict(s, block, src, len, err)) return -1;
   z->dict = s->dict;
+  if (!raw && !buf->cap) { /* a fresh buffer: exactly the size the frame
+                            * declares (when plausible and within max_value_bytes:
+                            * codec.c refuses the rest) */
+    uint64_t want = ds_zstd_content_size(src, len);
+    if (want && want <= z->max_out && (!buf->max || want <= buf->max) &&
+        want / ZSTD_BLOCKSIZE_MAX <= len / 3 + 1 && (buf->data = malloc((size_t)want)) != NULL)
+      buf->cap = (size_t)want;
+  }
   if (raw ? ds_err_too_big(err, "block", len, buf->max)
           : ds_zstd_decompress(z, src, len, buf, err)) {
     char *why = *err;

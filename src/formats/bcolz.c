@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +20,15 @@
 #include "core/npy.h"
 #include "formats/pickle.h"
 
+/* Mapped chunk files kept per column (address space only: the pages are
+ * the page cache's). */
+#define MAP_SLOTS 32
+typedef struct chunk_map {
+  ds_file f;
+  uint64_t k;
+  int open;
+} chunk_map;
+
 typedef struct bcolz_col {
   char *name;
   char *path;        /* column directory */
@@ -26,10 +36,12 @@ typedef struct bcolz_col {
   char *attrs;       /* compact JSON */
   bcolz_dtype dt;
   uint64_t len, chunklen, nfull, leftover, nchunks;
-  /* cache: the last mapped chunk file */
-  ds_file cf;
-  uint64_t cf_k;
-  int cf_open;
+  /* cache: up to MAP_SLOTS mapped chunk files (chunk k in slot k %
+   * MAP_SLOTS), so random row reads do not map a file each; cf is the one
+   * map_chunk returned last */
+  chunk_map maps[MAP_SLOTS];
+  ds_file *cf;
+  uint64_t *decodes; /* this column directory's counter (see below) */
 } bcolz_col;
 
 struct bcolz_table {
@@ -395,7 +407,8 @@ int bcolz_parse_meta(const uint8_t *storage, size_t storage_len,
 }
 
 static void close_col(bcolz_col *c) {
-  if (c->cf_open) ds_file_close(&c->cf);
+  for (int i = 0; i < MAP_SLOTS; i++)
+    if (c->maps[i].open) ds_file_close(&c->maps[i].f);
   free(c->name);
   free(c->path);
   free(c->meta_dtype);
@@ -655,16 +668,53 @@ int bcolz_decode_chunk_file(const uint8_t *p, uint64_t size, const char *name,
   return decompress(p + 16, nbytes, name, buf, err);
 }
 
+/* Decompression counters, one per column directory path, process-wide:
+ * bcolz_decode_count() shows that a query left a column alone. Entries
+ * live as long as the process (one per distinct directory opened). */
+typedef struct decode_counter {
+  struct decode_counter *next;
+  uint64_t n;
+  char path[];
+} decode_counter;
+static decode_counter *counters;
+static pthread_mutex_t counters_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The counter of a directory; create = 1 adds it when missing. */
+static uint64_t *counter_of(const char *path, int create) {
+  pthread_mutex_lock(&counters_lock);
+  decode_counter *e = counters;
+  while (e && strcmp(e->path, path) != 0) e = e->next;
+  if (!e && create && (e = malloc(sizeof *e + strlen(path) + 1))) {
+    e->n = 0;
+    strcpy(e->path, path);
+    e->next = counters;
+    counters = e;
+  }
+  pthread_mutex_unlock(&counters_lock);
+  return e ? &e->n : NULL;
+}
+
+static void count_decode(bcolz_col *c) {
+  if (!c->decodes) c->decodes = counter_of(c->path, 1);
+  if (c->decodes) __atomic_fetch_add(c->decodes, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t bcolz_decode_count(const char *column_dir) {
+  uint64_t *n = counter_of(column_dir, 0);
+  return n ? __atomic_load_n(n, __ATOMIC_RELAXED) : 0;
+}
+
 /* Map (or reuse the mapping of) chunk k's file; check it and the size it
  * must hold. *nbytes = the Blosc uncompressed size. */
 static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
   if (k >= c->nchunks)
     return ds_err(err, "%s: chunk %llu out of range (%llu chunks)", c->path,
                   (unsigned long long)k, (unsigned long long)c->nchunks);
-  if (!c->cf_open || c->cf_k != k) {
-    if (c->cf_open) {
-      ds_file_close(&c->cf);
-      c->cf_open = 0;
+  chunk_map *m = &c->maps[k % MAP_SLOTS];
+  if (!m->open || m->k != k) {
+    if (m->open) {
+      ds_file_close(&m->f);
+      m->open = 0;
     }
     char *fp = ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)k);
     if (!fp) return ds_err(err, "out of memory");
@@ -674,20 +724,21 @@ static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
       free(fp);
       return -1;
     }
-    int rc = ds_file_open(&c->cf, fp, err);
+    int rc = ds_file_open(&m->f, fp, err);
     free(fp);
     if (rc) return -1;
-    c->cf_open = 1;
-    c->cf_k = k;
+    m->open = 1;
+    m->k = k;
   }
-  if (bcolz_check_chunk_file(c->cf.data, c->cf.size, c->cf.path, nbytes,
+  c->cf = &m->f;
+  if (bcolz_check_chunk_file(c->cf->data, c->cf->size, c->cf->path, nbytes,
                              err))
     return -1;
   if (c->dt.kind == 'O') return 0;
   uint64_t need = (k < c->nfull ? c->chunklen : c->leftover) * c->dt.atom;
   if (k < c->nfull ? *nbytes != need : *nbytes < need)
     return ds_err(err, "%s: Blosc chunk holds %llu bytes but %s chunk %llu "
-                  "must hold %s%llu (%llu rows of %llu bytes)", c->cf.path,
+                  "must hold %s%llu (%llu rows of %llu bytes)", c->cf->path,
                   (unsigned long long)*nbytes,
                   k < c->nfull ? "full" : "leftover", (unsigned long long)k,
                   k < c->nfull ? "" : "at least ", (unsigned long long)need,
@@ -702,7 +753,11 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   bcolz_col *c = &t->cols[col];
   uint64_t nbytes;
   if (map_chunk(c, k, &nbytes, err)) return -1;
-  if (decompress(c->cf.data + 16, nbytes, c->cf.path, buf, err)) return -1;
+  count_decode(c);
+  if (decompress(c->cf->data + 16, nbytes, c->cf->path, buf, err)) return -1;
+  /* the whole chunk is in buf now: give the mapped pages back so a scan's
+   * memory does not grow with the mappings kept */
+  ds_file_drop(c->cf, 0, c->cf->size);
   *p = buf->data;
   if (c->dt.kind == 'O') {
     *rows = 1;
@@ -727,12 +782,13 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
   }
   uint64_t k = row / c->chunklen, nbytes;
   if (map_chunk(c, k, &nbytes, err)) return -1;
-  const uint8_t *b = c->cf.data + 16;
+  count_decode(c);
+  const uint8_t *b = c->cf->data + 16;
   uint64_t ts = b[3];
   uint64_t off = (row % c->chunklen) * c->dt.atom;
   if (out->max && c->dt.atom > out->max) { /* max_value_bytes */
     ds_err_too_big(err, "row", c->dt.atom, out->max);
-    ds_err_prefix(err, c->cf.path);
+    ds_err_prefix(err, c->cf->path);
     return -1;
   }
   if (ds_buf_reserve(out, c->dt.atom))
@@ -742,7 +798,7 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
     /* items do not line up with rows: inflate the whole chunk */
     ds_buf tmp = {0};
     tmp.max = out->max; /* the whole chunk: max_value_bytes applies */
-    if (decompress(b, nbytes, c->cf.path, &tmp, err)) {
+    if (decompress(b, nbytes, c->cf->path, &tmp, err)) {
       ds_buf_free(&tmp);
       return -1;
     }
@@ -753,7 +809,7 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
                           out->data);
     if (r < 0 || (uint64_t)r != c->dt.atom)
       return ds_err(err, "%s: Blosc decompression of row %llu failed (code "
-                    "%d): corrupt chunk", c->cf.path, (unsigned long long)row,
+                    "%d): corrupt chunk", c->cf->path, (unsigned long long)row,
                     r);
   }
   out->len = (size_t)c->dt.atom;
@@ -763,6 +819,20 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
 /* ------------------------------------------------------------ cells */
 
 static uint64_t load_u(const uint8_t *p, uint32_t size, int big) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (!big) { /* the common case: native order, one load */
+    uint64_t u64;
+    uint32_t u32;
+    uint16_t u16;
+    switch (size) {
+    case 8: memcpy(&u64, p, 8); return u64;
+    case 4: memcpy(&u32, p, 4); return u32;
+    case 2: memcpy(&u16, p, 2); return u16;
+    case 1: return p[0];
+    default: break;
+    }
+  }
+#endif
   uint64_t v = 0;
   for (uint32_t i = 0; i < size; i++)
     v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);
@@ -845,7 +915,15 @@ static int ucs4_to_utf8(const uint8_t *p, uint32_t itemsize, int big,
   return 0;
 }
 
-static size_t s_len(const uint8_t *p, size_t n) {
+static inline size_t s_len(const uint8_t *p, size_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  while (n >= 8) { /* 8 bytes at a time: the last non-zero byte of a word */
+    uint64_t x;
+    memcpy(&x, p + n - 8, 8);
+    if (x) return n - 8 + (size_t)(63 - __builtin_clzll(x)) / 8 + 1;
+    n -= 8;
+  }
+#endif
   while (n > 0 && p[n - 1] == 0) n--;
   return n;
 }
@@ -928,6 +1006,34 @@ static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
   }
 }
 
+int bcolz_cell_number(const bcolz_dtype *dt, const uint8_t *p, int64_t *i,
+                      double *d) {
+  int big = dt->byteorder == '>';
+  if (dt->ndim != 0) return BCOLZ_NUM_NONE;
+  switch (dt->kind) {
+  case 'b':
+    *i = p[0] != 0;
+    return BCOLZ_NUM_INT;
+  case 'i':
+    *i = load_i(p, dt->itemsize, big);
+    return BCOLZ_NUM_INT;
+  case 'u': {
+    uint64_t u = load_u(p, dt->itemsize, big);
+    if (u > INT64_MAX) return BCOLZ_NUM_BIG;
+    *i = (int64_t)u;
+    return BCOLZ_NUM_INT;
+  }
+  case 'f':
+    *d = load_f(p, dt->itemsize, big);
+    return isnan(*d) ? BCOLZ_NUM_NULL : BCOLZ_NUM_FLOAT;
+  case 'm':
+    *i = load_i(p, 8, big);
+    return *i == DS_NPY_NAT ? BCOLZ_NUM_NULL : BCOLZ_NUM_INT;
+  default:
+    return BCOLZ_NUM_NONE;
+  }
+}
+
 int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
                      int flags, ds_arena *a, ds_value *out, char **err) {
   memset(out, 0, sizeof *out);
@@ -1003,6 +1109,136 @@ void bcolz_stats_free(bcolz_stats *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* memcmp order of two w-byte cells, 8 bytes at a time. */
+static inline uint64_t load_be64(const uint8_t *p) {
+  uint64_t x;
+  memcpy(&x, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  x = __builtin_bswap64(x);
+#endif
+  return x;
+}
+
+static inline int cmp_cells(const uint8_t *a, const uint8_t *b, size_t w) {
+  size_t i = 0;
+  for (; i + 8 <= w; i += 8) {
+    uint64_t x, y;
+    memcpy(&x, a + i, 8);
+    memcpy(&y, b + i, 8);
+    if (x != y) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      x = __builtin_bswap64(x);
+      y = __builtin_bswap64(y);
+#endif
+      return x < y ? -1 : 1;
+    }
+  }
+  return i < w ? memcmp(a + i, b + i, w - i) : 0;
+}
+
+/* The tight stats loop a dtype takes: scalar numbers in native byte order
+ * as a struct-module letter (l i h b I H B d), else 0. */
+static char native_num(const bcolz_dtype *dt) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (dt->ndim != 0 || dt->byteorder == '>') return 0;
+  switch (dt->kind) {
+  case 'i':
+    return dt->itemsize == 8 ? 'l' : dt->itemsize == 4 ? 'i' : dt->itemsize == 2 ? 'h' : 'b';
+  case 'u':
+    return dt->itemsize == 4 ? 'I' : dt->itemsize == 2 ? 'H' : dt->itemsize == 1 ? 'B' : 0;
+  case 'f':
+    return dt->itemsize == 8 ? 'd' : 0;
+  case 'b':
+    return dt->itemsize == 1 ? '?' : 0;
+  default:
+    return 0;
+  }
+#else
+  (void)dt;
+  return 0;
+#endif
+}
+
+/* Sum, min and max of a chunk of native signed ints (T), accumulated in
+ * ACC (wide enough for a chunk), into isum / imin / imax. */
+#define STATS_INT_LOOP(T, ACC)                                   \
+  do {                                                           \
+    ACC acc_ = 0;                                                \
+    int64_t mn_ = imin, mx_ = imax;                              \
+    for (uint64_t r_ = 0; r_ < rows; r_++) {                     \
+      T v_;                                                      \
+      memcpy(&v_, p + r_ * sizeof(T), sizeof(T));                \
+      acc_ += v_;                                                \
+      mn_ = v_ < mn_ ? v_ : mn_;                                 \
+      mx_ = v_ > mx_ ? v_ : mx_;                                 \
+    }                                                            \
+    isum += acc_;                                                \
+    imin = mn_;                                                  \
+    imax = mx_;                                                  \
+    have |= rows > 0;                                            \
+  } while (0)
+#define STATS_UINT_LOOP(T)                                       \
+  do {                                                           \
+    uint64_t acc_ = 0, mn_ = umin, mx_ = umax;                   \
+    for (uint64_t r_ = 0; r_ < rows; r_++) {                     \
+      T v_;                                                      \
+      memcpy(&v_, p + r_ * sizeof(T), sizeof(T));                \
+      acc_ += v_;                                                \
+      mn_ = v_ < mn_ ? v_ : mn_;                                 \
+      mx_ = v_ > mx_ ? v_ : mx_;                                 \
+    }                                                            \
+    isum += acc_;                                                \
+    umin = mn_;                                                  \
+    umax = mx_;                                                  \
+    have |= rows > 0;                                            \
+  } while (0)
+/* float64: NaN counted as null; finite values summed with Neumaier's
+ * compensation. A first pass assumes no infinity (no branches but NaN);
+ * a chunk where the sum stops being finite is summed again by the careful
+ * loop, which keeps infinities out of the compensation. */
+#define STATS_FLOAT_LOOP()                                                   \
+  do {                                                                       \
+    double mn_ = fmin, mx_ = fmax, sum_ = fsum, comp_ = fcomp;               \
+    uint64_t nn_ = 0;                                                        \
+    for (uint64_t r_ = 0; r_ < rows; r_++) {                                 \
+      double v_;                                                             \
+      memcpy(&v_, p + r_ * 8, 8);                                            \
+      if (v_ != v_) {                                                        \
+        nn_++;                                                               \
+        continue;                                                            \
+      }                                                                      \
+      mn_ = v_ < mn_ ? v_ : mn_;                                             \
+      mx_ = v_ > mx_ ? v_ : mx_;                                             \
+      double t_ = sum_ + v_;                                                 \
+      comp_ += fabs(sum_) >= fabs(v_) ? (sum_ - t_) + v_ : (v_ - t_) + sum_; \
+      sum_ = t_;                                                             \
+    }                                                                        \
+    if (!isfinite(sum_) || !isfinite(comp_)) {                               \
+      sum_ = fsum, comp_ = fcomp;                                            \
+      for (uint64_t r_ = 0; r_ < rows; r_++) {                               \
+        double v_;                                                           \
+        memcpy(&v_, p + r_ * 8, 8);                                          \
+        if (v_ != v_) continue;                                              \
+        if (isinf(v_) || isinf(sum_)) {                                      \
+          if (isinf(v_)) {                                                   \
+            if (isinf(sum_) && (sum_ > 0) != (v_ > 0)) fnan_sum = 1;         \
+            sum_ += v_;                                                      \
+          }                                                                  \
+          continue;                                                          \
+        }                                                                    \
+        double t_ = sum_ + v_;                                               \
+        comp_ += fabs(sum_) >= fabs(v_) ? (sum_ - t_) + v_ : (v_ - t_) + sum_; \
+        sum_ = t_;                                                           \
+      }                                                                      \
+    }                                                                        \
+    have |= nn_ < rows;                                                      \
+    s->nulls += nn_;                                                         \
+    fmin = mn_;                                                              \
+    fmax = mx_;                                                              \
+    fsum = sum_;                                                             \
+    fcomp = comp_;                                                           \
+  } while (0)
+
 int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
                        char **err) {
   memset(s, 0, sizeof *s);
@@ -1021,7 +1257,7 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
   double fsum = 0, fcomp = 0, fmin = INFINITY, fmax = -INFINITY;
   int fnan_sum = 0; /* inf + -inf */
   int have = 0;
-  ds_buf buf = {0}, txt = {0};
+  ds_buf buf = {0}, txt = {0}, smin = {0}, smax = {0};
   buf.max = DS_MAX_VALUE_BYTES; /* the default max_value_bytes */
   int rc = -1;
   for (uint64_t k = 0; k < c->nchunks; k++) {
@@ -1032,6 +1268,60 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
       goto done;
     }
     if (bcolz_chunk(t, col, k, &buf, &p, &rows, err)) goto done;
+    /* native-order numbers: one tight loop per chunk */
+    int done_chunk = 1;
+    switch (native_num(dt)) {
+    case 'l': STATS_INT_LOOP(int64_t, __int128); break;
+    case 'i': STATS_INT_LOOP(int32_t, int64_t); break;
+    case 'h': STATS_INT_LOOP(int16_t, int64_t); break;
+    case 'b': STATS_INT_LOOP(int8_t, int64_t); break;
+    case 'I': STATS_UINT_LOOP(uint32_t); break;
+    case 'H': STATS_UINT_LOOP(uint16_t); break;
+    case 'B': STATS_UINT_LOOP(uint8_t); break;
+    case 'd': STATS_FLOAT_LOOP(); break;
+    case '?': { /* bool: the count of true cells is the sum */
+      uint64_t ones = 0;
+      for (uint64_t r = 0; r < rows; r++) ones += p[r] != 0;
+      isum += ones;
+      if (rows) {
+        int64_t cmin = ones < rows ? 0 : 1, cmax = ones > 0 ? 1 : 0;
+        if (cmin < imin) imin = cmin;
+        if (cmax > imax) imax = cmax;
+        have = 1;
+      }
+      break;
+    }
+    default: done_chunk = 0; break;
+    }
+    if (!done_chunk && kind == 'S' && dt->ndim == 0) {
+      /* NUL-padded cells order as their stripped values do, so min and max
+       * are whole-cell memcmp; stripped and typed once at the end */
+      size_t w = dt->itemsize;
+      if (!smin.data && (ds_buf_reserve(&smin, w + 1) || ds_buf_reserve(&smax, w + 1)))
+        goto oom;
+      /* the first 8 bytes (big-endian) of min and max: a cell whose first
+       * 8 bytes lie strictly between them is neither */
+      uint64_t lo0 = 0, hi0 = 0, empty = 0, maxlen = s->max_len;
+      if (have && w >= 8) lo0 = load_be64(smin.data), hi0 = load_be64(smax.data);
+      for (uint64_t r = 0; r < rows; r++) {
+        const uint8_t *e = p + r * w;
+        size_t n = w && e[w - 1] ? w : s_len(e, w);
+        empty += n == 0;
+        maxlen = n > maxlen ? n : maxlen;
+        if (have && w >= 8) {
+          uint64_t x0 = load_be64(e);
+          if (x0 > lo0 && x0 < hi0) continue;
+        }
+        if (!have || cmp_cells(e, smin.data, w) < 0) memcpy(smin.data, e, w);
+        if (!have || cmp_cells(e, smax.data, w) > 0) memcpy(smax.data, e, w);
+        have = 1;
+        if (w >= 8) lo0 = load_be64(smin.data), hi0 = load_be64(smax.data);
+      }
+      s->empty_count += empty;
+      s->max_len = maxlen;
+      continue;
+    }
+    if (done_chunk) continue;
     for (uint64_t r = 0; r < rows; r++) {
       const uint8_t *e = p + r * dt->atom;
       switch (kind) {
@@ -1106,7 +1396,7 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
         } else {
           txt.len = 0;
           if (ucs4_to_utf8(e, dt->itemsize, big, &txt, &len, err)) {
-            ds_err_prefix(err, c->cf.path);
+            ds_err_prefix(err, c->cf->path);
             goto done;
           }
           vp = txt.data ? txt.data : (const uint8_t *)"";
@@ -1114,12 +1404,13 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
         }
         if (vn == 0) s->empty_count++;
         if (len > s->max_len) s->max_len = len;
-        ds_vtype ty = kind == 'U' || ds_utf8_valid(vp, vn) ? DS_V_TEXT
-                                                           : DS_V_BYTES;
-        if (!have || bytes_cmp(vp, vn, s->min.u.s.p, s->min.u.s.n) < 0)
-          if (set_bytes(&s->min_store_, &s->min, ty, vp, vn)) goto oom;
-        if (!have || bytes_cmp(vp, vn, s->max.u.s.p, s->max.u.s.n) > 0)
-          if (set_bytes(&s->max_store_, &s->max, ty, vp, vn)) goto oom;
+        int lo = !have || bytes_cmp(vp, vn, s->min.u.s.p, s->min.u.s.n) < 0;
+        int hi = !have || bytes_cmp(vp, vn, s->max.u.s.p, s->max.u.s.n) > 0;
+        if (lo || hi) { /* the type is needed only for a new min or max */
+          ds_vtype ty = kind == 'U' || ds_utf8_valid(vp, vn) ? DS_V_TEXT : DS_V_BYTES;
+          if (lo && set_bytes(&s->min_store_, &s->min, ty, vp, vn)) goto oom;
+          if (hi && set_bytes(&s->max_store_, &s->max, ty, vp, vn)) goto oom;
+        }
         have = 1;
         break;
       }
@@ -1127,6 +1418,15 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
     }
   }
   uint64_t nv = s->count - s->nulls;
+  if (have && smin.data) { /* S: the min and max cells found above */
+    ds_buf *cell[2] = {&smin, &smax}, *st[2] = {&s->min_store_, &s->max_store_};
+    ds_value *dv[2] = {&s->min, &s->max};
+    for (int i = 0; i < 2; i++) {
+      size_t n = s_len(cell[i]->data, dt->itemsize);
+      ds_vtype ty = ds_utf8_valid(cell[i]->data, n) ? DS_V_TEXT : DS_V_BYTES;
+      if (set_bytes(st[i], dv[i], ty, cell[i]->data, n)) goto oom;
+    }
+  }
   if (have) {
     switch (kind) {
     case 'b':
@@ -1199,11 +1499,58 @@ oom:
 done:
   ds_buf_free(&buf);
   ds_buf_free(&txt);
+  ds_buf_free(&smin);
+  ds_buf_free(&smax);
   return rc;
 }
 
 int bcolz_stale(const bcolz_table *t) {
   for (size_t i = 0; i < t->ncols; i++)
-    if (t->cols[i].cf_open && ds_file_stale(&t->cols[i].cf)) return 1;
+    for (int j = 0; j < MAP_SLOTS; j++)
+      if (t->cols[i].maps[j].open && ds_file_stale(&t->cols[i].maps[j].f)) return 1;
   return 0;
+}
+
+/* An integer or bool member of a cparams object (def when absent). */
+static int cparam_int(json_t *cp, const char *key, int def) {
+  json_t *v = cp ? json_object_get(cp, key) : NULL;
+  if (json_is_boolean(v)) return json_is_true(v);
+  return json_is_integer(v) ? (int)json_integer_value(v) : def;
+}
+
+int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
+                      char **err) {
+  memset(out, 0, sizeof *out);
+  if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
+  const bcolz_col *c = &t->cols[col];
+  char *p = ds_strf("%s/meta/storage", c->path);
+  if (!p) return ds_err(err, "out of memory");
+  json_t *st = load_json(p, err);
+  free(p);
+  if (!st) return -1;
+  json_t *cp = json_is_object(st) ? json_object_get(st, "cparams") : NULL;
+  if (!json_is_object(cp)) cp = NULL;
+  out->clevel = cparam_int(cp, "clevel", 5);
+  out->shuffle = cparam_int(cp, "shuffle", 1);
+  out->quantize = cparam_int(cp, "quantize", 0);
+  json_t *cn = cp ? json_object_get(cp, "cname") : NULL;
+  snprintf(out->cname, sizeof out->cname, "%s",
+           json_is_string(cn) ? json_string_value(cn) : "blosclz");
+  json_decref(st);
+  if (c->nchunks == 0) return 0;
+  char *fp = ds_strf("%s/data/__0.blp", c->path);
+  if (!fp) return ds_err(err, "out of memory");
+  ds_file f;
+  int rc = ds_file_open(&f, fp, err);
+  free(fp);
+  if (rc) return -1;
+  uint64_t nbytes;
+  rc = bcolz_check_chunk_file(f.data, f.size, f.path, &nbytes, err);
+  if (rc == 0) {
+    out->has_chunk = 1;
+    out->flags = f.data[16 + 2];
+    out->typesize = f.data[16 + 3];
+  }
+  ds_file_close(&f);
+  return rc;
 }

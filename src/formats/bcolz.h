@@ -124,6 +124,18 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
 int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
                      int flags, ds_arena *a, ds_value *out, char **err);
 
+/* A scalar numeric cell (kinds b, i, u, f, m) as SQL sees it: *i for
+ * BCOLZ_NUM_INT (bool 0/1, timedelta ticks), *d for BCOLZ_NUM_FLOAT;
+ * BCOLZ_NUM_NULL for NaN / NaT, BCOLZ_NUM_BIG for a uint64 above INT64_MAX
+ * (shown as decimal TEXT), BCOLZ_NUM_NONE for any other dtype. */
+#define BCOLZ_NUM_NONE 0
+#define BCOLZ_NUM_INT 1
+#define BCOLZ_NUM_FLOAT 2
+#define BCOLZ_NUM_NULL 3
+#define BCOLZ_NUM_BIG 4
+int bcolz_cell_number(const bcolz_dtype *dt, const uint8_t *p, int64_t *i,
+                      double *d);
+
 /* Whole-column statistics over the decompressed chunks. */
 typedef struct bcolz_stats {
   uint64_t count;     /* rows */
@@ -153,8 +165,29 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
                        char **err);
 void bcolz_stats_free(bcolz_stats *s);
 
+/* How many times this process decompressed a chunk (or, for single-row
+ * reads, a Blosc block) of the column stored in directory column_dir
+ * (bcolz_col_path; a carray's root), over every table handle. */
+uint64_t bcolz_decode_count(const char *column_dir);
+
 /* 1 when a chunk file the table has mapped changed on disk since it was
  * mapped (reading that mapping again could fault). */
 int bcolz_stale(const bcolz_table *t);
+
+/* ---- For dataset_info: how a column was compressed ---- */
+typedef struct bcolz_cparams {
+  /* meta/storage "cparams" as upstream reports them: keys older files
+   * lack get upstream's values (cname "blosclz", quantize 0, shuffle
+   * true = 1; clevel 5 and shuffle 1 when there is no cparams at all) */
+  int clevel, shuffle, quantize;
+  char cname[16];
+  /* chunk 0's Blosc header (has_chunk 0: the column has no chunk file) */
+  int has_chunk;
+  unsigned flags;    /* byte 2: shuffle bits, memcpyed, codec in bits 5-7 */
+  unsigned typesize; /* byte 3 */
+} bcolz_cparams;
+/* Read them for column col. Errors name the file. */
+int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
+                      char **err);
 
 #endif

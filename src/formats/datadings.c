@@ -63,6 +63,13 @@ struct datadings_reader {
 
 /* Big-endian unsigned load of k (<= 8) bytes. */
 static uint64_t be_n(const uint8_t *p, int k) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (k == 8) { /* offsets and hashes: one load, not a byte loop */
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return __builtin_bswap64(w);
+  }
+#endif
   uint64_t v = 0;
   for (int i = 0; i < k; i++) v = v << 8 | p[i];
   return v;
@@ -328,7 +335,7 @@ static int parse_index(dd_shard *s, uint64_t count, uint64_t hdr, char **err) {
   uint64_t pos = hdr, h = 0, len = 0, used = 0;
   for (uint64_t i = 0; i < count; i++) {
     if (str_at(f, pos, i, &h, &len, err)) return -1;
-    if (ds_cancel_poll()) return ds_err(err, DS_CANCEL_MSG);
+    if ((i & 1023) == 0 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
     s->idxpos[i] = pos;
     pos += h + len;
     if (uint_at(f, pos, i, &s->idx_off[i], &used, err)) return -1;
@@ -607,7 +614,7 @@ static int ensure_keypos(dd_shard *s, uint64_t upto, char **err) {
   }
   for (; i <= upto; i++) {
     if (str_at(f, off, i, &h, &len, err)) return -1;
-    if (ds_cancel_poll()) return ds_err(err, DS_CANCEL_MSG);
+    if ((i & 1023) == 0 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
     s->keypos[i] = off;
     s->keypos_n = i + 1;
     off += h + len;
@@ -1002,6 +1009,27 @@ int datadings_stale(const datadings_reader *r) {
         ds_file_stale(&s->keys) || ds_file_stale(&s->hashes) ||
         ds_file_stale(&s->filter) || ds_file_stale(&s->index))
       return 1;
+  }
+  return 0;
+}
+
+int datadings_shard_facts_get(const datadings_reader *r, size_t s,
+                              datadings_shard_facts *f) {
+  memset(f, 0, sizeof *f);
+  if (s >= r->nshards) return -1;
+  const dd_shard *d = &r->shards[s];
+  f->has_offsets = d->offsets.path != NULL;
+  f->has_keys = d->keys.path != NULL;
+  f->has_key_hashes = d->hashes.path != NULL && d->hashes.size >= 8;
+  f->has_filter = d->filter.path != NULL && d->filter.size >= 32;
+  f->has_index = d->index.path != NULL;
+  if (f->has_key_hashes) memcpy(f->salt, d->hashes.data, 8);
+  if (f->has_filter) {
+    uint64_t pbits = be_n(d->filter.data + 24, 8);
+    f->filter_bits = d->bloom_bits;
+    f->filter_hashes = d->bloom_k;
+    f->filter_capacity = be_n(d->filter.data + 16, 8);
+    memcpy(&f->filter_fp_rate, &pbits, sizeof pbits);
   }
   return 0;
 }

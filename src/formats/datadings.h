@@ -97,4 +97,17 @@ void datadings_salt_for(uint64_t c, uint8_t out[8]);
  * position tables and lookup tables of every shard). */
 size_t datadings_key_table_bytes(const datadings_reader *r);
 
+/* ---- For dataset_info: what one shard holds beside its samples ---- */
+typedef struct datadings_shard_facts {
+  int has_offsets, has_keys, has_key_hashes, has_filter, has_index;
+  uint8_t salt[8];          /* the .key_hashes salt (has_key_hashes) */
+  uint64_t filter_bits;     /* the .filter's parameters (has_filter) */
+  uint32_t filter_hashes;
+  uint64_t filter_capacity; /* header num_elements */
+  double filter_fp_rate;    /* header false_positive_prob */
+} datadings_shard_facts;
+/* Fill *f for shard s; -1 when s is out of range. */
+int datadings_shard_facts_get(const datadings_reader *r, size_t s,
+                              datadings_shard_facts *f);
+
 #endif

@@ -22,6 +22,11 @@
  *     decodes str with errors='strict').
  *   - it totals what msgpack-c will take from the zone, so the zone's first
  *     chunk can be grown once and then reused without malloc per sample.
+ * The lazy form (ds_msgpack_scan) steps over a root map's keys and scalar
+ * values inline, remembers where the fields a query wants are, and
+ * get_field decodes a scalar field (nil, bool, int, float, str, bin)
+ * itself, exactly as msgpack-c would; containers still go through
+ * msgpack-c.
  *
  * Value mapping (msgpack-numpy maps are recognised by bin keys only, the
  * rules of datadings.md 3.4; the entry looked up is the last one with that
@@ -138,10 +143,6 @@ typedef struct mp_scan {
   uint64_t left[MP_MAX_NEST + 1];  /* elements left per open level */
   size_t zone;                     /* bytes msgpack-c will take */
   int check_utf8;                  /* validate str payloads here */
-  ds_msgpack_doc *marks;           /* record top-level element starts */
-  int root_map;                    /* the object is a map */
-  uint64_t found;                  /* wanted fields seen (bits) */
-  int stopped;                     /* stopped after the wanted fields */
 } mp_scan;
 
 /* The error for input that ends before the object does. */
@@ -169,54 +170,25 @@ static int scan_container(mp_scan *s, const mp_head *h, char **err) {
   return 0;
 }
 
-/* Skip a str/bin/ext/number payload, checking str for UTF-8. */
+/* The error for a str whose payload is not UTF-8. */
+static int scan_bad_utf8(size_t at, char **err) {
+  return ds_err(err, "invalid UTF-8 in the msgpack str at byte %zu", at);
+}
+
+/* Skip a str/bin/ext/number payload, checking str for UTF-8 when asked. */
 static inline int scan_payload(mp_scan *s, const mp_head *h, char **err) {
   size_t rest = s->n - s->pos - h->hdr;
   if (h->len > rest) return scan_truncated(s, err);
-  const uint8_t *body = s->p + s->pos + h->hdr;
-  int top_key = s->marks && s->root_map && s->depth == 1 &&
-                (s->marks->nmarks - 1) % 2 == 0; /* keys are matched here */
-  if (h->what == MH_STR && (s->check_utf8 || top_key) &&
-      !ds_utf8_valid(body, (size_t)h->len))
-    return ds_err(err, "invalid UTF-8 in the msgpack str at byte %zu", s->pos);
+  if (h->what == MH_STR && s->check_utf8 &&
+      !ds_utf8_valid(s->p + s->pos + h->hdr, (size_t)h->len))
+    return scan_bad_utf8(s->pos, err);
   s->pos += h->hdr + (size_t)h->len;
-  return 0;
-}
-
-/* Remember where a top-level map element starts. */
-static int mark(mp_scan *s, char **err) {
-  ds_msgpack_doc *d = s->marks;
-  if (d->nmarks == d->cap_marks) {
-    size_t cap = d->cap_marks ? 2 * d->cap_marks : 64;
-    size_t *m = realloc(d->marks, cap * sizeof *m);
-    if (!m) return ds_err(err, "out of memory");
-    d->marks = m;
-    d->cap_marks = cap;
-  }
-  d->marks[d->nmarks++] = s->pos;
-  if (d->nwant && (d->nmarks - 1) % 2 == 0) { /* a key starts here */
-    uint64_t all = d->nwant >= 64 ? UINT64_MAX : (((uint64_t)1 << d->nwant) - 1);
-    if (s->found == all) { /* every wanted field is behind us */
-      s->stopped = 1;
-      return 0;
-    }
-    mp_head h;
-    if (mp_header(s->p + s->pos, s->n - s->pos, &h) == 0 && h.what == MH_STR &&
-        h.hdr + h.len <= s->n - s->pos)
-      for (size_t i = 0; i < d->nwant && i < 64; i++)
-        if (d->want_len[i] == h.len && !memcmp(d->want[i], s->p + s->pos + h.hdr, (size_t)h.len))
-          s->found |= (uint64_t)1 << i;
-  }
   return 0;
 }
 
 /* Read one element header (and skip its payload). */
 static inline int scan_element(mp_scan *s, char **err) {
   if (s->pos >= s->n) return scan_truncated(s, err);
-  if (s->marks && s->root_map && s->depth == 1) {
-    if (mark(s, err)) return -1;
-    if (s->stopped) return 0;
-  }
   mp_head h;
   int r = mp_header(s->p + s->pos, s->n - s->pos, &h);
   if (r < 0)
@@ -227,34 +199,174 @@ static inline int scan_element(mp_scan *s, char **err) {
   return scan_payload(s, &h, err);
 }
 
+/* Walk the element at s->pos and everything inside it (the caller has
+ * already counted it off `pending` and its level's `left`). */
+static int walk_one(mp_scan *s, char **err) {
+  int base = s->depth;
+  if (scan_element(s, err)) return -1;
+  while (s->depth > base) {
+    if (s->left[s->depth] == 0) {
+      s->depth--;
+      continue;
+    }
+    s->left[s->depth]--;
+    s->pending--;
+    if (scan_element(s, err)) return -1;
+  }
+  return 0;
+}
+
+/* Room for n more marks. */
+static int reserve_marks(ds_msgpack_doc *d, uint64_t n, char **err) {
+  if (n <= d->cap_marks - d->nmarks) return 0;
+  size_t cap = d->cap_marks ? d->cap_marks : 64;
+  while (cap - d->nmarks < n) cap *= 2; /* n <= the input's length */
+  size_t *m = realloc(d->marks, cap * sizeof *m);
+  if (!m) return ds_err(err, "out of memory");
+  d->marks = m;
+  d->cap_marks = cap;
+  return 0;
+}
+
+/* memcpy(&mask, word_mask + 8 - k, 8) keeps the first k bytes of a word
+ * loaded with memcpy, on any byte order. */
+static const uint8_t word_mask[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+/* Payload bytes of the fixed-size types 0xca..0xd3 (float32, float64,
+ * uint8..64, int8..64). */
+static const uint8_t fixed_len[10] = {4, 8, 1, 2, 4, 8, 1, 2, 4, 8};
+
+/* Lazy walk of a top-level map (its header at s->pos == 0, already
+ * counted off): remember where each key and value starts, check that str
+ * keys are UTF-8 (str values are checked when converted), note where the
+ * wanted keys are, and stop at the first key after all of them were seen
+ * (*stopped = 1). Values that are not containers are stepped over here;
+ * the rest go through walk_one. */
+static int scan_top_map(mp_scan *s, ds_msgpack_doc *d, int *stopped, char **err) {
+  mp_head h;
+  if (mp_header(s->p, s->n, &h) != 0 || h.hdr > s->n) return scan_truncated(s, err);
+  if (scan_container(s, &h, err)) return -1;
+  uint64_t count = h.len; /* scan_container checked 2 * count against the bytes */
+  if (reserve_marks(d, 2 * count, err)) return -1;
+  /* locals, not *s and *d: the marks array could alias them */
+  const uint8_t *p = s->p;
+  size_t n = s->n, nwant = d->nwant, pos = s->pos, *marks = d->marks, nm = d->nmarks;
+  uint64_t all = nwant >= 64 ? UINT64_MAX : (((uint64_t)1 << nwant) - 1), found = 0;
+  for (uint64_t e = 0; e < count; e++) {
+    /* the key */
+    if (pos >= n) goto truncated;
+    if (nwant && found == all) { /* every wanted field is behind us */
+      marks[nm++] = pos;
+      *stopped = 1;
+      break;
+    }
+    marks[nm++] = pos;
+    uint8_t b = p[pos];
+    size_t kh, kl;
+    if ((b & 0xe0) == 0xa0) {
+      kh = 1;
+      kl = b & 0x1fu;
+    } else {
+      mp_head k;
+      if (mp_header(p + pos, n - pos, &k) != 0 || k.what != MH_STR) {
+        s->pos = pos; /* not a str key (or a bad one) */
+        s->pending = 2 * (count - e) - 1;
+        if (walk_one(s, err)) return -1;
+        pos = s->pos;
+        goto value;
+      }
+      if (k.hdr > n - pos || k.len > n - pos - k.hdr) goto truncated;
+      kh = k.hdr;
+      kl = (size_t)k.len;
+    }
+    if (kl > n - pos - kh) goto truncated;
+    const uint8_t *key = p + pos + kh;
+    if (kl <= 8 && n - pos - kh >= 8) { /* one word: ASCII check and compare */
+      uint64_t w, m;
+      memcpy(&w, key, 8);
+      memcpy(&m, word_mask + 8 - kl, 8);
+      w &= m;
+      if ((w & 0x8080808080808080ull) && !ds_utf8_valid(key, kl)) goto bad_utf8;
+      for (size_t i = 0; i < nwant; i++)
+        if (d->want_len[i] == kl && d->want_word[i] == w && !(found >> i & 1)) {
+          found |= (uint64_t)1 << i;
+          d->want_at[i] = nm - 1;
+        }
+    } else {
+      if (!ds_utf8_valid(key, kl)) goto bad_utf8;
+      for (size_t i = 0; i < nwant; i++)
+        if (d->want_len[i] == kl && !(found >> i & 1) &&
+            (kl == 0 || !memcmp(d->want[i], key, kl))) {
+          found |= (uint64_t)1 << i;
+          d->want_at[i] = nm - 1;
+        }
+    }
+    pos += kh + kl;
+  value:
+    /* the value: fixint, nil, bool, fixstr, str8, bin8 and fixed-size
+     * numbers inline */
+    if (pos >= n) goto truncated;
+    marks[nm++] = pos;
+    b = p[pos];
+    if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
+      pos += 1;
+    } else if ((b & 0xe0) == 0xa0) {
+      if ((size_t)(b & 0x1fu) > n - pos - 1) goto truncated;
+      pos += 1 + (b & 0x1fu);
+    } else if (b >= 0xca && b <= 0xd3) {
+      if ((size_t)fixed_len[b - 0xca] > n - pos - 1) goto truncated;
+      pos += 1 + fixed_len[b - 0xca];
+    } else if (b == 0xd9 || b == 0xc4) { /* str 8, bin 8 */
+      if (n - pos < 2 || (size_t)p[pos + 1] > n - pos - 2) goto truncated;
+      pos += 2 + (size_t)p[pos + 1];
+    } else {
+      s->pos = pos;
+      s->pending = 2 * (count - e) - 2;
+      if (walk_one(s, err)) return -1;
+      pos = s->pos;
+    }
+  }
+  d->nmarks = nm;
+  s->pos = pos;
+  s->pending = 0;
+  s->left[1] = 0;
+  if (s->depth == 1) s->depth = 0;
+  d->found = found;
+  d->nfound_want = nwant;
+  return 0;
+truncated:
+  return scan_truncated(s, err);
+bad_utf8:
+  return scan_bad_utf8(marks[nm - 1], err);
+}
+
 /* Walk exactly one object from p[0]: *end gets its length, *zone the
- * bytes msgpack-c will allocate for it. */
+ * bytes msgpack-c will allocate for it. With `marks` (the lazy scan) a
+ * root map's elements are marked, and the walk may stop after the wanted
+ * fields (marks->partial). */
 static int precheck(const uint8_t *p, size_t n, size_t *end, size_t *zone,
                     ds_msgpack_doc *marks, char **err) {
   mp_scan s;
   s.p = p;
   s.n = n;
   s.pos = 0;
-  s.pending = 1;
+  s.pending = 0; /* the root is counted off below */
   s.depth = 0;
-  s.left[0] = 1;
+  s.left[0] = 0;
   s.zone = 0;
   s.check_utf8 = marks == NULL;
-  s.marks = marks;
-  s.root_map = n > 0 && ((p[0] & 0xf0) == 0x80 || p[0] == 0xde || p[0] == 0xdf);
-  s.found = 0;
-  s.stopped = 0;
-  if (marks) marks->nmarks = 0;
-  for (;;) {
-    while (s.depth > 0 && s.left[s.depth] == 0) s.depth--;
-    if (s.left[s.depth] == 0) break;
-    s.left[s.depth]--;
-    s.pending--;
-    if (scan_element(&s, err)) return -1;
-    if (s.stopped) break;
+  int stopped = 0, rc;
+  if (marks) {
+    marks->nmarks = 0;
+    marks->nfound_want = 0;
   }
-  if (marks) marks->partial = s.stopped;
-  *end = s.stopped ? n : s.pos; /* a stopped walk does not judge the rest */
+  if (marks && n > 0 && ((p[0] & 0xf0) == 0x80 || p[0] == 0xde || p[0] == 0xdf))
+    rc = scan_top_map(&s, marks, &stopped, err);
+  else
+    rc = walk_one(&s, err);
+  if (rc) return -1;
+  if (marks) marks->partial = stopped;
+  *end = stopped ? n : s.pos; /* a stopped walk does not judge the rest */
   *zone = s.zone;
   return 0;
 }
@@ -264,6 +376,11 @@ void ds_msgpack_want(ds_msgpack_doc *d, const char *const *names,
   d->want = names;
   d->want_len = lens;
   d->nwant = n > 64 ? 0 : n;
+  d->nfound_want = 0; /* the last scan's want_at no longer applies */
+  for (size_t i = 0; i < d->nwant; i++) { /* names of up to 8 bytes as words */
+    d->want_word[i] = 0;
+    if (lens[i] && lens[i] <= 8) memcpy(&d->want_word[i], names[i], lens[i]);
+  }
 }
 
 /* ------------------------------------------------------------ parsing */
@@ -342,11 +459,85 @@ int ds_msgpack_scan(ds_msgpack_doc *d, const uint8_t *p, size_t n, char **err) {
   return 0;
 }
 
+/* A str/bin of len bytes after a header of hdr bytes. */
+static inline size_t scalar_bytes(msgpack_object *o, msgpack_object_type t,
+                                  const uint8_t *p, size_t hdr, uint64_t len) {
+  o->type = t;
+  o->via.str.size = (uint32_t)len; /* str and bin share the layout */
+  o->via.str.ptr = (const char *)p + hdr;
+  return hdr + (size_t)len;
+}
+
+/* An integer as msgpack-c stores it: non-negative ones are POSITIVE. */
+static inline void scalar_int(msgpack_object *o, int64_t v) {
+  o->type = v >= 0 ? MSGPACK_OBJECT_POSITIVE_INTEGER : MSGPACK_OBJECT_NEGATIVE_INTEGER;
+  o->via.i64 = v;
+}
+
+/* The element p[0..n) when it is a scalar (nil, bool, int, float, str,
+ * bin) taking exactly n bytes, decoded as msgpack-c would: 1 with *o
+ * set, else 0 (containers, ext, anything unexpected: msgpack-c's turn). */
+static int decode_scalar(const uint8_t *p, size_t n, msgpack_object *o) {
+  if (n == 0) return 0;
+  uint8_t b = p[0];
+  size_t used = 1;
+  if (b <= 0x7f) {
+    o->type = MSGPACK_OBJECT_POSITIVE_INTEGER;
+    o->via.u64 = b;
+  } else if (b >= 0xe0) {
+    o->type = MSGPACK_OBJECT_NEGATIVE_INTEGER;
+    o->via.i64 = (int8_t)b;
+  } else if ((b & 0xe0) == 0xa0) {
+    used = scalar_bytes(o, MSGPACK_OBJECT_STR, p, 1, b & 0x1fu);
+  } else if (b == 0xc0) {
+    o->type = MSGPACK_OBJECT_NIL;
+  } else if (b == 0xc2 || b == 0xc3) {
+    o->type = MSGPACK_OBJECT_BOOLEAN;
+    o->via.boolean = b == 0xc3;
+  } else if (b >= 0xc4 && b <= 0xc6) { /* bin 8/16/32 */
+    int k = 1 << (b - 0xc4);
+    if (n < 1 + (size_t)k) return 0;
+    used = scalar_bytes(o, MSGPACK_OBJECT_BIN, p, 1 + (size_t)k, be_uint(p + 1, k));
+  } else if (b >= 0xd9 && b <= 0xdb) { /* str 8/16/32 */
+    int k = 1 << (b - 0xd9);
+    if (n < 1 + (size_t)k) return 0;
+    used = scalar_bytes(o, MSGPACK_OBJECT_STR, p, 1 + (size_t)k, be_uint(p + 1, k));
+  } else if (b >= 0xca && b <= 0xd3) {
+    int k = fixed_len[b - 0xca];
+    if (n < 1 + (size_t)k) return 0;
+    uint64_t v = be_uint(p + 1, k);
+    used = 1 + (size_t)k;
+    if (b == 0xca) {
+      uint32_t v32 = (uint32_t)v;
+      float f;
+      memcpy(&f, &v32, sizeof f);
+      o->type = MSGPACK_OBJECT_FLOAT32;
+      o->via.f64 = f;
+    } else if (b == 0xcb) {
+      o->type = MSGPACK_OBJECT_FLOAT64;
+      memcpy(&o->via.f64, &v, sizeof v);
+    } else if (b <= 0xcf) {
+      o->type = MSGPACK_OBJECT_POSITIVE_INTEGER;
+      o->via.u64 = v;
+    } else { /* int 8/16/32/64: sign-extend */
+      unsigned shift = 64 - 8 * (unsigned)k;
+      scalar_int(o, shift ? (int64_t)(v << shift) >> shift : (int64_t)v);
+    }
+  } else {
+    return 0;
+  }
+  return used == n;
+}
+
 /* Unpack the checked object p[0..n) into a zone-allocated msgpack_object. */
 static int unpack_into_zone(ds_msgpack_doc *d, const uint8_t *p, size_t n,
                             const msgpack_object **out, char **err) {
   msgpack_object *o = msgpack_zone_malloc(&d->zone, sizeof *o);
   if (!o) return ds_err(err, "out of memory");
+  if (decode_scalar(p, n, o)) { /* no msgpack-c needed */
+    *out = o;
+    return 0;
+  }
   size_t off = 0;
   msgpack_unpack_return r = msgpack_unpack((const char *)p, n, &off, &d->zone, o);
   if (r == MSGPACK_UNPACK_NOMEM_ERROR) return ds_err(err, "out of memory");
@@ -404,6 +595,13 @@ int ds_msgpack_get_field(ds_msgpack_doc *d, const char *name, size_t len,
                          const msgpack_object **out, char **err) {
   if (!d->p) return ds_err(err, "no sample scanned");
   if (!d->root_is_map) return 0;
+  for (size_t i = 0; i < d->nfound_want; i++) /* a wanted field: the scan saw it */
+    if (d->want_len[i] == len && (d->want[i] == name || !memcmp(d->want[i], name, len))) {
+      if (!(d->found >> i & 1)) return 0; /* the scan walked the map: absent */
+      size_t m = d->want_at[i];
+      size_t ve = m + 2 < d->nmarks ? d->marks[m + 2] : d->n;
+      return unpack_into_zone(d, d->p + d->marks[m + 1], ve - d->marks[m + 1], out, err) ? -1 : 1;
+    }
   int found = field_in_marks(d, name, len, out, err);
   if (found != 0 || !d->partial) return found;
   if (finish_scan(d, err)) return -1; /* not among the wanted: look further */

@@ -37,6 +37,12 @@ typedef struct ds_msgpack_doc {
   const size_t *want_len;
   size_t nwant;
   int partial;      /* the last scan stopped early */
+  /* what the last scan saw of the wanted fields (the first nfound_want
+   * names): bit i of `found` set when want[i] is a key, at marks[want_at[i]] */
+  size_t nfound_want;
+  uint64_t found;
+  size_t want_at[64];
+  uint64_t want_word[64]; /* a wanted name of <= 8 bytes as a word */
   size_t max_bytes; /* 0: none; else the msgpack objects of one sample may
                        take at most this much memory (max_value_bytes) */
 } ds_msgpack_doc;

@@ -13,12 +13,22 @@
  * tuples or lists; otherwise one column `value`; then HIDDEN example,
  * shard and shard_index. Options: infer, columns, unsupported=error|
  * placeholder (a pickled object outside the decoder's allow-list is an
- * error naming it, or the JSON {"$unsupported": "module.name"}).
+ * error naming it, or the JSON {"$unsupported": "module.name"}), and
+ * cache_mb=N and threads=1|2 (both forms; defaults 0 and 1).
  *
- * Blocks are decoded by the safe pickle decoder (formats/pickle.c), never
+ * Blocks are decoded by the safe pickle decoders (formats/pickle_list.c
+ * for the usual list of flat examples, else formats/pickle.c), never
  * executed. Each cursor keeps its last decoded block, so a scan decodes
  * every block once; rowid, shard and LIMIT/OFFSET constraints decode only
- * the blocks holding the rows asked for, and count(*) decodes nothing. */
+ * the blocks holding the rows asked for, and count(*) decodes nothing.
+ * cache_mb=N keeps up to N MiB of decoded blocks (decompressed pickle plus
+ * decoded values, formats/atlas_cache.c) per table for later statements
+ * and other cursors, least recently used out first; the blocks cursors
+ * are reading at the moment may come on top. Results are the same with
+ * or without it; repeated or skewed lookups then skip decompression and
+ * decoding. threads=2: an ascending scan decodes the blocks after its
+ * second one ahead on a second thread (formats/atlas_readahead.c); not the
+ * default, as on the shared 2-CPU test machine it made scans slower. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +41,20 @@
 #include "core/sqlite_api.h"
 #include "core/value_sql.h"
 #include "formats/atlas.h"
+#include "formats/atlas_cache.h"
+#include "formats/atlas_decode.h"
+#include "formats/atlas_readahead.h"
 #include "formats/pickle.h"
+#include "formats/pickle_list.h"
 #include "vtab/dataset.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
 #define MOD "atlas"
 #define DEFAULT_INFER 100
+/* An ascending scan drops the data.bin pages it has passed every this
+ * many bytes (and at each new shard). */
+#define RELEASE_STEP ((uint64_t)1 << 20)
 
 typedef enum { SHAPE_DICT, SHAPE_SEQ, SHAPE_VALUE } example_shape;
 
@@ -45,12 +62,35 @@ typedef struct at_dataset {
   ds_dataset base;    /* refcount, cache key, path, change detection */
   atlas_reader *reader;
   int placeholder;    /* unsupported=placeholder */
+  int threads;        /* 2: scans decode ahead on a second thread */
   uint64_t *first;    /* first global row of each shard */
   uint64_t *counts;   /* rows of each shard */
+  atlas_cache cache;  /* cache_mb */
 } at_dataset;
 
 /* The module's view of a shared dataset. */
 static at_dataset *AT(ds_dataset *d) { return (at_dataset *)d; }
+
+/* What a cursor decodes with. The table keeps the last closed cursor's
+ * for the next one: SQLite opens a cursor per statement run, and a fresh
+ * ZSTD_DCtx and buffers cost about as much as a lookup. */
+typedef struct at_res {
+  ds_zstd_ctx z;
+  atlas_dblock *own;  /* the block decoded into when the cache is off */
+  ds_pickle_list pl;  /* the fast decoder's scratch */
+} at_res;
+
+static void res_init(at_res *r) {
+  memset(r, 0, sizeof *r);
+  ds_zstd_ctx_init(&r->z, NULL);
+}
+
+static void res_free(at_res *r) {
+  ds_zstd_ctx_free(&r->z);
+  atlas_dblock_free(r->own);
+  ds_pickle_list_free(&r->pl);
+  r->own = NULL;
+}
 
 typedef struct at_vtab {
   sqlite3_vtab base;
@@ -60,12 +100,8 @@ typedef struct at_vtab {
   ds_schema schema;     /* SHAPE_DICT: the key columns */
   size_t nseq;          /* SHAPE_SEQ: number of c<i> columns */
   int col_example, col_shard, col_shard_index, col_path, col_options;
-  /* kept between cursors: SQLite opens a cursor per statement run, and a
-   * fresh ZSTD_DCtx and buffers cost about as much as a lookup */
-  int spare;
-  ds_zstd_ctx spare_z;
-  ds_buf spare_buf;
-  ds_arena spare_arena;
+  int spare;            /* spare_res holds a closed cursor's at_res */
+  at_res spare_res;
 } at_vtab;
 
 typedef struct at_cursor {
@@ -77,19 +113,24 @@ typedef struct at_cursor {
   uint64_t row;
   size_t shard;
   uint64_t block, pos;
-  int have_block;        /* blk holds (blk_shard, blk_block) */
-  size_t blk_shard;
-  uint64_t blk_block;
-  ds_value blk;          /* the decoded block: a list of examples */
-  ds_arena arena;        /* where blk lives */
-  ds_zstd_ctx z;
-  ds_buf buf;
+  int located;           /* shard, block, pos are row's */
+  uint64_t shard_end;    /* first row after the shard */
+  uint64_t bsize;        /* the shard's block size */
+  atlas_dblock *blk;     /* the decoded block read (pinned when cached) */
+  int single;            /* the rowset is one row */
+  atlas_readahead *ra;   /* a scan decoding ahead on a second thread */
+  int blk_ra;            /* blk belongs to ra */
+  uint64_t loads;        /* blocks loaded since the filter */
+  size_t rel_shard;      /* pages of data.bin dropped up to here */
+  uint64_t rel_off;
+  at_res r;
   char *path_arg, *options_arg;
 } at_cursor;
 
 /* ds_dataset_ops.close */
 static void dataset_close(ds_dataset *base) {
   at_dataset *d = AT(base);
+  atlas_cache_free(&d->cache);
   atlas_close(d->reader);
   free(d->first);
   free(d->counts);
@@ -101,24 +142,30 @@ static int dataset_changed(const ds_dataset *d) {
   return atlas_stale(((const at_dataset *)d)->reader);
 }
 
-/* ds_dataset_ops.open: the CREATE form takes infer=, columns= and
- * unsupported=, the table-valued form unsupported= only. */
+/* ds_dataset_ops.open: the CREATE form takes infer=, columns=,
+ * unsupported= and cache_mb=, the table-valued form unsupported= and
+ * cache_mb=. */
 static int dataset_open(const char *path, const ds_options *o, int tvf,
                         ds_dataset **out, char **err) {
-  static const char *const create_known[] = {"infer", "columns", "unsupported", NULL};
-  static const char *const tvf_known[] = {"unsupported", NULL};
+  static const char *const create_known[] = {"infer", "columns", "unsupported",
+                                             "cache_mb", "threads", NULL};
+  static const char *const tvf_known[] = {"unsupported", "cache_mb", "threads", NULL};
   static const char *const modes[] = {"error", "placeholder", NULL};
   int mode;
-  int64_t infer;
+  int64_t infer, cache_mb, threads;
   if (ds_options_check_known(o, tvf ? tvf_known : create_known, err) ||
       ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err) ||
-      ds_options_enum(o, "unsupported", modes, 0, &mode, err)) {
+      ds_options_enum(o, "unsupported", modes, 0, &mode, err) ||
+      ds_options_int(o, "cache_mb", 0, 0, (int64_t)(SIZE_MAX >> 21), &cache_mb, err) ||
+      ds_options_int(o, "threads", 1, 1, 2, &threads, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
   at_dataset *d = calloc(1, sizeof *d);
   if (!d) return ds_err(err, "out of memory");
   d->placeholder = mode == 1;
+  d->threads = (int)threads;
+  atlas_cache_init(&d->cache, (size_t)cache_mb << 20);
   if (atlas_open(path, &d->reader, err)) {
     free(d);
     return -1;
@@ -141,29 +188,6 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
 static const ds_dataset_ops atlas_ops = {"atlas('dataset/dir')", dataset_open,
                                          dataset_close, dataset_changed};
 
-/* Decode block (shard, block) into *list (allocated in a): the pickle must
- * hold a list of exactly the block's example count. */
-static int decode_block(const at_dataset *d, ds_zstd_ctx *z, ds_buf *buf,
-                        size_t shard, uint64_t block, ds_arena *a, ds_value *list,
-                        char **err) {
-  const uint8_t *p;
-  size_t n;
-  if (atlas_block(d->reader, z, shard, block, buf, &p, &n, err)) return -1;
-  char *why = NULL;
-  int rc = ds_pickle_decode(p, n, NULL, a, list, &why);
-  uint64_t want = atlas_block_examples(d->reader, shard, block);
-  if (rc == 0 && list->type != DS_V_LIST)
-    rc = ds_err(&why, "the block's pickle is not a list");
-  else if (rc == 0 && list->u.list.n != want)
-    rc = ds_err(&why, "the block holds %zu examples but meta.json says %llu",
-                list->u.list.n, (unsigned long long)want);
-  if (rc)
-    ds_err(err, "%s: block %llu: %s", atlas_shard_path(d->reader, shard),
-           (unsigned long long)block, why ? why : "out of memory");
-  free(why);
-  return rc;
-}
-
 /* The example's value, or an error when it holds an object outside the
  * allow-list and placeholders are off. */
 static int check_supported(const at_dataset *d, const ds_value *v, size_t shard,
@@ -184,30 +208,27 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
   uint64_t n = atlas_count(d->reader), seen = 0;
   int all_dict = 1, all_seq = 1;
   size_t maxlen = 0;
-  ds_zstd_ctx z;
-  ds_zstd_ctx_init(&z, NULL);
-  ds_buf buf = {0};
-  ds_arena a = {0};
-  buf.max = a.limit = (size_t)d->base.max_value;
-  int rc = 0;
+  at_res res;
+  res_init(&res);
+  res.z.max_out = d->base.max_value; /* max_value_bytes (atlas_decode.h) */
+  atlas_dblock *blk = atlas_dblock_new();
+  int rc = blk ? 0 : ds_err(err, "out of memory");
   size_t have_shard = (size_t)-1;
   uint64_t have_block = 0;
   int bad_block = 0; /* the held block failed to decode: skip its examples */
-  ds_value list = {0};
   for (uint64_t g = 0; g < n && seen < (uint64_t)infer && rc == 0; g++, seen++) {
     size_t s;
     uint64_t b, pos;
     atlas_locate(d->reader, g, &s, &b, &pos);
     if (s != have_shard || b != have_block) {
       char *e = NULL;
-      ds_arena_reset(&a);
       have_shard = s;
       have_block = b;
-      bad_block = decode_block(d, &z, &buf, s, b, &a, &list, &e) != 0;
+      bad_block = atlas_decode_block(d->reader, &res.z, &res.pl, blk, s, b, UINT64_MAX, &e) != 0;
       free(e); /* a bad block is reported when a query reads it */
     }
     if (bad_block) continue;
-    const ds_value *v = &list.u.list.items[pos];
+    const ds_value *v = &blk->list.u.list.items[pos];
     int is_dict = v->type == DS_V_MAP;
     for (size_t i = 0; is_dict && i < v->u.list.n; i++)
       if (v->u.list.items[2 * i].type != DS_V_TEXT) is_dict = 0;
@@ -222,9 +243,8 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
     if ((v->type == DS_V_TUPLE || v->type == DS_V_LIST) && v->u.list.n > maxlen)
       maxlen = v->u.list.n;
   }
-  ds_arena_free(&a);
-  ds_buf_free(&buf);
-  ds_zstd_ctx_free(&z);
+  atlas_dblock_free(blk);
+  res_free(&res);
   if (rc) return rc;
   if (seen > 0 && all_dict && t->schema.n > 0) {
     t->shape = SHAPE_DICT;
@@ -332,11 +352,7 @@ static int at_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 
 static int at_disconnect(sqlite3_vtab *vtab) {
   at_vtab *t = (at_vtab *)vtab;
-  if (t->spare) {
-    ds_zstd_ctx_free(&t->spare_z);
-    ds_buf_free(&t->spare_buf);
-    ds_arena_free(&t->spare_arena);
-  }
+  if (t->spare) res_free(&t->spare_res);
   ds_dataset_unref(t->ds);
   ds_schema_free(&t->schema);
   sqlite3_free(t);
@@ -361,25 +377,36 @@ static int at_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
   at_cursor *c = sqlite3_malloc(sizeof *c);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
-  if (t->spare) { /* the last cursor's context, buffer and arena */
-    c->z = t->spare_z;
-    c->buf = t->spare_buf;
-    c->arena = t->spare_arena;
+  if (t->spare) { /* the last cursor's context and buffers */
+    c->r = t->spare_res;
     t->spare = 0;
   } else {
-    ds_zstd_ctx_init(&c->z, NULL);
+    res_init(&c->r);
   }
   c->eof = 1;
   *out = &c->base;
   return SQLITE_OK;
 }
 
+/* Let go of the block the cursor reads: unpin a cached one, free one that
+ * could not be cached, keep the cursor's own. */
+static void drop_block(at_cursor *c) {
+  atlas_dblock *b = c->blk;
+  c->blk = NULL;
+  if (!b || b == c->r.own || c->blk_ra) return;
+  if (b->cached) atlas_cache_unpin(&AT(c->ds)->cache, b);
+  else atlas_dblock_free(b);
+}
+
 static void cursor_reset(at_cursor *c) {
+  if (c->ds) drop_block(c);
+  atlas_readahead_free(c->ra); /* before the rowset it walks */
+  c->ra = NULL;
+  c->blk_ra = 0;
+  c->loads = 0;
   ds_rowset_free(&c->rs);
-  if (c->ds) {
-    c->have_block = 0;
-    ds_arena_reset(&c->arena);
-  }
+  c->located = 0;
+  c->single = 0;
   ds_dataset_unref(c->ds);
   c->ds = NULL;
   sqlite3_free(c->path_arg);
@@ -392,16 +419,16 @@ static int at_close(sqlite3_vtab_cursor *cur) {
   at_cursor *c = (at_cursor *)cur;
   at_vtab *t = (at_vtab *)cur->pVtab;
   cursor_reset(c);
-  ds_arena_reset(&c->arena);
-  if (!t->spare && c->buf.cap <= ((size_t)8 << 20)) { /* keep for the next cursor */
-    t->spare_z = c->z;
-    t->spare_buf = c->buf;
-    t->spare_arena = c->arena;
+  atlas_dblock *own = c->r.own;
+  if (own) {
+    own->shard = (size_t)-1;
+    ds_arena_reset(&own->arena);
+  }
+  if (!t->spare && (!own || own->buf.cap <= ((size_t)8 << 20))) { /* keep for the next cursor */
+    t->spare_res = c->r;
     t->spare = 1;
   } else {
-    ds_arena_free(&c->arena);
-    ds_zstd_ctx_free(&c->z);
-    ds_buf_free(&c->buf);
+    res_free(&c->r);
   }
   sqlite3_free(c);
   return SQLITE_OK;
@@ -435,6 +462,7 @@ static int build_rowset(at_cursor *c, ds_plan_args *a, char **err) {
     } else {
       ds_rowset_init_list(&c->rs, NULL, 0);
     }
+    c->single = j == 1;
   } else if (on) {
     rc = ds_rowset_init_shards(&c->rs, 0, d->first, d->counts, k, on);
   } else {
@@ -450,14 +478,30 @@ static int build_rowset(at_cursor *c, ds_plan_args *a, char **err) {
   return 0;
 }
 
+/* The next row; its shard, block and position (by counting when it
+ * follows the last one in the same shard). */
 static void cursor_step(at_cursor *c) {
   uint64_t g;
   if (!ds_rowiter_next(&c->it, &g)) {
     c->eof = 1;
     return;
   }
+  if (c->located && g == c->row + 1 && g < c->shard_end) {
+    c->row = g;
+    if (++c->pos == c->bsize) {
+      c->pos = 0;
+      c->block++;
+    }
+    return;
+  }
+  at_dataset *d = AT(c->ds);
   c->row = g;
-  atlas_locate(AT(c->ds)->reader, g, &c->shard, &c->block, &c->pos);
+  atlas_locate(d->reader, g, &c->shard, &c->block, &c->pos);
+  c->located = c->shard < atlas_nshards(d->reader);
+  if (c->located) {
+    c->shard_end = d->first[c->shard] + d->counts[c->shard];
+    c->bsize = atlas_block_size(d->reader, c->shard);
+  }
 }
 
 static int at_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
@@ -476,7 +520,7 @@ static int at_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   if (rc == 0) {
     c->ds = t->ds;
     ds_dataset_ref(c->ds);
-    c->buf.max = c->arena.limit = (size_t)c->ds->max_value; /* max_value_bytes */
+    c->r.z.max_out = c->ds->max_value; /* max_value_bytes (atlas_decode.h) */
     rc = build_rowset(c, &a, &err);
   }
   ds_plan_args_free(&a);
@@ -494,20 +538,74 @@ static int at_next(sqlite3_vtab_cursor *cur) {
 
 static int at_eof(sqlite3_vtab_cursor *cur) { return ((at_cursor *)cur)->eof; }
 
+/* An ascending scan left its block for (shard, block): drop the data.bin
+ * pages it has passed, every RELEASE_STEP bytes and at each new shard. */
+static void release_pages(at_cursor *c) {
+  const atlas_reader *r = AT(c->ds)->reader;
+  uint64_t off = atlas_index_entry(r, c->shard, c->block);
+  if (c->shard == c->rel_shard && off - c->rel_off < RELEASE_STEP && off >= c->rel_off)
+    return;
+  atlas_release_before(r, c->shard, c->block);
+  c->rel_shard = c->shard;
+  c->rel_off = off;
+}
+
+/* Make c->blk the decoded block (shard, block): from the cache, or
+ * decoded (into the cache, or into the cursor's own block). */
+static int load_block(at_cursor *c, char **err) {
+  at_dataset *d = AT(c->ds);
+  if (c->blk && !c->rs.desc) release_pages(c); /* an ascending scan left it */
+  drop_block(c);
+  c->blk_ra = 0;
+  if (d->cache.limit) {
+    atlas_dblock *b = atlas_cache_get(&d->cache, c->shard, c->block);
+    if (!b) {
+      if (!(b = atlas_dblock_new())) return ds_err(err, "out of memory");
+      if (atlas_decode_block(d->reader, &c->r.z, &c->r.pl, b, c->shard, c->block, UINT64_MAX, err)) {
+        atlas_dblock_free(b);
+        return -1;
+      }
+      b->pins = 1;
+      atlas_cache_put(&d->cache, b); /* not cached when out of memory */
+    }
+    c->blk = b;
+    return 0;
+  }
+  if (c->ra) {
+    atlas_dblock *b;
+    int rc = atlas_readahead_get(c->ra, c->shard, c->block, &b, err);
+    if (rc < 0) return -1;
+    if (rc > 0) {
+      c->blk = b;
+      c->blk_ra = 1;
+      return 0;
+    }
+  }
+  if (!c->r.own && !(c->r.own = atlas_dblock_new())) return ds_err(err, "out of memory");
+  if (atlas_decode_block(d->reader, &c->r.z, &c->r.pl, c->r.own, c->shard, c->block,
+                         c->single ? c->pos : UINT64_MAX, err))
+    return -1;
+  c->blk = c->r.own;
+  /* an ascending scan reaching its second block: the blocks after this one
+   * are decoded ahead on a second thread (rowid lists and single rows
+   * jump; the cache serves those) */
+  if (!c->ra && d->threads > 1 && ++c->loads == 2 && !c->single && !c->rs.desc &&
+      c->rs.kind != DS_RS_LIST)
+    atlas_readahead_start(d->reader, &c->it, c->shard, c->block, c->ds->max_value, &c->ra,
+                          err);
+  return 0;
+}
+
 /* The current example, decoding its block if the cursor does not hold it. */
 static int current_example(at_cursor *c, const ds_value **v, char **err) {
-  if (!c->have_block || c->blk_shard != c->shard || c->blk_block != c->block) {
-    if (c->have_block && !c->rs.desc) /* an ascending scan left that block */
-      atlas_release_before(AT(c->ds)->reader, c->shard, c->block);
-    c->have_block = 0;
-    ds_arena_reset(&c->arena);
-    if (decode_block(AT(c->ds), &c->z, &c->buf, c->shard, c->block, &c->arena, &c->blk, err))
-      return -1;
-    c->have_block = 1;
-    c->blk_shard = c->shard;
-    c->blk_block = c->block;
+  atlas_dblock *b = c->blk;
+  if (!b || b->shard != c->shard || b->block != c->block ||
+      (b->partial && b->pos != c->pos)) {
+    if (b && b->partial) c->single = 0; /* more rows of the block: decode it all */
+    if (load_block(c, err)) return -1;
+    b = c->blk;
   }
-  *v = &c->blk.u.list.items[c->pos];
+  *v = b->partial ? &b->ex : &b->list.u.list.items[c->pos];
   return 0;
 }
 
@@ -609,3 +707,5 @@ static sqlite3_module atlas_module = {
 int ds_atlas_register(sqlite3 *db) {
   return sqlite3_create_module_v2(db, "atlas", &atlas_module, NULL, NULL);
 }
+
+const sqlite3_module *ds_atlas_module(void) { return &atlas_module; }

@@ -532,3 +532,5 @@ static sqlite3_module bagz_module = {
 int ds_bagz_register(sqlite3 *db) {
   return sqlite3_create_module_v2(db, "bagz", &bagz_module, NULL, NULL);
 }
+
+const sqlite3_module *ds_bagz_module(void) { return &bagz_module; }

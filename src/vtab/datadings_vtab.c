@@ -132,22 +132,27 @@ static char *sample_error(const dd_dataset *d, uint64_t g, char *why) {
   return m;
 }
 
+/* The bytes of sample g, at most max_value_bytes of them. */
+static int sample_bytes(const dd_dataset *d, uint64_t g, const uint8_t **p, size_t *n,
+                        char **err) {
+  if (datadings_sample(d->reader, g, p, n, err)) return -1;
+  if (*n <= d->base.max_value) return 0;
+  size_t shard;
+  uint64_t start = 0, end;
+  datadings_sample_range(d->reader, g, &shard, &start, &end, err);
+  ds_err(err, "sample of %zu bytes at offset %llu is more than max_value_bytes=%llu", *n,
+         (unsigned long long)start, (unsigned long long)d->base.max_value);
+  *err = sample_error(d, g, *err);
+  return -1;
+}
+
 /* Parse sample g into doc. */
 static int parse_sample(const dd_dataset *d, uint64_t g, ds_msgpack_doc *doc,
                         char **err) {
   const uint8_t *p;
   size_t n;
-  if (datadings_sample(d->reader, g, &p, &n, err)) return -1;
+  if (sample_bytes(d, g, &p, &n, err)) return -1;
   doc->max_bytes = (size_t)d->base.max_value;
-  if (n > d->base.max_value) { /* max_value_bytes */
-    size_t shard;
-    uint64_t start = 0, end;
-    datadings_sample_range(d->reader, g, &shard, &start, &end, err);
-    ds_err(err, "sample of %zu bytes at offset %llu is more than max_value_bytes=%llu", n,
-           (unsigned long long)start, (unsigned long long)d->base.max_value);
-    *err = sample_error(d, g, *err);
-    return -1;
-  }
   if (ds_msgpack_scan(doc, p, n, err)) {
     *err = sample_error(d, g, *err);
     return -1;
@@ -519,7 +524,7 @@ static void column_raw(dd_cursor *c, sqlite3_context *ctx) {
   const uint8_t *p;
   size_t n;
   char *err = NULL;
-  if (datadings_sample(DD(c->ds)->reader, c->row, &p, &n, &err)) {
+  if (sample_bytes(DD(c->ds), c->row, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }
@@ -713,3 +718,5 @@ int ds_datadings_register(sqlite3 *db) {
     rc = sqlite3_create_module_v2(db, "datadings_verify", &verify_module, NULL, NULL);
   return rc;
 }
+
+const sqlite3_module *ds_datadings_module(void) { return &datadings_module; }

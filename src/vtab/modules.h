@@ -12,4 +12,14 @@ int ds_atlas_register(sqlite3 *db);
 /* bcolz, bcolz_attrs and bcolz_stats */
 int ds_bcolz_register(sqlite3 *db);
 
+/* The main module of each format (dataset's forwarding uses them). */
+const sqlite3_module *ds_bagz_module(void);
+const sqlite3_module *ds_datadings_module(void);
+const sqlite3_module *ds_atlas_module(void);
+const sqlite3_module *ds_bcolz_module(void);
+/* dataset_info(path [, options]) and CREATE VIRTUAL TABLE ... USING
+ * dataset(path, ...): datasets.so only */
+int ds_dataset_info_register(sqlite3 *db);
+int ds_dataset_module_register(sqlite3 *db);
+
 #endif

@@ -17,6 +17,9 @@ queried from Debian's python3 sqlite3 module:
     0.2 s, as timeouts are written: the same error, as quickly;
   - the same for a plain scan with the two-thread read-ahead (stopped
     between rows by SQLite itself);
+  - a bcolz column of 48M+ int8 rows (uncompressed Blosc chunks) filtered
+    on a value no row has, in descending order: one xNext call tests every
+    row before it can say there is none; it stops the same way;
   - afterwards the connection works, and the index is built in full by
     the next uninterrupted lookup (an interrupted build is not kept).
 Usage: test_interrupt.py BUILD_DIR"""
@@ -31,7 +34,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dstest import Checker, connect  # noqa: E402
+from dstest import Checker, connect, sql_quote  # noqa: E402
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 C = Checker()
@@ -58,6 +61,30 @@ def make_bag(N):
         ends = [len(frame) * (i + 1) for i in range(N - 1)] + [len(frame) * (N - 1) + len(last_frame)]
         f.write(struct.pack("<%dQ" % N, *ends))
     return path, rec
+
+
+def make_carray(nchunks):
+    """An int8 carray of nchunks chunks of 2^20 zero rows (memcpyed Blosc)."""
+    d = os.path.join(TMP, "carray")
+    cl = 1 << 20
+    os.makedirs(os.path.join(d, "meta"), exist_ok=True)
+    os.makedirs(os.path.join(d, "data"), exist_ok=True)
+    n = cl * nchunks
+    with open(os.path.join(d, "meta", "sizes"), "w") as f:
+        f.write('{"shape": [%d], "nbytes": %d, "cbytes": 0}' % (n, n))
+    with open(os.path.join(d, "meta", "storage"), "w") as f:
+        f.write('{"dtype": "int8", "cparams": {"clevel": 0, "shuffle": 0, "cname": "blosclz", '
+                '"quantize": 0}, "chunklen": %d, "expectedlen": %d, "dflt": 0}' % (cl, n))
+    with open(os.path.join(d, "__attrs__"), "w") as f:
+        f.write("{}")
+    chunk = (b"blpk\x01\x00\x00\x00" + struct.pack("<q", 1) +
+             struct.pack("<BBBBIII", 2, 1, 0x02, 1, cl, cl, cl + 16) + bytes(cl))
+    for k in range(nchunks):
+        p = os.path.join(d, "data", "__%d.blp" % k)
+        if not os.path.exists(p):
+            with open(p, "wb") as f:
+                f.write(chunk)
+    return d
 
 
 def timed(conn, sql, params=()):
@@ -147,6 +174,46 @@ def main():
         conn.close()
     else:
         C.check(True, "the scan is too quick here to interrupt (%.2f s)" % scan_s)
+
+    # bcolz: a filtered scan that finds nothing is one long xNext call
+    nch = 48
+    while True:
+        d = make_carray(nch)
+        filt = "SELECT rowid FROM t WHERE value = 1 ORDER BY rowid DESC"
+        c4 = connect(BUILD)
+        c4.execute("CREATE VIRTUAL TABLE temp.t USING bcolz(%s)" % sql_quote(d))
+        rows, err, filt_s = timed(c4, filt)
+        c4.close()
+        if filt_s >= 1.0 or nch >= 192:
+            break
+        nch *= 2
+    C.eq((rows, err), ([], None), "control: the filtered bcolz scan finds no row")
+    C.check(filt_s > 3 * STOP_AFTER, "control: the filtered bcolz scan takes a while",
+            "%.2f s for %d rows" % (filt_s, nch << 20))
+
+    def bcolz_conn(fn):
+        conn = connect(BUILD)
+        conn.execute("CREATE VIRTUAL TABLE temp.t USING bcolz(%s)" % sql_quote(d))
+        return fn(conn)
+
+    def stop_by_interrupt(conn):
+        timer = threading.Timer(STOP_AFTER, conn.interrupt)
+        timer.start()
+        res = timed(conn, filt)
+        timer.cancel()
+        return conn, res
+
+    def stop_by_progress(conn):
+        deadline = time.monotonic() + STOP_AFTER
+        conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
+        return conn, timed(conn, filt)
+
+    conn, res = bcolz_conn(stop_by_interrupt)
+    check_stopped("sqlite3_interrupt during a filtered bcolz scan", res, filt_s)
+    conn.close()
+    conn, res = bcolz_conn(stop_by_progress)
+    check_stopped("progress handler during a filtered bcolz scan", res, filt_s)
+    conn.close()
 
     shutil.rmtree(TMP, ignore_errors=True)
     C.exit()

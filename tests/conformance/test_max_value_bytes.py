@@ -212,6 +212,11 @@ def check_datadings():
     fails(lambda: rows("SELECT sample FROM datadings(?, ?) WHERE rowid = 1", path, cap),
           "datadings: a 265-byte sample", "datadings: ", path, "sample 1",
           "sample of %d bytes at offset %d is more than max_value_bytes=200" % (len(s1), offs[1]))
+    fails(lambda: rows("SELECT raw FROM datadings(?, ?) WHERE rowid = 1", path, cap),
+          "datadings: the raw bytes of a 265-byte sample", "datadings: ", path, "sample 1",
+          "sample of %d bytes at offset %d is more than max_value_bytes=200" % (len(s1), offs[1]))
+    C.eq(rows("SELECT raw FROM datadings(?, ?) WHERE rowid = 0", path, cap), [(s0,)],
+         "datadings: the raw bytes of the 51-byte sample")
     fails(lambda: rows("SELECT sample FROM datadings(?, ?) WHERE rowid = 2", path, cap),
           "datadings: a 73-byte sample of 60 nils (msgpack objects)", "datadings: ", path,
           "sample 2", "msgpack objects of", "more than max_value_bytes=200")
@@ -341,19 +346,23 @@ def check_bcolz():
     t = table("bcolz", big, CAP)
     fails(lambda: rows("SELECT value FROM %s" % t), "bcolz CREATE form scan", "bcolz: ", chunk,
           "max_value_bytes=100")
-    # a few rows by rowid read one Blosc block each, not the whole chunk
-    C.eq(rows("SELECT value FROM %s WHERE rowid IN (3, 200)" % t), [(0,), (0,)],
-         "bcolz: single rows of a big chunk read (a 1-byte row fits)")
+    # a few rows by rowid go through the cache of whole decompressed
+    # chunks (capped too); with cache_mb=0 they read one Blosc block each
+    fails(lambda: rows("SELECT value FROM %s WHERE rowid IN (3, 200)" % t),
+          "bcolz: a lookup through the chunk cache", "bcolz: ", chunk,
+          "chunk of 256 bytes is more than max_value_bytes=100")
+    C.eq(rows("SELECT row FROM bcolz(?, ?) WHERE rowid IN (3, 200)", big, CAP + ",cache_mb=0"),
+         [("0",), ("0",)], "bcolz: single rows of a big chunk read without the cache")
     # a row wider than the cap (S200 cells)
     wide = carray("wide", "|S200", [blp(b"w" * 400, 1)], 2, 2, atom=200)
-    fails(lambda: rows("SELECT row FROM bcolz(?, ?) WHERE rowid = 1", wide, CAP),
+    fails(lambda: rows("SELECT row FROM bcolz(?, ?) WHERE rowid = 1", wide, CAP + ",cache_mb=0"),
           "bcolz: a 200-byte row", "bcolz: ", wide, "row of 200 bytes is more than max_value_bytes=100")
     # rows that do not line up with Blosc items (int32 rows, typesize 8)
     # are read by inflating the whole chunk: that allocation is capped too
     odd = carray("odd", "int32", [blp(struct.pack("<64i", *range(64)), 8)], 64, 64, atom=4)
     C.eq(rows("SELECT row FROM bcolz(?) WHERE rowid = 5", odd), [("5",)],
          "bcolz: a row of a misaligned chunk reads without the cap")
-    fails(lambda: rows("SELECT row FROM bcolz(?, ?) WHERE rowid = 5", odd, CAP),
+    fails(lambda: rows("SELECT row FROM bcolz(?, ?) WHERE rowid = 5", odd, CAP + ",cache_mb=0"),
           "bcolz: a row of a misaligned 256-byte chunk", "bcolz: ",
           os.path.join(odd, "data", "__0.blp"), "chunk of 256 bytes is more than max_value_bytes=100")
     # object column: one pickle per chunk; a small pickle that expands

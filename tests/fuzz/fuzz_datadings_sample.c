@@ -11,7 +11,10 @@
  *   what they find;
  *   lazy (what the vtab does): ds_msgpack_scan into a second reused doc,
  *   ds_msgpack_get_field of the same names, then ds_msgpack_get_root, each
- *   converted and compared with the eager result.
+ *   converted and compared with the eager result; and again with a want
+ *   list ("key" and the first key, as the vtab after its first row), where
+ *   the scan may stop early and an unwanted name or the root must then
+ *   find what lies past the stop.
  * Every byte of every TEXT/BYTES/NDARRAY value is touched so that ASan sees
  * a pointer outside the input or the arena. Contract checks (abort =
  * finding):
@@ -43,7 +46,7 @@
 #define CHECK_FRESH_MAX 4096
 #define JSON_VALID_MAX (1u << 20)
 
-static ds_msgpack_doc g_doc, g_fresh_doc, g_lazy;
+static ds_msgpack_doc g_doc, g_fresh_doc, g_lazy, g_want;
 static ds_arena g_arena, g_fresh_arena, g_lazy_arena;
 static sqlite3 *g_db;
 static sqlite3_stmt *g_json_valid;
@@ -59,6 +62,7 @@ static void cleanup(void) {
   ds_msgpack_doc_free(&g_doc);
   ds_msgpack_doc_free(&g_fresh_doc);
   ds_msgpack_doc_free(&g_lazy);
+  ds_msgpack_doc_free(&g_want);
   ds_arena_free(&g_arena);
   ds_arena_free(&g_fresh_arena);
   ds_arena_free(&g_lazy_arena);
@@ -72,6 +76,7 @@ static void setup(void) {
   ds_msgpack_doc_init(&g_doc);
   ds_msgpack_doc_init(&g_fresh_doc);
   ds_msgpack_doc_init(&g_lazy);
+  ds_msgpack_doc_init(&g_want);
   if (sqlite3_open(":memory:", &g_db) != SQLITE_OK ||
       sqlite3_prepare_v2(g_db, "SELECT json_valid(?)", -1, &g_json_valid, NULL) != SQLITE_OK)
     fail("cannot prepare json_valid", sqlite3_errmsg(g_db));
@@ -188,10 +193,10 @@ static int same_json(int rc1, const ds_buf *a, int rc2, const ds_buf *b) {
 
 /* Lazy lookup of `name`; with eager (parse accepted the sample) the
  * result must match ds_msgpack_field's. */
-static void lazy_field(const char *name, size_t n, int eager) {
+static void lazy_field(ds_msgpack_doc *d, const char *name, size_t n, int eager) {
   const msgpack_object *o = NULL;
   char *err = NULL;
-  int f = ds_msgpack_get_field(&g_lazy, name, n, &o, &err);
+  int f = ds_msgpack_get_field(d, name, n, &o, &err);
   if (f < 0) {
     expect_err(&err, "ds_msgpack_get_field");
     if (eager) fail("get_field fails on a sample that parse accepts", name);
@@ -228,9 +233,9 @@ static void lazy(const uint8_t *data, size_t size, int prc, int utf8_only, int j
   err = NULL;
   if (prc != 0 && !utf8_only) fail("scan accepts a sample that parse rejects (not for UTF-8)", NULL);
   int eager = prc == 0;
-  lazy_field("key", 3, eager);
-  if (first_key) lazy_field(first_key, first_len, eager);
-  lazy_field("no such field \x01", 15, eager);
+  lazy_field(&g_lazy, "key", 3, eager);
+  if (first_key) lazy_field(&g_lazy, first_key, first_len, eager);
+  lazy_field(&g_lazy, "no such field \x01", 15, eager);
   const msgpack_object *root = NULL;
   if (ds_msgpack_get_root(&g_lazy, &root, &err)) {
     expect_err(&err, "ds_msgpack_get_root");
@@ -242,8 +247,55 @@ static void lazy(const uint8_t *data, size_t size, int prc, int utf8_only, int j
   int lrc = obj_json(root, &g_lazy_arena, &lj, "lazy root conversion");
   if (eager && !same_json(lrc, &lj, jrc, json)) fail("lazy and eager root conversions differ", NULL);
   /* a field after the root was unpacked still answers the same */
-  lazy_field("key", 3, eager);
+  lazy_field(&g_lazy, "key", 3, eager);
   ds_buf_free(&lj);
+}
+
+/* The lazy path with a want list ("key" and the first key), as the vtab
+ * scans after its first row: the scan may stop after the wanted fields,
+ * so what lies past them is judged only when something else is asked
+ * for. Arguments as for lazy(). */
+static void lazy_want(const uint8_t *data, size_t size, int prc, int utf8_only,
+                      int jrc, const ds_buf *json, const char *first_key,
+                      size_t first_len) {
+  const char *names[2] = {"key", first_key};
+  size_t lens[2] = {3, first_len};
+  char *err = NULL;
+  ds_msgpack_want(&g_want, names, lens, first_key ? 2 : 1);
+  ds_arena_reset(&g_lazy_arena);
+  int eager = prc == 0, strict = prc != 0 && !utf8_only;
+  if (ds_msgpack_scan(&g_want, data, size, &err)) {
+    expect_err(&err, "want scan");
+    if (eager) fail("a want scan rejects a sample that parse accepts", NULL);
+  } else {
+    free(err);
+    err = NULL;
+    if (strict && !g_want.partial)
+      fail("a want scan that walked everything accepts what parse rejects", NULL);
+    lazy_field(&g_want, "key", 3, eager);
+    if (first_key) lazy_field(&g_want, first_key, first_len, eager);
+    const msgpack_object *o = NULL;
+    /* an unwanted name walks the rest: a stopped scan's bad tail shows now */
+    int f = ds_msgpack_get_field(&g_want, "no such field \x01", 15, &o, &err);
+    if (f < 0) expect_err(&err, "want scan, unwanted field");
+    free(err);
+    err = NULL;
+    if (strict && f >= 0) fail("an unwanted field past a bad tail was answered", NULL);
+    if (eager && f != (ds_msgpack_field(&g_doc, "no such field \x01", 15) != NULL))
+      fail("the unwanted field lookup disagrees with ds_msgpack_field", NULL);
+    if (ds_msgpack_get_root(&g_want, &o, &err)) {
+      expect_err(&err, "want scan, get_root");
+      if (eager) fail("get_root after a want scan fails on a sample parse accepts", NULL);
+    } else {
+      if (strict) fail("get_root after a want scan accepts what parse rejects", NULL);
+      ds_buf lj = {0};
+      int lrc = obj_json(o, &g_lazy_arena, &lj, "want root conversion");
+      if (eager && !same_json(lrc, &lj, jrc, json))
+        fail("want-scan and eager root conversions differ", NULL);
+      ds_buf_free(&lj);
+    }
+  }
+  ds_msgpack_want(&g_want, NULL, NULL, 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -263,6 +315,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(err);
     err = NULL;
     lazy(data, size, prc, utf8_only, jrc, &json, NULL, 0);
+    lazy_want(data, size, prc, utf8_only, jrc, &json, NULL, 0);
     return 0;
   }
   free(err); /* tolerated on success, but must not leak */
@@ -325,6 +378,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   /* field() converted into g_arena; the eager root JSON is kept in json */
   lazy(data, size, prc, utf8_only, jrc, &json, have_first ? first_key : NULL, first_len);
+  lazy_want(data, size, prc, utf8_only, jrc, &json, have_first ? first_key : NULL, first_len);
   ds_buf_free(&json);
   return 0;
 }

@@ -1276,8 +1276,117 @@ static void test_lazy_want(void) {
   free(err);
 }
 
+/* 1 when two msgpack-c objects hold the same scalar (str/bin: the same
+ * bytes of the same input), or the same kind of container/ext. */
+static int same_object(const msgpack_object *a, const msgpack_object *b) {
+  if (a->type != b->type) return 0;
+  switch (a->type) {
+    case MSGPACK_OBJECT_NIL: return 1;
+    case MSGPACK_OBJECT_BOOLEAN: return a->via.boolean == b->via.boolean;
+    case MSGPACK_OBJECT_POSITIVE_INTEGER: return a->via.u64 == b->via.u64;
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER: return a->via.i64 == b->via.i64;
+    case MSGPACK_OBJECT_FLOAT32:
+    case MSGPACK_OBJECT_FLOAT64: return !memcmp(&a->via.f64, &b->via.f64, sizeof a->via.f64);
+    case MSGPACK_OBJECT_STR:
+      return a->via.str.size == b->via.str.size &&
+             (a->via.str.size == 0 || a->via.str.ptr == b->via.str.ptr);
+    case MSGPACK_OBJECT_BIN:
+      return a->via.bin.size == b->via.bin.size &&
+             (a->via.bin.size == 0 || a->via.bin.ptr == b->via.bin.ptr);
+    case MSGPACK_OBJECT_ARRAY: return a->via.array.size == b->via.array.size;
+    case MSGPACK_OBJECT_EXT:
+      return a->via.ext.type == b->via.ext.type && a->via.ext.size == b->via.ext.size;
+    default: return 0;
+  }
+}
+
+/* Lazy field lookups decode every scalar encoding as msgpack-c does, with
+ * and without a want list (the scan then records where the fields are). */
+static void test_lazy_scalars(void) {
+  static const uint8_t vals[][10] = {
+      {1, 0x05}, {1, 0xff}, {1, 0xc0}, {1, 0xc2}, {1, 0xc3},          /* fix, nil, bool */
+      {2, 0xcc, 0xff}, {3, 0xcd, 0x12, 0x34},                         /* uint8/16 */
+      {5, 0xce, 0x89, 0xab, 0xcd, 0xef},                              /* uint32 */
+      {9, 0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},      /* uint64 max */
+      {2, 0xd0, 0x80}, {2, 0xd0, 0x05}, {3, 0xd1, 0xff, 0x00},        /* int8/16 */
+      {5, 0xd2, 0x80, 0, 0, 0},                                       /* int32 min */
+      {9, 0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0},                           /* int64 min */
+      {9, 0xd3, 0, 0, 0, 0, 0, 0, 0, 7},                              /* int64 7 */
+      {5, 0xca, 0x3f, 0xc0, 0, 0},                                    /* float32 1.5 */
+      {9, 0xcb, 0x40, 0x09, 0x21, 0xfb, 0x54, 0x44, 0x2d, 0x18},      /* float64 pi */
+      {5, 0xca, 0x7f, 0xc0, 0, 1},                                    /* float32 NaN */
+      {1, 0xa0}, {4, 0xa3, 'a', 'b', 'c'}, {4, 0xd9, 0x02, 'h', 'i'}, /* fixstr, str8 */
+      {4, 0xda, 0x00, 0x01, 'z'}, {6, 0xdb, 0, 0, 0, 1, 'q'},         /* str16/32 */
+      {2, 0xc4, 0x00}, {4, 0xc4, 0x02, 1, 2}, {4, 0xc5, 0, 1, 9},     /* bin8/16 */
+      {6, 0xc6, 0, 0, 0, 1, 8},                                       /* bin32 */
+      {2, 0x91, 0x01}, {3, 0xd4, 0x01, 0x02},                         /* array, fixext1 */
+  };
+  enum { NV = sizeof vals / sizeof vals[0] };
+  uint8_t buf[512];
+  size_t n = 0;
+  buf[n++] = 0xde; /* map16 */
+  buf[n++] = 0;
+  buf[n++] = NV;
+  char names[NV][16];
+  const char *want[NV];
+  size_t lens[NV];
+  for (int i = 0; i < NV; i++) {
+    snprintf(names[i], sizeof names[i], "k%02d", i);
+    want[i] = names[i];
+    lens[i] = 3;
+    if (i % 2) { /* odd keys as str8, the others as fixstr */
+      buf[n++] = 0xd9;
+      buf[n++] = 3;
+    } else {
+      buf[n++] = 0xa3;
+    }
+    memcpy(buf + n, names[i], 3);
+    n += 3;
+    memcpy(buf + n, vals[i] + 1, vals[i][0]);
+    n += vals[i][0];
+  }
+  ds_msgpack_doc eager, lazy;
+  ds_msgpack_doc_init(&eager);
+  ds_msgpack_doc_init(&lazy);
+  char *err = NULL;
+  CHECK(ds_msgpack_parse(&eager, buf, n, &err) == 0);
+  for (int pass = 0; pass < 3; pass++) {
+    /* pass 0: no want list; 1: all fields wanted; 2: only k05 wanted */
+    if (pass == 1) ds_msgpack_want(&lazy, want, lens, NV);
+    if (pass == 2) ds_msgpack_want(&lazy, want + 5, lens, 1);
+    CHECK(ds_msgpack_scan(&lazy, buf, n, &err) == 0);
+    CHECK(lazy.partial == (pass == 2));
+    for (int i = 0; i < NV; i++) {
+      int k = pass == 2 ? (i + 5) % NV : i; /* the wanted one first */
+      const msgpack_object *o = NULL, *e = ds_msgpack_field(&eager, names[k], 3);
+      int r = ds_msgpack_get_field(&lazy, names[k], 3, &o, &err);
+      CHECK_MSG(r == 1 && e && same_object(o, e), "pass %d field %s (type %d)", pass,
+                names[k], e ? (int)e->type : -1);
+    }
+    const msgpack_object *o = NULL;
+    CHECK(ds_msgpack_get_field(&lazy, "k99", 3, &o, &err) == 0);
+  }
+  /* cut inside each field's value: the lazy scan reports truncation */
+  ds_msgpack_want(&lazy, NULL, NULL, 0);
+  size_t bad = 0;
+  for (size_t k = 3; k < n; k++)
+    if (ds_msgpack_scan(&lazy, buf, k, &err) == 0 || !strstr(err, "truncated")) bad++;
+  CHECK_MSG(bad == 0, "%zu prefixes not reported as truncated", bad);
+  /* a str8 key that is not UTF-8 is an error; a wanted field after it is not reached */
+  static const uint8_t badkey[] = {0x82, 0xd9, 0x01, 0xff, 0x01, 0xa1, 'a', 0x02};
+  static const char *const a_name[] = {"a"};
+  static const size_t a_len[] = {1};
+  ds_msgpack_want(&lazy, a_name, a_len, 1);
+  CHECK(ds_msgpack_scan(&lazy, badkey, sizeof badkey, &err) == -1);
+  CHECK_CONTAINS(err, "invalid UTF-8 in the msgpack str at byte 1");
+  ds_msgpack_doc_free(&eager);
+  ds_msgpack_doc_free(&lazy);
+  free(err);
+}
+
 int main(void) {
   test_lazy_want();
+  test_lazy_scalars();
   ds_msgpack_doc_init(&g_doc);
   msgpack_sbuffer_init(&g_sb);
   test_ints();

@@ -186,6 +186,27 @@ static void test_text(void) {
   CHECK(ds_utf8_valid((const uint8_t *)"\xed\xa0\x80", 3) == 0);
   CHECK(ds_utf8_valid((const uint8_t *)"\xf0\x9f\x98\x80", 4) == 1);
   CHECK(ds_utf8_valid((const uint8_t *)"", 0) == 1);
+  /* every length and position around the word-at-a-time ASCII paths: one
+   * bad byte, a cut 2-byte sequence at the end, or a valid one anywhere */
+  size_t wrong = 0;
+  for (size_t n = 1; n <= 80; n++) {
+    uint8_t buf[80];
+    for (size_t at = 0; at < n; at++) {
+      memset(buf, 'a', n);
+      buf[at] = 0xff;
+      wrong += ds_utf8_valid(buf, n) != 0;
+      memset(buf, 'a', n);
+      buf[at] = 0xc3; /* valid only when 0xa9 follows */
+      wrong += ds_utf8_valid(buf, n) != 0;
+      if (at + 1 < n) {
+        buf[at + 1] = 0xa9;
+        wrong += ds_utf8_valid(buf, n) != 1;
+      }
+    }
+    memset(buf, 'a', n);
+    wrong += ds_utf8_valid(buf, n) != 1;
+  }
+  CHECK_MSG(wrong == 0, "%zu wrong UTF-8 verdicts", wrong);
 }
 
 static void test_bytes(void) {
@@ -294,7 +315,7 @@ static void test_bigint_parse(void) {
 
 /* ------------------------------------------------------------ SQLite */
 
-static ds_value sql_values[20];
+static ds_value sql_values[24];
 static int sql_nvalues;
 
 /* tv(k): the k-th test value through ds_value_result. */
@@ -351,6 +372,9 @@ static char *sql1(sqlite3 *db, const char *sql) {
   } while (0)
 
 static void test_sql(void) {
+  static char long_text[1501];
+  memset(long_text, 'x', sizeof long_text - 2);
+  long_text[sizeof long_text - 2] = 'y';
   ds_value list_items[2] = {vint(1), vtext("x")};
   ds_value pair[2] = {vint(1), vint(2)};
   ds_value map_items[2] = {vtext("a"), vlist(DS_V_LIST, 2, pair)};
@@ -380,6 +404,9 @@ static void test_sql(void) {
       vfloat(INFINITY),                                 /* 17 */
       vlist(DS_V_SET, 2, set_items),                    /* 18 */
       vstr(DS_V_BYTES, "\x01\x02", 2),                  /* 19 */
+      vstr(DS_V_TEXT, "h\xc3\xa9llo", 6),                /* 20 */
+      vstr(DS_V_TEXT, long_text, sizeof long_text - 1), /* 21: past the short-text buffer */
+      vstr(DS_V_TEXT, long_text + 1, 1023),            /* 22: 1023 bytes */
   };
   memcpy(sql_values, vals, sizeof vals);
   sql_nvalues = (int)(sizeof vals / sizeof vals[0]);
@@ -416,6 +443,12 @@ static void test_sql(void) {
   CHECK_SQL(db, "SELECT json_array(tv(18))", "text:[[3,4]]");
   CHECK_SQL(db, "SELECT tv(19)", "blob:0102");
   CHECK_SQL(db, "SELECT json_array(tv(19))", "error:JSON cannot hold BLOB values");
+  /* text: length() counts characters; short and long text alike */
+  CHECK_SQL(db, "SELECT tv(20) || ':' || length(tv(20))", "text:h\xc3\xa9llo:5");
+  CHECK_SQL(db, "SELECT length(tv(21)) || substr(tv(21), -2) || typeof(tv(21))",
+            "text:1500xytext");
+  CHECK_SQL(db, "SELECT length(tv(22)) || substr(tv(22), -2)", "text:1023xx");
+  CHECK_SQL(db, "SELECT length(tv(9)) || ':' || length(CAST(tv(9) AS BLOB))", "text:1:3");
   sqlite3_close(db);
 }
 

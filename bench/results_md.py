@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""results_md.py - assemble bench/RESULTS.md from the drivers' result files.
+
+    /usr/bin/python3 bench/results_md.py [build/bench] > bench/RESULTS.md
+
+Reads RESULTS-b1.txt, -d1, -a1 and -c1 (what bench/run.sh writes; a
+missing one is listed as not run) and prints one Markdown table of every
+comparison: dataset, workload, our time, the yardstick's time, the ratio,
+the target and PASS/MISS, plus the mem rows (peak RSS, full / 1/10 size),
+the machine (CPUs, CPU model, RAM, kernel) and the date. run.sh calls it
+after a run of all workloads (`make bench`)."""
+import datetime
+import os
+import platform
+import re
+import sys
+
+SETS = [("b1", "B1", "bagz"), ("d1", "D1", "datadings"),
+        ("a1", "A1", "atlas"), ("c1", "C1", "bcolz")]
+VERDICT = re.compile(r"^(.*?)\s*\b(PASS|MISS|NOT FLAT|n/a)\b\s*(.*)$")
+
+
+def split_target(text):
+    """'<= 1.10 MISS' -> ('≤ 1.10', 'MISS'); '(info)' -> ('—', 'info')."""
+    text = text.strip()
+    if text.startswith("(info"):
+        return "—", "info"
+    m = VERDICT.match(text)
+    if not m:
+        return text.replace("<=", "≤"), ""
+    target, verdict, extra = m.groups()
+    if extra:
+        verdict += " " + extra
+    return target.replace("<=", "≤") or "—", verdict
+
+
+def parse(path):
+    """(first line, sub-header lines, rows) of one RESULTS-*.txt; a row is
+    (workload, ours, yardstick, ratio, target, verdict)."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    head = lines[0] if lines else ""
+    m = re.search(r"min of (\d+) runs", "\n".join(lines))
+    if m:
+        head += "; %s timed run%s per variant" % (
+            m.group(1), "" if m.group(1) == "1" else "s")
+    info = [l for l in lines[1:4] if re.match(r"^[A-Z]\d: ", l)]
+    rows, mode = [], None
+    for line in lines:
+        if line.startswith("--------"):
+            mode = "main"
+            continue
+        if line.startswith("mem: peak RSS"):
+            mode = "memhead"
+            continue
+        if mode == "memhead":  # the mem table's header line
+            mode = "mem"
+            continue
+        if not line.strip():
+            mode = None
+            continue
+        if mode is None or line.startswith("  "):
+            continue
+        f = re.split(r"\s{2,}", line.strip())
+        if len(f) < 5:
+            continue
+        target, verdict = split_target(" ".join(f[4:]))
+        if mode == "mem":
+            rows.append((f[0] + ": peak RSS full / 1/10 size",
+                         kib(f[2]), kib(f[1]), f[3], target, verdict))
+        else:
+            rows.append((f[0], f[1], f[2], f[3], target, verdict))
+    return head, info, rows
+
+
+def kib(v):
+    return v + " KiB" if re.match(r"^\d+$", v) else v
+
+
+def machine():
+    model, mem = "?", "?"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem = "%.1f GiB" % (int(line.split()[1]) / 1048576)
+                    break
+    except OSError:
+        pass
+    return "%d CPUs (%s), %s RAM, Linux %s" % (
+        os.cpu_count() or 0, model, mem, platform.release())
+
+
+def cell(v):
+    return v.replace("|", "\\|")
+
+
+def main():
+    d = sys.argv[1] if len(sys.argv) > 1 else "build/bench"
+    files = [os.path.join(d, "RESULTS-%s.txt" % k) for k, _, _ in SETS]
+    stamps = [os.path.getmtime(f) for f in files if os.path.exists(f)]
+    now = datetime.datetime.fromtimestamp(  # when the last workload ended
+        max(stamps) if stamps else 0, datetime.timezone.utc)
+    out = ["# Benchmark results", "",
+           "Written by `make bench` (`bench/run.sh`, then "
+           "`bench/results_md.py`) on %s. Machine: %s." % (
+               now.strftime("%Y-%m-%d %H:%M UTC"), machine()), "",
+           "Each time is the minimum of the timed runs after a warm-up, "
+           "with the variants of a workload interleaved in one process and "
+           "the yardstick measured in the same run (shared, noisy machine: "
+           "read the ratio). ratio = ours / yardstick; below 1 we are "
+           "faster. Lookups run inside one `BEGIN … COMMIT`. Rows without "
+           "a target are for information. Workloads and method: "
+           "`shared/BENCHMARK.md`; details: `bench/README.md`.", ""]
+    table = ["| set | workload | ours | yardstick | ratio | target | result |",
+             "| --- | --- | ---: | ---: | ---: | --- | --- |"]
+    heads, npass, nmiss = [], 0, 0
+    for key, name, fmt in SETS:
+        path = os.path.join(d, "RESULTS-%s.txt" % key)
+        if not os.path.exists(path):
+            heads.append("- **%s** (%s): not run" % (name, fmt))
+            continue
+        head, info, rows = parse(path)
+        heads.append("- **%s** (%s): %s" % (name, fmt, head))
+        heads.extend("  - %s" % l for l in info)
+        for w, o, y, r, t, v in rows:
+            npass += v == "PASS"
+            nmiss += v.startswith(("MISS", "NOT FLAT"))
+            table.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                name, cell(w), o, y, r, cell(t), "**%s**" % v
+                if v.startswith(("MISS", "NOT FLAT")) else v))
+    out += table
+    out += ["", "Targets met: %d, missed: %d." % (npass, nmiss), "",
+            "Runs:", ""] + heads
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

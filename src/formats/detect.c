@@ -1,0 +1,264 @@
+/* detect.c - format detection of a dataset path and the bytes its files
+ * take on disk (see detect.h for the rules). */
+#include "detect.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/common.h"
+#include "core/mapped_file.h"
+#include "core/shard_spec.h"
+
+#define MAX_DEPTH 64 /* directory nesting followed by ds_detect_bytes */
+
+/* The sibling files of a datadings data file X (X<suffix>). */
+static const char *const dd_suffixes[] = {".offsets", ".keys", ".key_hashes",
+                                          ".filter", ".md5", ".index", NULL};
+
+static int is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* 1 when dir/name (or path + suffix) exists. */
+static int exists_join(const char *a, const char *sep, const char *b) {
+  char *p = ds_strf("%s%s%s", a, sep, b);
+  struct stat st;
+  int ok = p && stat(p, &st) == 0;
+  free(p);
+  return ok;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+/* A datadings data file: X.offsets or X.index beside it. */
+static int dd_file(const char *path) {
+  return is_file(path) && (exists_join(path, "", ".offsets") ||
+                           exists_join(path, "", ".index"));
+}
+
+/* "dir/x.bagz" -> "dir/limits.x.bagz" (malloc'd). */
+static char *bagz_limits_path(const char *path) {
+  const char *base = ds_basename(path);
+  return ds_strf("%.*slimits.%s", (int)(base - path), path, base);
+}
+
+/* The last 8 bytes of a file end a valid tail-limits section: the u64 there
+ * is the records/limits boundary B, B <= size - 8 and (size - B) % 8 == 0. */
+static int bagz_tail_ok(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat st;
+  uint8_t b[8];
+  int ok = fstat(fd, &st) == 0 && st.st_size >= 8 &&
+           pread(fd, b, 8, st.st_size - 8) == 8;
+  close(fd);
+  if (!ok) return 0;
+  uint64_t size = (uint64_t)st.st_size, end = ds_le64(b);
+  return end <= size - 8 && (size - end) % 8 == 0;
+}
+
+/* One bagz file: 1 and *separate when it looks like one, else 0. */
+static int bagz_file(const char *path, int *separate) {
+  *separate = 0;
+  if (!is_file(path)) return 0;
+  char *lp = bagz_limits_path(path);
+  *separate = lp && is_file(lp);
+  free(lp);
+  return *separate || ends_with(path, ".bagz") || ends_with(path, ".bag") ||
+         bagz_tail_ok(path);
+}
+
+/* A glob pattern for datadings (a bagz @* spec is not one). */
+static int dd_glob_pattern(const char *path) {
+  return strpbrk(path, "*?[") != NULL && strstr(path, "@*") == NULL;
+}
+
+/* Expand a datadings glob (sorted by name) or take the path itself. */
+static int dd_expand(const char *path, ds_shard_list *out, char **err) {
+  memset(out, 0, sizeof *out);
+  if (!dd_glob_pattern(path) || is_file(path)) {
+    out->paths = malloc(sizeof *out->paths);
+    if (!out->paths || !(out->paths[0] = strdup(path))) {
+      free(out->paths);
+      out->paths = NULL;
+      return ds_err(err, "out of memory");
+    }
+    out->n = 1;
+    return 0;
+  }
+  glob_t g;
+  int rc = glob(path, 0, NULL, &g);
+  if (rc != 0 || g.gl_pathc == 0) {
+    if (rc == 0) globfree(&g);
+    return ds_err(err, "%s: no files match this pattern", path);
+  }
+  out->paths = calloc(g.gl_pathc, sizeof *out->paths);
+  for (size_t i = 0; out->paths && i < g.gl_pathc; i++) {
+    if (!(out->paths[i] = strdup(g.gl_pathv[i]))) break;
+    out->n = i + 1;
+  }
+  int ok = out->paths && out->n == g.gl_pathc;
+  globfree(&g);
+  if (!ok) {
+    ds_shard_list_free(out);
+    return ds_err(err, "out of memory");
+  }
+  return 0;
+}
+
+static int found(ds_detected *out, ds_format f, const char *module) {
+  out->format = f;
+  out->module = module;
+  return 0;
+}
+
+static int detect_dir(const char *path, ds_detected *out, char **err) {
+  if (exists_join(path, "/", "__rootdirs__")) {
+    out->bcolz_ctable = 1;
+    return found(out, DS_FORMAT_BCOLZ, "bcolz");
+  }
+  if (exists_join(path, "/", "meta/storage")) return found(out, DS_FORMAT_BCOLZ, "bcolz");
+  if (exists_join(path, "/", "index.npy")) {
+    out->atlas_shard = 1;
+    return found(out, DS_FORMAT_ATLAS, "atlas");
+  }
+  if (exists_join(path, "/", "meta.json")) return found(out, DS_FORMAT_ATLAS, "atlas");
+  return ds_err(err, "%s: not a dataset: looked for __rootdirs__ or meta/storage "
+                     "(a bcolz ctable or carray) and index.npy or meta.json (an "
+                     "atlas shard or dataset) in this directory",
+                path);
+}
+
+/* The files of a shard spec must all be bagz files. */
+static int detect_bagz_spec(const char *path, ds_detected *out, char **err) {
+  ds_shard_list l;
+  if (ds_shard_spec_expand(path, &l, err)) return -1;
+  int all_separate = 1, rc = 0;
+  for (size_t i = 0; i < l.n && rc == 0; i++) {
+    int sep;
+    if (!bagz_file(l.paths[i], &sep)) {
+      if (!is_file(l.paths[i]))
+        rc = ds_err(err, "%s: %s: no such file", path, l.paths[i]);
+      else
+        rc = ds_err(err, "%s: not a dataset: %s is not a bagz file (looked for a "
+                         ".bag or .bagz name, limits.%s beside it, or a valid "
+                         "limits tail)",
+                    path, l.paths[i], ds_basename(l.paths[i]));
+    }
+    all_separate &= sep;
+  }
+  ds_shard_list_free(&l);
+  if (rc) return -1;
+  out->bagz_separate = all_separate;
+  return found(out, DS_FORMAT_BAGZ, "bagz");
+}
+
+int ds_detect(const char *path, ds_detected *out, char **err) {
+  memset(out, 0, sizeof *out);
+  if (!path || !*path) return ds_err(err, "no path given");
+  if (is_dir(path)) return detect_dir(path, out, err);
+  if (is_file(path)) {
+    if (dd_file(path)) return found(out, DS_FORMAT_DATADINGS, "datadings");
+    int sep;
+    if (bagz_file(path, &sep)) {
+      out->bagz_separate = sep;
+      return found(out, DS_FORMAT_BAGZ, "bagz");
+    }
+    return ds_err(err, "%s: not a dataset: looked for %s.offsets or %s.index "
+                       "beside it (datadings) and a .bag or .bagz name, "
+                       "limits.%s beside it, or a valid limits tail (bagz)",
+                  path, ds_basename(path), ds_basename(path), ds_basename(path));
+  }
+  if (dd_glob_pattern(path)) {
+    ds_shard_list l;
+    if (dd_expand(path, &l, err)) return -1;
+    int ok = dd_file(l.paths[0]);
+    if (!ok)
+      ds_err(err, "%s: not a dataset: the first match %s has neither %s.offsets "
+                  "nor %s.index beside it (a glob names datadings files)",
+             path, l.paths[0], ds_basename(l.paths[0]), ds_basename(l.paths[0]));
+    ds_shard_list_free(&l);
+    return ok ? found(out, DS_FORMAT_DATADINGS, "datadings") : -1;
+  }
+  if (strchr(path, '@') || strchr(path, ',') || strchr(path, ':'))
+    return detect_bagz_spec(path, out, err);
+  return ds_err(err, "%s: no such file or directory", path);
+}
+
+/* ------------------------------------------------------------ sizes */
+
+static uint64_t file_size(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+}
+
+/* Sum of the regular files under dir (lstat: links are not followed). */
+static int dir_bytes(const char *dir, int depth, uint64_t *total, char **err) {
+  if (depth > MAX_DEPTH) return ds_err(err, "%s: directories nested too deep", dir);
+  DIR *d = opendir(dir);
+  if (!d) return ds_err(err, "%s: cannot list: %s", dir, strerror(errno));
+  int rc = 0;
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char *p = ds_strf("%s/%s", dir, e->d_name);
+    struct stat st;
+    if (!p) rc = ds_err(err, "out of memory");
+    else if (lstat(p, &st) != 0) rc = 0; /* vanished meanwhile */
+    else if (S_ISDIR(st.st_mode)) rc = dir_bytes(p, depth + 1, total, err);
+    else if (S_ISREG(st.st_mode)) *total += (uint64_t)st.st_size;
+    free(p);
+  }
+  closedir(d);
+  return rc;
+}
+
+int ds_detect_bytes(const char *path, const ds_detected *d, uint64_t *bytes,
+                    char **err) {
+  *bytes = 0;
+  ds_shard_list l;
+  switch (d->format) {
+  case DS_FORMAT_ATLAS:
+  case DS_FORMAT_BCOLZ:
+    return dir_bytes(path, 0, bytes, err);
+  case DS_FORMAT_BAGZ:
+    if (ds_shard_spec_expand(path, &l, err)) return -1;
+    for (size_t i = 0; i < l.n; i++) {
+      *bytes += file_size(l.paths[i]);
+      char *lp = d->bagz_separate ? bagz_limits_path(l.paths[i]) : NULL;
+      if (lp) *bytes += file_size(lp);
+      free(lp);
+    }
+    break;
+  case DS_FORMAT_DATADINGS:
+    if (dd_expand(path, &l, err)) return -1;
+    for (size_t i = 0; i < l.n; i++) {
+      *bytes += file_size(l.paths[i]);
+      for (size_t k = 0; dd_suffixes[k]; k++) {
+        char *p = ds_strf("%s%s", l.paths[i], dd_suffixes[k]);
+        if (p) *bytes += file_size(p);
+        free(p);
+      }
+    }
+    break;
+  default:
+    return ds_err(err, "%s: unknown format", path);
+  }
+  ds_shard_list_free(&l);
+  return 0;
+}
