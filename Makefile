@@ -75,19 +75,24 @@ asan: deps
 	    EXTRA_CFLAGS="$(ASAN_FLAGS)" EXTRA_LDFLAGS="$(ASAN_FLAGS)" all unit
 	@DS_SANITIZE=1 tests/run.sh build/asan
 
+# make fuzz: build every harness (the sources are compiled once, with
+# clang's sanitizers); FUZZ_SECONDS=N then runs each for N seconds.
 FUZZ_SECONDS ?= 0
-FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(filter-out src/vtab/%,$(SRCS)))
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DSQLITE_CORE -Isrc -g -O1 \
-              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+              -fsanitize=address,undefined -fno-sanitize-recover=all
 fuzz:
 	@tools/deps.sh build fuzz
-	@mkdir -p build/fuzz
-	@for f in $(FUZZ_SRCS); do \
-	  n=$$(basename $$f .c); \
-	  echo "clang $$n"; \
-	  clang $(FUZZ_FLAGS) -o build/fuzz/$$n $$f $(filter-out src/vtab/%,$(SRCS)) -lsqlite3 $(LIBS) || exit 1; \
-	done
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
 	@if [ "$(FUZZ_SECONDS)" -gt 0 ]; then tests/fuzz/run.sh $(FUZZ_SECONDS); fi
+
+build/fuzz/obj/%.o: %.c $(wildcard src/*/*.h) Makefile
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) -lsqlite3 $(LIBS)
 
 bench:
 	@tools/deps.sh build test bench

@@ -22,6 +22,7 @@ check_test() {
   [ -x /usr/bin/python3 ] || need python3
   /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || need python3-numpy
   command -v zstd >/dev/null 2>&1 || need zstd
+  command -v sqlite-utils >/dev/null 2>&1 || need sqlite-utils
 }
 check_fuzz() {
   command -v clang >/dev/null 2>&1 || need clang

@@ -62,7 +62,10 @@ void *ds_arena_alloc(ds_arena *a, size_t n) {
   if (n == 0) n = 1;
   if (n > SIZE_MAX - ARENA_ALIGN) return NULL;
   n = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
-  if (a->limit && (n > a->limit || a->total > a->limit - n)) return NULL;
+  if (a->limit && (n > a->limit || a->total > a->limit - n)) {
+    a->over = 1;
+    return NULL;
+  }
   void *p = a->head ? block_take(a->head, n) : NULL;
   if (!p) {
     size_t want = next_block_size(a);
@@ -85,7 +88,14 @@ void *ds_arena_alloc(ds_arena *a, size_t n) {
   return p;
 }
 
+int ds_arena_fail(const ds_arena *a, char **err) {
+  if (a->over)
+    return ds_err(err, "value needs more than max_value_bytes=%zu bytes", a->limit);
+  return ds_err(err, "out of memory");
+}
+
 void ds_arena_reset(ds_arena *a) {
+  a->over = 0;
   if (!a->head) {
     a->total = 0;
     return;
@@ -102,6 +112,7 @@ void ds_arena_reset(ds_arena *a) {
 }
 
 void ds_arena_free(ds_arena *a) {
+  a->over = 0;
   ds_arena_block *b = a->head;
   while (b) {
     ds_arena_block *next = b->next;

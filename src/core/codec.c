@@ -1,6 +1,7 @@
 /* codec.c - zstd decompression with optional dictionaries and reusable
  * contexts (see codec.h). Every frame is sized before anything is
- * allocated, and never trusted past DS_MAX_VALUE_BYTES. */
+ * allocated, and never trusted past the context's max_out or the output
+ * buffer's max (max_value_bytes), whichever is smaller. */
 #include "codec.h"
 
 #include <stdlib.h>
@@ -68,21 +69,29 @@ static ZSTD_DCtx *dctx_of(ds_zstd_ctx *c, char **err) {
 /* Frames without a content size: stream them, growing the output, until
  * all input is consumed at a frame boundary (concatenated frames join). */
 static int decompress_stream(ds_zstd_ctx *c, ZSTD_DCtx *d, const uint8_t *src,
-                             size_t n, ds_buf *out, char **err) {
+                             size_t n, uint64_t cap, ds_buf *out, char **err) {
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
   if (c->dict) ZSTD_DCtx_refDDict(d, c->dict->ddict);
   ZSTD_inBuffer in = {src, n, 0};
   out->len = 0;
   for (;;) {
-    if (out->cap - out->len < 65536 && ds_buf_reserve(out, out->len + 131072))
-      return ds_err(err, "out of memory");
+    /* room for more output, never past cap + 1 (one byte over proves it) */
+    uint64_t want = (uint64_t)out->len + 131072;
+    if (want > cap + 1) want = cap + 1;
+    if (out->cap - out->len < 65536 && want > out->cap) {
+      size_t max = out->max; /* may pass the buffer's max by that one byte */
+      out->max = 0;
+      int rc = ds_buf_reserve(out, (size_t)want);
+      out->max = max;
+      if (rc) return ds_err(err, "out of memory");
+    }
     ZSTD_outBuffer ob = {out->data, out->cap, out->len};
     size_t ret = ZSTD_decompressStream(d, &ob, &in);
     if (ZSTD_isError(ret)) return ds_err(err, "zstd: %s", ZSTD_getErrorName(ret));
     out->len = ob.pos;
-    if (out->len > c->max_out)
-      return ds_err(err, "zstd frame decompresses to more than %llu bytes",
-                    (unsigned long long)c->max_out);
+    if (out->len > cap)
+      return ds_err(err, "zstd frame decompresses to more than max_value_bytes=%llu "
+                    "bytes", (unsigned long long)cap);
     if (in.pos < in.size) continue;      /* more input (maybe another frame) */
     if (ret == 0) return 0;              /* every frame complete */
     if (ob.pos < ob.size)                /* zstd wants input we do not have */
@@ -114,18 +123,21 @@ int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
     return ds_err(err, n < 4 ? "truncated zstd frame (%zu bytes)"
                              : "not a zstd frame (%zu bytes, bad magic or header)",
                   n);
-  if (size == ZSTD_CONTENTSIZE_UNKNOWN) return decompress_stream(c, d, src, n, out, err);
-  if (size > c->max_out)
-    return ds_err(err, "zstd frame claims %llu bytes, more than the %llu allowed",
-                  size, (unsigned long long)c->max_out);
+  /* the context's cap, or the buffer's when smaller (max_value_bytes) */
+  uint64_t cap = out->max && out->max < c->max_out ? out->max : c->max_out;
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN) return decompress_stream(c, d, src, n, cap, out, err);
+  if (size > cap)
+    return ds_err(err, "zstd frame claims %llu bytes, more than max_value_bytes=%llu",
+                  size, (unsigned long long)cap);
   /* Every block has a 3-byte header and yields at most ZSTD_BLOCKSIZE_MAX
    * bytes: refuse a declared size the frame cannot hold before allocating. */
   if (size / ZSTD_BLOCKSIZE_MAX > n / 3 + 1)
     return ds_err(err, "zstd frame of %zu bytes cannot hold the %llu bytes it declares",
                   n, size);
-  /* (a buffer the caller sized itself is left as it is) */
-  if (!out->cap && ds_buf_reserve(out, DS_ZSTD_MIN_BUFFER))
-    return ds_err(err, "out of memory");
+  /* (a buffer the caller sized itself is left as it is; a capped one
+   * never grows past its max) */
+  size_t min = out->max && out->max < DS_ZSTD_MIN_BUFFER ? out->max : DS_ZSTD_MIN_BUFFER;
+  if (!out->cap && ds_buf_reserve(out, min)) return ds_err(err, "out of memory");
   if (ds_buf_reserve(out, size ? (size_t)size : 1)) return ds_err(err, "out of memory");
   /* Decode with all the room the buffer has, not just the declared size:
    * zstd's fast copy loops need slack at the end of the output. A second

@@ -11,7 +11,8 @@
 #include "common.h"
 
 /* Largest decompressed value we agree to produce (a hostile frame header
- * can claim any size): 1 GiB. */
+ * can claim any size): 1 GiB. The default of every module's
+ * max_value_bytes option. */
 #define DS_MAX_VALUE_BYTES ((uint64_t)1 << 30)
 
 typedef struct ds_zstd_dict ds_zstd_dict;
@@ -35,9 +36,11 @@ typedef struct ds_zstd_ctx {
 void ds_zstd_ctx_init(ds_zstd_ctx *c, const ds_zstd_dict *dict);
 void ds_zstd_ctx_free(ds_zstd_ctx *c);
 
-/* Decompress src[0..n) which must be exactly one zstd frame when it
+/* Decompress src[0..n), which must be exactly one zstd frame when it
  * declares its content size, or one or more frames when it does not (they
- * are joined), as upstream bagz reads them. Sets out->len. The error text
+ * are joined), as upstream bagz reads them. Sets out->len. At most
+ * min(c->max_out, out->max when set) bytes: more is an error naming
+ * max_value_bytes, found before allocating. The error text
  * says what is wrong ("truncated zstd frame", "zstd: <reason>", ...)
  * without naming a file: the caller adds where. */
 int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,

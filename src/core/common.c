@@ -8,11 +8,16 @@
 
 int ds_buf_reserve(ds_buf *b, size_t cap) {
   if (cap <= b->cap) return 0;
+  if (b->max && cap > b->max) {
+    b->over = 1;
+    return -1;
+  }
   size_t n = b->cap ? b->cap : 64;
   while (n < cap) {
     if (n > SIZE_MAX / 2) { n = cap; break; }
     n *= 2;
   }
+  if (b->max && n > b->max) n = b->max;
   uint8_t *p = realloc(b->data, n);
   if (!p) return -1;
   b->data = p;
@@ -50,6 +55,12 @@ void ds_buf_free(ds_buf *b) {
   free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;
+  b->over = 0;
+}
+
+int ds_err_too_big(char **err, const char *what, uint64_t n, uint64_t max) {
+  return ds_err(err, "%s of %llu bytes is more than max_value_bytes=%llu", what,
+                (unsigned long long)n, (unsigned long long)max);
 }
 
 char *ds_vstrf(const char *fmt, va_list ap) {

@@ -14,14 +14,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A growable byte buffer. Zero-initialise ({0}) before first use. */
+/* A growable byte buffer. Zero-initialise ({0}) before first use.
+ * `max` (0: none) caps its size: growing past it fails and sets `over`.
+ * Readers treat a buffer's max as the max_value_bytes of what they put in
+ * it (see DS_MAX_VALUE_BYTES in codec.h). */
 typedef struct ds_buf {
   uint8_t *data;
   size_t len;
   size_t cap;
+  size_t max;
+  int over;
 } ds_buf;
 
-/* Ensure room for at least `cap` bytes in total. 0 ok, -1 out of memory. */
+/* "<what> of N bytes is more than max_value_bytes=M": the error for a
+ * value, record, block or chunk over the cap. Returns -1. */
+int ds_err_too_big(char **err, const char *what, uint64_t n, uint64_t max);
+
+/* Ensure room for at least `cap` bytes in total. 0 ok, -1 out of memory
+ * or past b->max (then b->over = 1). */
 int ds_buf_reserve(ds_buf *b, size_t cap);
 /* Append n bytes. 0 ok, -1 out of memory. */
 int ds_buf_append(ds_buf *b, const void *p, size_t n);
@@ -30,6 +40,7 @@ int ds_buf_puts(ds_buf *b, const char *s);
 /* Append printf-formatted text (without a trailing NUL). */
 int ds_buf_printf(ds_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Free the bytes (max stays). */
 void ds_buf_free(ds_buf *b);
 
 /* malloc'd printf; NULL only when out of memory. */

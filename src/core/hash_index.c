@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cancel.h"
 #include "common.h"
 
 /* 64-bit multiply-mix hash over 8-byte words (wyhash-style mixing). */
@@ -42,7 +43,8 @@ int ds_hash_index_build(ds_hash_index *h, uint64_t n, ds_hash_get_fn get,
   for (uint64_t i = 0; i < n; i++) {
     const uint8_t *p;
     size_t len;
-    if (get(ctx, i, &p, &len, err)) {
+    if (get(ctx, i, &p, &len, err) ||
+        ((i & 63) == 0 && ds_cancel_check() && ds_err(err, DS_CANCEL_MSG))) {
       ds_hash_index_free(h);
       return -1;
     }

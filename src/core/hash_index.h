@@ -23,7 +23,8 @@ typedef struct ds_hash_index {
 
 uint64_t ds_hash64(const void *p, size_t n);
 
-/* Reads row i through get() for i in [0, n) and indexes its bytes. */
+/* Reads row i through get() for i in [0, n) and indexes its bytes. Gives
+ * up with "interrupted" when a core/cancel.h scope asks to stop. */
 typedef int (*ds_hash_get_fn)(void *ctx, uint64_t row, const uint8_t **p,
                               size_t *n, char **err);
 int ds_hash_index_build(ds_hash_index *h, uint64_t n, ds_hash_get_fn get,

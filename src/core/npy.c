@@ -404,12 +404,25 @@ static int header_descr(cur *c, ds_npy *out, char **err) {
     const char *start = c->p;
     uint64_t size;
     if (lit_struct(c, 0, &size, &out->has_object, err)) return -1;
-    size_t n = (size_t)(c->p - start);
-    if (n >= sizeof out->descr_buf)
+    size_t n = (size_t)(c->p - start), k = 0;
+    /* stored as UTF-8: a 1.0/2.0 header is latin-1, a 3.0 header UTF-8 */
+    if (!c->old_ints && !ds_utf8_valid((const uint8_t *)start, n))
+      return ds_err(err, "structured dtype description is not UTF-8");
+    for (size_t i = 0; i < n && k < sizeof out->descr_buf; i++) {
+      unsigned char ch = (unsigned char)start[i];
+      if (ch < 0x80 || !c->old_ints) {
+        out->descr_buf[k++] = (char)ch;
+      } else if (k + 2 <= sizeof out->descr_buf) {
+        out->descr_buf[k++] = (char)(0xC0 | ch >> 6);
+        out->descr_buf[k++] = (char)(0x80 | (ch & 0x3F));
+      } else {
+        k = sizeof out->descr_buf;
+      }
+    }
+    if (k >= sizeof out->descr_buf)
       return ds_err(err, "structured dtype description longer than %zu bytes",
                     sizeof out->descr_buf - 1);
-    memcpy(out->descr_buf, start, n);
-    out->descr_buf[n] = 0;
+    out->descr_buf[k] = 0;
     out->kind = 'V';
     out->byteorder = '|';
     out->itemsize = (uint32_t)size;

@@ -29,9 +29,10 @@ typedef struct ds_npy {
                           simple dtype is normalised the way numpy's
                           dtype.str prints it ('|' for one-byte types, '='
                           made explicit); a structured dtype keeps the list
-                          text as in the header (at most 255 bytes; a
-                          format 1.0/2.0 header is latin-1, so non-ASCII
-                          field names keep their latin-1 bytes). */
+                          text as in the header, as UTF-8 (at most 255
+                          bytes; a format 1.0/2.0 header is latin-1, and
+                          its non-ASCII field names are converted, as
+                          numpy decodes them). */
   char descr_buf[256];
   char kind;           /* 'b','i','u','f','c','S','U','V','M','m','O' */
   char byteorder;      /* '<', '>' or '|' */

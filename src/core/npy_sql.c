@@ -110,8 +110,13 @@ static void fn_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (arg_array(ctx, argv[0], &a) <= 0) return;
   ds_buf b = {0};
   char *err = NULL;
-  if (ds_npy_to_json(&a, &b, &err)) fail(ctx, err);
-  else ds_result_json(ctx, &b);
+  ds_json_limit(ctx, &b);
+  if (ds_npy_to_json(&a, &b, &err)) {
+    ds_json_over(&b, &err);
+    fail(ctx, err);
+  } else {
+    ds_result_json(ctx, &b);
+  }
   ds_buf_free(&b);
 }
 

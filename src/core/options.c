@@ -94,22 +94,26 @@ int ds_options_add_list(ds_options *o, const char *list, char **err) {
   return 0;
 }
 
+/* Options every module takes (vtab/dataset.c reads them). */
+static const char *const common_options[] = {DS_OPTION_MAX_VALUE_BYTES, NULL};
+
 int ds_options_check_known(const ds_options *o, const char *const *known,
                            char **err) {
   for (size_t i = 0; i < o->n; i++) {
     int ok = 0;
     for (const char *const *k = known; *k && !ok; k++)
       ok = strcmp(*k, o->items[i].name) == 0;
+    for (const char *const *k = common_options; *k && !ok; k++)
+      ok = strcmp(*k, o->items[i].name) == 0;
     if (ok) continue;
     ds_buf names = {0};
     for (const char *const *k = known; *k; k++)
-      ds_buf_printf(&names, "%s%s", k == known ? "" : ", ", *k);
+      ds_buf_printf(&names, "%s, ", *k);
+    for (const char *const *k = common_options; *k; k++)
+      ds_buf_printf(&names, "%s%s", *k, k[1] ? ", " : "");
     ds_buf_append(&names, "", 1);
-    if (known[0])
-      ds_err(err, "unknown option '%s' (known options: %s)", o->items[i].name,
-             (char *)names.data);
-    else
-      ds_err(err, "unknown option '%s' (this form takes no options)", o->items[i].name);
+    ds_err(err, "unknown option '%s' (known options: %s)", o->items[i].name,
+           names.data ? (char *)names.data : "");
     ds_buf_free(&names);
     return -1;
   }

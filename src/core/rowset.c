@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cancel.h"
+
 static void reset(ds_rowset *rs, ds_rs_kind kind) {
   memset(rs, 0, sizeof *rs);
   rs->kind = kind;
@@ -287,6 +289,7 @@ int ds_rowiter_next(ds_rowiter *it, uint64_t *g) {
     if (!next_raw(it, g)) return 0;
     if (it->skip) {
       it->skip--;
+      if ((it->skip & 1023) == 0 && ds_cancel_check()) return 0; /* the scope reports it */
       continue;
     }
     it->emitted++;

@@ -67,7 +67,9 @@ typedef struct ds_rowiter {
 } ds_rowiter;
 
 void ds_rowiter_init(ds_rowiter *it, const ds_rowset *rs);
-/* Next row index into *g; 0 when the set is exhausted. */
+/* Next row index into *g; 0 when the set is exhausted, or when a
+ * core/cancel.h scope asked to stop while skipping the offset (the scope
+ * reports that). */
 int ds_rowiter_next(ds_rowiter *it, uint64_t *g);
 
 #endif

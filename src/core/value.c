@@ -77,6 +77,7 @@ int ds_utf8_valid(const uint8_t *p, size_t n) {
 
 int ds_json_string(ds_buf *out, const uint8_t *p, size_t n) {
   static const char hex[] = "0123456789abcdef";
+  if (n == 0) return ds_buf_append(out, "\"\"", 2); /* p may be NULL */
   if (n > SIZE_MAX - 2 - out->len || ds_buf_reserve(out, out->len + n + 2))
     return -1;
   if (ds_buf_append(out, "\"", 1)) return -1;

@@ -55,10 +55,15 @@ typedef struct ds_arena_block ds_arena_block;
 typedef struct ds_arena {
   ds_arena_block *head;
   size_t total;  /* bytes handed out since the last reset */
-  size_t limit;  /* 0 = unlimited; else allocations past it fail */
+  size_t limit;  /* 0 = unlimited; else allocations past it fail (the
+                    module's max_value_bytes) and set `over` */
+  int over;
 } ds_arena;
 
 void *ds_arena_alloc(ds_arena *a, size_t n);  /* 16-byte aligned; NULL on failure */
+/* The error after ds_arena_alloc failed: past the limit ("value needs more
+ * than max_value_bytes=N bytes") or out of memory. Returns -1. */
+int ds_arena_fail(const ds_arena *a, char **err);
 void ds_arena_reset(ds_arena *a);             /* keep one block, forget the rest */
 void ds_arena_free(ds_arena *a);
 

@@ -19,11 +19,23 @@ void ds_result_json(sqlite3_context *ctx, const ds_buf *json) {
   sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
 }
 
+void ds_json_limit(sqlite3_context *ctx, ds_buf *b) {
+  int lim = sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1);
+  b->max = lim > 0 ? (size_t)lim : 0;
+}
+
+void ds_json_over(const ds_buf *b, char **err) {
+  if (b->over)
+    ds_err(err, "JSON text longer than %zu bytes (SQLite's length limit)", b->max);
+}
+
 /* LIST/TUPLE/SET/MAP/COMPLEX: JSON text with the JSON subtype. */
 static void result_json_value(sqlite3_context *ctx, const ds_value *v) {
   ds_buf b = {0};
   char *err = NULL;
+  ds_json_limit(ctx, &b);
   if (ds_value_json(&b, v, &err)) {
+    ds_json_over(&b, &err);
     if (err) sqlite3_result_error(ctx, err, -1);
     else sqlite3_result_error_nomem(ctx);
     free(err);

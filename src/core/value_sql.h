@@ -28,4 +28,10 @@ void ds_result_text(sqlite3_context *ctx, const uint8_t *p, size_t n);
 /* Set the result of ctx to JSON text (copied) with the 'J' subtype. */
 void ds_result_json(sqlite3_context *ctx, const ds_buf *json);
 
+/* JSON text can be far bigger than the value it prints: cap a result
+ * buffer at SQLite's length limit (what SQLite would refuse anyway), and
+ * after a failed write replace *err with that reason when the cap was hit. */
+void ds_json_limit(sqlite3_context *ctx, ds_buf *b);
+void ds_json_over(const ds_buf *b, char **err);
+
 #endif

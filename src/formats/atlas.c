@@ -728,21 +728,24 @@ int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, size_t shard,
   size_t len;
   if (atlas_block_stored(r, shard, block, &src, &len, err)) return -1;
   const atlas_shard *s = &r->shards[shard];
-  if (s->meta.compression_strategy == ATLAS_NO_COMPRESSION) {
+  int raw = s->meta.compression_strategy == ATLAS_NO_COMPRESSION;
+  if (raw && (!buf->max || len <= buf->max)) {
     *p = src;
     *n = len;
     return 0;
   }
-  if (check_frame_dict(s, block, src, len, err)) return -1;
+  if (!raw && check_frame_dict(s, block, src, len, err)) return -1;
   z->dict = s->dict;
-  if (!buf->cap) { /* a fresh buffer: exactly the size the frame declares
-                     * (when plausible: codec.c refuses the rest) */
+  if (!raw && !buf->cap) { /* a fresh buffer: exactly the size the frame
+                            * declares (when plausible and within max_value_bytes:
+                            * codec.c refuses the rest) */
     uint64_t want = ds_zstd_content_size(src, len);
-    if (want && want <= z->max_out && want / ZSTD_BLOCKSIZE_MAX <= len / 3 + 1 &&
-        (buf->data = malloc((size_t)want)) != NULL)
+    if (want && want <= z->max_out && (!buf->max || want <= buf->max) &&
+        want / ZSTD_BLOCKSIZE_MAX <= len / 3 + 1 && (buf->data = malloc((size_t)want)) != NULL)
       buf->cap = (size_t)want;
   }
-  if (ds_zstd_decompress(z, src, len, buf, err)) {
+  if (raw ? ds_err_too_big(err, "block", len, buf->max)
+          : ds_zstd_decompress(z, src, len, buf, err)) {
     char *why = *err;
     *err = NULL;
     ds_err(err, "%s: block %llu (%zu bytes at offset %llu): %s", s->data.path,

@@ -108,7 +108,9 @@ uint64_t atlas_block_examples(const atlas_reader *r, size_t shard,
  * block past the end of data.bin is an error naming the shard and block.
  * Sets z->dict to the shard's dictionary. *p stays valid until the next
  * call with the same buf (or atlas_close for uncompressed shards). A
- * buffer with no capacity yet gets exactly the frame's declared size. */
+ * buffer with no capacity yet gets exactly the frame's declared size.
+ * buf->max, when set, is max_value_bytes: a larger block is an error,
+ * copied or not. */
 int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, size_t shard,
                 uint64_t block, ds_buf *buf, const uint8_t **p, size_t *n,
                 char **err);

@@ -15,6 +15,8 @@ int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_pickle_list *pl
   b->shard = (size_t)-1;
   b->partial = 0;
   ds_arena_reset(&b->arena);
+  /* max_value_bytes: the block and the memory of its decoded values */
+  b->buf.max = b->arena.limit = (size_t)z->max_out;
   if (atlas_block(r, z, shard, block, &b->buf, &p, &n, err)) return -1;
   uint64_t want = atlas_block_examples(r, shard, block);
   size_t count;

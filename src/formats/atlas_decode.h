@@ -23,7 +23,9 @@
  * (atlas_block_set_checked); a lookup in a checked block walks the block
  * only as far as its example (ds_pickle_list_prefix), so every block is
  * checked whole before any of its rows is shown, and only once. Errors
- * name the shard directory and the block. */
+ * name the shard directory and the block. z->max_out is max_value_bytes: a
+ * larger block (raw or decompressed), or decoded values needing more
+ * memory, is an error. */
 int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_pickle_list *pl,
                        atlas_dblock *b, size_t shard, uint64_t block, uint64_t pos,
                        char **err);

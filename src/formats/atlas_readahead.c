@@ -156,7 +156,8 @@ static void *worker_main(void *arg) {
 }
 
 int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t shard,
-                          uint64_t block, atlas_readahead **out, char **err) {
+                          uint64_t block, uint64_t max_value, atlas_readahead **out,
+                          char **err) {
   *out = NULL;
   atlas_readahead *ra = calloc(1, sizeof *ra);
   if (!ra) return ds_err(err, "out of memory");
@@ -166,6 +167,7 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
   ra->last_block = block;
   ds_zstd_ctx_init(&ra->tw.z, NULL);
   ds_zstd_ctx_init(&ra->tc.z, NULL);
+  ra->tw.z.max_out = ra->tc.z.max_out = max_value;
   pthread_mutex_init(&ra->mu, NULL);
   pthread_cond_init(&ra->cv, NULL);
   ra->has_worker = pthread_create(&ra->worker, NULL, worker_main, ra) == 0;

@@ -20,9 +20,11 @@ typedef struct atlas_readahead atlas_readahead;
 /* Start after block (shard, block): `it` is a copy of the cursor's row
  * iterator (its rowset must outlive the read-ahead), positioned after a
  * row of that block; the walk is the distinct blocks of the rows that
- * follow, in order. */
+ * follow, in order. Blocks are decoded under max_value (max_value_bytes,
+ * see atlas_decode.h). */
 int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t shard,
-                          uint64_t block, atlas_readahead **out, char **err);
+                          uint64_t block, uint64_t max_value, atlas_readahead **out,
+                          char **err);
 /* Block (shard, block), the next one of the walk the cursor needs (blocks
  * of the walk before it, which the cursor skipped, are dropped): 1 with *b
  * decoded (valid until the next call or the free), 0 when the walk does

@@ -213,13 +213,15 @@ int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, size_t shard,
   const uint8_t *stored;
   size_t len;
   if (bagz_stored(r, shard, index, &stored, &len, err)) return -1;
-  if (!r->shards[shard].zstd || len == 0) {
+  int raw = !r->shards[shard].zstd || len == 0;
+  if (raw && (!scratch->max || len <= scratch->max)) {
     *p = stored;
     *n = len;
     return 0;
   }
   z->dict = r->dict;
-  if (ds_zstd_decompress(z, stored, len, scratch, err)) {
+  if (raw ? ds_err_too_big(err, "record", len, scratch->max)
+          : ds_zstd_decompress(z, stored, len, scratch, err)) {
     const bagz_shard *s = &r->shards[shard];
     char *why = *err;
     *err = NULL;

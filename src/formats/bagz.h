@@ -60,7 +60,8 @@ int bagz_stored(const bagz_reader *r, size_t shard, uint64_t index,
 
 /* Record g (global index < count), decompressed when the shard is zstd.
  * *p points into the mapped file (uncompressed) or into `scratch`; it stays
- * valid until the next call with the same scratch. */
+ * valid until the next call with the same scratch. scratch->max, when set,
+ * is max_value_bytes: a larger record is an error, copied or not. */
 int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, uint64_t g,
               ds_buf *scratch, const uint8_t **p, size_t *n, char **err);
 /* Same by (shard, index). */

@@ -157,7 +157,7 @@ static void pin_apart(bagz_readahead *ra) {
 }
 
 int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
-                         bagz_readahead **out, char **err) {
+                         uint64_t max_value, bagz_readahead **out, char **err) {
   *out = NULL;
   bagz_readahead *ra = calloc(1, sizeof *ra);
   if (!ra) return ds_err(err, "out of memory");
@@ -165,6 +165,7 @@ int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
   ds_rowiter_init(&ra->it, rs);
   ds_zstd_ctx_init(&ra->zworker, r->dict);
   ds_zstd_ctx_init(&ra->zcursor, r->dict);
+  ra->tmp_worker.max = ra->tmp_cursor.max = (size_t)max_value;
   pthread_mutex_init(&ra->mu, NULL);
   pthread_cond_init(&ra->cv, NULL);
   ra->has_worker = pthread_create(&ra->worker, NULL, worker_main, ra) == 0;

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/cancel.h"
+#include "core/codec.h"
 #include "core/mapped_file.h"
 #include "core/npy.h"
 #include "formats/pickle.h"
@@ -628,6 +630,11 @@ int bcolz_check_chunk_file(const uint8_t *p, uint64_t size, const char *name,
 /* Decompress the validated Blosc buffer b (nbytes uncompressed) into buf. */
 static int decompress(const uint8_t *b, uint64_t nbytes, const char *name,
                       ds_buf *buf, char **err) {
+  if (buf->max && nbytes > buf->max) { /* max_value_bytes */
+    ds_err_too_big(err, "chunk", nbytes, buf->max);
+    ds_err_prefix(err, name);
+    return -1;
+  }
   if (ds_buf_reserve(buf, nbytes ? nbytes : 1))
     return ds_err(err, "%s: out of memory for %llu bytes", name,
                   (unsigned long long)nbytes);
@@ -779,12 +786,18 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
   const uint8_t *b = c->cf->data + 16;
   uint64_t ts = b[3];
   uint64_t off = (row % c->chunklen) * c->dt.atom;
+  if (out->max && c->dt.atom > out->max) { /* max_value_bytes */
+    ds_err_too_big(err, "row", c->dt.atom, out->max);
+    ds_err_prefix(err, c->cf->path);
+    return -1;
+  }
   if (ds_buf_reserve(out, c->dt.atom))
     return ds_err(err, "out of memory");
   out->len = 0;
   if (off % ts || c->dt.atom % ts || nbytes % ts) {
     /* items do not line up with rows: inflate the whole chunk */
     ds_buf tmp = {0};
+    tmp.max = out->max; /* the whole chunk: max_value_bytes applies */
     if (decompress(b, nbytes, c->cf->path, &tmp, err)) {
       ds_buf_free(&tmp);
       return -1;
@@ -1245,10 +1258,15 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
   int fnan_sum = 0; /* inf + -inf */
   int have = 0;
   ds_buf buf = {0}, txt = {0}, smin = {0}, smax = {0};
+  buf.max = DS_MAX_VALUE_BYTES; /* the default max_value_bytes */
   int rc = -1;
   for (uint64_t k = 0; k < c->nchunks; k++) {
     const uint8_t *p;
     uint64_t rows;
+    if (ds_cancel_check()) {
+      ds_err(err, DS_CANCEL_MSG);
+      goto done;
+    }
     if (bcolz_chunk(t, col, k, &buf, &p, &rows, err)) goto done;
     /* native-order numbers: one tight loop per chunk */
     int done_chunk = 1;

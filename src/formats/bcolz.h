@@ -94,7 +94,8 @@ int bcolz_decode_chunk_file(const uint8_t *p, uint64_t size, const char *name,
                             ds_buf *buf, char **err);
 
 /* Decompress chunk k of a column into buf (reused between calls; grown
- * as needed). On success *p points at the first row's bytes in buf,
+ * as needed; buf->max, when set, is max_value_bytes: a larger chunk, or
+ * in bcolz_row_atom a larger row, is an error). On success *p points at the first row's bytes in buf,
  * *rows = rows of the chunk, and buf->len = the bytes of those rows
  * (rows * atom; for an object column the pickle's length). A full chunk
  * must hold exactly chunklen rows, the leftover at least its rows (only
@@ -157,7 +158,9 @@ typedef struct bcolz_stats {
 } bcolz_stats;
 
 /* Compute the statistics of column col (*s is overwritten; free it with
- * bcolz_stats_free even after an error). */
+ * bcolz_stats_free even after an error). Chunks are capped at the default
+ * max_value_bytes; gives up with "interrupted" when a core/cancel.h scope
+ * asks to stop. */
 int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
                        char **err);
 void bcolz_stats_free(bcolz_stats *s);

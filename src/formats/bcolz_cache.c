@@ -25,6 +25,7 @@ struct bcolz_cache {
   entry *head, *tail;
   entry *last;   /* the entry of the previous call (checked first) */
   ds_buf spare;  /* a chunk too large to keep */
+  size_t max;    /* max_value_bytes of every chunk (0: none) */
 };
 
 bcolz_cache *bcolz_cache_new(uint64_t budget) {
@@ -38,6 +39,11 @@ bcolz_cache *bcolz_cache_new(uint64_t budget) {
     return NULL;
   }
   return c;
+}
+
+void bcolz_cache_set_max(bcolz_cache *c, uint64_t max) {
+  c->max = (size_t)max;
+  c->spare.max = c->max;
 }
 
 void bcolz_cache_free(bcolz_cache *c) {
@@ -141,6 +147,7 @@ int bcolz_cache_row(bcolz_cache *c, bcolz_table *t, size_t col, uint64_t row,
       }
       e = calloc(1, sizeof *e);
       if (!e) return ds_err(err, "out of memory");
+      e->buf.max = c->max;
       if (bcolz_chunk(t, col, k, &e->buf, &cp, &rows, err)) {
         ds_buf_free(&e->buf);
         free(e);

@@ -18,6 +18,9 @@ typedef struct bcolz_cache bcolz_cache;
  * memory. */
 bcolz_cache *bcolz_cache_new(uint64_t budget);
 void bcolz_cache_free(bcolz_cache *c);
+/* Cap every chunk it decompresses at max bytes (max_value_bytes; 0: no
+ * cap): a larger chunk is an error, cached or not. */
+void bcolz_cache_set_max(bcolz_cache *c, uint64_t max);
 
 /* The bytes of column col at row (dt->atom bytes) from its decompressed
  * chunk, decompressing and caching the chunk when missing. *p stays valid

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "core/cancel.h"
 #include "core/common.h"
 #include "core/hash_index.h"
 #include "core/mapped_file.h"
@@ -334,6 +335,7 @@ static int parse_index(dd_shard *s, uint64_t count, uint64_t hdr, char **err) {
   uint64_t pos = hdr, h = 0, len = 0, used = 0;
   for (uint64_t i = 0; i < count; i++) {
     if (str_at(f, pos, i, &h, &len, err)) return -1;
+    if ((i & 1023) == 0 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
     s->idxpos[i] = pos;
     pos += h + len;
     if (uint_at(f, pos, i, &s->idx_off[i], &used, err)) return -1;
@@ -612,6 +614,7 @@ static int ensure_keypos(dd_shard *s, uint64_t upto, char **err) {
   }
   for (; i <= upto; i++) {
     if (str_at(f, off, i, &h, &len, err)) return -1;
+    if ((i & 1023) == 0 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
     s->keypos[i] = off;
     s->keypos_n = i + 1;
     off += h + len;
@@ -716,7 +719,8 @@ static uint64_t entry_hash(const dd_shard *s, uint64_t i) {
 }
 
 /* Insert samples 0..n-1 into the empty table t; returns n, or the
- * sample whose probe run exceeded DD_MAX_PROBE. Slots are computed
+ * sample whose probe run exceeded DD_MAX_PROBE, or UINT64_MAX when a
+ * core/cancel.h scope asked to stop. Slots are computed
  * DD_AHEAD entries early and prefetched: the table is far larger than
  * the caches, so this hides most of the misses. */
 static uint64_t fill_table(const dd_shard *s, uint32_t *t, uint64_t mask,
@@ -733,6 +737,7 @@ static uint64_t fill_table(const dd_shard *s, uint32_t *t, uint64_t mask,
       ring[i % DD_AHEAD] = next;
       __builtin_prefetch(&t[next], 1);
     }
+    if ((i & 1023) == 0 && ds_cancel_check()) return UINT64_MAX;
     while (t[slot] != DD_EMPTY) {
       if (++probe > DD_MAX_PROBE) return i;
       slot = (slot + 1) & mask;
@@ -753,6 +758,10 @@ static int build_table(dd_shard *s, uint64_t seed, char **err) {
                         s->data.path, (unsigned long long)cap);
   memset(t, 0xff, cap * sizeof *t);
   uint64_t bad = fill_table(s, t, cap - 1, seed);
+  if (bad == UINT64_MAX) {
+    free(t);
+    return ds_err(err, DS_CANCEL_MSG);
+  }
   if (bad != s->n) {
     free(t);
     return ds_err(err, "%s: sample %llu: more than %d keys share a hash; the "
@@ -860,7 +869,8 @@ typedef struct md5_rows {
   size_t n, cap;
 } md5_rows;
 
-/* md5 of a whole file as 32 lowercase hex; 0 ok, -1 if unreadable. */
+/* md5 of a whole file as 32 lowercase hex; 0 ok, -1 if unreadable, -2
+ * when a core/cancel.h scope asked to stop. */
 static int md5_of_file(const char *path, char hex[33]) {
   ds_file f;
   char *e = NULL;
@@ -873,6 +883,10 @@ static int md5_of_file(const char *path, char hex[33]) {
   const uint64_t chunk = 8u << 20;
   for (uint64_t off = 0; off < f.size; off += chunk) {
     uint64_t len = f.size - off < chunk ? f.size - off : chunk;
+    if (ds_cancel_check()) {
+      ds_file_close(&f);
+      return -2;
+    }
     MD5Update(&c, f.data + off, (size_t)len);
     ds_file_drop(&f, off, len);
   }
@@ -953,9 +967,11 @@ static int verify_one(const char *data_path, md5_rows *rows, char **err) {
     datadings_md5_row *row = &rows->v[i];
     char *path = ds_strf("%.*s%s", (int)(base - data_path), data_path, row->file);
     if (!path) return ds_err(err, "out of memory");
-    if (md5_of_file(path, row->actual)) row->actual[0] = 0;
-    row->ok = row->actual[0] && strcmp(row->actual, row->expected) == 0;
+    int m = md5_of_file(path, row->actual);
     free(path);
+    if (m == -2) return ds_err(err, DS_CANCEL_MSG);
+    if (m) row->actual[0] = 0;
+    row->ok = row->actual[0] && strcmp(row->actual, row->expected) == 0;
   }
   return rc;
 }

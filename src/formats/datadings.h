@@ -43,7 +43,9 @@ int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
  * 0 when absent, -1 on error. Bloom filter first, then the salted key
  * hashes (or the legacy index / .keys when those are missing), and the
  * candidate's .keys entry is compared byte for byte, so a false positive
- * never returns a row. The first lookup builds an in-memory table. */
+ * never returns a row. The first lookup builds an in-memory table. Table
+ * builds (here and in datadings_key) and datadings_verify give up with
+ * "interrupted" when a core/cancel.h scope asks to stop. */
 int datadings_find(datadings_reader *r, const uint8_t *key, size_t n,
                    uint64_t *g, char **err);
 

@@ -399,7 +399,15 @@ void ds_msgpack_doc_free(ds_msgpack_doc *d) {
 /* Make the zone empty, with a first chunk of at least `need` bytes when
  * that is at most MP_ZONE_KEEP (bigger samples let msgpack-c add chunks,
  * which the next clear frees). */
+/* The objects of one sample must fit d->max_bytes (max_value_bytes). */
+static int check_need(const ds_msgpack_doc *d, size_t need, char **err) {
+  return d->max_bytes && need > d->max_bytes
+             ? ds_err_too_big(err, "msgpack objects", need, d->max_bytes)
+             : 0;
+}
+
 static int doc_zone_prepare(ds_msgpack_doc *d, size_t need, char **err) {
+  if (check_need(d, need, err)) return -1;
   size_t want = MP_ZONE_FIRST;
   while (want < need && want < MP_ZONE_KEEP) want *= 2;
   if (d->zone_ready && d->zone.chunk_size >= want) {
@@ -577,6 +585,7 @@ static int finish_scan(ds_msgpack_doc *d, char **err) {
   if (end != d->n)
     return ds_err(err, "%zu bytes after the msgpack object at byte %zu", d->n - end, end);
   if (need > d->zone_need) { /* msgpack-c adds zone chunks as it needs them */
+    if (check_need(d, need, err)) return -1;
     d->zone_need = need;
   }
   return 0;
@@ -657,7 +666,7 @@ static const msgpack_object *bin_entry(const msgpack_object *o, const char *name
 /* n bytes from the arena, or an "out of memory" error. */
 static void *arena_get(ds_arena *a, size_t n, char **err) {
   void *p = ds_arena_alloc(a, n);
-  if (!p) ds_err(err, "out of memory (value too large?)");
+  if (!p) ds_arena_fail(a, err);
   return p;
 }
 

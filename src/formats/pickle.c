@@ -172,6 +172,8 @@ static void fail_(pk *d, const char *fmt, ...) {
 /* fail(d, fmt, ...): set the error and evaluate to -1 (a macro, so that the
  * compiler sees every error path return -1). */
 #define fail(...) (fail_(__VA_ARGS__), -1)
+/* " (max_value_bytes)" when the memory cap is the arena's limit. */
+#define CAP_NOTE(d) ((d)->a->limit && (d)->max_bytes == (d)->a->limit ? " (max_value_bytes)" : "")
 /* The input ends inside the current opcode. */
 #define truncated(d) fail((d), "pickle truncated in opcode 0x%02x", cur_op(d))
 /* An opcode wants more values than the stack holds above the last MARK. */
@@ -183,7 +185,7 @@ static void fail_(pk *d, const char *fmt, ...) {
  * PK_CHUNK_MAX), or a piece of its own for a large request. */
 static void *pk_alloc_slow(pk *d, size_t n) {
   if (n > d->max_bytes - d->used) {
-    fail_(d, "pickle needs more than %zu bytes of memory", d->max_bytes);
+    fail_(d, "pickle needs more than %zu bytes of memory%s", d->max_bytes, CAP_NOTE(d));
     return NULL;
   }
   void *p;
@@ -193,6 +195,11 @@ static void *pk_alloc_slow(pk *d, size_t n) {
     size_t size = d->chunk_size ? d->chunk_size * 2 : PK_CHUNK_MIN;
     if (size > PK_CHUNK_MAX) size = PK_CHUNK_MAX;
     while (size < n) size *= 2; /* n <= PK_CHUNK_MAX / 4 here */
+    /* never ask a capped arena for more than it has left */
+    const ds_arena *a = d->a;
+    if (a->limit && a->total < a->limit && size > a->limit - a->total &&
+        ((a->limit - a->total) & ~(size_t)15) >= n)
+      size = (a->limit - a->total) & ~(size_t)15;
     uint8_t *c = ds_arena_alloc(d->a, size);
     if (c) {
       d->chunk = c + n;
@@ -202,7 +209,8 @@ static void *pk_alloc_slow(pk *d, size_t n) {
     p = c;
   }
   if (!p) {
-    fail_(d, "out of memory");
+    if (d->a->over) fail_(d, "pickle needs more than max_value_bytes=%zu bytes", d->a->limit);
+    else fail_(d, "out of memory");
     return NULL;
   }
   d->used += n;
@@ -234,7 +242,7 @@ static int grow_array(pk *d, void **arr, size_t *cap, size_t need, size_t max,
   if (nc > max) nc = max;
   size_t add = (nc - *cap) * size;
   if (add > d->max_bytes - d->used)
-    return fail(d, "pickle needs more than %zu bytes of memory", d->max_bytes);
+    return fail(d, "pickle needs more than %zu bytes of memory%s", d->max_bytes, CAP_NOTE(d));
   void *q = local ? malloc(nc * size) : realloc(*arr, nc * size);
   if (!q) return fail(d, "out of memory");
   if (local) memcpy(q, *arr, *cap * size);
@@ -1762,7 +1770,7 @@ static inline int add_weight(pk *d, pk_obj *o, uint64_t w) {
   o->weight += w;
   if (o->weight > d->max_bytes)
     return ds_err(d->err, "pickle value too large: with shared references expanded it "
-                          "exceeds %zu bytes", d->max_bytes);
+                          "exceeds %zu bytes%s", d->max_bytes, CAP_NOTE(d));
   return 0;
 }
 
@@ -1870,7 +1878,8 @@ int ds_pickle_decode(const uint8_t *p, size_t n, const ds_pickle_limits *lim,
   d->used = 0;
   d->chunk = NULL;
   d->chunk_left = d->chunk_size = 0;
-  d->max_bytes = lim && lim->max_bytes ? lim->max_bytes : PK_DEF_MAX_BYTES;
+  d->max_bytes = lim && lim->max_bytes ? lim->max_bytes
+                 : a->limit ? a->limit : PK_DEF_MAX_BYTES; /* max_value_bytes */
   d->max_depth = lim && lim->max_depth > 0 ? lim->max_depth : PK_DEF_MAX_DEPTH;
   d->max_memo = lim && lim->max_memo ? lim->max_memo : PK_DEF_MAX_MEMO;
   d->max_stack = lim && lim->max_stack ? lim->max_stack : PK_DEF_MAX_STACK;

@@ -18,7 +18,8 @@
 /* Resource limits; a zero field takes its default. Every length in the
  * pickle is checked against the bytes left before anything is allocated. */
 typedef struct ds_pickle_limits {
-  size_t max_bytes;  /* total bytes the decoder may allocate (0: 1 GiB); also
+  size_t max_bytes;  /* total bytes the decoder may allocate (0: the
+                        arena's limit when set, else 1 GiB); also
                         the cap on the value's size once shared references
                         are expanded (what a JSON writer walks) */
   int max_depth;     /* nesting of containers (0: 1000) */

@@ -212,6 +212,7 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
   size_t maxlen = 0;
   at_res res;
   res_init(&res);
+  res.z.max_out = d->base.max_value; /* max_value_bytes (atlas_decode.h) */
   atlas_dblock *blk = atlas_dblock_new();
   int rc = blk ? 0 : ds_err(err, "out of memory");
   size_t have_shard = (size_t)-1;
@@ -521,6 +522,7 @@ static int at_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   if (rc == 0) {
     c->ds = t->ds;
     ds_dataset_ref(c->ds);
+    c->r.z.max_out = c->ds->max_value; /* max_value_bytes (atlas_decode.h) */
     rc = build_rowset(c, &a, &err);
   }
   ds_plan_args_free(&a);
@@ -591,7 +593,8 @@ static int load_block(at_cursor *c, char **err) {
    * jump; the cache serves those) */
   if (!c->ra && d->threads > 1 && ++c->loads == 2 && !c->single && !c->rs.desc &&
       c->rs.kind != DS_RS_LIST && atlas_readahead_cpus() >= 2)
-    atlas_readahead_start(d->reader, &c->it, c->shard, c->block, &c->ra, err);
+    atlas_readahead_start(d->reader, &c->it, c->shard, c->block, c->ds->max_value, &c->ra,
+                          err);
   return 0;
 }
 

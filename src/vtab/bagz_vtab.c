@@ -28,6 +28,7 @@
 #include "formats/bagz.h"
 #include "formats/bagz_readahead.h"
 #include "vtab/dataset.h"
+#include "vtab/interrupt.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -50,6 +51,7 @@ static bagz_dataset *BAG(ds_dataset *d) { return (bagz_dataset *)d; }
 
 typedef struct bagz_vtab {
   sqlite3_vtab base;
+  sqlite3 *db;        /* for interrupt checks (vtab/interrupt.h) */
   int tvf;            /* table-valued form: the dataset comes from xFilter */
   ds_dataset *ds;     /* CREATE form: the table's; tvf: last one used */
   /* A zstd context and buffer kept between cursors: SQLite opens a cursor
@@ -157,6 +159,7 @@ static int dataset_index(bagz_dataset *d, char **err) {
   if (d->indexed) return 0;
   index_ctx c = {d->reader, {0}, {0}};
   ds_zstd_ctx_init(&c.z, d->reader->dict);
+  c.buf.max = (size_t)d->base.max_value;
   int rc = ds_hash_index_build(&d->index, bagz_count(d->reader), index_get, &c, err);
   ds_zstd_ctx_free(&c.z);
   ds_buf_free(&c.buf);
@@ -178,6 +181,7 @@ static int bagz_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
   bagz_vtab *t = sqlite3_malloc(sizeof *t);
   if (!t) return SQLITE_NOMEM;
   memset(t, 0, sizeof *t);
+  t->db = db;
   t->tvf = tvf;
   if (!tvf) {
     char *err = NULL;
@@ -427,9 +431,7 @@ static int step_error(bagz_cursor *c) {
   return ds_vtab_error(c->base.pVtab, MOD, e ? e : strdup("read-ahead failed"));
 }
 
-static int bagz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
-                       int argc, sqlite3_value **argv) {
-  (void)idxStr;
+static int filter(sqlite3_vtab_cursor *cur, int idxNum, int argc, sqlite3_value **argv) {
   bagz_cursor *c = (bagz_cursor *)cur;
   bagz_vtab *t = (bagz_vtab *)cur->pVtab;
   cursor_reset(c);
@@ -443,6 +445,7 @@ static int bagz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   if (rc == 0) {
     c->ds = t->ds;
     ds_dataset_ref(c->ds);
+    c->scratch.max = (size_t)c->ds->max_value;
     rc = build_rowset(c, &a, &err);
   }
   ds_plan_args_free(&a);
@@ -454,9 +457,19 @@ static int bagz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   memset(&c->release, 0, sizeof c->release);
   if ((idxNum & PLAN_RECORD_USED) && BAG(c->ds)->threads > 1 &&
       rowset_has(&c->rs, READAHEAD_MIN_ROWS) &&
-      bagz_readahead_start(BAG(c->ds)->reader, &c->rs, &c->ra, &err))
+      bagz_readahead_start(BAG(c->ds)->reader, &c->rs, c->ds->max_value, &c->ra, &err))
     return ds_vtab_error(cur->pVtab, MOD, err);
   return cursor_step(c) ? step_error(c) : SQLITE_OK;
+}
+
+/* xFilter: building the record index can take long; it stops on request. */
+static int bagz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                       int argc, sqlite3_value **argv) {
+  (void)idxStr;
+  ds_interrupt it;
+  ds_interrupt_begin(&it, ((bagz_vtab *)cur->pVtab)->db);
+  int rc = filter(cur, idxNum, argc, argv);
+  return ds_interrupt_end(&it) ? ds_vtab_interrupted(cur->pVtab) : rc;
 }
 
 static int bagz_next(sqlite3_vtab_cursor *cur) {

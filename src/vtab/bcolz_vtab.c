@@ -54,6 +54,7 @@
 #include "formats/bcolz_cache.h"
 #include "formats/bcolz_filter.h"
 #include "vtab/dataset.h"
+#include "vtab/interrupt.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -79,6 +80,7 @@ static bz_dataset *BZ(ds_dataset *d) { return (bz_dataset *)d; }
 
 typedef struct bz_vtab {
   sqlite3_vtab base;
+  sqlite3 *db; /* for interrupt checks: a filtered xNext may scan long */
   int tvf;
   ds_dataset *ds;
   int col_row, col_path, col_options; /* tvf form */
@@ -201,6 +203,7 @@ static int bz_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   bz_vtab *t = sqlite3_malloc(sizeof *t);
   if (!t) return SQLITE_NOMEM;
   memset(t, 0, sizeof *t);
+  t->db = db;
   t->tvf = argc <= 3;
   t->col_row = t->col_path = t->col_options = -1;
   int rc;
@@ -466,6 +469,9 @@ static int bz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     c->ncols = bcolz_ncols(BZ(c->ds)->table);
     c->cols = calloc(c->ncols ? c->ncols : 1, sizeof *c->cols);
     if (!c->cols) rc = ds_err(&err, "out of memory");
+    /* max_value_bytes caps chunks, rows and values */
+    c->atom.max = c->arena.limit = (size_t)c->ds->max_value;
+    for (size_t i = 0; rc == 0 && i < c->ncols; i++) c->cols[i].buf.max = c->atom.max;
   }
   if (rc == 0 && (idxNum & DS_PLAN_MODULE_FLAG)) rc = set_filters(c, idxStr, argc, argv, &err);
   if (rc == 0) {
@@ -517,8 +523,10 @@ static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
   const bcolz_dtype *dt = bcolz_col_dtype(tb, col);
   bz_dataset *d = BZ(c->ds);
   if (c->few && dt->kind != 'O' && d->cache_budget) { /* lookups: cached chunks */
-    if (!d->cache && !(d->cache = bcolz_cache_new(d->cache_budget)))
-      return ds_err(err, "out of memory");
+    if (!d->cache) {
+      if (!(d->cache = bcolz_cache_new(d->cache_budget))) return ds_err(err, "out of memory");
+      bcolz_cache_set_max(d->cache, d->base.max_value);
+    }
     if (bcolz_cache_row(d->cache, tb, col, row, p, err)) return -1;
     *n = (size_t)dt->atom;
     return 0;
@@ -560,16 +568,41 @@ static int row_passes(bz_cursor *c, uint64_t row, size_t first, int *ok, char **
   return 0;
 }
 
+/* A filtered xNext may pass over many rows before one passes: once it has
+ * passed SKIP_LISTEN of them it listens for interrupts and progress
+ * handlers (vtab/interrupt.h); short steps pay nothing. */
+#define SKIP_LISTEN 65536
+typedef struct skip_guard {
+  sqlite3 *db;
+  uint64_t rows;
+  int open;
+  ds_interrupt it;
+} skip_guard;
+
+/* Count `rows` more passed over; 1 when the statement should stop. */
+static int skip_stop(skip_guard *g, uint64_t rows) {
+  if (!g->open) {
+    if ((g->rows += rows) < SKIP_LISTEN) return 0;
+    ds_interrupt_begin(&g->it, g->db);
+    g->open = 1;
+  }
+  return ds_cancel_poll();
+}
+
+/* Close the guard; 1 when the call was interrupted. */
+static int skip_end(skip_guard *g) { return g->open && ds_interrupt_end(&g->it); }
+
 /* The next row of [c->next, c->end) passing every filter: the first
  * filter scans its column's decompressed chunks; the other columns are
  * decompressed only for rows that pass it. 1 found, 0 none, -1 error. */
-static int fast_next(bz_cursor *c, char **err) {
+static int fast_next(bz_cursor *c, skip_guard *g, char **err) {
   bcolz_table *tb = BZ(c->ds)->table;
   size_t col = (size_t)c->filt_col[0];
   const bcolz_dtype *dt = bcolz_col_dtype(tb, col);
   while (c->next < c->end) {
     const uint8_t *p;
     size_t n;
+    uint64_t from = c->next;
     if (cell_bytes(c, col, c->next, &p, &n, err)) return -1;
     bz_colcache *cc = &c->cols[col];
     uint64_t first = bcolz_col_chunk_first(tb, col, cc->chunk);
@@ -580,6 +613,7 @@ static int fast_next(bz_cursor *c, char **err) {
     c->next = r + 1;
     if (r >= stop) {
       c->next = stop;
+      if (skip_stop(g, stop - from)) return ds_err(err, DS_CANCEL_MSG);
       continue;
     }
     int ok;
@@ -588,10 +622,12 @@ static int fast_next(bz_cursor *c, char **err) {
       c->row = r;
       return 1;
     }
+    if (skip_stop(g, r + 1 - from)) return ds_err(err, DS_CANCEL_MSG);
   }
   return 0;
 }
 
+/* xNext (and the first row of xFilter). */
 static int bz_next(sqlite3_vtab_cursor *cur) {
   bz_cursor *c = (bz_cursor *)cur;
   char *err = NULL;
@@ -599,19 +635,29 @@ static int bz_next(sqlite3_vtab_cursor *cur) {
     c->eof = ++c->row >= c->end;
     return SQLITE_OK;
   }
+  skip_guard g = {((bz_vtab *)cur->pVtab)->db, 0, 0, {{0}, NULL, NULL}};
+  int rc = SQLITE_OK;
   if (c->fast) {
-    int r = fast_next(c, &err);
-    if (r < 0) return ds_vtab_error(cur->pVtab, MOD, err);
-    c->eof = !r;
-    return SQLITE_OK;
+    int r = fast_next(c, &g, &err);
+    if (r < 0) rc = ds_vtab_error(cur->pVtab, MOD, err);
+    else c->eof = !r;
+  } else {
+    for (;;) {
+      c->eof = !ds_rowiter_next(&c->it, &c->row);
+      if (c->eof || !c->nfilt) break;
+      int ok;
+      if (row_passes(c, c->row, 0, &ok, &err)) {
+        rc = ds_vtab_error(cur->pVtab, MOD, err);
+        break;
+      }
+      if (ok) break;
+      if (skip_stop(&g, 1)) {
+        rc = ds_vtab_error(cur->pVtab, MOD, ds_strf(DS_CANCEL_MSG));
+        break;
+      }
+    }
   }
-  for (;;) {
-    c->eof = !ds_rowiter_next(&c->it, &c->row);
-    if (c->eof || !c->nfilt) return SQLITE_OK;
-    int ok;
-    if (row_passes(c, c->row, 0, &ok, &err)) return ds_vtab_error(cur->pVtab, MOD, err);
-    if (ok) return SQLITE_OK;
-  }
+  return skip_end(&g) ? ds_vtab_interrupted(cur->pVtab) : rc;
 }
 
 static int bz_eof(sqlite3_vtab_cursor *cur) { return ((bz_cursor *)cur)->eof; }
@@ -620,9 +666,17 @@ static int bz_eof(sqlite3_vtab_cursor *cur) { return ((bz_cursor *)cur)->eof; }
 static int cell(bz_cursor *c, size_t col, ds_value *v, char **err) {
   const uint8_t *p;
   size_t n;
+  bcolz_table *tb = BZ(c->ds)->table;
   if (cell_bytes(c, col, c->row, &p, &n, err)) return -1;
-  return bcolz_cell_value(bcolz_col_dtype(BZ(c->ds)->table, col), p, n, BZ(c->ds)->flags,
-                          &c->arena, v, err);
+  if (bcolz_cell_value(bcolz_col_dtype(tb, col), p, n, BZ(c->ds)->flags, &c->arena, v,
+                       err) == 0)
+    return 0;
+  if (c->arena.over) ds_arena_fail(&c->arena, err); /* max_value_bytes */
+  char *m = ds_strf("%s: row %llu: %s", bcolz_col_path(tb, col), (unsigned long long)c->row,
+                    *err ? *err : "?");
+  free(*err);
+  *err = m;
+  return -1;
 }
 
 /* The whole row as JSON: an object for a ctable, the value for a carray. */
@@ -765,6 +819,7 @@ typedef struct list_cursor {
 
 typedef struct list_vtab {
   sqlite3_vtab base;
+  sqlite3 *db; /* for interrupt checks: statistics read whole columns */
   int ncols;   /* data columns before the HIDDEN path */
   int stats;   /* 1: bcolz_stats, 0: bcolz_attrs */
 } list_vtab;
@@ -784,6 +839,7 @@ static int list_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
   list_vtab *t = sqlite3_malloc(sizeof *t);
   if (!t) return SQLITE_NOMEM;
   memset(t, 0, sizeof *t);
+  t->db = db;
   t->stats = stats;
   t->ncols = stats ? 8 : 3;
   *out = &t->base;
@@ -923,8 +979,16 @@ static int list_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     c->path = sqlite3_mprintf("%s", path);
     rc = bcolz_open(path, &tb, &err);
   }
+  ds_interrupt it;
+  ds_interrupt_begin(&it, t->db);
   for (size_t col = 0; rc == 0 && t->stats && col < bcolz_ncols(tb); col++)
     rc = stats_row(c, tb, col, &err);
+  if (ds_interrupt_end(&it)) {
+    bcolz_close(tb);
+    ds_plan_args_free(&a);
+    free(err);
+    return ds_vtab_interrupted(cur->pVtab);
+  }
   if (rc == 0 && !t->stats) {
     rc = attrs_rows(c, bcolz_attrs_json(tb), NULL, &err);
     for (size_t col = 0; rc == 0 && bcolz_is_ctable(tb) && col < bcolz_ncols(tb); col++)

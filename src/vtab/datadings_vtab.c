@@ -31,6 +31,7 @@
 #include "formats/datadings.h"
 #include "formats/msgpack_value.h"
 #include "vtab/dataset.h"
+#include "vtab/interrupt.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -49,6 +50,7 @@ static dd_dataset *DD(ds_dataset *d) { return (dd_dataset *)d; }
 
 typedef struct dd_vtab {
   sqlite3_vtab base;
+  sqlite3 *db;        /* for interrupt checks (vtab/interrupt.h) */
   int tvf;            /* table-valued form */
   ds_dataset *ds;     /* CREATE form: the table's; tvf: last used */
   ds_schema schema;   /* CREATE form: the field columns */
@@ -130,12 +132,27 @@ static char *sample_error(const dd_dataset *d, uint64_t g, char *why) {
   return m;
 }
 
+/* The bytes of sample g, at most max_value_bytes of them. */
+static int sample_bytes(const dd_dataset *d, uint64_t g, const uint8_t **p, size_t *n,
+                        char **err) {
+  if (datadings_sample(d->reader, g, p, n, err)) return -1;
+  if (*n <= d->base.max_value) return 0;
+  size_t shard;
+  uint64_t start = 0, end;
+  datadings_sample_range(d->reader, g, &shard, &start, &end, err);
+  ds_err(err, "sample of %zu bytes at offset %llu is more than max_value_bytes=%llu", *n,
+         (unsigned long long)start, (unsigned long long)d->base.max_value);
+  *err = sample_error(d, g, *err);
+  return -1;
+}
+
 /* Parse sample g into doc. */
 static int parse_sample(const dd_dataset *d, uint64_t g, ds_msgpack_doc *doc,
                         char **err) {
   const uint8_t *p;
   size_t n;
-  if (datadings_sample(d->reader, g, &p, &n, err)) return -1;
+  if (sample_bytes(d, g, &p, &n, err)) return -1;
+  doc->max_bytes = (size_t)d->base.max_value;
   if (ds_msgpack_scan(doc, p, n, err)) {
     *err = sample_error(d, g, *err);
     return -1;
@@ -151,6 +168,7 @@ static int infer_schema(dd_vtab *t, int64_t infer, char **err) {
   ds_msgpack_doc doc;
   ds_msgpack_doc_init(&doc);
   ds_arena arena = {0};
+  arena.limit = (size_t)t->ds->max_value;
   int rc = 0;
   for (uint64_t g = 0; g < n && g < (uint64_t)infer && rc == 0; g++) {
     char *e = NULL;
@@ -223,6 +241,7 @@ static int dd_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   dd_vtab *t = sqlite3_malloc(sizeof *t);
   if (!t) return SQLITE_NOMEM;
   memset(t, 0, sizeof *t);
+  t->db = db;
   t->tvf = argc <= 3;
   t->col_path = t->col_options = -1;
   int rc;
@@ -388,9 +407,7 @@ static void cursor_step(dd_cursor *c) {
   }
 }
 
-static int dd_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
-                     int argc, sqlite3_value **argv) {
-  (void)idxStr;
+static int filter(sqlite3_vtab_cursor *cur, int idxNum, int argc, sqlite3_value **argv) {
   dd_cursor *c = (dd_cursor *)cur;
   dd_vtab *t = (dd_vtab *)cur->pVtab;
   cursor_reset(c);
@@ -404,6 +421,7 @@ static int dd_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   if (rc == 0) {
     c->ds = t->ds;
     ds_dataset_ref(c->ds);
+    c->arena.limit = (size_t)c->ds->max_value; /* max_value_bytes */
     rc = build_rowset(c, &a, &err);
   }
   ds_plan_args_free(&a);
@@ -412,6 +430,17 @@ static int dd_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   c->eof = 0;
   cursor_step(c);
   return SQLITE_OK;
+}
+
+/* xFilter: the first key lookup builds a table of every key, which can
+ * take long; it stops on request. */
+static int dd_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                     int argc, sqlite3_value **argv) {
+  (void)idxStr;
+  ds_interrupt it;
+  ds_interrupt_begin(&it, ((dd_vtab *)cur->pVtab)->db);
+  int rc = filter(cur, idxNum, argc, argv);
+  return ds_interrupt_end(&it) ? ds_vtab_interrupted(cur->pVtab) : rc;
 }
 
 static int dd_next(sqlite3_vtab_cursor *cur) {
@@ -495,7 +524,7 @@ static void column_raw(dd_cursor *c, sqlite3_context *ctx) {
   const uint8_t *p;
   size_t n;
   char *err = NULL;
-  if (datadings_sample(DD(c->ds)->reader, c->row, &p, &n, &err)) {
+  if (sample_bytes(DD(c->ds), c->row, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }
@@ -550,6 +579,11 @@ typedef struct verify_cursor {
 
 enum { V_FILE, V_EXPECTED, V_ACTUAL, V_OK, V_PATH };
 
+typedef struct verify_vtab {
+  sqlite3_vtab base;
+  sqlite3 *db; /* for interrupt checks: hashing big files takes long */
+} verify_vtab;
+
 static int verify_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                           sqlite3_vtab **out, char **pzErr) {
   (void)aux;
@@ -560,10 +594,11 @@ static int verify_connect(sqlite3 *db, void *aux, int argc, const char *const *a
                                     " actual_md5 TEXT, ok INTEGER, path HIDDEN)");
   if (rc != SQLITE_OK) return rc;
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  sqlite3_vtab *t = sqlite3_malloc(sizeof *t);
+  verify_vtab *t = sqlite3_malloc(sizeof *t);
   if (!t) return SQLITE_NOMEM;
   memset(t, 0, sizeof *t);
-  *out = t;
+  t->db = db;
+  *out = &t->base;
   return SQLITE_OK;
 }
 
@@ -614,7 +649,14 @@ static int verify_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
   if (rc == 0 && !path) rc = ds_err(&err, "no path given: use datadings_verify('file.msgpack')");
   if (rc == 0) {
     c->path = sqlite3_mprintf("%s", path);
+    ds_interrupt it;
+    ds_interrupt_begin(&it, ((verify_vtab *)cur->pVtab)->db);
     rc = datadings_verify(path, &c->rows, &c->n, &err);
+    if (ds_interrupt_end(&it)) {
+      free(err);
+      ds_plan_args_free(&a);
+      return ds_vtab_interrupted(cur->pVtab);
+    }
   }
   ds_plan_args_free(&a);
   if (rc) return ds_vtab_error(cur->pVtab, "datadings_verify", err);

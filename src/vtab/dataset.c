@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/codec.h"
 #include "core/common.h"
 #include "vtab/vtab_util.h"
 
@@ -12,7 +13,14 @@
 static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_options *o,
                         int tvf, const char *key, ds_dataset **out, char **err) {
   ds_dataset *d = NULL;
+  int64_t max_value;
+  if (ds_options_int(o, DS_OPTION_MAX_VALUE_BYTES, (int64_t)DS_MAX_VALUE_BYTES, 1,
+                     (int64_t)1 << 62, &max_value, err)) {
+    ds_err_prefix(err, path);
+    return -1;
+  }
   if (ops->open(path, o, tvf, &d, err)) return -1;
+  d->max_value = (uint64_t)max_value;
   d->ops = ops;
   d->refs = 1;
   d->key = strdup(key);

@@ -35,6 +35,8 @@ struct ds_dataset {
   char *path;
   int64_t checked_ns; /* last look for changed files */
   int stale;          /* its files changed: unusable from now on */
+  uint64_t max_value; /* option max_value_bytes (default DS_MAX_VALUE_BYTES):
+                         cursors put it on their buffers and arenas */
 };
 
 /* CREATE VIRTUAL TABLE t USING module(path, name=value, ...): open the

@@ -20,7 +20,14 @@ length-prefixed index files, data file) and is unpacked into its files;
 then count(*), every key and sample, a few lookups and datadings_verify
 run. Each query must succeed or fail with "datadings: " (datadings_verify:
 "datadings_verify: "), again in a child process.
+npy: every file in tests/fuzz/regressions/npy/ (except *.md) is an input
+of tests/fuzz/fuzz_npy.c (a .npy file); every npy_* SQL function runs on
+it as a BLOB and must give a value or an error starting with the
+function's name, again in a child process. TEXT must be valid UTF-8 (the
+sqlite3 module fails to decode it otherwise), and when numpy loads the
+file, npy_json must equal json.dumps(a.tolist()) and npy_size a.size.
 Usage: test_fuzz_regressions.py BUILD_DIR"""
+import ast
 import json
 import os
 import sqlite3
@@ -35,6 +42,10 @@ from dstest import ROOT, Checker, connect, sql_quote  # noqa: E402
 
 REG = os.path.join(ROOT, "tests", "fuzz", "regressions", "bagz")
 DD_REG = os.path.join(ROOT, "tests", "fuzz", "regressions", "datadings")
+NPY_REG = os.path.join(ROOT, "tests", "fuzz", "regressions", "npy")
+NPY_QUERIES = ["npy_shape(?1)", "npy_dtype(?1)", "npy_size(?1)", "npy_json(?1)",
+               "npy_get(?1)", "npy_get(?1, 0)", "npy_get(?1, 0, 0)", "npy_sum(?1)",
+               "npy_min(?1)", "npy_max(?1)", "npy_mean(?1)"]
 DD_SUFFIXES = (".offsets", ".keys", ".key_hashes", ".filter", ".index", ".md5")
 
 
@@ -98,6 +109,7 @@ def main(build):
                 C.check(len(rows) == 1 and isinstance(rows[0][0], int) and rows[0][0] >= 0,
                         what + ": succeeded with a count", rows)
     dd_main(build, C)
+    npy_main(build, C)
     C.exit()
 
 
@@ -213,10 +225,76 @@ def dd_main(build, C):
                 C.check(isinstance(r["rows"], int), what + ": succeeded", r)
 
 
+# ------------------------------------------------------------------ npy
+
+def npy_child(build, path):
+    """Every npy_* function on one input; one JSON result per query."""
+    conn = connect(build)
+    with open(path, "rb") as f:
+        blob = f.read()
+    for q in NPY_QUERIES:
+        res = {"query": q}
+        try:
+            res["value"] = conn.execute("SELECT " + q, (blob,)).fetchone()[0]
+            if isinstance(res["value"], bytes):
+                res["value"] = res["value"].hex()
+        except sqlite3.Error as e:
+            res["error"] = str(e)
+        print(json.dumps(res), flush=True)
+    conn.close()
+
+
+def npy_main(build, C):
+    C.check(os.path.isdir(NPY_REG), "npy regression folder exists", NPY_REG)
+    files = sorted(f for f in os.listdir(NPY_REG)
+                   if not f.endswith(".md") and not f.startswith(".")) if os.path.isdir(NPY_REG) else []
+    C.check(len(files) > 0, "npy: regression inputs exist")
+    try:
+        import io
+        import numpy as np
+    except ImportError:
+        np = None
+    for name in files:
+        path = os.path.join(NPY_REG, name)
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--npy-child", build, path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        C.check(p.returncode == 0, "npy %s: no crash" % name,
+                "exit %d; stderr: %s" % (p.returncode, p.stderr.decode("utf-8", "replace")[-400:]))
+        results = [json.loads(line) for line in p.stdout.decode("utf-8", "replace").splitlines()
+                   if line.startswith("{")]
+        C.eq([r["query"] for r in results], NPY_QUERIES, "npy %s: every query ran" % name)
+        by = {r["query"]: r for r in results}
+        for r in results:
+            fn = r["query"].split("(")[0]
+            if "error" in r:
+                C.check(r["error"].startswith(fn + ": "), "npy %s: %s error starts with '%s: '"
+                        % (name, r["query"], fn), r["error"])
+        if np is None:
+            continue
+        try:
+            with open(path, "rb") as f:
+                a = np.load(io.BytesIO(f.read()), allow_pickle=False)
+            want = json.dumps(a.tolist(), separators=(",", ":"), ensure_ascii=False)
+        except Exception:
+            continue  # numpy refuses it too
+        C.eq(by["npy_json(?1)"].get("value"), want, "npy %s: npy_json is numpy's tolist()" % name)
+        C.eq(by["npy_size(?1)"].get("value"), int(a.size), "npy %s: npy_size" % name)
+        dt = by["npy_dtype(?1)"].get("value")
+        if isinstance(dt, str) and dt.startswith("["):
+            # field names as numpy decodes them (the types keep the header's
+            # text, e.g. '|u2' where numpy says '<u2')
+            C.eq([f[0] for f in ast.literal_eval(dt)], [f[0] for f in a.dtype.descr],
+                 "npy %s: npy_dtype has numpy's field names" % name)
+        else:
+            C.eq(dt, a.dtype.str, "npy %s: npy_dtype is numpy's dtype.str" % name)
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3])
     elif len(sys.argv) > 1 and sys.argv[1] == "--dd-child":
         dd_child(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--npy-child":
+        npy_child(sys.argv[2], sys.argv[3])
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else "build")

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh - run every libFuzzer harness built by `make fuzz` (build/fuzz/fuzz_*)
 # for SECONDS seconds each.
-# Usage: tests/fuzz/run.sh SECONDS
+# Usage: tests/fuzz/run.sh SECONDS [NAME...] (NAME: fuzz_npy, ...; default
+# every harness).
 #
 # Each harness gets a corpus folder build/fuzz/corpus-<name> (kept between
 # runs, so it grows), seeded from the upstream fixtures of its format that
@@ -28,7 +29,9 @@
 # build/fuzz/artifacts-<name>/. Exits non-zero when any harness crashes,
 # leaks, times out or runs out of memory; prints the executions per harness
 # and in total (libFuzzer's final stat::number_of_executed_units).
-SECONDS_EACH=${1:?usage: tests/fuzz/run.sh SECONDS}
+SECONDS_EACH=${1:?usage: tests/fuzz/run.sh SECONDS [NAME...]}
+shift
+ONLY="$*"
 cd "$(dirname "$0")/../.." || exit 2
 OUT=build/fuzz
 FIX=tests/fixtures/upstream
@@ -243,6 +246,52 @@ for line in sys.stdin:
 ' "$1"
 }
 
+# npy_seeds OUTDIR: .npy files of many dtypes, orders, shapes and format
+# versions, written with numpy, as OUTDIR/seed-np-<i> (nothing without
+# python3 and numpy).
+npy_seeds() {
+  py=/usr/bin/python3
+  [ -x "$py" ] || py=$(command -v python3) || return 0
+  "$py" -c '
+import io, os, sys
+try:
+    import numpy as np
+    from numpy.lib import format as npf
+except ImportError:
+    sys.exit(0)
+out = sys.argv[1]
+arrays = [
+    np.array([True, False, True]), np.arange(6, dtype="<i1").reshape(2, 3),
+    np.arange(5, dtype=">i2"), np.arange(4, dtype="<i4"), np.arange(3, dtype=">i8"),
+    np.array([0, 255], dtype="u1"), np.array([1, 65535], dtype=">u2"),
+    np.array([2**64 - 1, 0], dtype="<u8"), np.array([1.5, -0.0], dtype="<f2"),
+    np.array([np.nan, np.inf, 1e-45], dtype=">f4"), np.array([0.1, -1e308], dtype="<f8"),
+    np.array([1 + 2j, -3j], dtype="<c8"), np.array([np.nan + 1j], dtype=">c16"),
+    np.array(["a", "été", ""], dtype="<U5"), np.array(["x", "yz"], dtype=">U2"),
+    np.array([b"ab", b"\xff\x00", b""], dtype="S3"), np.zeros(2, dtype="V4"),
+    np.array(["2021-03-04T05:06:07", "NaT"], dtype="M8[s]"),
+    np.array([10, -5], dtype="m8[ms]"), np.array(["2000-01-01"], dtype="M8[D]"),
+    np.array([0, 1], dtype="M8[10us]"),
+    np.zeros(2, dtype=[("a", "<i4"), ("b", ">f8", (2,)), ("c", "S2")]),
+    np.zeros(1, dtype=[("outer", [("x", "u1"), ("y", "<U1")])]),
+    np.asfortranarray(np.arange(6, dtype="<i4").reshape(2, 3)),
+    np.array(7, dtype="<i4"), np.zeros((0, 3), dtype="<f4"), np.zeros((2, 0, 2)),
+    np.arange(24, dtype="<u2").reshape(2, 3, 4), np.zeros((1,) * 10, dtype="u1"),
+]
+for i, a in enumerate(arrays):
+    for ver in ((1, 0), (2, 0), (3, 0)):
+        if ver != (1, 0) and i % 4:
+            continue
+        b = io.BytesIO()
+        try:
+            npf.write_array(b, a, version=ver)
+        except Exception:
+            continue
+        with open(os.path.join(out, "seed-np-%d-%d" % (i, ver[0])), "wb") as f:
+            f.write(b.getvalue())
+' "$1"
+}
+
 # seed NAME DIR: fill the corpus folder DIR for harness NAME.
 seed() {
   name=$1
@@ -320,6 +369,14 @@ seed() {
         } >"$dir/seed-$s"
       done
       ;;
+    npy)
+      # the fixtures' .npy files, and arrays of many dtypes written by numpy
+      find "$FIX" -name '*.npy' -size -64k | while read -r f; do
+        s=$(printf '%s' "${f#"$FIX"/}" | tr '/' '-')
+        cp "$f" "$dir/seed-$s"
+      done
+      npy_seeds "$dir"
+      ;;
     *)
       for f in "$FIX/$fmt"/*; do
         [ -f "$f" ] || continue
@@ -341,7 +398,12 @@ seed() {
   return 0
 }
 
-set -- "$OUT"/fuzz_*
+if [ -n "$ONLY" ]; then
+  set --
+  for n in $ONLY; do set -- "$@" "$OUT/$n"; done
+else
+  set -- "$OUT"/fuzz_*
+fi
 if [ ! -x "$1" ]; then
   echo "run.sh: no harness in $OUT (run 'make fuzz' first)" >&2
   exit 2
@@ -357,7 +419,7 @@ for bin in "$@"; do
   seed "$name" "$corpus"
   found=$((found + 1))
   echo "== $name: ${SECONDS_EACH}s, corpus $corpus ($(ls "$corpus" | wc -l) inputs)"
-  "$bin" -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -max_len=65536 \
+  UBSAN_OPTIONS=print_stacktrace=1 "$bin" -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -max_len=65536 \
     -timeout=25 -print_final_stats=1 -artifact_prefix="$art/" "$corpus" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -1)

@@ -131,7 +131,7 @@ static void test_readahead(void) {
   rs.desc = 1;
   rs.offset = 10;
   bagz_readahead *ra;
-  CHECK(bagz_readahead_start(r, &rs, &ra, &err) == 0);
+  CHECK(bagz_readahead_start(r, &rs, 0, &ra, &err) == 0);
   ds_zstd_ctx z;
   ds_zstd_ctx_init(&z, NULL);
   ds_buf scratch = {0};

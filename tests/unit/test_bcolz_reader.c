@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/cancel.h"
 #include "core/common.h"
 #include "core/npy.h"
 #include "core/value.h"
@@ -776,6 +777,50 @@ static void check_chunk_bytes(void) {
   ds_buf_free(&b);
 }
 
+static int stop_now(void *ctx) {
+  (void)ctx;
+  return 1;
+}
+
+/* Column statistics give up when a core/cancel.h scope asks to stop, and
+ * a chunk larger than the buffer's max (max_value_bytes) is an error. */
+static void check_cancel_and_cap(void) {
+  bcolz_table *t;
+  char *err = NULL;
+  if (!CHECK(bcolz_open(FIX "carray_int32", &t, &err) == 0)) {
+    printf("    %s\n", err);
+    free(err);
+    return;
+  }
+  bcolz_stats s;
+  ds_cancel_scope sc;
+  ds_cancel_begin(&sc, stop_now, NULL);
+  sc.next_ns = 1; /* due at once */
+  CHECK(bcolz_column_stats(t, 0, &s, &err) == -1);
+  CHECK_STR(err, "interrupted");
+  CHECK(ds_cancel_end(&sc) == 1);
+  bcolz_stats_free(&s);
+  CHECK(bcolz_column_stats(t, 0, &s, &err) == 0 && s.count == bcolz_nrows(t));
+  bcolz_stats_free(&s);
+  ds_buf b = {0};
+  const uint8_t *p;
+  uint64_t rows;
+  CHECK(bcolz_chunk(t, 0, 0, &b, &p, &rows, &err) == 0);
+  size_t whole = b.len;
+  ds_buf_free(&b);
+  b.max = whole - 1;
+  CHECK(bcolz_chunk(t, 0, 0, &b, &p, &rows, &err) == -1 && b.cap == 0);
+  CHECK_CONTAINS(err, "__0.blp: chunk of ");
+  CHECK_CONTAINS(err, "bytes is more than max_value_bytes=");
+  CHECK(bcolz_row_atom(t, 0, 1, &b, &err) == 0 && b.len == 4); /* one row fits */
+  b.max = 3;
+  CHECK(bcolz_row_atom(t, 0, 1, &b, &err) == -1);
+  CHECK_CONTAINS(err, "row of 4 bytes is more than max_value_bytes=3");
+  ds_buf_free(&b);
+  free(err);
+  bcolz_close(t);
+}
+
 int main(void) {
   snprintf(tmp_dir, sizeof tmp_dir, "/tmp/test_bcolz_XXXXXX");
   if (!mkdtemp(tmp_dir)) {
@@ -786,6 +831,7 @@ int main(void) {
   check_damage();
   check_cells();
   check_chunk_bytes();
+  check_cancel_and_cap();
   sh("rm -rf '%s'", tmp_dir);
   return check_exit();
 }

@@ -1,6 +1,7 @@
 /* test_core.c - unit tests of the format-independent core: shard specs
- * and the shard map, options, row sets, mapped files, zstd, the hash
- * index. No SQLite involved. */
+ * and the shard map, options, row sets, mapped files, zstd, the
+ * max_value_bytes caps of buffers and arenas, cancellation scopes, the
+ * hash index. No SQLite involved. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <zstd.h>
 
 #include "check.h"
+#include "core/cancel.h"
 #include "core/codec.h"
 #include "core/common.h"
 #include "core/hash_index.h"
@@ -15,6 +17,7 @@
 #include "core/options.h"
 #include "core/rowset.h"
 #include "core/shard_spec.h"
+#include "core/value.h"
 
 static const char *FIX = "tests/fixtures/upstream/bagz";
 
@@ -126,6 +129,16 @@ static void test_options(void) {
   static const char *const known[] = {"layout", "dictionary", NULL};
   CHECK(ds_options_check_known(&o, known, &err) == -1);
   CHECK_CONTAINS(err, "unknown option 'threads'");
+  /* max_value_bytes is known to every module, and listed */
+  CHECK_CONTAINS(err, "(known options: layout, dictionary, max_value_bytes)");
+  static const char *const none[] = {NULL};
+  ds_options m = {0};
+  CHECK(ds_options_add(&m, "max_value_bytes=100", &err) == 0);
+  CHECK(ds_options_check_known(&m, none, &err) == 0);
+  CHECK(ds_options_add(&m, "x=1", &err) == 0);
+  CHECK(ds_options_check_known(&m, none, &err) == -1);
+  CHECK_CONTAINS(err, "unknown option 'x' (known options: max_value_bytes)");
+  ds_options_free(&m);
   ds_options_free(&o);
 
   CHECK(ds_options_add_list(&o, "a=1, b='x,y' ,c=\"q\"", &err) == 0);
@@ -303,9 +316,127 @@ static void test_zstd(void) {
   z.max_out = 8;
   fn = ZSTD_compress(frame, sizeof frame, text, strlen(text), 3);
   CHECK(ds_zstd_decompress(&z, frame, fn, &out, &err) == -1);
-  CHECK_CONTAINS(err, "more than the 8 allowed");
+  CHECK_CONTAINS(err, "claims 28 bytes, more than max_value_bytes=8");
+
+  /* the output buffer's max (max_value_bytes) caps too, below the
+   * context's; a declared size is refused before allocating anything */
+  z.max_out = DS_MAX_VALUE_BYTES;
+  ds_buf small = {0};
+  small.max = 20;
+  CHECK(ds_zstd_decompress(&z, frame, fn, &small, &err) == -1);
+  CHECK_CONTAINS(err, "claims 28 bytes, more than max_value_bytes=20");
+  CHECK(small.cap == 0);
+  small.max = 28;
+  CHECK(ds_zstd_decompress(&z, frame, fn, &small, &err) == 0);
+  CHECK(small.len == 28 && small.cap <= 28 && memcmp(small.data, text, 28) == 0);
+  ds_buf_free(&small);
+  /* streamed frames (no declared size) stop one byte past the cap */
+  ZSTD_CCtx *c3 = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(c3, ZSTD_c_contentSizeFlag, 0);
+  ZSTD_inBuffer in3 = {text, strlen(text), 0};
+  ZSTD_outBuffer ob3 = {frame, sizeof frame, 0};
+  CHECK(ZSTD_compressStream2(c3, &ob3, &in3, ZSTD_e_end) == 0);
+  ZSTD_freeCCtx(c3);
+  small.max = 20;
+  CHECK(ds_zstd_decompress(&z, frame, ob3.pos, &small, &err) == -1);
+  CHECK_CONTAINS(err, "decompresses to more than max_value_bytes=20 bytes");
+  CHECK(small.cap <= 64); /* the smallest buffer ds_buf allocates */
+  small.max = 28;
+  CHECK(ds_zstd_decompress(&z, frame, ob3.pos, &small, &err) == 0);
+  CHECK(small.len == 28 && memcmp(small.data, text, 28) == 0);
+  ds_buf_free(&small);
   ds_zstd_ctx_free(&z);
   ds_buf_free(&out);
+  free(err);
+}
+
+/* Cancellation scopes: polls ask the innermost scope's callback, at most
+ * once a millisecond, the first time 1 ms after the first check (tests
+ * make the next ask due at once). */
+static int calls;
+static int say_stop(void *ctx) {
+  calls++;
+  return *(const int *)ctx;
+}
+static int row_x(void *ctx, uint64_t row, const uint8_t **p, size_t *n, char **err) {
+  (void)ctx;
+  (void)row;
+  (void)err;
+  *p = (const uint8_t *)"x";
+  *n = 1;
+  return 0;
+}
+
+static void test_cancel(void) {
+  CHECK(ds_cancel_poll() == 0 && ds_cancel_check() == 0); /* no scope */
+  int yes = 1, no = 0;
+  ds_cancel_scope fresh;
+  ds_cancel_begin(&fresh, say_stop, &yes);
+  calls = 0;
+  CHECK(ds_cancel_check() == 0 && calls == 0); /* starts the clock only */
+  CHECK(ds_cancel_end(&fresh) == 0);
+  ds_cancel_scope outer, inner;
+  ds_cancel_begin(&outer, say_stop, &no);
+  outer.next_ns = 1; /* due at once */
+  calls = 0;
+  CHECK(ds_cancel_check() == 0 && calls == 1);
+  CHECK(ds_cancel_check() == 0 && calls == 1); /* not again within 1 ms */
+  ds_cancel_begin(&inner, say_stop, &yes);
+  inner.next_ns = 1;
+  int polls = 0;
+  while (!ds_cancel_poll() && polls < 1000) polls++;
+  CHECK_MSG(polls == 63 && calls == 2, "polls %d, calls %d", polls, calls); /* every 64th */
+  CHECK(ds_cancel_check() == 1 && calls == 2); /* sticky, not asked again */
+  /* long loops give up with "interrupted" */
+  ds_hash_index h;
+  char *err = NULL;
+  CHECK(ds_hash_index_build(&h, 1000, row_x, NULL, &err) == -1);
+  CHECK_STR(err, DS_CANCEL_MSG);
+  CHECK(h.entries == NULL && h.n == 0);
+  uint64_t *ids = malloc(1000 * sizeof *ids);
+  for (int i = 0; i < 1000; i++) ids[i] = (uint64_t)i;
+  ds_rowset rs;
+  ds_rowset_init_list(&rs, ids, 1000);
+  rs.offset = 500;
+  ds_rowiter it;
+  ds_rowiter_init(&it, &rs);
+  uint64_t g;
+  CHECK(ds_rowiter_next(&it, &g) == 0); /* the offset skip stopped */
+  CHECK(ds_cancel_end(&inner) == 1);
+  CHECK(ds_cancel_check() == 0); /* the outer scope again: not hit */
+  ds_rowiter_init(&it, &rs);
+  CHECK(ds_rowiter_next(&it, &g) == 1 && g == 500);
+  CHECK(ds_hash_index_build(&h, 1000, row_x, NULL, &err) == 0 && h.n == 1000);
+  ds_hash_index_free(&h);
+  ds_rowset_free(&rs);
+  CHECK(ds_cancel_end(&outer) == 0);
+  CHECK(ds_cancel_poll() == 0);
+  free(err);
+}
+
+/* ds_buf.max and the arena limit: growth past the cap fails and says so. */
+static void test_caps(void) {
+  ds_buf b = {0};
+  b.max = 100;
+  CHECK(ds_buf_append(&b, "0123456789", 10) == 0 && b.cap <= 100 && !b.over);
+  CHECK(ds_buf_reserve(&b, 100) == 0 && b.cap == 100);
+  CHECK(ds_buf_reserve(&b, 101) == -1 && b.over && b.cap == 100);
+  ds_buf_free(&b);
+  CHECK(b.max == 100 && !b.over);
+  char *err = NULL;
+  CHECK(ds_err_too_big(&err, "record", 200, 100) == -1);
+  CHECK_STR(err, "record of 200 bytes is more than max_value_bytes=100");
+  ds_arena a = {0};
+  a.limit = 64;
+  CHECK(ds_arena_alloc(&a, 48) != NULL && !a.over);
+  CHECK(ds_arena_alloc(&a, 32) == NULL && a.over);
+  ds_arena_fail(&a, &err);
+  CHECK_STR(err, "value needs more than max_value_bytes=64 bytes");
+  ds_arena_reset(&a);
+  CHECK(!a.over && ds_arena_alloc(&a, 64) != NULL);
+  ds_arena_free(&a);
+  ds_arena_fail(&a, &err);
+  CHECK_STR(err, "out of memory");
   free(err);
 }
 
@@ -342,6 +473,8 @@ int main(void) {
   test_rowset();
   test_mapped_file();
   test_zstd();
+  test_caps();
+  test_cancel();
   test_hash_index();
   return check_exit();
 }

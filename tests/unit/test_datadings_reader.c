@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/cancel.h"
 #include "core/common.h"
 #include "formats/datadings.h"
 
@@ -298,6 +299,11 @@ static void check_hashes(const char *path, json_t *kh, json_t *keys,
   free(file);
 }
 
+static int stop_now(void *ctx) {
+  (void)ctx;
+  return 1;
+}
+
 /* datadings_verify lists the md5 file's lines, all ok. */
 static void check_md5(const char *path, json_t *lines, const char *label) {
   datadings_md5_row *rows = NULL;
@@ -317,6 +323,16 @@ static void check_md5(const char *path, json_t *lines, const char *label) {
   }
   CHECK_MSG(ok, "%s: md5 rows differ (%zu rows)", label, n);
   datadings_md5_free(rows, n);
+  /* asked to stop (core/cancel.h), verify gives up */
+  ds_cancel_scope s;
+  ds_cancel_begin(&s, stop_now, NULL);
+  s.next_ns = 1; /* due at once */
+  rows = NULL;
+  n = 0;
+  CHECK(datadings_verify(path, &rows, &n, &err) == -1 && rows == NULL);
+  CHECK_STR(err, "interrupted");
+  CHECK(ds_cancel_end(&s) == 1);
+  free(err);
 }
 
 /* One single-file fixture against its expected JSON. */
@@ -376,6 +392,18 @@ static void test_mid(void) {
   }
   printf("-- mid\n");
   CHECK(datadings_count(r) == 20000);
+  { /* asked to stop, the first lookup's table build gives up; the next
+       lookup builds it */
+    ds_cancel_scope s;
+    ds_cancel_begin(&s, stop_now, NULL);
+    s.next_ns = 1; /* due at once */
+    uint64_t g0;
+    CHECK(datadings_find(r, (const uint8_t *)"m00000", 6, &g0, &err) == -1);
+    CHECK_STR(err, "interrupted");
+    CHECK(ds_cancel_end(&s) == 1);
+    free(err);
+    err = NULL;
+  }
   ds_buf all = {0};
   size_t bad = 0, badfind = 0;
   for (uint64_t i = 0; i < 20000; i++) {
