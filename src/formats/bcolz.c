@@ -1159,12 +1159,13 @@ static char native_num(const bcolz_dtype *dt) {
 #endif
 }
 
-/* Sum, min and max of a chunk of native signed ints (T), accumulated in
- * ACC (wide enough for a chunk), into isum / imin / imax. */
-#define STATS_INT_LOOP(T, ACC)                                   \
+/* Sum, min and max of a chunk of native ints (T), accumulated in ACC
+ * (wide enough for a chunk) into isum and the running min MN / max MX of
+ * type MT (imin/imax for signed types, umin/umax for unsigned ones). */
+#define STATS_MINMAX_LOOP(T, ACC, MT, MN, MX)                    \
   do {                                                           \
     ACC acc_ = 0;                                                \
-    int64_t mn_ = imin, mx_ = imax;                              \
+    MT mn_ = MN, mx_ = MX;                                       \
     for (uint64_t r_ = 0; r_ < rows; r_++) {                     \
       T v_;                                                      \
       memcpy(&v_, p + r_ * sizeof(T), sizeof(T));                \
@@ -1173,25 +1174,13 @@ static char native_num(const bcolz_dtype *dt) {
       mx_ = v_ > mx_ ? v_ : mx_;                                 \
     }                                                            \
     isum += acc_;                                                \
-    imin = mn_;                                                  \
-    imax = mx_;                                                  \
+    MN = mn_;                                                    \
+    MX = mx_;                                                    \
     have |= rows > 0;                                            \
   } while (0)
-#define STATS_UINT_LOOP(T)                                       \
-  do {                                                           \
-    uint64_t acc_ = 0, mn_ = umin, mx_ = umax;                   \
-    for (uint64_t r_ = 0; r_ < rows; r_++) {                     \
-      T v_;                                                      \
-      memcpy(&v_, p + r_ * sizeof(T), sizeof(T));                \
-      acc_ += v_;                                                \
-      mn_ = v_ < mn_ ? v_ : mn_;                                 \
-      mx_ = v_ > mx_ ? v_ : mx_;                                 \
-    }                                                            \
-    isum += acc_;                                                \
-    umin = mn_;                                                  \
-    umax = mx_;                                                  \
-    have |= rows > 0;                                            \
-  } while (0)
+#define STATS_INT_LOOP(T, ACC) STATS_MINMAX_LOOP(T, ACC, int64_t, imin, imax)
+#define STATS_UINT_LOOP(T) STATS_MINMAX_LOOP(T, uint64_t, uint64_t, umin, umax)
+
 /* float64: NaN counted as null; finite values summed with Neumaier's
  * compensation. A first pass assumes no infinity (no branches but NaN);
  * a chunk where the sum stops being finite is summed again by the careful
