@@ -110,6 +110,17 @@ void ds_file_drop(const ds_file *f, uint64_t off, uint64_t len) {
   if (prefix && b > f->dropped) ((ds_file *)f)->dropped = b;
 }
 
+char *ds_path_join(const char *dir, const char *name) {
+  return ds_strf("%s/%s", dir, name);
+}
+
+int ds_path_exists(const char *path, int *is_dir) {
+  struct stat st;
+  if (stat(path, &st) != 0) return 0;
+  if (is_dir) *is_dir = S_ISDIR(st.st_mode);
+  return 1;
+}
+
 const char *ds_basename(const char *path) {
   const char *s = strrchr(path, '/');
   return s ? s + 1 : path;

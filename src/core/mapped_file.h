@@ -49,5 +49,10 @@ int ds_file_stale(const ds_file *f);
 
 /* The last path component (points into path). */
 const char *ds_basename(const char *path);
+/* "dir/name" (malloc'd), or NULL when out of memory. */
+char *ds_path_join(const char *dir, const char *name);
+/* 1 when `path` exists (following links); *is_dir (when not NULL) tells a
+ * directory. */
+int ds_path_exists(const char *path, int *is_dir);
 
 #endif

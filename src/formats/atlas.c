@@ -54,18 +54,6 @@ struct atlas_reader {
 
 /* ----------------------------------------------------------- helpers */
 
-/* "dir/name", or NULL when out of memory. */
-static char *join(const char *dir, const char *name) {
-  return ds_strf("%s/%s", dir, name);
-}
-
-/* 1 when `path` exists (following links); *is_dir tells a directory. */
-static int path_exists(const char *path, int *is_dir) {
-  struct stat st;
-  if (stat(path, &st) != 0) return 0;
-  if (is_dir) *is_dir = S_ISDIR(st.st_mode);
-  return 1;
-}
 
 /* 1 when the name is a non-empty run of ASCII digits. */
 static int all_digits(const char *s) {
@@ -155,7 +143,7 @@ static int meta_number(json_t *o, const char *path, const char *key,
 
 /* Read and check <shard>/meta.json into s->meta. */
 static int read_shard_meta(atlas_shard *s, char **err) {
-  char *path = join(s->dir, "meta.json");
+  char *path = ds_path_join(s->dir, "meta.json");
   if (!path) return ds_err(err, "out of memory");
   json_t *j = load_json(path, err);
   int64_t bs = 0, n = 0, st = 0, level = 0;
@@ -180,7 +168,7 @@ static int read_shard_meta(atlas_shard *s, char **err) {
 /* Read and check ROOT/meta.json: strategy and the shard_sizes array. */
 static int read_root_meta(atlas_reader *r, json_t **sizes, json_t **root,
                           char **err) {
-  char *path = join(r->path, "meta.json");
+  char *path = ds_path_join(r->path, "meta.json");
   if (!path) return ds_err(err, "out of memory");
   json_t *j = load_json(path, err);
   int64_t st = 0;
@@ -220,7 +208,7 @@ static uint64_t entry(const atlas_shard *s, uint64_t i) {
 
 /* Map index.npy and check its header: 1-D unsigned, num_blocks + 1 long. */
 static int map_index(atlas_shard *s, char **err) {
-  char *path = join(s->dir, "index.npy");
+  char *path = ds_path_join(s->dir, "index.npy");
   if (!path) return ds_err(err, "out of memory");
   int rc = ds_file_open(&s->index, path, err);
   free(path);
@@ -252,10 +240,10 @@ static int map_index(atlas_shard *s, char **err) {
 
 /* Map data.bin; only an empty shard may lack it. */
 static int map_data(atlas_shard *s, char **err) {
-  char *path = join(s->dir, "data.bin");
+  char *path = ds_path_join(s->dir, "data.bin");
   if (!path) return ds_err(err, "out of memory");
   int rc = 0;
-  if (!path_exists(path, NULL) && errno == ENOENT) {
+  if (!ds_path_exists(path, NULL) && errno == ENOENT) {
     if (s->meta.stored_examples > 0)
       rc = ds_err(err, "%s: missing, but %s/meta.json says %llu examples", path,
                   s->dir, (unsigned long long)s->meta.stored_examples);
@@ -321,9 +309,9 @@ static int load_dict(const char *path, ds_zstd_dict **out, unsigned *id,
 
 /* Strategy 3: the shard's own zstd_dict.bin. */
 static int load_shard_dict(atlas_shard *s, char **err) {
-  s->own_dict_path = join(s->dir, "zstd_dict.bin");
+  s->own_dict_path = ds_path_join(s->dir, "zstd_dict.bin");
   if (!s->own_dict_path) return ds_err(err, "out of memory");
-  if (!path_exists(s->own_dict_path, NULL))
+  if (!ds_path_exists(s->own_dict_path, NULL))
     return ds_err(err, "%s: missing, but %s/meta.json says compression_strategy "
                        "3 (this shard's own dictionary)",
                   s->own_dict_path, s->dir);
@@ -344,9 +332,9 @@ static int load_shared_dict(atlas_reader *r, const char *given,
                        "which a bare shard directory does not have: open the "
                        "dataset root, or name the dictionary file",
                   r->path);
-  r->shared_path = given ? strdup(given) : join(r->path, "zstd_dict.bin");
+  r->shared_path = given ? strdup(given) : ds_path_join(r->path, "zstd_dict.bin");
   if (!r->shared_path) return ds_err(err, "out of memory");
-  if (!given && !path_exists(r->shared_path, NULL))
+  if (!given && !ds_path_exists(r->shared_path, NULL))
     return ds_err(err, "%s: missing, but %s says compression_strategy 2 (shared "
                        "dictionary)",
                   r->shared_path, why);
@@ -356,7 +344,7 @@ static int load_shared_dict(atlas_reader *r, const char *given,
 /* Give every strategy-2 shard the shared dictionary. */
 static int attach_shared(atlas_reader *r, const char *given, char **err) {
   if (r->root_strategy == ATLAS_SHARED_DICTIONARY) {
-    char *why = join(r->path, "meta.json");
+    char *why = ds_path_join(r->path, "meta.json");
     int rc = why ? load_shared_dict(r, given, why, err) : ds_err(err, "out of memory");
     free(why);
     if (rc) return -1;
@@ -364,7 +352,7 @@ static int attach_shared(atlas_reader *r, const char *given, char **err) {
   for (size_t k = 0; k < r->nshards; k++) {
     atlas_shard *s = &r->shards[k];
     if (s->meta.compression_strategy != ATLAS_SHARED_DICTIONARY) continue;
-    char *why = join(s->dir, "meta.json");
+    char *why = ds_path_join(s->dir, "meta.json");
     int rc = why ? load_shared_dict(r, given, why, err) : ds_err(err, "out of memory");
     free(why);
     if (rc) return -1;
@@ -409,9 +397,9 @@ static void free_names(char **names, size_t n) {
 /* Classify one directory entry: 1 shard, 0 skip, -1 error. */
 static int classify_entry(const char *root, const char *name, char **err) {
   if (name[0] == '.') return 0; /* ".", "..", hidden (.ipynb_checkpoints) */
-  char *p = join(root, name);
+  char *p = ds_path_join(root, name);
   if (!p) return ds_err(err, "out of memory");
-  int is_dir = 0, exists = path_exists(p, &is_dir);
+  int is_dir = 0, exists = ds_path_exists(p, &is_dir);
   free(p);
   if (!exists || !is_dir) return 0; /* files: meta.json, zstd_dict.bin, ... */
   if (!all_digits(name))
@@ -482,7 +470,7 @@ static int make_shards(atlas_reader *r, char **names, size_t n, char **err) {
   for (size_t k = 0; k < n; k++) {
     atlas_shard *s = &r->shards[k];
     s->name = strdup(names ? names[k] : ".");
-    s->dir = names ? join(r->path, names[k]) : strdup(r->path);
+    s->dir = names ? ds_path_join(r->path, names[k]) : strdup(r->path);
     if (!s->name || !s->dir) return ds_err(err, "out of memory");
   }
   return 0;
@@ -491,8 +479,8 @@ static int make_shards(atlas_reader *r, char **names, size_t n, char **err) {
 /* A dataset root: root meta, shard list, every shard, size cross-check. */
 static int open_root(atlas_reader *r, char **err) {
   json_t *root = NULL, *sizes = NULL;
-  char *meta = join(r->path, "meta.json");
-  int exists = meta && path_exists(meta, NULL);
+  char *meta = ds_path_join(r->path, "meta.json");
+  int exists = meta && ds_path_exists(meta, NULL);
   free(meta);
   if (!exists)
     return ds_err(err, "%s: neither an atlas dataset root (no meta.json) nor a "
@@ -548,16 +536,16 @@ int atlas_open_dict(const char *path, const char *dict_path, atlas_reader **out,
   for (size_t n = strlen(r->path); n > 1 && r->path[n - 1] == '/'; n--)
     r->path[n - 1] = 0;
   int is_dir = 0;
-  char *idx = join(r->path, "index.npy");
+  char *idx = ds_path_join(r->path, "index.npy");
   int rc = 0;
   if (!idx) rc = ds_err(err, "out of memory");
-  else if (!path_exists(r->path, &is_dir))
+  else if (!ds_path_exists(r->path, &is_dir))
     rc = ds_err(err, "%s: cannot open: %s", r->path, strerror(errno));
   else if (!is_dir)
     rc = ds_err(err, "%s: not a directory (expected an atlas dataset root or "
                      "shard directory)", r->path);
   else
-    rc = path_exists(idx, NULL) ? open_bare(r, err) : open_root(r, err);
+    rc = ds_path_exists(idx, NULL) ? open_bare(r, err) : open_root(r, err);
   free(idx);
   if (rc == 0) rc = attach_shared(r, dict_path, err);
   if (rc == 0) rc = sum_counts(r, err);

@@ -55,16 +55,6 @@ struct bcolz_table {
 
 /* ------------------------------------------------------------ helpers */
 
-static char *join(const char *dir, const char *name) {
-  return ds_strf("%s/%s", dir, name);
-}
-
-static int path_exists(const char *path, int *is_dir) {
-  struct stat st;
-  if (stat(path, &st) != 0) return 0;
-  if (is_dir) *is_dir = S_ISDIR(st.st_mode);
-  return 1;
-}
 
 /* Parse p[0..n) as JSON (any UTF-8); errors name `path` and the
  * position. */
@@ -99,10 +89,10 @@ static char *dump_json(json_t *j) {
 
 /* Read an __attrs__ file: missing -> "{}", invalid -> error. */
 static int read_attrs(const char *dir, char **out, char **err) {
-  char *p = join(dir, "__attrs__");
+  char *p = ds_path_join(dir, "__attrs__");
   if (!p) return ds_err(err, "out of memory");
   int rc = -1;
-  if (!path_exists(p, NULL)) {
+  if (!ds_path_exists(p, NULL)) {
     *out = strdup("{}");
     rc = *out ? 0 : ds_err(err, "out of memory");
   } else {
@@ -363,14 +353,14 @@ static int open_carray(bcolz_col *c, char **err) {
     ds_err(err, "out of memory");
     goto done;
   }
-  if (!path_exists(tp, NULL)) {
+  if (!ds_path_exists(tp, NULL)) {
     ds_err(err, "%s: not a bcolz directory (no __rootdirs__ or meta/storage)",
            c->path);
     goto done;
   }
   if (ds_file_open(&tf, tp, err)) goto done;
   topen = 1;
-  if (!path_exists(sp, NULL)) {
+  if (!ds_path_exists(sp, NULL)) {
     ds_err(err, "%s: missing meta/sizes", c->path);
     goto done;
   }
@@ -462,13 +452,13 @@ static int open_ctable(bcolz_table *t, const char *rd, char **err) {
       }
     bcolz_col *c = &t->cols[t->ncols++];
     c->name = strdup(json_string_value(v));
-    c->path = c->name ? join(t->path, c->name) : NULL;
+    c->path = c->name ? ds_path_join(t->path, c->name) : NULL;
     if (!c->path) {
       ds_err(err, "out of memory");
       goto done;
     }
     int is_dir = 0;
-    if (!path_exists(c->path, &is_dir) || !is_dir) {
+    if (!ds_path_exists(c->path, &is_dir) || !is_dir) {
       ds_err(err, "%s: column '%s' listed in __rootdirs__ has no directory",
              c->path, c->name);
       goto done;
@@ -498,7 +488,7 @@ int bcolz_open(const char *path, bcolz_table **out, char **err) {
   size_t pl = strlen(t->path);
   while (pl > 1 && t->path[pl - 1] == '/') t->path[--pl] = 0;
   int is_dir = 0;
-  if (!path_exists(t->path, &is_dir)) {
+  if (!ds_path_exists(t->path, &is_dir)) {
     ds_err(err, "%s: cannot open: %s", t->path, strerror(errno));
     goto fail;
   }
@@ -506,12 +496,12 @@ int bcolz_open(const char *path, bcolz_table **out, char **err) {
     ds_err(err, "%s: not a bcolz directory (not a directory)", t->path);
     goto fail;
   }
-  char *rd = join(t->path, "__rootdirs__");
+  char *rd = ds_path_join(t->path, "__rootdirs__");
   if (!rd) {
     ds_err(err, "out of memory");
     goto fail;
   }
-  if (path_exists(rd, NULL)) {
+  if (ds_path_exists(rd, NULL)) {
     t->is_ctable = 1;
     int rc = open_ctable(t, rd, err);
     free(rd);
@@ -718,7 +708,7 @@ static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
     }
     char *fp = ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)k);
     if (!fp) return ds_err(err, "out of memory");
-    if (!path_exists(fp, NULL)) {
+    if (!ds_path_exists(fp, NULL)) {
       ds_err(err, "%s: chunk file not found (column '%s' needs chunks 0..%llu)",
              fp, c->name, (unsigned long long)(c->nchunks - 1));
       free(fp);
@@ -928,6 +918,18 @@ static inline size_t s_len(const uint8_t *p, size_t n) {
   return n;
 }
 
+/* Finish a TEXT cell built in b by a call that returned rc: on success
+ * copy b into the arena as out; free b either way. */
+static int text_value(int rc, ds_buf *b, ds_arena *a, ds_value *out, char **err) {
+  if (rc == 0 && arena_copy(a, b->data, b->len, &out->u.s.p)) rc = ds_err(err, "out of memory");
+  if (rc == 0) {
+    out->u.s.n = b->len;
+    out->type = DS_V_TEXT;
+  }
+  ds_buf_free(b);
+  return rc ? -1 : 0;
+}
+
 /* One scalar element. */
 static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
                         ds_arena *a, ds_value *out, char **err) {
@@ -968,16 +970,7 @@ static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
     int64_t v = load_i(p, 8, big);
     if (v == DS_NPY_NAT) return 0;
     ds_buf b = {0};
-    if (ds_npy_datetime_iso(&b, v, dt->unit, dt->mult, err)) {
-      ds_buf_free(&b);
-      return -1;
-    }
-    int rc = arena_copy(a, b.data, b.len, &out->u.s.p);
-    out->u.s.n = b.len;
-    ds_buf_free(&b);
-    if (rc) return ds_err(err, "out of memory");
-    out->type = DS_V_TEXT;
-    return 0;
+    return text_value(ds_npy_datetime_iso(&b, v, dt->unit, dt->mult, err), &b, a, out, err);
   }
   case 'S': {
     size_t n = s_len(p, dt->itemsize);
@@ -990,16 +983,7 @@ static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
   }
   case 'U': {
     ds_buf b = {0};
-    if (ucs4_to_utf8(p, dt->itemsize, big, &b, NULL, err)) {
-      ds_buf_free(&b);
-      return -1;
-    }
-    int rc = arena_copy(a, b.data, b.len, &out->u.s.p);
-    out->u.s.n = b.len;
-    ds_buf_free(&b);
-    if (rc) return ds_err(err, "out of memory");
-    out->type = DS_V_TEXT;
-    return 0;
+    return text_value(ucs4_to_utf8(p, dt->itemsize, big, &b, NULL, err), &b, a, out, err);
   }
   default:
     return ds_err(err, "unsupported dtype '%s'", dt->str);

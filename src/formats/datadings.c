@@ -86,7 +86,7 @@ static int cmp_path(const void *a, const void *b) {
 
 /* Expand `path` to the list of data files: a glob (sorted by name, at
  * least one match) or the path itself. */
-static int expand_paths(const char *path, ds_shard_list *out, char **err) {
+int datadings_expand_paths(const char *path, ds_shard_list *out, char **err) {
   memset(out, 0, sizeof *out);
   if (!is_glob(path)) {
     out->paths = malloc(sizeof *out->paths);
@@ -469,7 +469,7 @@ static void shard_close(dd_shard *s) {
 int datadings_open(const char *path, datadings_reader **out, char **err) {
   *out = NULL;
   ds_shard_list files;
-  if (expand_paths(path, &files, err)) return -1;
+  if (datadings_expand_paths(path, &files, err)) return -1;
   datadings_reader *r = calloc(1, sizeof *r);
   if (r) r->shards = calloc(files.n, sizeof *r->shards);
   if (!r || !r->shards) {
@@ -981,7 +981,7 @@ int datadings_verify(const char *path, datadings_md5_row **rows, size_t *n,
   *rows = NULL;
   *n = 0;
   ds_shard_list files;
-  if (expand_paths(path, &files, err)) return -1;
+  if (datadings_expand_paths(path, &files, err)) return -1;
   md5_rows acc = {0};
   int rc = 0;
   for (size_t i = 0; i < files.n && rc == 0; i++)

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/shard_spec.h"
+
 typedef struct datadings_reader datadings_reader;
 
 /* Open `path` (a .msgpack file, or a glob such as dir/train-*.msgpack).
@@ -109,5 +111,9 @@ typedef struct datadings_shard_facts {
 /* Fill *f for shard s; -1 when s is out of range. */
 int datadings_shard_facts_get(const datadings_reader *r, size_t s,
                               datadings_shard_facts *f);
+
+/* The data files a datadings path names: a glob (sorted by name, at least
+ * one match) or the path itself. Free with ds_shard_list_free. */
+int datadings_expand_paths(const char *path, ds_shard_list *out, char **err);
 
 #endif

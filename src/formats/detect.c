@@ -14,6 +14,7 @@
 #include "core/common.h"
 #include "core/mapped_file.h"
 #include "core/shard_spec.h"
+#include "formats/datadings.h"
 
 #define MAX_DEPTH 64 /* directory nesting followed by ds_detect_bytes */
 
@@ -22,8 +23,8 @@ static const char *const dd_suffixes[] = {".offsets", ".keys", ".key_hashes",
                                           ".filter", ".md5", ".index", NULL};
 
 static int is_dir(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+  int d = 0;
+  return ds_path_exists(path, &d) && d;
 }
 
 static int is_file(const char *path) {
@@ -86,39 +87,6 @@ static int bagz_file(const char *path, int *separate) {
 /* A glob pattern for datadings (a bagz @* spec is not one). */
 static int dd_glob_pattern(const char *path) {
   return strpbrk(path, "*?[") != NULL && strstr(path, "@*") == NULL;
-}
-
-/* Expand a datadings glob (sorted by name) or take the path itself. */
-static int dd_expand(const char *path, ds_shard_list *out, char **err) {
-  memset(out, 0, sizeof *out);
-  if (!dd_glob_pattern(path) || is_file(path)) {
-    out->paths = malloc(sizeof *out->paths);
-    if (!out->paths || !(out->paths[0] = strdup(path))) {
-      free(out->paths);
-      out->paths = NULL;
-      return ds_err(err, "out of memory");
-    }
-    out->n = 1;
-    return 0;
-  }
-  glob_t g;
-  int rc = glob(path, 0, NULL, &g);
-  if (rc != 0 || g.gl_pathc == 0) {
-    if (rc == 0) globfree(&g);
-    return ds_err(err, "%s: no files match this pattern", path);
-  }
-  out->paths = calloc(g.gl_pathc, sizeof *out->paths);
-  for (size_t i = 0; out->paths && i < g.gl_pathc; i++) {
-    if (!(out->paths[i] = strdup(g.gl_pathv[i]))) break;
-    out->n = i + 1;
-  }
-  int ok = out->paths && out->n == g.gl_pathc;
-  globfree(&g);
-  if (!ok) {
-    ds_shard_list_free(out);
-    return ds_err(err, "out of memory");
-  }
-  return 0;
 }
 
 static int found(ds_detected *out, ds_format f, const char *module) {
@@ -186,7 +154,7 @@ int ds_detect(const char *path, ds_detected *out, char **err) {
   }
   if (dd_glob_pattern(path)) {
     ds_shard_list l;
-    if (dd_expand(path, &l, err)) return -1;
+    if (datadings_expand_paths(path, &l, err)) return -1;
     int ok = dd_file(l.paths[0]);
     if (!ok)
       ds_err(err, "%s: not a dataset: the first match %s has neither %s.offsets "
@@ -246,7 +214,7 @@ int ds_detect_bytes(const char *path, const ds_detected *d, uint64_t *bytes,
     }
     break;
   case DS_FORMAT_DATADINGS:
-    if (dd_expand(path, &l, err)) return -1;
+    if (datadings_expand_paths(path, &l, err)) return -1;
     for (size_t i = 0; i < l.n; i++) {
       *bytes += file_size(l.paths[i]);
       for (size_t k = 0; dd_suffixes[k]; k++) {
