@@ -11,7 +11,7 @@
  * dictionary=<file>, threads=1|2 (2: decompress ahead on a second thread
  * during scans).
  *
- * Planning (core/plan.c): rowid =, IN, ranges, shard = / IN, record = / IN
+ * Planning (sql/plan.c): rowid =, IN, ranges, shard = / IN, record = / IN
  * and LIMIT/OFFSET become a ds_rowset, so only the records a query returns
  * are read; count(*) and the shard columns never decompress anything.
  * record = uses a hash index of all records, built once per dataset on
@@ -22,9 +22,9 @@
 #include "core/common.h"
 #include "core/hash_index.h"
 #include "core/options.h"
-#include "core/plan.h"
+#include "sql/plan.h"
 #include "core/rowset.h"
-#include "core/sqlite_api.h"
+#include "sql/sqlite_api.h"
 #include "formats/bagz.h"
 #include "formats/bagz_readahead.h"
 #include "vtab/dataset.h"

@@ -13,7 +13,7 @@
  * given by columns='name TYPE, ...', then HIDDEN sample and raw (renamed
  * _sample / _raw when a field already has that name).
  *
- * Planning (core/plan.c): rowid =, IN, ranges and LIMIT/OFFSET read only
+ * Planning (sql/plan.c): rowid =, IN, ranges and LIMIT/OFFSET read only
  * the samples asked for through .offsets; key = / IN go through the
  * reader's Bloom filter + salted key hashes (a lookup never scans the data
  * file). A sample is parsed once per row, and only the fields a query
@@ -23,11 +23,11 @@
 
 #include "core/common.h"
 #include "core/options.h"
-#include "core/plan.h"
+#include "sql/plan.h"
 #include "core/rowset.h"
 #include "core/schema.h"
-#include "core/sqlite_api.h"
-#include "core/value_sql.h"
+#include "sql/sqlite_api.h"
+#include "sql/value_sql.h"
 #include "formats/datadings.h"
 #include "formats/msgpack_value.h"
 #include "vtab/dataset.h"
