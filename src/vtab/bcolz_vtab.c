@@ -187,29 +187,20 @@ static char *create_sql(const bz_dataset *d) {
   return (char *)b.data;
 }
 
-static const ds_table_def bcolz_def;
-
-static int bz_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                      sqlite3_vtab **out, char **pzErr) {
-  (void)aux;
-  ds_table *base;
-  ds_options o;
-  char *err = NULL;
-  int rc = ds_table_open(db, &bcolz_def, argc, argv, &o, &base, &err);
-  ds_options_free(&o);
+/* ds_table_def.declare: the row as JSON (table-valued form), or one
+ * column per bcolz column. */
+static int declare(ds_table *base, const ds_options *o, char **err) {
+  (void)o;
   bz_vtab *t = (bz_vtab *)base;
-  if (rc == 0 && base->tvf) {
-    t->col_row = 0;
-    base->col_path = 1;
-    base->col_options = 2;
-    rc = ds_table_declare(base, "CREATE TABLE x(row TEXT, path HIDDEN, options HIDDEN)", &err);
-  } else if (rc == 0) {
-    t->col_row = -1;
-    char *sql = create_sql(BZ(base->ds));
-    rc = ds_table_declare(base, sql, &err);
-    free(sql);
+  t->col_row = base->tvf ? 0 : -1;
+  if (base->tvf) {
+    ds_table_arg_columns(base, 1, 2);
+    return ds_table_declare(base, "CREATE TABLE x(row TEXT, path HIDDEN, options HIDDEN)", err);
   }
-  return ds_table_done(base, rc, err, out, pzErr);
+  char *sql = create_sql(BZ(base->ds));
+  int rc = ds_table_declare(base, sql, err);
+  free(sql);
+  return rc;
 }
 
 /* The pushed operator for a constraint op, or -1. */
@@ -387,8 +378,7 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
 
 /* ds_table_def.start: the columns' chunk caches, the pushed filters, and
  * how the row set is walked (few rows, one ascending range). */
-static int start(ds_cursor *base, int idxNum, const char *idxStr, int argc,
-                 sqlite3_value **argv, char **err) {
+static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   bz_cursor *c = (bz_cursor *)base;
   bz_dataset *d = BZ(base->ds);
   const ds_rowset *rs = &base->rs;
@@ -401,7 +391,9 @@ static int start(ds_cursor *base, int idxNum, const char *idxStr, int argc,
     c->cols[i].buf.max = c->atom.max;
     c->cols[i].fast = bcolz_fast_kind(bcolz_col_dtype(d->table, i), d->flags);
   }
-  if ((idxNum & DS_PLAN_MODULE_FLAG) && set_filters(c, idxStr, argc, argv, err)) return -1;
+  if ((call->idxNum & DS_PLAN_MODULE_FLAG) &&
+      set_filters(c, call->idxStr, call->argc, call->argv, err))
+    return -1;
   c->few = rs->kind == DS_RS_LIST && rs->nids < FEW_ROWS;
   /* one ascending range: filters test whole chunks of the first column */
   if (!c->few && rs->kind == DS_RS_RANGES && rs->nranges == 1 && !rs->desc &&
@@ -662,25 +654,11 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
 }
 
 static const ds_table_def bcolz_def = {
-    .name = MOD,
-    .ops = &bcolz_ops,
-    .table_size = sizeof(bz_vtab),
-    .cursor_size = sizeof(bz_cursor),
-    .cursor_reset = cursor_reset,
-    .cursor_free = cursor_free,
-    .select = select_rows,
-    .start = start,
-    .next = bz_next,
-};
+    .name = MOD, .ops = &bcolz_ops, DS_TABLE_SIZES(bz_vtab, bz_cursor), .declare = declare,
+    .cursor_reset = cursor_reset, .cursor_free = cursor_free,
+    .select = select_rows, .start = start, .next = bz_next}; /* filtered scans */
 
-static sqlite3_module bcolz_module = {
-    .iVersion = 0,
-    .xCreate = bz_connect,
-    .xConnect = bz_connect,
-    .xBestIndex = bz_best_index,
-    .xColumn = bz_column,
-    DS_TABLE_METHODS,
-};
+static sqlite3_module bcolz_module = DS_TABLE_MODULE(bz_best_index, bz_column);
 
 /* ---- bcolz_attrs(path) and bcolz_stats(path): small row lists ---- */
 
@@ -781,28 +759,17 @@ static void attrs_column(ds_list_cursor *c, size_t i, int col, sqlite3_context *
   ds_buf_free(&b);
 }
 
+/* name, value, column, then the HIDDEN path; about 10 rows */
 static const ds_list_def attrs_def = {
-    .name = "bcolz_attrs",
-    .schema = "CREATE TABLE x(name TEXT, value TEXT, \"column\" TEXT, path HIDDEN)",
-    .ncols = 3,
-    .nargs = 1,
-    .usage = "bcolz_attrs('table/dir')",
-    .rows = 10,
-    .collect = attrs_collect,
-    .column = attrs_column,
-};
+    "bcolz_attrs", "CREATE TABLE x(name TEXT, value TEXT, \"column\" TEXT, path HIDDEN)",
+    3, 1, "bcolz_attrs('table/dir')", 10, attrs_collect, attrs_column, NULL};
 
+/* 8 columns, then the HIDDEN path; about 10 rows */
 static const ds_list_def stats_def = {
-    .name = "bcolz_stats",
-    .schema = "CREATE TABLE x(\"column\" TEXT, dtype TEXT, count INTEGER, nulls INTEGER,"
-              " min, max, sum, mean REAL, path HIDDEN)",
-    .ncols = 8,
-    .nargs = 1,
-    .usage = "bcolz_stats('table/dir')",
-    .rows = 10,
-    .collect = stats_collect,
-    .column = list_column,
-};
+    "bcolz_stats",
+    "CREATE TABLE x(\"column\" TEXT, dtype TEXT, count INTEGER, nulls INTEGER, min, max, sum,"
+    " mean REAL, path HIDDEN)",
+    8, 1, "bcolz_stats('table/dir')", 10, stats_collect, list_column, NULL};
 
 /* bcolz_decoded(path): JSON {column: decompressions} of the table at path
  * in this process so far (see bcolz_decode_count): proof that a query
@@ -832,7 +799,7 @@ static void decoded_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 int ds_bcolz_register(sqlite3 *db) {
-  int rc = sqlite3_create_module_v2(db, "bcolz", &bcolz_module, NULL, NULL);
+  int rc = sqlite3_create_module_v2(db, "bcolz", &bcolz_module, (void *)&bcolz_def, NULL);
   if (rc == SQLITE_OK) rc = ds_list_register(db, &attrs_def);
   if (rc == SQLITE_OK) rc = ds_list_register(db, &stats_def);
   if (rc == SQLITE_OK)
@@ -841,4 +808,7 @@ int ds_bcolz_register(sqlite3 *db) {
   return rc;
 }
 
-const sqlite3_module *ds_bcolz_module(void) { return &bcolz_module; }
+const sqlite3_module *ds_bcolz_module(void **aux) {
+  *aux = (void *)&bcolz_def;
+  return &bcolz_module;
+}

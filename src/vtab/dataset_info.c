@@ -421,16 +421,10 @@ static void info_column(ds_list_cursor *c, size_t i, int col, sqlite3_context *c
   else value_result(ctx, r->value);
 }
 
+/* property, value, then the HIDDEN path and options; about 20 rows */
 static const ds_list_def info_def = {
-    .name = MOD,
-    .schema = "CREATE TABLE x(property TEXT, value, path HIDDEN, options HIDDEN)",
-    .ncols = 2,
-    .nargs = 2,
-    .usage = "dataset_info('path' [, 'name=value,...'])",
-    .rows = 20,
-    .collect = info_collect,
-    .column = info_column,
-    .clear = info_clear,
-};
+    MOD, "CREATE TABLE x(property TEXT, value, path HIDDEN, options HIDDEN)",
+    2, 2, "dataset_info('path' [, 'name=value,...'])", 20, info_collect, info_column,
+    info_clear};
 
 int ds_dataset_info_register(sqlite3 *db) { return ds_list_register(db, &info_def); }
