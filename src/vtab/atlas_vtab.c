@@ -123,7 +123,6 @@ static void dataset_close(ds_dataset *base) {
   atlas_close(d->reader);
   free(d->first);
   free(d->counts);
-  free(d);
 }
 
 /* ds_dataset_ops.changed */
@@ -134,8 +133,8 @@ static int dataset_changed(const ds_dataset *d) {
 /* ds_dataset_ops.open: the CREATE form takes infer=, columns=,
  * unsupported= and cache_mb=, the table-valued form unsupported= and
  * cache_mb=. */
-static int dataset_open(const char *path, const ds_options *o, int tvf,
-                        ds_dataset **out, char **err) {
+static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
+                        char **err) {
   static const char *const create_known[] = {"infer", "columns", "unsupported",
                                              "cache_mb", "threads", NULL};
   static const char *const tvf_known[] = {"unsupported", "cache_mb", "threads", NULL};
@@ -150,33 +149,25 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
     ds_err_prefix(err, path);
     return -1;
   }
-  at_dataset *d = calloc(1, sizeof *d);
-  if (!d) return ds_err(err, "out of memory");
+  at_dataset *d = AT(base);
   d->placeholder = mode == 1;
   d->threads = (int)threads;
   d->infer = infer;
   atlas_cache_init(&d->cache, (size_t)cache_mb << 20);
-  if (atlas_open(path, &d->reader, err)) {
-    free(d);
-    return -1;
-  }
+  if (atlas_open(path, &d->reader, err)) return -1;
   size_t k = atlas_nshards(d->reader);
   d->first = malloc((k ? k : 1) * sizeof *d->first);
   d->counts = malloc((k ? k : 1) * sizeof *d->counts);
-  if (!d->first || !d->counts) {
-    dataset_close(&d->base);
-    return ds_err(err, "out of memory");
-  }
+  if (!d->first || !d->counts) return ds_err(err, "out of memory");
   for (size_t s = 0; s < k; s++) {
     d->first[s] = atlas_shard_first(d->reader, s);
     d->counts[s] = atlas_shard_count(d->reader, s);
   }
-  *out = &d->base;
   return 0;
 }
 
 static const ds_dataset_ops atlas_ops = {"atlas('dataset/dir')", dataset_open,
-                                         dataset_close, dataset_changed};
+                                         dataset_close, dataset_changed, sizeof(at_dataset)};
 
 /* The example's value, or an error when it holds an object outside the
  * allow-list and placeholders are off. */

@@ -90,7 +90,6 @@ static void dataset_close(ds_dataset *base) {
   bagz_dataset *d = BAG(base);
   bagz_close(d->reader);
   ds_hash_index_free(&d->index);
-  free(d);
 }
 
 /* ds_dataset_ops.changed */
@@ -99,8 +98,8 @@ static int dataset_changed(const ds_dataset *d) {
 }
 
 /* ds_dataset_ops.open: both forms take the same options. */
-static int dataset_open(const char *path, const ds_options *o, int tvf,
-                        ds_dataset **out, char **err) {
+static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
+                        char **err) {
   (void)tvf;
   bagz_options bo = {0};
   int comp, lim, lay;
@@ -117,20 +116,13 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
   bo.limits = (bagz_limits)lim;
   bo.layout = (ds_layout)lay;
   bo.dictionary_path = ds_options_get(o, "dictionary");
-  bagz_dataset *d = calloc(1, sizeof *d);
-  if (!d) return ds_err(err, "out of memory");
-  if (bagz_open(path, &bo, &d->reader, err)) {
-    free(d);
-    return -1;
-  }
-  d->threads = (int)threads;
-  *out = &d->base;
-  return 0;
+  BAG(base)->threads = (int)threads;
+  return bagz_open(path, &bo, &BAG(base)->reader, err);
 }
 
 static const ds_dataset_ops bagz_ops = {
     "bagz('file.bagz' [, 'name=value,...'])", dataset_open, dataset_close,
-    dataset_changed};
+    dataset_changed, sizeof(bagz_dataset)};
 
 /* Reads one record for the hash index builder. */
 typedef struct index_ctx {

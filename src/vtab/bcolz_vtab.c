@@ -117,7 +117,6 @@ typedef struct bz_cursor {
 static void dataset_close(ds_dataset *d) {
   bcolz_cache_free(BZ(d)->cache);
   bcolz_close(BZ(d)->table);
-  free(d);
 }
 
 /* ds_dataset_ops.changed: did a mapped chunk file change? */
@@ -126,8 +125,8 @@ static int dataset_changed(const ds_dataset *d) {
 }
 
 /* ds_dataset_ops.open: option bytes=text|blob in both forms. */
-static int dataset_open(const char *path, const ds_options *o, int tvf,
-                        ds_dataset **out, char **err) {
+static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
+                        char **err) {
   (void)tvf;
   static const char *const known[] = {"bytes", "cache_mb", NULL};
   static const char *const bytes_modes[] = {"text", "blob", NULL};
@@ -139,20 +138,15 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
     ds_err_prefix(err, path);
     return -1;
   }
-  bz_dataset *d = calloc(1, sizeof *d);
-  if (!d) return ds_err(err, "out of memory");
+  bz_dataset *d = BZ(base);
   d->flags = bytes ? BCOLZ_BYTES_BLOB : 0;
   d->cache_budget = (uint64_t)cache_mb << 20;
-  if (bcolz_open(path, &d->table, err)) {
-    free(d);
-    return -1;
-  }
-  *out = &d->base;
-  return 0;
+  return bcolz_open(path, &d->table, err);
 }
 
 static const ds_dataset_ops bcolz_ops = {"bcolz('table/dir' [, 'bytes=blob'])",
-                                         dataset_open, dataset_close, dataset_changed};
+                                         dataset_open, dataset_close, dataset_changed,
+                                         sizeof(bz_dataset)};
 
 /* The declared SQL type of a column. */
 static const char *decltype_of(const bcolz_dtype *dt, int flags) {

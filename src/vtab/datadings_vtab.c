@@ -66,7 +66,6 @@ typedef struct dd_cursor {
 /* ds_dataset_ops.close */
 static void dataset_close(ds_dataset *d) {
   datadings_close(DD(d)->reader);
-  free(d);
 }
 
 /* ds_dataset_ops.changed */
@@ -76,8 +75,8 @@ static int dataset_changed(const ds_dataset *d) {
 
 /* ds_dataset_ops.open: the CREATE form takes infer= and columns=, the
  * table-valued form no option. */
-static int dataset_open(const char *path, const ds_options *o, int tvf,
-                        ds_dataset **out, char **err) {
+static int dataset_open(ds_dataset *d, const char *path, const ds_options *o, int tvf,
+                        char **err) {
   static const char *const create_known[] = {"infer", "columns", NULL};
   static const char *const tvf_known[] = {NULL};
   int64_t infer;
@@ -86,19 +85,13 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
     ds_err_prefix(err, path);
     return -1;
   }
-  dd_dataset *d = calloc(1, sizeof *d);
-  if (!d) return ds_err(err, "out of memory");
-  if (datadings_open(path, &d->reader, err)) {
-    free(d);
-    return -1;
-  }
-  d->infer = infer;
-  *out = &d->base;
-  return 0;
+  DD(d)->infer = infer;
+  return datadings_open(path, &DD(d)->reader, err);
 }
 
 static const ds_dataset_ops datadings_ops = {"datadings('file.msgpack')", dataset_open,
-                                             dataset_close, dataset_changed};
+                                             dataset_close, dataset_changed,
+                                             sizeof(dd_dataset)};
 
 /* Declare the CREATE form's columns: key, fields, HIDDEN sample and raw. */
 static int declare_create(dd_vtab *t, char **err) {

@@ -2,9 +2,9 @@
  * bcolz) stands on: one base struct for the table and one for the cursor,
  * and the steps every module would otherwise repeat, written once:
  *
- *   xConnect   ds_table_open (the CREATE form opens the dataset; the
- *              table-valued form has the HIDDEN path/options columns),
- *              ds_table_declare, ds_table_done
+ *   xConnect   ds_table_connect: the CREATE form opens the dataset, the
+ *              table-valued form has the HIDDEN path/options columns; the
+ *              module's declare hook declares its columns
  *   xBestIndex ds_table_plan (core of the module's cost model)
  *   xFilter    ds_cursor_filter: interrupt scope, plan decoding, the
  *              dataset for this call, the row set (rowid = / IN / ranges,
@@ -16,9 +16,9 @@
  *   xColumn    the module's; ds_cursor_arg_column serves path/options.
  *
  * A module puts `ds_table base` / `ds_cursor base` first in its own table
- * and cursor structs, fills a ds_table_def (sizes and hooks), and builds
- * its sqlite3_module from DS_TABLE_METHODS plus its own xCreate/xConnect,
- * xBestIndex and xColumn. Writers plug in through ds_table_write_ops and
+ * and cursor structs, fills a ds_table_def (sizes and hooks), builds its
+ * sqlite3_module with DS_TABLE_MODULE(its xBestIndex, its xColumn) and
+ * registers it with the def as client data. Writers plug in through ds_table_write_ops and
  * DS_TABLE_WRITE_METHODS (see the end of this file and ARCHITECTURE.md). */
 #ifndef DS_TABLE_H
 #define DS_TABLE_H
