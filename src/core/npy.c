@@ -37,6 +37,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
+#include "utf8.h"
+
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
 #define NPY_ALIGN 64
@@ -683,19 +686,8 @@ static double load_float(const uint8_t *p, unsigned size, int big) {
 /* Append UTF-8 for one code point; non-scalar values become U+FFFD. */
 static int put_utf8(ds_buf *out, uint32_t cp) {
   uint8_t b[4];
-  size_t n;
-  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
-  if (cp < 0x80) { b[0] = (uint8_t)cp; n = 1; }
-  else if (cp < 0x800) {
-    b[0] = (uint8_t)(0xC0 | cp >> 6); b[1] = (uint8_t)(0x80 | (cp & 63)); n = 2;
-  } else if (cp < 0x10000) {
-    b[0] = (uint8_t)(0xE0 | cp >> 12); b[1] = (uint8_t)(0x80 | ((cp >> 6) & 63));
-    b[2] = (uint8_t)(0x80 | (cp & 63)); n = 3;
-  } else {
-    b[0] = (uint8_t)(0xF0 | cp >> 18); b[1] = (uint8_t)(0x80 | ((cp >> 12) & 63));
-    b[2] = (uint8_t)(0x80 | ((cp >> 6) & 63)); b[3] = (uint8_t)(0x80 | (cp & 63));
-    n = 4;
-  }
+  size_t n = ds_utf8_encode(cp, b);
+  if (!n) n = ds_utf8_encode(0xFFFD, b);
   return ds_buf_append(out, b, n);
 }
 

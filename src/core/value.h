@@ -16,6 +16,8 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "json.h" /* the JSON atoms, for the callers of ds_value_json */
+#include "utf8.h"
 
 typedef enum ds_vtype {
   DS_V_NULL = 0,
@@ -78,20 +80,6 @@ const ds_value *ds_value_find_unsupported(const ds_value *v);
  * as it was). */
 int ds_value_json(ds_buf *out, const ds_value *v, char **err);
 
-/* JSON building blocks shared with npy.c and the format decoders. Each
- * returns 0, or -1 when out of memory. */
-/* A double as JSON: shortest text that reads back to the same double, with
- * ".0" added to integral values ("1.0", as Python prints); null when not
- * finite. */
-int ds_json_double(ds_buf *out, double d);
-/* A JSON string literal (quotes included) for UTF-8 bytes: control characters
- * as \u00XX, invalid UTF-8 replaced by U+FFFD (one per maximal invalid
- * subsequence, like Python's errors='replace'). */
-int ds_json_string(ds_buf *out, const uint8_t *p, size_t n);
-/* A JSON string literal holding the standard base64 (with padding) of p. */
-int ds_json_base64(ds_buf *out, const uint8_t *p, size_t n);
-/* 1 when p[0..n) is valid UTF-8 (no surrogates, no overlongs), else 0. */
-int ds_utf8_valid(const uint8_t *p, size_t n);
 /* Parse a BIGINT's decimal text ("-?[0-9]+"). Returns 1 and sets *out when it
  * fits in int64, 0 when it is valid but does not fit, -1 when malformed. */
 int ds_bigint_to_i64(const uint8_t *p, size_t n, int64_t *out);

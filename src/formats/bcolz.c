@@ -18,6 +18,7 @@
 #include "core/codec.h"
 #include "core/mapped_file.h"
 #include "core/npy.h"
+#include "core/utf8.h"
 #include "formats/pickle.h"
 
 /* Mapped chunk files kept per column (address space only: the pages are
@@ -880,26 +881,9 @@ static int ucs4_to_utf8(const uint8_t *p, uint32_t itemsize, int big,
   for (uint32_t i = 0; i < n; i++) {
     uint32_t u = (uint32_t)load_u(p + 4 * i, 4, big);
     uint8_t o[4];
-    size_t k;
-    if (u > 0x10FFFF || (u >= 0xD800 && u <= 0xDFFF))
+    size_t k = ds_utf8_encode(u, o);
+    if (!k)
       return ds_err(err, "invalid UCS-4 code unit 0x%X at character %u", u, i);
-    if (u < 0x80) {
-      o[0] = (uint8_t)u, k = 1;
-    } else if (u < 0x800) {
-      o[0] = (uint8_t)(0xC0 | u >> 6), o[1] = (uint8_t)(0x80 | (u & 0x3F));
-      k = 2;
-    } else if (u < 0x10000) {
-      o[0] = (uint8_t)(0xE0 | u >> 12);
-      o[1] = (uint8_t)(0x80 | ((u >> 6) & 0x3F));
-      o[2] = (uint8_t)(0x80 | (u & 0x3F));
-      k = 3;
-    } else {
-      o[0] = (uint8_t)(0xF0 | u >> 18);
-      o[1] = (uint8_t)(0x80 | ((u >> 12) & 0x3F));
-      o[2] = (uint8_t)(0x80 | ((u >> 6) & 0x3F));
-      o[3] = (uint8_t)(0x80 | (u & 0x3F));
-      k = 4;
-    }
     if (ds_buf_append(b, o, k)) return ds_err(err, "out of memory");
   }
   return 0;

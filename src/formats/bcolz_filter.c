@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
+
 #define CMP_NULL 2 /* the cell is NULL: no comparison holds */
 #define CMP_KEEP 3 /* cannot judge here: keep the cell */
 
@@ -30,20 +32,10 @@ int bcolz_filter_supported(const bcolz_dtype *dt, int bytes_blob, int *text) {
 
 /* Decode UTF-8 s[0..n) into code points; 0 when not valid UTF-8. */
 static int utf8_decode(const uint8_t *s, size_t n, uint32_t *out, size_t *nout) {
-  size_t k = 0;
+  size_t k = 0, skip;
   for (size_t i = 0; i < n;) {
-    uint32_t c = s[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (!len || i + len > n) return 0;
-    if (len > 1) c &= 0x3F >> (len - 1);
-    for (size_t j = 1; j < len; j++) {
-      if ((s[i + j] & 0xC0) != 0x80) return 0;
-      c = c << 6 | (s[i + j] & 0x3F);
-    }
-    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (c < min[len] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
-    out[k++] = c;
-    i += len;
+    if (!ds_utf8_seq(s + i, n - i, &skip)) return 0;
+    out[k++] = ds_utf8_next(s, n, &i);
   }
   *nout = k;
   return 1;
