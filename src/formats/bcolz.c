@@ -18,6 +18,7 @@
 #include "core/codec.h"
 #include "core/mapped_file.h"
 #include "core/npy.h"
+#include "core/numbers.h"
 #include "core/utf8.h"
 #include "formats/pickle.h"
 
@@ -809,59 +810,6 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
 
 /* ------------------------------------------------------------ cells */
 
-static uint64_t load_u(const uint8_t *p, uint32_t size, int big) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (!big) { /* the common case: native order, one load */
-    uint64_t u64;
-    uint32_t u32;
-    uint16_t u16;
-    switch (size) {
-    case 8: memcpy(&u64, p, 8); return u64;
-    case 4: memcpy(&u32, p, 4); return u32;
-    case 2: memcpy(&u16, p, 2); return u16;
-    case 1: return p[0];
-    default: break;
-    }
-  }
-#endif
-  uint64_t v = 0;
-  for (uint32_t i = 0; i < size; i++)
-    v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);
-  return v;
-}
-
-static int64_t load_i(const uint8_t *p, uint32_t size, int big) {
-  uint64_t v = load_u(p, size, big);
-  if (size < 8 && (v >> (8 * size - 1)) & 1) v |= ~UINT64_C(0) << (8 * size);
-  return (int64_t)v;
-}
-
-static double half_to_double(uint16_t h) {
-  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v;
-  if (e == 0)
-    v = ldexp((double)m, -24);
-  else if (e == 31)
-    v = m ? NAN : INFINITY;
-  else
-    v = ldexp((double)(m + 1024), e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-
-static double load_f(const uint8_t *p, uint32_t size, int big) {
-  uint64_t v = load_u(p, size, big);
-  if (size == 2) return half_to_double((uint16_t)v);
-  if (size == 4) {
-    float f;
-    uint32_t u = (uint32_t)v;
-    memcpy(&f, &u, 4);
-    return (double)f;
-  }
-  double d;
-  memcpy(&d, &v, 8);
-  return d;
-}
-
 static int arena_copy(ds_arena *a, const uint8_t *p, size_t n,
                       const uint8_t **out) {
   uint8_t *d = ds_arena_alloc(a, n ? n : 1);
@@ -876,10 +824,10 @@ static int arena_copy(ds_arena *a, const uint8_t *p, size_t n,
 static int ucs4_to_utf8(const uint8_t *p, uint32_t itemsize, int big,
                         ds_buf *b, uint64_t *cps, char **err) {
   uint32_t n = itemsize / 4;
-  while (n > 0 && load_u(p + 4 * (n - 1), 4, big) == 0) n--;
+  while (n > 0 && ds_load_uint(p + 4 * (n - 1), 4, big) == 0) n--;
   if (cps) *cps = n;
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t u = (uint32_t)load_u(p + 4 * i, 4, big);
+    uint32_t u = (uint32_t)ds_load_uint(p + 4 * i, 4, big);
     uint8_t o[4];
     size_t k = ds_utf8_encode(u, o);
     if (!k)
@@ -926,10 +874,10 @@ static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
     return 0;
   case 'i':
     out->type = DS_V_INT;
-    out->u.i = load_i(p, dt->itemsize, big);
+    out->u.i = ds_load_int(p, dt->itemsize, big);
     return 0;
   case 'u': {
-    uint64_t u = load_u(p, dt->itemsize, big);
+    uint64_t u = ds_load_uint(p, dt->itemsize, big);
     if (u > INT64_MAX) {
       out->type = DS_V_UINT;
       out->u.u = u;
@@ -941,17 +889,17 @@ static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
   }
   case 'f':
     out->type = DS_V_FLOAT;
-    out->u.f = load_f(p, dt->itemsize, big);
+    out->u.f = ds_load_float(p, dt->itemsize, big);
     return 0;
   case 'm': {
-    int64_t v = load_i(p, 8, big);
+    int64_t v = ds_load_int(p, 8, big);
     if (v == DS_NPY_NAT) return 0; /* NULL */
     out->type = DS_V_INT;
     out->u.i = v;
     return 0;
   }
   case 'M': {
-    int64_t v = load_i(p, 8, big);
+    int64_t v = ds_load_int(p, 8, big);
     if (v == DS_NPY_NAT) return 0;
     ds_buf b = {0};
     return text_value(ds_npy_datetime_iso(&b, v, dt->unit, dt->mult, err), &b, a, out, err);
@@ -983,19 +931,19 @@ int bcolz_cell_number(const bcolz_dtype *dt, const uint8_t *p, int64_t *i,
     *i = p[0] != 0;
     return BCOLZ_NUM_INT;
   case 'i':
-    *i = load_i(p, dt->itemsize, big);
+    *i = ds_load_int(p, dt->itemsize, big);
     return BCOLZ_NUM_INT;
   case 'u': {
-    uint64_t u = load_u(p, dt->itemsize, big);
+    uint64_t u = ds_load_uint(p, dt->itemsize, big);
     if (u > INT64_MAX) return BCOLZ_NUM_BIG;
     *i = (int64_t)u;
     return BCOLZ_NUM_INT;
   }
   case 'f':
-    *d = load_f(p, dt->itemsize, big);
+    *d = ds_load_float(p, dt->itemsize, big);
     return isnan(*d) ? BCOLZ_NUM_NULL : BCOLZ_NUM_FLOAT;
   case 'm':
-    *i = load_i(p, 8, big);
+    *i = ds_load_int(p, 8, big);
     return *i == DS_NPY_NAT ? BCOLZ_NUM_NULL : BCOLZ_NUM_INT;
   default:
     return BCOLZ_NUM_NONE;
@@ -1291,7 +1239,7 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
         break;
       }
       case 'i': {
-        int64_t v = load_i(e, dt->itemsize, big);
+        int64_t v = ds_load_int(e, dt->itemsize, big);
         isum += v;
         if (v < imin) imin = v;
         if (v > imax) imax = v;
@@ -1299,7 +1247,7 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
         break;
       }
       case 'u': {
-        uint64_t v = load_u(e, dt->itemsize, big);
+        uint64_t v = ds_load_uint(e, dt->itemsize, big);
         isum += (__int128)v;
         if (v < umin) umin = v;
         if (v > umax) umax = v;
@@ -1307,7 +1255,7 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
         break;
       }
       case 'f': {
-        double v = load_f(e, dt->itemsize, big);
+        double v = ds_load_float(e, dt->itemsize, big);
         if (isnan(v)) {
           s->nulls++;
           break;
@@ -1331,7 +1279,7 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
       }
       case 'M':
       case 'm': {
-        int64_t v = load_i(e, 8, big);
+        int64_t v = ds_load_int(e, 8, big);
         if (v == DS_NPY_NAT) {
           s->nulls++;
           break;

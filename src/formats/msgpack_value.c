@@ -50,6 +50,7 @@
 #include <strings.h>
 
 #include "core/npy.h"
+#include "core/numbers.h"
 #include "formats/pickle.h"
 
 #define MP_MAX_NEST 32             /* msgpack-c's fixed parser stack */
@@ -909,44 +910,6 @@ static int np_ndarray(const msgpack_object *m, ds_arena *a, ds_value *out,
 
 /* ------------------------------------------------------ numpy scalars */
 
-/* IEEE half precision bits as a double. */
-static double half_to_double(uint16_t h) {
-  int e = (h >> 10) & 0x1f, f = h & 0x3ff;
-  double v;
-  if (e == 0) v = ldexp(f, -24);
-  else if (e == 31) v = f ? NAN : INFINITY;
-  else v = ldexp(f + 1024, e - 25);
-  return h & 0x8000 ? -v : v;
-}
-
-/* 1 on a little-endian host. */
-static int host_little(void) {
-  const uint16_t x = 1;
-  return *(const uint8_t *)&x == 1;
-}
-
-/* An unsigned integer of k bytes in the given byte order. */
-static uint64_t load_uint(const uint8_t *p, unsigned k, int big) {
-  uint64_t v = 0;
-  for (unsigned i = 0; i < k; i++) v = v << 8 | p[big ? i : k - 1 - i];
-  return v;
-}
-
-/* A float of k bytes (2, 4 or 8) in the given byte order. */
-static double load_float(const uint8_t *p, unsigned k, int big) {
-  uint64_t bits = load_uint(p, k, big);
-  if (k == 2) return half_to_double((uint16_t)bits);
-  if (k == 4) {
-    uint32_t b32 = (uint32_t)bits;
-    float f;
-    memcpy(&f, &b32, sizeof f);
-    return f;
-  }
-  double d;
-  memcpy(&d, &bits, sizeof d);
-  return d;
-}
-
 /* A dtype this file decodes itself. */
 typedef struct fast_dtype {
   char kind;      /* b i u f c */
@@ -974,7 +937,7 @@ static int fast_dtype_parse(const uint8_t *s, size_t n, fast_dtype *d) {
          : size == 1 || size == 2 || size == 4 || size == 8;
   if (!ok) return 0;
   d->size = size;
-  d->big = order == '>' || ((order == '=' || order == '|') && !host_little());
+  d->big = order == '>' || ((order == '=' || order == '|') && !ds_host_little());
   return 1;
 }
 
@@ -984,22 +947,22 @@ static void fast_scalar(const fast_dtype *d, const uint8_t *p, ds_value *out) {
     out->type = DS_V_BOOL;
     out->u.i = p[0] != 0;
   } else if (d->kind == 'i') {
-    uint64_t u = load_uint(p, d->size, d->big);
+    uint64_t u = ds_load_uint(p, d->size, d->big);
     unsigned shift = 64 - 8 * d->size;
     out->type = DS_V_INT;
     out->u.i = shift ? (int64_t)(u << shift) >> shift : (int64_t)u;
   } else if (d->kind == 'u') {
-    uint64_t u = load_uint(p, d->size, d->big);
+    uint64_t u = ds_load_uint(p, d->size, d->big);
     out->type = u > INT64_MAX ? DS_V_UINT : DS_V_INT;
     if (u > INT64_MAX) out->u.u = u;
     else out->u.i = (int64_t)u;
   } else if (d->kind == 'f') {
     out->type = DS_V_FLOAT;
-    out->u.f = load_float(p, d->size, d->big);
+    out->u.f = ds_load_float(p, d->size, d->big);
   } else {
     out->type = DS_V_COMPLEX;
-    out->u.c.re = load_float(p, d->size / 2, d->big);
-    out->u.c.im = load_float(p + d->size / 2, d->size / 2, d->big);
+    out->u.c.re = ds_load_float(p, d->size / 2, d->big);
+    out->u.c.im = ds_load_float(p + d->size / 2, d->size / 2, d->big);
   }
 }
 
