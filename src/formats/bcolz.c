@@ -16,6 +16,7 @@
 
 #include "core/cancel.h"
 #include "core/codec.h"
+#include "core/json_file.h"
 #include "core/mapped_file.h"
 #include "core/npy.h"
 #include "core/numbers.h"
@@ -57,32 +58,8 @@ struct bcolz_table {
 
 /* ------------------------------------------------------------ helpers */
 
-
-/* Parse p[0..n) as JSON (any UTF-8); errors name `path` and the
- * position. */
-static json_t *json_from_bytes(const uint8_t *p, size_t n, const char *path,
-                               char **err) {
-  json_error_t e;
-  json_t *j = NULL;
-  if (n == 0)
-    ds_err(err, "%s: invalid JSON: empty file", path);
-  else {
-    j = json_loadb((const char *)p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
-    if (!j)
-      ds_err(err, "%s: invalid JSON (line %d, column %d): %s", path, e.line,
-             e.column, e.text);
-  }
-  return j;
-}
-
-/* Parse the file `path` as JSON. */
-static json_t *load_json(const char *path, char **err) {
-  ds_file f;
-  if (ds_file_open(&f, path, err)) return NULL;
-  json_t *j = json_from_bytes(f.data, (size_t)f.size, path, err);
-  ds_file_close(&f);
-  return j;
-}
+/* bcolz metadata is any JSON value, in any UTF-8 (NULs allowed). */
+#define BCOLZ_JSON_FLAGS (JSON_DECODE_ANY | JSON_ALLOW_NUL)
 
 /* Compact JSON text of an object (owned, malloc'd). */
 static char *dump_json(json_t *j) {
@@ -98,7 +75,7 @@ static int read_attrs(const char *dir, char **out, char **err) {
     *out = strdup("{}");
     rc = *out ? 0 : ds_err(err, "out of memory");
   } else {
-    json_t *j = load_json(p, err);
+    json_t *j = ds_json_load_file(p, BCOLZ_JSON_FLAGS, err);
     if (j) {
       if (!json_is_object(j))
         ds_err(err, "%s: not a JSON object", p);
@@ -251,7 +228,7 @@ static int parse_meta(bcolz_col *c, const char *tp, const uint8_t *tb,
                       char **err) {
   int rc = -1;
   json_t *sizes = NULL, *storage = NULL;
-  if (!(storage = json_from_bytes(tb, tn, tp, err))) goto done;
+  if (!(storage = ds_json_parse(tb, tn, BCOLZ_JSON_FLAGS, tp, err))) goto done;
   if (!json_is_object(storage)) {
     ds_err(err, "%s: invalid meta/storage: not a JSON object", tp);
     goto done;
@@ -282,7 +259,7 @@ static int parse_meta(bcolz_col *c, const char *tp, const uint8_t *tb,
     ds_err(err, "%s: invalid meta/storage: \"cparams\" is not an object", tp);
     goto done;
   }
-  if (!(sizes = json_from_bytes(sb, sn, sp, err))) goto done;
+  if (!(sizes = ds_json_parse(sb, sn, BCOLZ_JSON_FLAGS, sp, err))) goto done;
   json_t *shape = json_is_object(sizes) ? json_object_get(sizes, "shape") : NULL;
   if (!json_is_array(shape) || json_array_size(shape) < 1 ||
       json_array_size(shape) > BCOLZ_MAX_DIMS + 1) {
@@ -424,7 +401,7 @@ static int safe_name(const char *s, size_t n) {
 }
 
 static int open_ctable(bcolz_table *t, const char *rd, char **err) {
-  json_t *j = load_json(rd, err);
+  json_t *j = ds_json_load_file(rd, BCOLZ_JSON_FLAGS, err);
   if (!j) return -1;
   int rc = -1;
   json_t *names = json_is_object(j) ? json_object_get(j, "names") : NULL;
@@ -1430,7 +1407,7 @@ int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
   const bcolz_col *c = &t->cols[col];
   char *p = ds_strf("%s/meta/storage", c->path);
   if (!p) return ds_err(err, "out of memory");
-  json_t *st = load_json(p, err);
+  json_t *st = ds_json_load_file(p, BCOLZ_JSON_FLAGS, err);
   free(p);
   if (!st) return -1;
   json_t *cp = json_is_object(st) ? json_object_get(st, "cparams") : NULL;
