@@ -66,6 +66,8 @@ void *ds_arena_alloc(ds_arena *a, size_t n);  /* 16-byte aligned; NULL on failur
 /* The error after ds_arena_alloc failed: past the limit ("value needs more
  * than max_value_bytes=N bytes") or out of memory. Returns -1. */
 int ds_arena_fail(const ds_arena *a, char **err);
+/* ds_arena_alloc, setting *err by ds_arena_fail when it fails. */
+void *ds_arena_get(ds_arena *a, size_t n, char **err);
 void ds_arena_reset(ds_arena *a);             /* keep one block, forget the rest */
 void ds_arena_free(ds_arena *a);
 
