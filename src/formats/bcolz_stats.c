@@ -268,16 +268,9 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
     for (uint64_t r = 0; r < rows; r++) {
       const uint8_t *e = p + r * dt->atom;
       switch (kind) {
-      case 'b': {
-        int v = e[0] != 0;
-        isum += v;
-        if (v < imin) imin = v;
-        if (v > imax) imax = v;
-        have = 1;
-        break;
-      }
+      case 'b':
       case 'i': {
-        int64_t v = ds_load_int(e, dt->itemsize, big);
+        int64_t v = kind == 'b' ? e[0] != 0 : ds_load_int(e, dt->itemsize, big);
         isum += v;
         if (v < imin) imin = v;
         if (v > imax) imax = v;

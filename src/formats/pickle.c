@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "core/npy.h"
+#include "core/numbers.h"
 #include "core/utf8.h"
 
 #define PK_DEF_MAX_BYTES ((size_t)1 << 30)
@@ -1398,10 +1399,8 @@ static int mark_pop(pk *d, size_t *k) {
 /* Read a little-endian unsigned argument of k bytes. */
 static inline int read_uint(pk *d, size_t k, uint64_t *v) {
   if ((size_t)(d->end - d->p) < k) return truncated(d);
-  uint64_t x = 0;
-  for (size_t i = 0; i < k; i++) x |= (uint64_t)d->p[i] << (8 * i);
+  *v = ds_load_uint(d->p, (unsigned)k, 0);
   d->p += k;
-  *v = x;
   return 0;
 }
 
