@@ -2,7 +2,9 @@
  * shared/formats/bcolz.md). Metadata is read at open; chunk files are
  * mapped on demand, checked (blpk header, Blosc header against the file
  * size, uncompressed size against the rows the chunk must hold) and
- * decompressed with c-blosc 1.x (_ctx functions, one thread). */
+ * decompressed with c-blosc 1.x: blosc_decompress_ctx (one thread) for a
+ * whole chunk, blosc_getitem for one row's items. Cells become values here;
+ * column statistics are bcolz_stats.c's. */
 #include "bcolz.h"
 
 #include <blosc.h>
@@ -214,13 +216,13 @@ static int parse_dtype(const char *s, bcolz_dtype *dt) {
 
 /* ---------------------------------------------------------- columns */
 
+/* A non-negative JSON integer into *out; -1 for anything else. */
 static int json_uint(json_t *v, uint64_t *out) {
   if (!json_is_integer(v) || json_integer_value(v) < 0) return -1;
   *out = (uint64_t)json_integer_value(v);
   return 0;
 }
 
-/* Read meta/sizes, meta/storage and __attrs__ of the carray at col->path. */
 /* Parse meta/storage (tp: its name, tb[0..tn)) and meta/sizes (sp,
  * sb[0..sn)) into c. */
 static int parse_meta(bcolz_col *c, const char *tp, const uint8_t *tb,
@@ -358,6 +360,7 @@ done:
   return rc;
 }
 
+/* The metadata checks of bcolz_open on texts in memory (the fuzzer's entry). */
 int bcolz_parse_meta(const uint8_t *storage, size_t storage_len,
                      const uint8_t *sizes, size_t sizes_len, bcolz_dtype *dt,
                      uint64_t *len, uint64_t *chunklen, char **err) {
@@ -375,6 +378,7 @@ int bcolz_parse_meta(const uint8_t *storage, size_t storage_len,
   return rc;
 }
 
+/* Unmap a column's chunk files and free its names (not c itself). */
 static void close_col(bcolz_col *c) {
   for (int i = 0; i < MAP_SLOTS; i++)
     if (c->maps[i].open) ds_file_close(&c->maps[i].f);
@@ -384,6 +388,7 @@ static void close_col(bcolz_col *c) {
   free(c->attrs);
 }
 
+/* Close every column and free the table (NULL is fine). */
 void bcolz_close(bcolz_table *t) {
   if (!t) return;
   for (size_t i = 0; i < t->ncols; i++) close_col(&t->cols[i]);
@@ -400,6 +405,9 @@ static int safe_name(const char *s, size_t n) {
   return strchr(s, '/') == NULL;
 }
 
+/* Open the ctable whose __rootdirs__ is `rd`: one carray per listed name,
+ * each a directory under the root, all of the same length; then the root's
+ * __attrs__. */
 static int open_ctable(bcolz_table *t, const char *rd, char **err) {
   json_t *j = ds_json_load_file(rd, BCOLZ_JSON_FLAGS, err);
   if (!j) return -1;
@@ -457,6 +465,7 @@ done:
   return rc;
 }
 
+/* Open a ctable (a directory with __rootdirs__) or a lone carray. */
 int bcolz_open(const char *path, bcolz_table **out, char **err) {
   *out = NULL;
   bcolz_table *t = calloc(1, sizeof *t);
@@ -515,6 +524,7 @@ fail:
 
 /* ---------------------------------------------------------- getters */
 
+/* Getters (see bcolz.h); col is not checked, callers pass col < ncols. */
 const char *bcolz_path(const bcolz_table *t) { return t->path; }
 int bcolz_is_ctable(const bcolz_table *t) { return t->is_ctable; }
 uint64_t bcolz_nrows(const bcolz_table *t) { return t->nrows; }
@@ -541,6 +551,7 @@ const char *bcolz_col_attrs_json(const bcolz_table *t, size_t col) {
 const char *bcolz_col_path(const bcolz_table *t, size_t col) {
   return t->cols[col].path;
 }
+/* Rows in a full chunk: chunklen, or 1 for object columns. */
 static uint64_t rows_per_chunk(const bcolz_col *c) {
   return c->dt.kind == 'O' ? 1 : c->chunklen;
 }
@@ -559,6 +570,7 @@ uint64_t bcolz_col_chunk_of(const bcolz_table *t, size_t col, uint64_t row) {
 
 /* ----------------------------------------------------------- chunks */
 
+/* Check a chunk file's blpk and Blosc headers against its size. */
 int bcolz_check_chunk_file(const uint8_t *p, uint64_t size, const char *name,
                            uint64_t *nbytes, char **err) {
   if (size < 32)
@@ -630,6 +642,7 @@ static int decompress(const uint8_t *b, uint64_t nbytes, const char *name,
   return 0;
 }
 
+/* Check a chunk file and decompress it into buf (the fuzzer's entry). */
 int bcolz_decode_chunk_file(const uint8_t *p, uint64_t size, const char *name,
                             ds_buf *buf, char **err) {
   uint64_t nbytes;
@@ -663,11 +676,13 @@ static uint64_t *counter_of(const char *path, int create) {
   return e ? &e->n : NULL;
 }
 
+/* Count one decompression of column c (its directory's counter). */
 static void count_decode(bcolz_col *c) {
   if (!c->decodes) c->decodes = counter_of(c->path, 1);
   if (c->decodes) __atomic_fetch_add(c->decodes, 1, __ATOMIC_RELAXED);
 }
 
+/* Decompressions of chunks under column_dir so far (0 when none). */
 uint64_t bcolz_decode_count(const char *column_dir) {
   uint64_t *n = counter_of(column_dir, 0);
   return n ? __atomic_load_n(n, __ATOMIC_RELAXED) : 0;
@@ -716,6 +731,7 @@ static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
   return 0;
 }
 
+/* Decompress chunk k of a column into buf, then release its mapped pages. */
 int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
                 const uint8_t **p, uint64_t *rows, char **err) {
   if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
@@ -737,6 +753,8 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   return 0;
 }
 
+/* One row's bytes: blosc_getitem of just its items when they line up with
+ * the typesize, else the whole chunk inflated; object rows are a chunk each. */
 int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
                    char **err) {
   if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
@@ -787,6 +805,7 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
 
 /* ------------------------------------------------------------ cells */
 
+/* Copy p[0..n) into the arena as *out; -1 when out of memory. */
 static int arena_copy(ds_arena *a, const uint8_t *p, size_t n,
                       const uint8_t **out) {
   uint8_t *d = ds_arena_alloc(a, n ? n : 1);
@@ -886,6 +905,7 @@ static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
   }
 }
 
+/* A scalar numeric cell as SQL sees it (see bcolz.h). */
 int bcolz_cell_number(const bcolz_dtype *dt, const uint8_t *p, int64_t *i,
                       double *d) {
   int big = dt->byteorder == '>';
@@ -914,6 +934,8 @@ int bcolz_cell_number(const bcolz_dtype *dt, const uint8_t *p, int64_t *i,
   }
 }
 
+/* One cell as a value: object cells through the pickle decoder, scalars by
+ * scalar_value, cells of several elements as a .npy blob. */
 int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
                      int flags, ds_arena *a, ds_value *out, char **err) {
   memset(out, 0, sizeof *out);
@@ -949,6 +971,7 @@ int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
   return 0;
 }
 
+/* 1 when a mapped chunk file changed on disk since it was mapped. */
 int bcolz_stale(const bcolz_table *t) {
   for (size_t i = 0; i < t->ncols; i++)
     for (int j = 0; j < MAP_SLOTS; j++)
@@ -963,6 +986,8 @@ static int cparam_int(json_t *cp, const char *key, int def) {
   return json_is_integer(v) ? (int)json_integer_value(v) : def;
 }
 
+/* A column's compression parameters: meta/storage's cparams, and the
+ * Blosc flags and typesize of chunk 0's header. */
 int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
                       char **err) {
   memset(out, 0, sizeof *out);

@@ -33,6 +33,7 @@ static void release_entry(ds_lru_node *n) {
   free(e);
 }
 
+/* An empty cache of `budget` bytes (see bcolz_cache.h). */
 bcolz_cache *bcolz_cache_new(uint64_t budget) {
   bcolz_cache *c = calloc(1, sizeof *c);
   if (!c) return NULL;
@@ -41,11 +42,13 @@ bcolz_cache *bcolz_cache_new(uint64_t budget) {
   return c;
 }
 
+/* Cap every chunk it decompresses at max bytes (max_value_bytes). */
 void bcolz_cache_set_max(bcolz_cache *c, uint64_t max) {
   c->max = (size_t)max;
   c->spare.max = c->max;
 }
 
+/* Free every chunk and the cache (NULL is fine). */
 void bcolz_cache_free(bcolz_cache *c) {
   if (!c) return;
   ds_lru_free(&c->lru);
@@ -79,6 +82,8 @@ static entry *load_entry(bcolz_cache *c, bcolz_table *t, size_t col,
   return e;
 }
 
+/* A row's bytes: the previous chunk, a cached one, or a chunk decompressed
+ * now (kept when it fits the budget, else into `spare` only). */
 int bcolz_cache_row(bcolz_cache *c, bcolz_table *t, size_t col, uint64_t row,
                     const uint8_t **p, char **err) {
   if (col >= bcolz_ncols(t) || row >= bcolz_nrows(t))
@@ -111,6 +116,7 @@ int bcolz_cache_row(bcolz_cache *c, bcolz_table *t, size_t col, uint64_t row,
   return 0;
 }
 
+/* Bytes held, entries, hits and misses so far. */
 void bcolz_cache_stats(const bcolz_cache *c, uint64_t *bytes, uint64_t *entries,
                        uint64_t *hits, uint64_t *misses) {
   *bytes = c->lru.used;

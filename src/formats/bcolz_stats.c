@@ -24,6 +24,7 @@ static void chunk_prefix(char **err, const bcolz_table *t, size_t col,
   free(fp);
 }
 
+/* Make *v a TEXT/BYTES value holding a copy of p[0..n) in store. */
 static int set_bytes(ds_buf *store, ds_value *v, ds_vtype type,
                      const uint8_t *p, size_t n) {
   store->len = 0;
@@ -34,6 +35,7 @@ static int set_bytes(ds_buf *store, ds_value *v, ds_vtype type,
   return 0;
 }
 
+/* memcmp order of two byte strings, the shorter first on a tie. */
 static int bytes_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
   size_t m = na < nb ? na : nb;
   int c = m ? memcmp(a, b, m) : 0;
@@ -41,6 +43,7 @@ static int bytes_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
   return na < nb ? -1 : na > nb;
 }
 
+/* Decimal text of a 128-bit integer into out[0..cap). */
 static void i128_text(char *out, size_t cap, __int128 v) {
   char tmp[48];
   int neg = v < 0, n = 0;
@@ -56,13 +59,14 @@ static void i128_text(char *out, size_t cap, __int128 v) {
   out[k] = 0;
 }
 
+/* Free the min/max text a stats result holds. */
 void bcolz_stats_free(bcolz_stats *s) {
   ds_buf_free(&s->min_store_);
   ds_buf_free(&s->max_store_);
   memset(s, 0, sizeof *s);
 }
 
-/* memcmp order of two w-byte cells, 8 bytes at a time. */
+/* The first 8 bytes at p as a big-endian number (their memcmp order). */
 static inline uint64_t load_be64(const uint8_t *p) {
   uint64_t x;
   memcpy(&x, p, 8);
@@ -72,6 +76,7 @@ static inline uint64_t load_be64(const uint8_t *p) {
   return x;
 }
 
+/* memcmp order of two w-byte cells, 8 bytes at a time. */
 static inline int cmp_cells(const uint8_t *a, const uint8_t *b, size_t w) {
   size_t i = 0;
   for (; i + 8 <= w; i += 8) {
@@ -181,6 +186,7 @@ static char native_num(const bcolz_dtype *dt) {
     fcomp = comp_;                                                           \
   } while (0)
 
+/* Statistics of one column over all its chunks (see bcolz.h). */
 int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
                        char **err) {
   memset(s, 0, sizeof *s);
