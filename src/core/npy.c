@@ -249,7 +249,7 @@ static int parse_unit(const char *s, size_t n, size_t *i, dtype_info *d,
     if (strlen(unit_names[u]) == j - *i && memcmp(s + *i, unit_names[u], j - *i) == 0)
       d->unit = u;
   if (d->unit == DS_NPY_UNIT_GENERIC)
-    return ds_err(err, "unknown datetime unit '%.*s'", (int)(j - *i), s + *i);
+    return ds_err_quoted(err, "unknown datetime unit '%s'", s + *i, j - *i);
   *i = j + 1;
   return 0;
 }
@@ -288,28 +288,28 @@ static void dtype_format(dtype_info *d) {
 /* Parse a simple dtype string such as "<f4", "|S5", "<U3", "<M8[ns]". */
 static int parse_simple_descr(const char *s, size_t n, dtype_info *d,
                               char **err) {
-  int shown = (int)(n > 40 ? 40 : n); /* how much of s an error quotes */
+  size_t shown = n > 40 ? 40 : n; /* how much of s an error quotes */
   memset(d, 0, sizeof *d);
   size_t i = 0;
   char order = '=';
   if (i < n && s[i] && strchr("<>|=", s[i])) order = s[i++];
   if (i == n || !s[i] || !strchr("biufcSUVMmO", s[i]))
-    return ds_err(err, "unsupported dtype '%.*s'", shown, s);
+    return ds_err_quoted(err, "unsupported dtype '%s'", s, shown);
   d->kind = s[i++];
   uint64_t size;
   int has = parse_digits(s, n, &i, &size);
   if (has < 0 || (d->kind == 'U' && size > INT32_MAX / 4))
-    return ds_err(err, "dtype '%.*s': size too large", shown, s);
+    return ds_err_quoted(err, "dtype '%s': size too large", s, shown);
   if (!has) {
     if (d->kind != 'M' && d->kind != 'm' && d->kind != 'O')
-      return ds_err(err, "dtype '%.*s' has no size", shown, s);
+      return ds_err_quoted(err, "dtype '%s' has no size", s, shown);
     size = 8;
   }
   if (!check_numeric_size(d->kind, size))
-    return ds_err(err, "unsupported dtype '%.*s'", shown, s);
+    return ds_err_quoted(err, "unsupported dtype '%s'", s, shown);
   if ((d->kind == 'M' || d->kind == 'm') && parse_unit(s, n, &i, d, err))
     return -1;
-  if (i != n) return ds_err(err, "unsupported dtype '%.*s'", shown, s);
+  if (i != n) return ds_err_quoted(err, "unsupported dtype '%s'", s, shown);
   d->itemsize = (uint32_t)(d->kind == 'U' ? size * 4 : size);
   if (d->itemsize == 1 || d->kind == 'S' || d->kind == 'V' || d->kind == 'O')
     d->byteorder = '|';
@@ -466,9 +466,9 @@ static int header_entry(cur *c, ds_npy *out, int seen[3], char **err) {
   if (kn == 5 && !memcmp(k, "descr", 5)) which = 0;
   else if (kn == 13 && !memcmp(k, "fortran_order", 13)) which = 1;
   else if (kn == 5 && !memcmp(k, "shape", 5)) which = 2;
-  else return ds_err(err, "unexpected key '%.*s'", (int)(kn > 40 ? 40 : kn), k);
+  else return ds_err_quoted(err, "unexpected key '%s'", k, kn > 40 ? 40 : kn);
   if (esc) return ds_err(err, "escape in key");
-  if (seen[which]++) return ds_err(err, "duplicate key '%.*s'", (int)kn, k);
+  if (seen[which]++) return ds_err_quoted(err, "duplicate key '%s'", k, kn);
   if (!eat(c, ':')) return ds_err(err, "expected ':'");
   if (which == 0) return header_descr(c, out, err);
   if (which == 1) {

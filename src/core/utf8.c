@@ -108,11 +108,19 @@ int ds_buf_put_escaped(ds_buf *out, const uint8_t *p, size_t n) {
   return 0;
 }
 
-char *ds_escape(const uint8_t *p, size_t n) {
+char *ds_escape(const void *p, size_t n) {
   ds_buf b = {0};
   if (ds_buf_put_escaped(&b, p, n) || ds_buf_append(&b, "", 1)) {
     ds_buf_free(&b);
     return NULL;
   }
   return (char *)b.data;
+}
+
+int ds_err_quoted(char **err, const char *fmt, const void *p, size_t n) {
+  char *q = ds_escape(p, n);
+  if (!q) return ds_err(err, "out of memory");
+  ds_err(err, fmt, q);
+  free(q);
+  return -1;
 }

@@ -46,6 +46,10 @@ int ds_buf_put_escaped(ds_buf *out, const uint8_t *p, size_t n);
 
 /* ds_buf_put_escaped into a new malloc'd NUL-terminated string; NULL when
  * out of memory. */
-char *ds_escape(const uint8_t *p, size_t n);
+char *ds_escape(const void *p, size_t n);
+
+/* Set *err to `fmt` with its one "%s" replaced by p[0..n) escaped as by
+ * ds_buf_put_escaped (for errors that quote file contents). Returns -1. */
+int ds_err_quoted(char **err, const char *fmt, const void *p, size_t n);
 
 #endif

@@ -948,8 +948,8 @@ int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
     }
     const ds_value *u = ds_value_find_unsupported(out);
     if (u)
-      return ds_err(err, "object cell: pickle uses unsupported global '%.*s'",
-                    (int)u->u.s.n, (const char *)u->u.s.p);
+      return ds_err_quoted(err, "object cell: pickle uses unsupported global '%s'",
+                           u->u.s.p, u->u.s.n);
     return 0;
   }
   if (n != dt->atom)

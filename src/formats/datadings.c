@@ -24,6 +24,7 @@
 #include "core/hash_index.h"
 #include "core/mapped_file.h"
 #include "core/shard_spec.h"
+#include "core/utf8.h"
 
 #define DD_EMPTY UINT32_MAX  /* free slot of a lookup table */
 #define DD_MAX_PROBE 256     /* longer probe runs mean a hostile file */
@@ -919,10 +920,13 @@ static int add_row(md5_rows *rows, const ds_file *f, size_t lineno,
   int ok = n > 34 && p[32] == ' ' && p[33] == ' ' && plain_name(p + 34, n - 34);
   for (int i = 0; ok && i < 32; i++)
     ok = (p[i] >= '0' && p[i] <= '9') || ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f');
-  if (!ok)
-    return ds_err(err, "%s: line %zu: expected \"<32 hex digits>  <file name>\", "
-                       "found \"%.*s\"",
-                  f->path, lineno, (int)(n > 80 ? 80 : n), (const char *)p);
+  if (!ok) {
+    char *q = ds_escape(p, n > 80 ? 80 : n); /* file contents: any bytes */
+    ds_err(err, "%s: line %zu: expected \"<32 hex digits>  <file name>\", "
+                "found \"%s\"", f->path, lineno, q ? q : "");
+    free(q);
+    return -1;
+  }
   if (rows->n == rows->cap) {
     size_t cap = rows->cap ? 2 * rows->cap : 8;
     datadings_md5_row *v = realloc(rows->v, cap * sizeof *v);

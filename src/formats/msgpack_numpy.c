@@ -212,9 +212,9 @@ static int object_array(const msgpack_object *data, ds_arena *a,
   }
   const ds_value *u = ds_value_find_unsupported(out);
   if (u)
-    return ds_err(err, "object array (kind O) holds a pickled '%.*s', which is not "
-                       "on the pickle decoder's allow-list",
-                  (int)u->u.s.n, (const char *)u->u.s.p);
+    return ds_err_quoted(err, "object array (kind O) holds a pickled '%s', which "
+                         "is not on the pickle decoder's allow-list",
+                         u->u.s.p, u->u.s.n);
   return 0;
 }
 
@@ -399,7 +399,7 @@ static int np_scalar(const msgpack_object *m, ds_arena *a, ds_value *out,
     if (fast_dtype_parse(ts, tn, &fd)) {
       if (dn < fd.size || dn % fd.size)
         return ds_err(err, "numpy scalar of dtype %.*s has %zu data bytes",
-                      (int)tn, (const char *)ts, dn);
+                      (int)tn, (const char *)ts, dn); /* ts: a parsed dtype, ASCII */
       fast_scalar(&fd, dp, out);
       return 0;
     }
@@ -496,8 +496,8 @@ static int py_complex(const msgpack_object *m, ds_value *out, char **err) {
   size_t n;
   const char *s = (const char *)ds_msgpack_bytes(data, &n);
   if (ds_msgpack_parse_complex(s, n, &out->u.c.re, &out->u.c.im))
-    return ds_err(err, "complex number text '%.*s' is malformed",
-                  (int)(n > 60 ? 60 : n), s);
+    return ds_err_quoted(err, "complex number text '%s' is malformed", s,
+                         n > 60 ? 60 : n);
   out->type = DS_V_COMPLEX;
   return 0;
 }

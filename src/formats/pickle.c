@@ -612,9 +612,12 @@ static int dtype_new(pk *d, const ds_value *it, size_t n, ds_value *res) {
   int known = kind && strchr("biufcOMmSVU", kind) != NULL;
   uint64_t size = known ? typestr_size(kind, num) : 0;
   int flexible = known && strchr("SVU", kind) != NULL;
-  if (i != len || !known || (!size && !(digits && flexible)) || size > INT32_MAX)
-    return fail(d, "unsupported numpy dtype '%.*s'", (int)(len > 40 ? 40 : len),
-                (const char *)s);
+  if (i != len || !known || (!size && !(digits && flexible)) || size > INT32_MAX) {
+    char *q = ds_escape(s, len > 40 ? 40 : len); /* pickle bytes: any */
+    int rc = fail(d, "unsupported numpy dtype '%s'", q ? q : "");
+    free(q);
+    return rc;
+  }
   pk_obj *o = new_obj(d, K_DTYPE);
   pk_dtype *dt = o ? pk_alloc(d, sizeof *dt) : NULL;
   if (!dt) return -1;
