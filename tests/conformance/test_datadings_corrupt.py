@@ -531,7 +531,7 @@ open_error_both(p, "neither .offsets nor .index", "noindex.msgpack",
                 "neither noindex.msgpack.offsets nor noindex.msgpack.index exists")
 os.makedirs(os.path.join(T, "adir.msgpack"))
 open_error_both(os.path.join(T, "adir.msgpack"), "data path is a directory", "adir.msgpack",
-                "not a regular file")
+                "a directory, with no .msgpack file inside")
 pat = os.path.join(T, "nomatch-*.msgpack")
 open_error_both(pat, "glob matching nothing", "nomatch-*.msgpack", "no files match this pattern")
 
