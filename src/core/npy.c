@@ -21,8 +21,8 @@
  *   double text (non-finite -> null); c8/c16 -> [re, im];
  *   U -> string (UTF-32 -> UTF-8, trailing NULs stripped, code points that
  *   are not Unicode scalar values -> U+FFFD);
- *   S -> trailing NULs stripped, then a string when the bytes are valid
- *   UTF-8, otherwise a base64 string (of the stripped bytes);
+ *   S -> bytes: trailing NULs stripped, then a base64 string (bytes are
+ *   base64 everywhere inside JSON, INTERFACE.md "Values");
  *   V (raw, not structured) -> base64 string;
  *   M -> ISO-8601 text at the dtype's unit, as numpy prints it; m -> integer
  *   ticks; NaT -> null; 0-d -> the bare scalar.
@@ -771,12 +771,9 @@ static int json_element(const ds_npy *a, const uint8_t *p, ds_buf *out,
       rc = utf32_to_utf8(p, a->itemsize, big, tmp) ||
            ds_json_string(out, tmp->data, tmp->len);
       break;
-    case 'S': {
-      size_t n = bytes_len(p, a->itemsize);
-      rc = ds_utf8_valid(p, n) ? ds_json_string(out, p, n)
-                               : ds_json_base64(out, p, n);
+    case 'S': /* bytes: base64 inside JSON, as every bytes value */
+      rc = ds_json_base64(out, p, bytes_len(p, a->itemsize));
       break;
-    }
     case 'V': rc = ds_json_base64(out, p, a->itemsize); break;
     case 'm': {
       int64_t t = ds_load_int(p, 8, big);
