@@ -859,17 +859,10 @@ static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
     out->type = DS_V_INT;
     out->u.i = ds_load_int(p, dt->itemsize, big);
     return 0;
-  case 'u': {
-    uint64_t u = ds_load_uint(p, dt->itemsize, big);
-    if (u > INT64_MAX) {
-      out->type = DS_V_UINT;
-      out->u.u = u;
-    } else {
-      out->type = DS_V_INT;
-      out->u.i = (int64_t)u;
-    }
+  case 'u': /* u.u and u.i share their bits: INT below 2^63 */
+    out->u.u = ds_load_uint(p, dt->itemsize, big);
+    out->type = out->u.u > INT64_MAX ? DS_V_UINT : DS_V_INT;
     return 0;
-  }
   case 'f':
     out->type = DS_V_FLOAT;
     out->u.f = ds_load_float(p, dt->itemsize, big);

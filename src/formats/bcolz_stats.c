@@ -186,6 +186,15 @@ static char native_num(const bcolz_dtype *dt) {
     fcomp = comp_;                                                           \
   } while (0)
 
+/* A cell value v seen: widen the running [lo, hi] and note that the column
+ * has a value (the per-cell loop below). */
+#define TRACK(v, lo, hi)    \
+  do {                      \
+    if ((v) < (lo)) lo = v; \
+    if ((v) > (hi)) hi = v; \
+    have = 1;               \
+  } while (0)
+
 /* Statistics of one column over all its chunks (see bcolz.h). */
 int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
                        char **err) {
@@ -278,17 +287,13 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
       case 'i': {
         int64_t v = kind == 'b' ? e[0] != 0 : ds_load_int(e, dt->itemsize, big);
         isum += v;
-        if (v < imin) imin = v;
-        if (v > imax) imax = v;
-        have = 1;
+        TRACK(v, imin, imax);
         break;
       }
       case 'u': {
         uint64_t v = ds_load_uint(e, dt->itemsize, big);
         isum += (__int128)v;
-        if (v < umin) umin = v;
-        if (v > umax) umax = v;
-        have = 1;
+        TRACK(v, umin, umax);
         break;
       }
       case 'f': {
@@ -297,8 +302,7 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
           s->nulls++;
           break;
         }
-        if (v < fmin) fmin = v;
-        if (v > fmax) fmax = v;
+        TRACK(v, fmin, fmax);
         if (isinf(v)) {
           if (isinf(fsum) && (fsum > 0) != (v > 0)) fnan_sum = 1;
           fsum += v;
@@ -311,7 +315,6 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
             fcomp += (v - tt) + fsum;
           fsum = tt;
         }
-        have = 1;
         break;
       }
       case 'M':
@@ -321,9 +324,7 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
           s->nulls++;
           break;
         }
-        if (v < imin) imin = v;
-        if (v > imax) imax = v;
-        have = 1;
+        TRACK(v, imin, imax);
         break;
       }
       case 'S':

@@ -639,32 +639,21 @@ const msgpack_object *ds_msgpack_field(const ds_msgpack_doc *d, const char *name
 static int conv(const msgpack_object *o, ds_arena *a, ds_value *out, int depth,
                 char **err);
 
-/* An array as a LIST. */
-static int conv_array(const msgpack_object *o, ds_arena *a, ds_value *out,
-                      int depth, char **err) {
-  uint32_t n = o->via.array.size;
+/* An array as a LIST (pairs = 0), or a map as a MAP (pairs = 1: keys
+ * converted too, entries in file order). */
+static int conv_items(const msgpack_object *o, int pairs, ds_arena *a,
+                      ds_value *out, int depth, char **err) {
+  uint32_t n = pairs ? o->via.map.size : o->via.array.size;
+  size_t per = pairs ? 2 : 1; /* values per entry */
   ds_value *items = NULL;
-  if (n && !(items = ds_arena_get(a, (size_t)n * sizeof *items, err))) return -1;
-  for (uint32_t i = 0; i < n; i++)
-    if (conv(&o->via.array.ptr[i], a, &items[i], depth + 1, err)) return -1;
-  out->type = DS_V_LIST;
-  out->u.list.items = items;
-  out->u.list.n = n;
-  return 0;
-}
-
-/* A map as a MAP (keys converted too, entries in file order). */
-static int conv_plain_map(const msgpack_object *o, ds_arena *a, ds_value *out,
-                          int depth, char **err) {
-  uint32_t n = o->via.map.size;
-  ds_value *items = NULL;
-  if (n && !(items = ds_arena_get(a, (size_t)n * 2 * sizeof *items, err))) return -1;
+  if (n && !(items = ds_arena_get(a, (size_t)n * per * sizeof *items, err))) return -1;
   for (uint32_t i = 0; i < n; i++) {
-    if (conv(&o->via.map.ptr[i].key, a, &items[2 * i], depth + 1, err) ||
-        conv(&o->via.map.ptr[i].val, a, &items[2 * i + 1], depth + 1, err))
+    const msgpack_object *first = pairs ? &o->via.map.ptr[i].key : &o->via.array.ptr[i];
+    if (conv(first, a, &items[per * i], depth + 1, err) ||
+        (pairs && conv(&o->via.map.ptr[i].val, a, &items[2 * i + 1], depth + 1, err)))
       return -1;
   }
-  out->type = DS_V_MAP;
+  out->type = pairs ? DS_V_MAP : DS_V_LIST;
   out->u.list.items = items;
   out->u.list.n = n;
   return 0;
@@ -675,7 +664,7 @@ static int conv_map(const msgpack_object *o, ds_arena *a, ds_value *out,
                     int depth, char **err) {
   int r = ds_msgpack_numpy_value(o, a, out, err);
   if (r <= 0) return r;
-  return conv_plain_map(o, a, out, depth, err);
+  return conv_items(o, 1, a, out, depth, err);
 }
 
 /* Bytes of a str/bin as TEXT or BYTES pointing into the input. */
@@ -715,7 +704,7 @@ static int conv(const msgpack_object *o, ds_arena *a, ds_value *out, int depth,
         return ds_err(err, "invalid UTF-8 in a msgpack str");
       return 0;
     case MSGPACK_OBJECT_BIN: conv_bytes(o, DS_V_BYTES, out); return 0;
-    case MSGPACK_OBJECT_ARRAY: return conv_array(o, a, out, depth, err);
+    case MSGPACK_OBJECT_ARRAY: return conv_items(o, 0, a, out, depth, err);
     case MSGPACK_OBJECT_MAP: return conv_map(o, a, out, depth, err);
     case MSGPACK_OBJECT_EXT:
       return ds_err(err, "msgpack ext type %d (%u bytes) has no value mapping",
