@@ -8,6 +8,7 @@
 
 #include "utf8.h"
 
+/* A JSON string literal; plain ASCII runs copied in one append. */
 int ds_json_string(ds_buf *out, const uint8_t *p, size_t n) {
   static const char hex[] = "0123456789abcdef";
   if (n == 0) return ds_buf_append(out, "\"\"", 2); /* p may be NULL */
@@ -50,6 +51,7 @@ int ds_json_string(ds_buf *out, const uint8_t *p, size_t n) {
   return ds_buf_append(out, "\"", 1);
 }
 
+/* Standard base64 with padding, as a JSON string. */
 int ds_json_base64(ds_buf *out, const uint8_t *p, size_t n) {
   static const char tab[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -84,6 +86,7 @@ int ds_json_base64(ds_buf *out, const uint8_t *p, size_t n) {
   return 0;
 }
 
+/* Shortest round-trip text of a double, Python style. */
 int ds_json_double(ds_buf *out, double d) {
   if (!isfinite(d)) return ds_buf_puts(out, "null");
   char s[40];

@@ -5,6 +5,7 @@
 #include "common.h"
 #include "mapped_file.h"
 
+/* Parse bytes with jansson; errors name path, line and column. */
 json_t *ds_json_parse(const uint8_t *p, size_t n, size_t flags,
                       const char *path, char **err) {
   if (n == 0) {
@@ -19,6 +20,7 @@ json_t *ds_json_parse(const uint8_t *p, size_t n, size_t flags,
   return j;
 }
 
+/* Map a file and parse it. */
 json_t *ds_json_load_file(const char *path, size_t flags, char **err) {
   ds_file f;
   if (ds_file_open(&f, path, err)) return NULL;
@@ -27,6 +29,7 @@ json_t *ds_json_load_file(const char *path, size_t flags, char **err) {
   return j;
 }
 
+/* Parse a file that must hold a JSON object. */
 json_t *ds_json_load_object(const char *path, size_t flags, char **err) {
   json_t *j = ds_json_load_file(path, flags, err);
   if (j && !json_is_object(j)) {

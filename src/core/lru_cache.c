@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An empty cache (see lru_cache.h). */
 void ds_lru_init(ds_lru *c, size_t limit, void (*release)(ds_lru_node *)) {
   memset(c, 0, sizeof *c);
   c->limit = limit;
   c->release = release;
 }
 
+/* Release every entry and the buckets. */
 void ds_lru_free(ds_lru *c) {
   ds_lru_node *n = c->head;
   while (n) {
@@ -95,6 +97,7 @@ static int grow(ds_lru *c) {
   return 0;
 }
 
+/* Look (k1, k2) up; a hit becomes the most recent. */
 ds_lru_node *ds_lru_get(ds_lru *c, uint64_t k1, uint64_t k2) {
   if (!c->count) return NULL;
   for (ds_lru_node *n = c->buckets[bucket_of(k1, k2, c->nbuckets)]; n;
@@ -109,6 +112,7 @@ ds_lru_node *ds_lru_get(ds_lru *c, uint64_t k1, uint64_t k2) {
   return NULL;
 }
 
+/* Insert n as the most recent, then evict others while over the limit. */
 int ds_lru_put(ds_lru *c, ds_lru_node *n) {
   /* a full table grows; when that fails a table already there serves on,
    * only slower */
@@ -124,6 +128,7 @@ int ds_lru_put(ds_lru *c, ds_lru_node *n) {
   return 0;
 }
 
+/* Drop a pin; an unpinned cache over its limit evicts. */
 void ds_lru_unpin(ds_lru *c, ds_lru_node *n) {
   if (n->pins > 0) n->pins--;
   if (!n->pins && c->used > c->limit) evict(c, NULL);

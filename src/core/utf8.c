@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+/* One sequence checked by the Unicode table of well-formed UTF-8. */
 size_t ds_utf8_seq(const uint8_t *p, size_t n, size_t *skip) {
   uint8_t c = p[0];
   if (c < 0x80) return 1;
@@ -25,6 +26,7 @@ size_t ds_utf8_seq(const uint8_t *p, size_t n, size_t *skip) {
   return need + 1;
 }
 
+/* Whole-text check, ASCII runs skipped a word at a time. */
 int ds_utf8_valid(const uint8_t *p, size_t n) {
   size_t i = 0, skip;
   while (i < n) {
@@ -55,6 +57,7 @@ int ds_utf8_valid(const uint8_t *p, size_t n) {
   return 1;
 }
 
+/* Decode one code point of valid UTF-8. */
 uint32_t ds_utf8_next(const uint8_t *s, size_t n, size_t *i) {
   uint8_t c = s[*i];
   size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
@@ -65,6 +68,7 @@ uint32_t ds_utf8_next(const uint8_t *s, size_t n, size_t *i) {
   return cp;
 }
 
+/* Encode one scalar value (0 for surrogates and above U+10FFFF). */
 size_t ds_utf8_encode(uint32_t cp, uint8_t b[4]) {
   if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
   if (cp < 0x80) {
@@ -89,6 +93,7 @@ size_t ds_utf8_encode(uint32_t cp, uint8_t b[4]) {
   return 4;
 }
 
+/* Printable UTF-8 as is, any other byte as \xNN. */
 int ds_buf_put_escaped(ds_buf *out, const uint8_t *p, size_t n) {
   static const char hex[] = "0123456789abcdef";
   size_t i = 0, skip;
@@ -108,6 +113,7 @@ int ds_buf_put_escaped(ds_buf *out, const uint8_t *p, size_t n) {
   return 0;
 }
 
+/* ds_buf_put_escaped into a new string. */
 char *ds_escape(const void *p, size_t n) {
   ds_buf b = {0};
   if (ds_buf_put_escaped(&b, p, n) || ds_buf_append(&b, "", 1)) {
@@ -117,6 +123,7 @@ char *ds_escape(const void *p, size_t n) {
   return (char *)b.data;
 }
 
+/* An error quoting file bytes, escaped. */
 int ds_err_quoted(char **err, const char *fmt, const void *p, size_t n) {
   char *q = ds_escape(p, n);
   if (!q) return ds_err(err, "out of memory");

@@ -524,30 +524,42 @@ fail:
 
 /* ---------------------------------------------------------- getters */
 
-/* Getters (see bcolz.h); col is not checked, callers pass col < ncols. */
+/* Getters (see bcolz.h); col is not checked, callers pass col < ncols.
+ * The table's path. */
 const char *bcolz_path(const bcolz_table *t) { return t->path; }
+/* 1 for a ctable, 0 for a lone carray. */
 int bcolz_is_ctable(const bcolz_table *t) { return t->is_ctable; }
+/* Rows of the table (every column has as many). */
 uint64_t bcolz_nrows(const bcolz_table *t) { return t->nrows; }
+/* Columns of the table (a carray has one). */
 size_t bcolz_ncols(const bcolz_table *t) { return t->ncols; }
+/* The root's __attrs__ as compact JSON. */
 const char *bcolz_attrs_json(const bcolz_table *t) { return t->attrs; }
+/* Column col's name. */
 const char *bcolz_col_name(const bcolz_table *t, size_t col) {
   return t->cols[col].name;
 }
+/* Column col's parsed dtype. */
 const bcolz_dtype *bcolz_col_dtype(const bcolz_table *t, size_t col) {
   return &t->cols[col].dt;
 }
+/* Column col's dtype text as meta/storage has it. */
 const char *bcolz_col_meta_dtype(const bcolz_table *t, size_t col) {
   return t->cols[col].meta_dtype;
 }
+/* Column col's chunklen from meta/storage. */
 uint64_t bcolz_col_chunklen(const bcolz_table *t, size_t col) {
   return t->cols[col].chunklen;
 }
+/* Chunk files column col uses. */
 uint64_t bcolz_col_nchunks(const bcolz_table *t, size_t col) {
   return t->cols[col].nchunks;
 }
+/* Column col's __attrs__ as compact JSON. */
 const char *bcolz_col_attrs_json(const bcolz_table *t, size_t col) {
   return t->cols[col].attrs;
 }
+/* Column col's directory. */
 const char *bcolz_col_path(const bcolz_table *t, size_t col) {
   return t->cols[col].path;
 }
@@ -555,15 +567,18 @@ const char *bcolz_col_path(const bcolz_table *t, size_t col) {
 static uint64_t rows_per_chunk(const bcolz_col *c) {
   return c->dt.kind == 'O' ? 1 : c->chunklen;
 }
+/* Rows held by chunk k (0 past the last chunk). */
 uint64_t bcolz_col_chunk_rows(const bcolz_table *t, size_t col, uint64_t k) {
   const bcolz_col *c = &t->cols[col];
   if (k >= c->nchunks) return 0;
   if (k < c->nfull) return rows_per_chunk(c);
   return c->leftover;
 }
+/* The first row of chunk k. */
 uint64_t bcolz_col_chunk_first(const bcolz_table *t, size_t col, uint64_t k) {
   return k * rows_per_chunk(&t->cols[col]);
 }
+/* The chunk that holds row. */
 uint64_t bcolz_col_chunk_of(const bcolz_table *t, size_t col, uint64_t row) {
   return row / rows_per_chunk(&t->cols[col]);
 }

@@ -26,6 +26,7 @@
 #define MP_DESCR_NEST 32           /* structured dtype depth: msgpack-c's
                                       parser stack cannot hold more */
 
+/* Bytes of a str or bin object ("" when empty). */
 const uint8_t *ds_msgpack_bytes(const msgpack_object *o, size_t *n) {
   const char *p = o->type == MSGPACK_OBJECT_STR ? o->via.str.ptr : o->via.bin.ptr;
   *n = o->type == MSGPACK_OBJECT_STR ? o->via.str.size : o->via.bin.size;
@@ -483,6 +484,7 @@ static int parse_py_complex(const char *s, size_t n, double *re, double *im) {
   return complex_part(s + split, n - split, 1, im);
 }
 
+/* Python's complex() on repr text (no NUL inside). */
 int ds_msgpack_parse_complex(const char *s, size_t n, double *re, double *im) {
   if (memchr(s, 0, n)) return -1;
   return parse_py_complex(s, n, re, im);
@@ -502,6 +504,7 @@ static int py_complex(const msgpack_object *m, ds_value *out, char **err) {
   return 0;
 }
 
+/* Recognise one of msgpack-numpy's maps (see msgpack_numpy.h). */
 int ds_msgpack_numpy_value(const msgpack_object *o, ds_arena *a, ds_value *out,
                            char **err) {
   const msgpack_object *nd = bin_entry(o, "nd");
