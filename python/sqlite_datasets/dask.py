@@ -139,18 +139,53 @@ def _dtype(decltype):
     return "object"
 
 
-def _zero_row_meta(conn, sql):
-    """An empty DataFrame with the query's columns, typed from the
-    declared types SQLite gives its result columns (expressions without
-    one are object)."""
+def _declared_types(conn, sql):
+    """The result columns' names and declared types ('' for an expression),
+    from a zero-row run (LIMIT 0 reads nothing)."""
     conn.execute("DROP TABLE IF EXISTS temp.__sqlite_datasets_meta")
     conn.execute("CREATE TEMP TABLE __sqlite_datasets_meta AS SELECT * FROM (%s) LIMIT 0" % sql)
-    info = conn.execute("SELECT name, type FROM pragma_table_info('__sqlite_datasets_meta')"
-                        ).fetchall()
+    types = [t for (t,) in conn.execute(
+        "SELECT type FROM pragma_table_info('__sqlite_datasets_meta')")]
     conn.execute("DROP TABLE temp.__sqlite_datasets_meta")
     names = [d[0] for d in conn.execute("SELECT * FROM (%s) LIMIT 0" % sql).description]
-    types = [t for _, t in info]
-    return pd.DataFrame({i: pd.Series([], dtype=_dtype(t)) for i, t in enumerate(types)}
+    return names, types
+
+
+def _value_dtype(values):
+    """pandas dtype of a column holding these Python values (None for no
+    clue: every value NULL)."""
+    kinds = set(type(v) for v in values if v is not None)
+    if not kinds:
+        return None
+    if kinds == {int}:
+        return "float64" if None in values else "int64"
+    if kinds <= {int, float}:
+        return "float64"
+    return "object"
+
+
+def _infer_meta(conn, sql, path, options, table, attach, parts):
+    """An empty DataFrame with the query's columns: names and declared
+    types from a zero-row run; a column without a declared type (an
+    expression such as length(record)) takes the type of its values in the
+    first rows of the first non-empty partition, as dask's own read_sql
+    does (object when they are all NULL)."""
+    _attach(conn, attach)
+    _create_table(conn, path, options, table, None)
+    names, types = _declared_types(conn, sql)
+    dtypes = [_dtype(t) if t else None for t in types]
+    if None in dtypes:
+        first = next((p for p in parts if p["rows"]), None)
+        head = []
+        if first is not None:
+            conn.execute("DROP VIEW temp.%s" % _ident(table))
+            conn.execute("DROP TABLE temp.%s" % _ident(table + "__dataset"))
+            _create_table(conn, path, options, table, first)
+            head = conn.execute("SELECT * FROM (%s) LIMIT 5" % sql).fetchall()
+        for i, d in enumerate(dtypes):
+            if d is None:
+                dtypes[i] = _value_dtype([r[i] for r in head]) or "object"
+    return pd.DataFrame({i: pd.Series([], dtype=d) for i, d in enumerate(dtypes)}
                         ).set_axis(names, axis=1)
 
 
@@ -184,7 +219,8 @@ def read_sql(sql, path, options="", table="ds", split_rows=None, meta=None, atta
     ('name=value, ...'); `attach` maps schema names to SQLite database files
     attached in every task ({"meta": "meta.db"}); `meta` (an empty
     DataFrame) overrides the columns and dtypes found by running the query
-    once with LIMIT 0."""
+    with LIMIT 0 (and LIMIT 5 on the first partition for columns that are
+    expressions: see _infer_meta)."""
     sql = sql.strip().rstrip(";")
     path = _absolute(path)
     attach = {k: _absolute(v) for k, v in (attach or {}).items()}
@@ -192,9 +228,7 @@ def read_sql(sql, path, options="", table="ds", split_rows=None, meta=None, atta
     try:
         parts = list_partitions(path, options, split_rows, conn)
         if meta is None:
-            _attach(conn, attach)
-            _create_table(conn, path, options, table, None)
-            meta = _zero_row_meta(conn, sql)
+            meta = _infer_meta(conn, sql, path, options, table, attach, parts)
     finally:
         conn.close()
     func = ShardQuery(sql, path, options, table, attach, meta)
