@@ -11,7 +11,9 @@
  *   3. truncation (savepoints): inside a block, at block and shard
  *      boundaries, back into a shard that trained the shared dictionary,
  *      to 0; then more examples; the result reads back as expected;
- *   4. a refused example adds nothing (not even an empty shard). */
+ *   4. a refused example adds nothing (not even an empty shard);
+ *   5. Python reads the datasets of each strategy as upstream's reader
+ *      does (tests/unit/check_written.py). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,6 +431,39 @@ static void test_truncate(int strategy) {
   free(dir);
 }
 
+/* Python reads what we wrote as upstream's reader does (pickle.loads,
+ * python3-zstandard with the dictionaries, np.load of index.npy). */
+static void test_python(int strategy) {
+  atlas_write_options o;
+  atlas_write_defaults(&o);
+  o.block_size = 16;
+  o.shard_size = 300;
+  o.strategy = strategy;
+  o.sync = 0;
+  char *dir = new_dir(), *err = NULL;
+  atlas_writer *w;
+  int ok = atlas_writer_open(dir, &o, &w, &err) == 0 &&
+           add_range(w, 0, 1000) == 0 && atlas_writer_finish(w, &err) == 0;
+  atlas_writer_free(w);
+  CHECK_MSG(ok, "strategy %d: 1000 examples %s", strategy, err ? err : "");
+  free(err);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd,
+           "/usr/bin/python3 tests/unit/check_written.py atlas %s 1000 2>&1", dir);
+  FILE *f = popen(cmd, "r");
+  char line[1024];
+  int seen = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    seen++;
+    CHECK_MSG(strncmp(line, "OK ", 3) == 0, "strategy %d, Python: %s", strategy,
+              line);
+  }
+  CHECK_MSG(f && pclose(f) == 0 && seen > 4, "strategy %d: Python checked %d",
+            strategy, seen);
+  free(dir);
+}
+
 /* ------------------------------------------------------------ part 4 */
 
 static void test_refused(void) {
@@ -474,6 +509,7 @@ int main(void) {
   test_index_dtype(256, "<u2");
   test_padding();
   for (int s = 0; s <= 3; s++) test_truncate(s);
+  for (int s = 0; s <= 3; s++) test_python(s);
   test_refused();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_tmp);

@@ -10,7 +10,9 @@
  *   3. values that do not fit: errors name the row and the column, and
  *      the row is not added; float16 rounding; ISO-8601 at every unit;
  *   4. TEXT/BLOB columns of unknown width, object columns, upstream's
- *      default chunklen; truncation back into written chunks. */
+ *      default chunklen; truncation back into written chunks;
+ *   5. numpy and python3-blosc read a table of every kind of column
+ *      (tests/unit/check_written.py), as bcolz's own layout says. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/npy.h"
 #include "formats/bcolz.h"
 #include "formats/bcolz_write.h"
 
@@ -548,6 +551,66 @@ static void test_stream(void) {
   free(dir);
 }
 
+/* The table check_written.py expects (its python_table), n rows. */
+static void test_python(uint64_t n) {
+  static const char *const names[] = {"id", "half", "score", "name", "code",
+                                      "when", "vec", "flag", "big"};
+  static const char *const specs[] = {"INTEGER", "f2", "f4", "TEXT", "S3",
+                                      "M8[ms]", "(2,)i2", "bool", ">i4"};
+  bcolz_wtype ty[9];
+  char *err = NULL;
+  for (int i = 0; i < 9; i++) bcolz_write_parse_type(specs[i], &ty[i], &err);
+  bcolz_write_options o;
+  bcolz_write_defaults(&o);
+  o.sync = 0;
+  o.chunklen = 1000;
+  char *dir = new_dir();
+  bcolz_writer *w;
+  int ok = bcolz_writer_open(dir, 0, 9, names, ty, &o, &w, &err) == 0;
+  ds_buf npy = {0};
+  uint64_t shape[1] = {2};
+  ds_npy_write_header(&npy, "<i2", 0, 1, shape, &err);
+  size_t head = npy.len;
+  for (uint64_t i = 0; ok && i < n; i++) {
+    char name[32], code[8];
+    int nl = snprintf(name, sizeof name, "n%llu\xc3\xa9", (unsigned long long)i);
+    int cl = snprintf(code, sizeof code, "c%llu", (unsigned long long)(i % 100));
+    int16_t vec[2] = {(int16_t)i, (int16_t)-(int64_t)i};
+    npy.len = head;
+    ds_buf_append(&npy, vec, 4);
+    ds_value row[9] = {
+        {DS_V_INT, {.i = (int64_t)i}},
+        {DS_V_FLOAT, {.f = (double)(i % 100) * 0.25}},
+        {DS_V_FLOAT, {.f = (double)i * 0.5}},
+        {DS_V_TEXT, {.s = {(const uint8_t *)name, (size_t)nl}}},
+        {DS_V_BYTES, {.s = {(const uint8_t *)code, (size_t)cl}}},
+        {DS_V_INT, {.i = (int64_t)i * 1000}},
+        {DS_V_NDARRAY, {.s = {npy.data, npy.len}}},
+        {DS_V_BOOL, {.i = (int64_t)(i % 2)}},
+        {DS_V_INT, {.i = (int64_t)i}}};
+    ok = bcolz_writer_add(w, row, &err) == 0;
+  }
+  ok = ok && bcolz_writer_finish(w, &err) == 0;
+  bcolz_writer_free(w);
+  ds_buf_free(&npy);
+  CHECK_MSG(ok, "python table written %s", err ? err : "");
+  free(err);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd,
+           "/usr/bin/python3 tests/unit/check_written.py bcolz %s %llu 2>&1", dir,
+           (unsigned long long)n);
+  FILE *f = popen(cmd, "r");
+  char line[1024];
+  int seen = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    seen++;
+    CHECK_MSG(strncmp(line, "OK ", 3) == 0, "Python: %s", line);
+  }
+  CHECK_MSG(f && pclose(f) == 0 && seen == 10, "Python checked %d columns", seen);
+  free(dir);
+}
+
 int main(void) {
   if (!mkdtemp(g_tmp)) { CHECK(0); return check_exit(); }
   DIR *d = opendir(BFIX);
@@ -562,6 +625,8 @@ int main(void) {
   test_types();
   test_values();
   test_stream();
+  test_python(5000);
+  test_python(0);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_tmp);
   if (system(cmd)) printf("    could not remove %s\n", g_tmp);
