@@ -168,6 +168,23 @@ int ds_json_double(ds_buf *out, double d) {
   return plain ? ds_buf_puts(out, ".0") : 0;
 }
 
+int ds_json_float(ds_buf *out, float f) {
+  if (!isfinite(f)) return ds_buf_puts(out, "null");
+  char s[40];
+  /* the shortest of 1..9 significant digits that reads back exactly */
+  for (int prec = 1; prec <= 9; prec++) {
+    snprintf(s, sizeof s, "%.*g", prec, (double)f);
+    if (prec == 9 || strtof(s, NULL) == f) break;
+  }
+  int plain = 1; /* no '.', no exponent: integral */
+  for (char *c = s; *c; c++) {
+    if (*c == ',') *c = '.'; /* a locale with a decimal comma */
+    if (*c == '.' || *c == 'e') plain = 0;
+  }
+  if (ds_buf_puts(out, s)) return -1;
+  return plain ? ds_buf_puts(out, ".0") : 0;
+}
+
 /* ---------------------------------------------------------- integers */
 
 int ds_bigint_to_i64(const uint8_t *p, size_t n, int64_t *out) {
