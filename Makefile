@@ -98,7 +98,8 @@ asan: deps
 # clang's sanitizers); FUZZ_SECONDS=N then runs each for N seconds.
 FUZZ_SECONDS ?= 0
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(filter-out src/vtab/%,$(SRCS)) $(PROTO_C))
+FUZZ_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(filter-out src/vtab/%,$(SRCS)) \
+               $(PROTO_C) src/vtab/tfexample_sql.c)
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DSQLITE_CORE -Isrc -I$(GEN) -g -O1 \
               -fsanitize=address,undefined -fno-sanitize-recover=all
 fuzz:

@@ -18,6 +18,7 @@ import random
 import shutil
 import sqlite3
 import struct
+import subprocess
 import sys
 import tempfile
 import warnings
@@ -296,6 +297,34 @@ for lib in ("bagz", "datasets"):
         C.eq(str(e), NOT + "length 5 runs past the end of the Example at byte offset 1",
              "%s.so: a bad record stops the query" % lib)
     c2.close()
+
+# ------------------------------------------------------------ fuzz regressions
+# Every saved input of fuzz_tfexample, in a child process (a crash is a
+# FAIL naming the file): JSON, or an error that says it is not an Example.
+
+REG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                   "fuzz", "regressions", "tfexample")
+CHILD = """import sqlite3, sys
+c = sqlite3.connect(':memory:')
+c.enable_load_extension(True)
+c.load_extension(sys.argv[1])
+rec = open(sys.argv[2], 'rb').read()
+try:
+    print('ok', c.execute('SELECT tfexample_json(?)', (rec,)).fetchone()[0][:80])
+except sqlite3.Error as e:
+    print('error', e)
+"""
+names = sorted(f for f in os.listdir(REG) if not f.endswith(".md"))
+C.check(len(names) >= 5, "fuzz_tfexample regression inputs exist (%d)" % len(names))
+for name in names:
+    p = subprocess.run([sys.executable, "-c", CHILD, os.path.join(BUILD, "datasets"),
+                        os.path.join(REG, name)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    out = p.stdout.decode("utf-8", "replace")
+    C.check(p.returncode == 0 and (out.startswith("ok {") or out.startswith("error " + NOT)
+                                   or "max_value_bytes" in out),
+            "regression %s: %s" % (name, out.strip()[:100]),
+            "exit %d: %s %s" % (p.returncode, out, p.stderr.decode("utf-8", "replace")[-300:]))
 
 shutil.rmtree(T)
 C.exit()
