@@ -2,7 +2,8 @@
  * hand-made Example bytes through ds_tfex_decode (kinds, values, record
  * order, repeated names, empty record), ds_tfex_find, ds_tfex_bytes_at,
  * the JSON text, the max_value_bytes cap on decoded memory (arena.limit),
- * reuse of one ds_tfex for many records, and the error texts. Records
+ * reuse of one ds_tfex for many records, the error texts, and the cells
+ * of tfexample_cell.c (scalars, .npy arrays, lists, NULLs). Records
  * written by Google's runtime are tested in
  * tests/conformance/test_tfexample.py. */
 #include <stdint.h>
@@ -11,7 +12,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "core/npy.h"
 #include "formats/tfexample.h"
+#include "formats/tfexample_cell.h"
 
 /* Append one length-delimited field to b. */
 static void put_len(ds_buf *b, unsigned field, const ds_buf *payload) {
@@ -173,7 +176,64 @@ static void test_limit_and_errors(void) {
   ds_buf_free(&rec);
 }
 
+static void test_cells(void) {
+  ds_buf fs = {0}, rec = {0};
+  const uint8_t ints[] = {0x0a, 0x02, 0x03, 0x7f};            /* [3, 127] */
+  const uint8_t one_int[] = {0x08, 0x2a};                     /* [42] unpacked */
+  const uint8_t floats[] = {0x0a, 0x08, 0, 0, 0, 0x3f, 0, 0, 0x80, 0x3e};
+  const uint8_t one_float[] = {0x0d, 0, 0, 0xc0, 0x7f};       /* [NaN] */
+  const uint8_t names[] = {0x0a, 0x02, 'h', 'i', 0x0a, 0x01, 0xff};
+  const uint8_t one_text[] = {0x0a, 0x03, 'c', 'a', 't'};
+  const uint8_t empty[] = {0};
+  put_entry(&fs, "ints", 3, ints, sizeof ints);
+  put_entry(&fs, "int", 3, one_int, sizeof one_int);
+  put_entry(&fs, "floats", 2, floats, sizeof floats);
+  put_entry(&fs, "float", 2, one_float, sizeof one_float);
+  put_entry(&fs, "names", 1, names, sizeof names);
+  put_entry(&fs, "name", 1, one_text, sizeof one_text);
+  put_entry(&fs, "none", 1, empty, 0);
+  wrap_example(&rec, &fs);
+  ds_tfex ex = {0};
+  char *err = NULL;
+  CHECK(ds_tfex_decode(&ex, rec.data, rec.len, &err) == 0 && ex.n == 7);
+  ds_value v;
+  ds_npy a;
+#define FEAT(name) ds_tfex_find(&ex, name, strlen(name))
+  CHECK(ds_tfex_cell_type(FEAT("ints"), 0) == DS_V_NDARRAY);
+  CHECK(ds_tfex_cell(FEAT("ints"), 0, &ex.arena, &v, &err) == 0 && v.type == DS_V_NDARRAY);
+  CHECK(ds_npy_parse(v.u.s.p, v.u.s.n, &a, &err) == 0 && !strcmp(a.descr, "<i8") &&
+        a.ndim == 1 && a.count == 2 && ds_le64(a.data) == 3 && ds_le64(a.data + 8) == 127);
+  CHECK(ds_tfex_cell_type(FEAT("int"), 0) == DS_V_INT);
+  CHECK(ds_tfex_cell(FEAT("int"), 0, &ex.arena, &v, &err) == 0 && v.type == DS_V_INT &&
+        v.u.i == 42);
+  CHECK(ds_tfex_cell(FEAT("floats"), 0, &ex.arena, &v, &err) == 0 && v.type == DS_V_NDARRAY);
+  CHECK(ds_npy_parse(v.u.s.p, v.u.s.n, &a, &err) == 0 && !strcmp(a.descr, "<f4") &&
+        a.count == 2 && ds_le32(a.data) == 0x3f000000u && ds_le32(a.data + 4) == 0x3e800000u);
+  CHECK(ds_tfex_cell(FEAT("float"), 0, &ex.arena, &v, &err) == 0 && v.type == DS_V_FLOAT &&
+        v.u.f != v.u.f);
+  CHECK(ds_tfex_cell_type(FEAT("names"), 1) == DS_V_LIST);
+  CHECK(ds_tfex_cell(FEAT("names"), 1, &ex.arena, &v, &err) == 0 && v.type == DS_V_LIST &&
+        v.u.list.n == 2 && v.u.list.items[0].type == DS_V_TEXT &&
+        v.u.list.items[1].type == DS_V_BYTES); /* 0xff is not UTF-8 */
+  ds_buf j = {0};
+  CHECK(ds_value_json(&j, &v, &err) == 0 && j.len == 13 && !memcmp(j.data, "[\"hi\",\"/w==\"]", 13));
+  ds_buf_free(&j);
+  CHECK(ds_tfex_cell_type(FEAT("name"), 0) == DS_V_BYTES);
+  CHECK(ds_tfex_cell_type(FEAT("name"), 1) == DS_V_TEXT);
+  CHECK(ds_tfex_cell(FEAT("name"), 1, &ex.arena, &v, &err) == 0 && v.type == DS_V_TEXT &&
+        v.u.s.n == 3 && !memcmp(v.u.s.p, "cat", 3));
+  CHECK(ds_tfex_cell_type(FEAT("none"), 0) == DS_V_NULL);
+  CHECK(ds_tfex_cell(FEAT("none"), 0, &ex.arena, &v, &err) == 0 && v.type == DS_V_NULL);
+  CHECK(ds_tfex_cell_type(NULL, 0) == DS_V_NULL);
+  CHECK(ds_tfex_cell(NULL, 0, &ex.arena, &v, &err) == 0 && v.type == DS_V_NULL);
+#undef FEAT
+  ds_tfex_free(&ex);
+  ds_buf_free(&fs);
+  ds_buf_free(&rec);
+}
+
 int main(void) {
+  test_cells();
   test_kinds_and_order();
   test_repeated_names();
   test_limit_and_errors();
