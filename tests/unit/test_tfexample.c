@@ -67,6 +67,11 @@ static const char *json_of(const ds_tfex *ex) {
   return text;
 }
 
+/* 1 when feature f is called s (names are not NUL-terminated). */
+static int name_is(const ds_tfex_feature *f, const char *s) {
+  return f->name_len == strlen(s) && !memcmp(f->name, s, f->name_len);
+}
+
 static void test_kinds_and_order(void) {
   ds_buf fs = {0}, rec = {0};
   /* int64 packed [3, -1] */
@@ -86,8 +91,8 @@ static void test_kinds_and_order(void) {
   char *err = NULL;
   CHECK(ds_tfex_decode(&ex, rec.data, rec.len, &err) == 0);
   CHECK(ex.n == 3);
-  CHECK(ex.n == 3 && !strcmp(ex.features[0].name, "label") &&
-        !strcmp(ex.features[1].name, "img") && !strcmp(ex.features[2].name, "score"));
+  CHECK(ex.n == 3 && name_is(&ex.features[0], "label") &&
+        name_is(&ex.features[1], "img") && name_is(&ex.features[2], "score"));
   const ds_tfex_feature *f = ds_tfex_find(&ex, "label", 5);
   CHECK(f && f->kind == DS_TFEX_INT64 && f->n == 2 && f->i64[0] == 3 && f->i64[1] == -1);
   f = ds_tfex_find(&ex, "score", 5);
@@ -138,7 +143,7 @@ static void test_repeated_names(void) {
   CHECK(ex.n == 30);
   const ds_tfex_feature *f = ds_tfex_find(&ex, "n7", 2);
   CHECK(f && f->n == 1 && f->i64[0] == 97);
-  CHECK(ex.n == 30 && !strcmp(ex.features[0].name, "n10")); /* 70..99 stay */
+  CHECK(ex.n == 30 && name_is(&ex.features[0], "n10")); /* 70..99 stay */
   ds_tfex_free(&ex);
   ds_buf_free(&fs);
   ds_buf_free(&rec);
