@@ -3,7 +3,8 @@
  * order, repeated names, empty record), ds_tfex_find, ds_tfex_bytes_at,
  * the JSON text, the max_value_bytes cap on decoded memory (arena.limit),
  * reuse of one ds_tfex for many records, the error texts, and the cells
- * of tfexample_cell.c (scalars, .npy arrays, lists, NULLs). Records
+ * of tfexample_cell.c (scalars, .npy arrays, lists, NULLs), and column
+ * inference (tfexample_schema.c). Records
  * written by Google's runtime are tested in
  * tests/conformance/test_tfexample.py. */
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include "core/npy.h"
 #include "formats/tfexample.h"
 #include "formats/tfexample_cell.h"
+#include "formats/tfexample_schema.h"
 
 /* Append one length-delimited field to b. */
 static void put_len(ds_buf *b, unsigned field, const ds_buf *payload) {
@@ -237,7 +239,62 @@ static void test_cells(void) {
   ds_buf_free(&rec);
 }
 
+/* Records for the inference test: an array of ds_bufs. */
+static int get_record(void *ctx, uint64_t i, const uint8_t **p, size_t *n,
+                      char **err) {
+  const ds_buf *recs = ctx;
+  if (i == 2) return ds_err(err, "unreadable"); /* skipped */
+  *p = recs[i].data;
+  *n = recs[i].len;
+  return 0;
+}
+
+static void test_infer(void) {
+  ds_buf fs = {0}, recs[5] = {{0}};
+  const uint8_t one[] = {0x0a, 0x01, 0x01}, two[] = {0x0a, 0x02, 0x01, 0x02};
+  const uint8_t f1[] = {0x0d, 0, 0, 0, 0x3f}, txt[] = {0x0a, 0x01, 'x'};
+  put_entry(&fs, "label", 3, one, sizeof one);
+  put_entry(&fs, "score", 2, f1, sizeof f1);
+  wrap_example(&recs[0], &fs);
+  fs.len = 0;
+  put_entry(&fs, "label", 3, one, sizeof one);
+  put_entry(&fs, "mixed", 3, one, sizeof one);
+  put_entry(&fs, "name", 1, txt, sizeof txt);
+  wrap_example(&recs[1], &fs);
+  fs.len = 0;
+  put_entry(&fs, "never", 3, one, sizeof one);
+  wrap_example(&recs[2], &fs); /* unreadable */
+  ds_buf_append(&recs[3], "\x0a\x05", 2); /* not an Example: skipped */
+  fs.len = 0;
+  put_entry(&fs, "mixed", 3, two, sizeof two);
+  put_entry(&fs, "late", 3, one, sizeof one);
+  wrap_example(&recs[4], &fs);
+  ds_schema s = {0};
+  char *err = NULL;
+  CHECK(ds_tfex_infer(&s, 5, 100, get_record, recs, 1, 0, &err) == 0);
+  CHECK(s.n == 5);
+  if (s.n == 5) {
+    CHECK_STR(s.cols[0].field, "label");
+    CHECK_STR(ds_schema_decltype(&s.cols[0]), "INTEGER");
+    CHECK_STR(s.cols[1].field, "score");
+    CHECK_STR(ds_schema_decltype(&s.cols[1]), "REAL");
+    CHECK_STR(s.cols[2].field, "mixed");
+    CHECK_STR(ds_schema_decltype(&s.cols[2]), ""); /* INTEGER and .npy */
+    CHECK_STR(s.cols[3].field, "name");
+    CHECK_STR(ds_schema_decltype(&s.cols[3]), "TEXT"); /* bytes_text */
+    CHECK_STR(s.cols[4].field, "late");
+  }
+  ds_schema_free(&s);
+  s = (ds_schema){0};
+  CHECK(ds_tfex_infer(&s, 5, 2, get_record, recs, 0, 0, &err) == 0 && s.n == 4);
+  if (s.n == 4) CHECK_STR(ds_schema_decltype(&s.cols[3]), "BLOB"); /* bytes */
+  ds_schema_free(&s);
+  for (int i = 0; i < 5; i++) ds_buf_free(&recs[i]);
+  ds_buf_free(&fs);
+}
+
 int main(void) {
+  test_infer();
   test_cells();
   test_kinds_and_order();
   test_repeated_names();
