@@ -3,9 +3,9 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
-#include "core/npy_sql.h"
+#include "sql/npy_sql.h"
 #include "vtab/modules.h"
-#include "vtab/tfexample_sql.h"
+#include "sql/tfexample_sql.h"
 
 #ifdef _WIN32
 __declspec(dllexport)

@@ -58,8 +58,30 @@ static char *bagz_limits_path(const char *path) {
   return ds_strf("%.*slimits.%s", (int)(base - path), path, base);
 }
 
-/* The last 8 bytes of a file end a valid tail-limits section: the u64 there
- * is the records/limits boundary B, B <= size - 8 and (size - B) % 8 == 0. */
+/* The limits in [from, to) of fd are non-decreasing from *prev and none
+ * passes `end`; *prev becomes the last one. 1 when they are. */
+static int limits_consistent(int fd, uint64_t from, uint64_t to, uint64_t end,
+                             uint64_t *prev) {
+  uint8_t buf[8192];
+  while (from < to) {
+    size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf;
+    if (pread(fd, buf, want, (off_t)from) != (ssize_t)want) return 0;
+    for (size_t i = 0; i < want; i += 8) {
+      uint64_t v = ds_le64(buf + i);
+      if (v < *prev || v > end) return 0;
+      *prev = v;
+    }
+    from += want;
+  }
+  return 1;
+}
+
+/* The file ends with a consistent tail-limits section: the u64 in its last
+ * 8 bytes is the records/limits boundary B, B <= size - 8, (size - B) % 8
+ * == 0, and every limit from byte B on is non-decreasing and at most B (the
+ * last is B itself: the records end where the limits begin). A file whose
+ * records take no bytes at all (a run of zero bytes, a .tar's zero blocks)
+ * is not taken for a bag of empty records. */
 static int bagz_tail_ok(const char *path) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
@@ -67,10 +89,12 @@ static int bagz_tail_ok(const char *path) {
   uint8_t b[8];
   int ok = fstat(fd, &st) == 0 && st.st_size >= 8 &&
            pread(fd, b, 8, st.st_size - 8) == 8;
+  uint64_t size = ok ? (uint64_t)st.st_size : 0, end = ok ? ds_le64(b) : 0;
+  uint64_t prev = 0;
+  ok = ok && end > 0 && end <= size - 8 && (size - end) % 8 == 0 &&
+       limits_consistent(fd, end, size, end, &prev);
   close(fd);
-  if (!ok) return 0;
-  uint64_t size = (uint64_t)st.st_size, end = ds_le64(b);
-  return end <= size - 8 && (size - end) % 8 == 0;
+  return ok;
 }
 
 /* One bagz file: 1 and *separate when it looks like one, else 0. */

@@ -14,7 +14,11 @@
  *   file, shard spec (@N, @*, a comma    bagz, when every file is named
  *   list, posix:) of existing files      .bag / .bagz, has limits.NAME
  *                                        beside it, or ends in a valid
- *                                        limits tail (bagz.md 2.1)
+ *                                        limits tail (bagz.md 2.1): limits
+ *                                        non-decreasing, none past the
+ *                                        records' end, the records not
+ *                                        empty (a .tar or zero bytes is
+ *                                        no bag)
  * Anything else is an error "<path>: not a dataset: looked for ...". */
 #ifndef DS_DETECT_H
 #define DS_DETECT_H

@@ -6,6 +6,8 @@
  * once. When protobuf-c refuses a record, tfexample_diag.c says where.
  * Two things protobuf-c lets through are refused here, as Google's runtime
  * refuses them: feature names that are not UTF-8, and field number 0. */
+#include "core/json.h"
+#include "core/utf8.h"
 #include "tfexample.h"
 
 #include <inttypes.h>

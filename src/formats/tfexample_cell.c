@@ -2,6 +2,7 @@
  * (see tfexample_cell.h for the mapping). Long numeric lists become .npy
  * BLOBs written here: a header from ds_npy_write_header, then the values
  * little-endian. */
+#include "core/utf8.h"
 #include "tfexample_cell.h"
 
 #include <string.h>

@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "core/common.h"
-#include "core/value.h"
+#include "core/utf8.h"
 
 /* The messages of the schema. */
 typedef enum msg_kind {

@@ -3,7 +3,7 @@
 #ifndef DS_TFEXAMPLE_SQL_H
 #define DS_TFEXAMPLE_SQL_H
 
-#include "core/sqlite_api.h"
+#include "sql/sqlite_api.h"
 
 /* Register tfexample_json(record [, options]) on db. Returns an SQLite
  * result code. */

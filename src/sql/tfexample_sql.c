@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "core/codec.h"
-#include "core/value_sql.h"
+#include "sql/value_sql.h"
 #include "formats/tfexample.h"
 
 /* Report "tfexample_json: <message>" as the SQL error and free msg. */
