@@ -86,6 +86,18 @@ int ds_json_base64(ds_buf *out, const uint8_t *p, size_t n) {
   return 0;
 }
 
+/* Append number text s from printf: a decimal comma (some locales) becomes
+ * a point, and an integral value gets ".0", as Python prints floats. */
+static int put_number(ds_buf *out, char *s) {
+  int plain = 1; /* no '.', no exponent: integral */
+  for (char *c = s; *c; c++) {
+    if (*c == ',') *c = '.';
+    if (*c == '.' || *c == 'e') plain = 0;
+  }
+  if (ds_buf_puts(out, s)) return -1;
+  return plain ? ds_buf_puts(out, ".0") : 0;
+}
+
 /* Shortest round-trip text of a double, Python style. */
 int ds_json_double(ds_buf *out, double d) {
   if (!isfinite(d)) return ds_buf_puts(out, "null");
@@ -95,11 +107,17 @@ int ds_json_double(ds_buf *out, double d) {
     snprintf(s, sizeof s, "%.*g", prec, d);
     if (prec == 17 || strtod(s, NULL) == d) break;
   }
-  int plain = 1; /* no '.', no exponent: integral, Python adds ".0" */
-  for (char *c = s; *c; c++) {
-    if (*c == ',') *c = '.'; /* a locale with a decimal comma */
-    if (*c == '.' || *c == 'e') plain = 0;
+  return put_number(out, s);
+}
+
+/* Shortest round-trip text of a float32 (0.1f is "0.1"). */
+int ds_json_float(ds_buf *out, float f) {
+  if (!isfinite(f)) return ds_buf_puts(out, "null");
+  char s[40];
+  /* the shortest of 1..9 significant digits that reads back exactly */
+  for (int prec = 1; prec <= 9; prec++) {
+    snprintf(s, sizeof s, "%.*g", prec, (double)f);
+    if (prec == 9 || strtof(s, NULL) == f) break;
   }
-  if (ds_buf_puts(out, s)) return -1;
-  return plain ? ds_buf_puts(out, ".0") : 0;
+  return put_number(out, s);
 }

@@ -16,6 +16,10 @@
  * ".0" added to integral values ("1.0", as Python prints); null when not
  * finite. */
 int ds_json_double(ds_buf *out, double d);
+/* A float32 as JSON: the shortest text that reads back to the same float
+ * (0.1f is "0.1", not 0.10000000149011612), ".0" added to integral values;
+ * null when not finite. */
+int ds_json_float(ds_buf *out, float f);
 /* A JSON string literal (quotes included) for UTF-8 bytes: control characters
  * as \u00XX, invalid UTF-8 replaced by U+FFFD (one per maximal invalid
  * subsequence, like Python's errors='replace'). */
