@@ -78,6 +78,12 @@ const ds_value *ds_value_find_unsupported(const ds_value *v);
  * as it was). */
 int ds_value_json(ds_buf *out, const ds_value *v, char **err);
 
+/* Parse JSON text into a value tree allocated in `a` (value_from_json.c):
+ * objects -> MAP (TEXT keys, in order; a repeated key is an error), arrays
+ * -> LIST, integers -> INT, other numbers -> FLOAT, strings -> TEXT. */
+int ds_value_from_json(const char *text, size_t n, ds_arena *a, ds_value *out,
+                       char **err);
+
 /* JSON building blocks shared with npy.c and the format decoders. Each
  * returns 0, or -1 when out of memory. */
 /* A double as JSON: shortest text that reads back to the same double, with
