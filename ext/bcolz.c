@@ -5,7 +5,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
-#include "core/npy_sql.h"
+#include "sql/npy_sql.h"
 #include "vtab/modules.h"
 
 #ifdef _WIN32

@@ -1,11 +1,17 @@
 #!/bin/sh
-# run.sh - run every test against a build folder and count the results.
-# Usage: tests/run.sh [build-dir]. Each test prints lines starting with
-# "PASS " or "FAIL "; a test program that exits non-zero without printing a
-# FAIL line counts as one failure. Ends with "N passed, N failed".
+# run.sh - run the tests against a build folder and count the results.
+# Usage: tests/run.sh [build-dir] [filter]. With a filter, only the tests
+# whose name contains it run (names as printed: unit/test_bagz_reader,
+# tests/conformance/test_bagz_fixtures.py, tests/sql/bagz.test), e.g.
+# `tests/run.sh build bagz` or `make test T=bagz`. The layering check
+# (tools/check_layers.sh) runs first, filter or not.
+# Each test prints lines starting with "PASS " or "FAIL "; a test program
+# that exits non-zero without printing a FAIL line counts as one failure.
+# Ends with "N passed, N failed".
 # DS_SANITIZE=1: the build is instrumented (make asan), so the stock
 # sqlite3 shell and python3 get gcc's libasan preloaded.
 BUILD=${1:-build}
+FILTER=${2:-}
 cd "$(dirname "$0")/.." || exit 2
 PY=/usr/bin/python3
 LOG=$(mktemp)
@@ -19,6 +25,11 @@ if [ "${DS_SANITIZE:-0}" = 1 ]; then
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
+
+# wanted NAME: 0 when NAME contains the filter (or there is none).
+wanted() {
+  case "$1" in *"$FILTER"*) return 0 ;; *) return 1 ;; esac
+}
 
 # run NAME CMD...: run one test program, tally its PASS/FAIL lines.
 run() {
@@ -44,13 +55,16 @@ with_preload() {
   if [ -n "${DS_PRELOAD:-}" ]; then LD_PRELOAD="$DS_PRELOAD" "$@"; else "$@"; fi
 }
 
+run "tools/check_layers.sh" tools/check_layers.sh
 for t in "$BUILD"/unit/test_*; do
-  [ -x "$t" ] && run "unit/$(basename "$t")" "$t"
+  [ -f "$t" ] && [ -x "$t" ] && wanted "unit/$(basename "$t")" && run "unit/$(basename "$t")" "$t"
 done
 for t in tests/conformance/test_*.py; do
-  [ -f "$t" ] && run "$t" with_preload $PY "$t" "$BUILD"
+  [ -f "$t" ] && wanted "$t" && run "$t" with_preload $PY "$t" "$BUILD"
 done
-run "sql shell tests" with_preload $PY tests/sql/run_sql_tests.py "$BUILD"
+for t in tests/sql/*.test; do
+  [ -f "$t" ] && wanted "$t" && run "$t" with_preload $PY tests/sql/run_sql_tests.py "$BUILD" "$t"
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,7 +1,7 @@
 /* cancel.h - cooperative cancellation of long calls. The SQLite glue opens
  * a scope around a call that may do unbounded work in one go (building an
  * index, hashing files, skipping rows) with a callback that says whether
- * the statement should stop (sqlite3_interrupt, a progress handler); the
+ * the statement should stop (an interrupt, a progress handler); the
  * loops doing the work call ds_cancel_poll() per unit and give up with
  * DS_CANCEL_MSG when it returns 1. Scopes are per thread and nest; with no
  * scope open, polls return 0. Knows no SQLite. */

@@ -1,6 +1,6 @@
 /* npy.h - the NumPy .npy file format (versions 1.0, 2.0, 3.0): parse a
  * header, write one, and turn the data into JSON (what ndarray.tolist()
- * prints). Knows no SQLite; npy_sql.c registers the npy_* SQL functions. */
+ * prints). Knows no SQLite; sql/npy_sql.c registers the npy_* SQL functions. */
 #ifndef DS_NPY_H
 #define DS_NPY_H
 

@@ -28,35 +28,31 @@
  * or without it; repeated or skewed lookups then skip decompression and
  * decoding. threads=2: an ascending scan decodes the blocks after its
  * second one ahead on a second thread (formats/atlas_readahead.c) when
- * the process may run on two CPUs or more. Not the default: it wins only
- * when a second CPU is idle (on the shared 2-CPU test machine, with the
- * other CPU busy, it cost 4-5%). */
+ * the process may run on two CPUs or more (threads=1 turns it off). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/common.h"
 #include "core/options.h"
-#include "core/plan.h"
 #include "core/rowset.h"
 #include "core/schema.h"
-#include "core/sqlite_api.h"
-#include "core/value_sql.h"
 #include "formats/atlas.h"
 #include "formats/atlas_cache.h"
 #include "formats/atlas_decode.h"
 #include "formats/atlas_readahead.h"
 #include "formats/pickle.h"
 #include "formats/pickle_list.h"
+#include "sql/plan.h"
+#include "sql/sqlite_api.h"
+#include "sql/value_sql.h"
 #include "vtab/dataset.h"
 #include "vtab/modules.h"
+#include "vtab/table.h"
 #include "vtab/vtab_util.h"
 
 #define MOD "atlas"
 #define DEFAULT_INFER 100
-/* An ascending scan drops the data.bin pages it has passed every this
- * many bytes (and at each new shard). */
-#define RELEASE_STEP ((uint64_t)1 << 20)
 
 typedef enum { SHAPE_DICT, SHAPE_SEQ, SHAPE_VALUE } example_shape;
 
@@ -65,6 +61,7 @@ typedef struct at_dataset {
   atlas_reader *reader;
   int placeholder;    /* unsupported=placeholder */
   int threads;        /* 2: scans decode ahead on a second thread */
+  int64_t infer;      /* option infer (CREATE form) */
   uint64_t *first;    /* first global row of each shard */
   uint64_t *counts;   /* rows of each shard */
   atlas_cache cache;  /* cache_mb */
@@ -95,24 +92,17 @@ static void res_free(at_res *r) {
 }
 
 typedef struct at_vtab {
-  sqlite3_vtab base;
-  int tvf;
-  ds_dataset *ds;
+  ds_table base;        /* db, form, dataset, argument columns */
   example_shape shape;  /* CREATE form */
   ds_schema schema;     /* SHAPE_DICT: the key columns */
   size_t nseq;          /* SHAPE_SEQ: number of c<i> columns */
-  int col_example, col_shard, col_shard_index, col_path, col_options;
+  int col_example, col_shard, col_shard_index;
   int spare;            /* spare_res holds a closed cursor's at_res */
   at_res spare_res;
 } at_vtab;
 
 typedef struct at_cursor {
-  sqlite3_vtab_cursor base;
-  ds_dataset *ds;
-  ds_rowset rs;
-  ds_rowiter it;
-  int eof;
-  uint64_t row;
+  ds_cursor base;        /* dataset, rowset, row, argument columns */
   size_t shard;
   uint64_t block, pos;
   int located;           /* shard, block, pos are row's */
@@ -123,10 +113,7 @@ typedef struct at_cursor {
   atlas_readahead *ra;   /* a scan decoding ahead on a second thread */
   int blk_ra;            /* blk belongs to ra */
   uint64_t loads;        /* blocks loaded since the filter */
-  size_t rel_shard;      /* pages of data.bin dropped up to here */
-  uint64_t rel_off;
   at_res r;
-  char *path_arg, *options_arg;
 } at_cursor;
 
 /* ds_dataset_ops.close */
@@ -167,6 +154,7 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
   if (!d) return ds_err(err, "out of memory");
   d->placeholder = mode == 1;
   d->threads = (int)threads;
+  d->infer = infer;
   atlas_cache_init(&d->cache, (size_t)cache_mb << 20);
   if (atlas_open(path, &d->reader, err)) {
     free(d);
@@ -206,7 +194,7 @@ static int check_supported(const at_dataset *d, const ds_value *v, size_t shard,
 
 /* What the first `infer` examples look like, and their dict keys. */
 static int infer_schema(at_vtab *t, int64_t infer, char **err) {
-  at_dataset *d = AT(t->ds);
+  at_dataset *d = AT(t->base.ds);
   uint64_t n = atlas_count(d->reader), seen = 0;
   int all_dict = 1, all_seq = 1;
   size_t maxlen = 0;
@@ -262,7 +250,7 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
 }
 
 /* The CREATE form's column list after the data columns. */
-static int declare_create(sqlite3 *db, at_vtab *t, char **err) {
+static int declare_create(at_vtab *t, char **err) {
   static const char *const none[] = {NULL};
   if (t->shape == SHAPE_SEQ) {
     for (size_t i = 0; i < t->nseq; i++) {
@@ -287,78 +275,61 @@ static int declare_create(sqlite3 *db, at_vtab *t, char **err) {
   free(sh);
   free(si);
   free(tail);
-  if (!sql) return ds_err(err, "out of memory");
-  int rc = sqlite3_declare_vtab(db, sql);
-  if (rc != SQLITE_OK) ds_err(err, "cannot declare columns (%s): %s", sqlite3_errmsg(db), sql);
+  int rc = ds_table_declare(&t->base, sql, err);
   free(sql);
   t->col_example = (int)t->schema.n;
   t->col_shard = t->col_example + 1;
   t->col_shard_index = t->col_example + 2;
-  return rc == SQLITE_OK ? 0 : -1;
-}
-
-static int create_form(sqlite3 *db, at_vtab *t, int argc, const char *const *argv,
-                       char **err) {
-  ds_options o;
-  int64_t infer = DEFAULT_INFER;
-  int rc = ds_dataset_create(&atlas_ops, argc, argv, &o, &t->ds, err);
-  if (rc == 0) ds_options_int(&o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err);
-  const char *path = t->ds ? t->ds->path : "";
-  const char *cols = ds_options_get(&o, "columns");
-  if (rc == 0 && cols) {
-    t->shape = SHAPE_DICT;
-    if (ds_schema_parse_columns(&t->schema, cols, err)) {
-      ds_err_prefix(err, path);
-      rc = -1;
-    }
-  } else if (rc == 0) {
-    rc = infer_schema(t, infer, err);
-  }
-  if (rc == 0) rc = declare_create(db, t, err);
-  ds_options_free(&o);
   return rc;
 }
+
+/* CREATE VIRTUAL TABLE t USING atlas(path, infer=N | columns='...', ...):
+ * the columns given, or the shape of the first examples. */
+static int create_form(at_vtab *t, const ds_options *o, char **err) {
+  const char *cols = ds_options_get(o, "columns");
+  int rc = 0;
+  if (cols) {
+    t->shape = SHAPE_DICT;
+    if (ds_schema_parse_columns(&t->schema, cols, err)) {
+      ds_err_prefix(err, t->base.ds->path);
+      rc = -1;
+    }
+  } else {
+    rc = infer_schema(t, AT(t->base.ds)->infer, err);
+  }
+  return rc ? rc : declare_create(t, err);
+}
+
+static const ds_table_def atlas_def;
 
 static int at_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                       sqlite3_vtab **out, char **pzErr) {
   (void)aux;
-  at_vtab *t = sqlite3_malloc(sizeof *t);
-  if (!t) return SQLITE_NOMEM;
-  memset(t, 0, sizeof *t);
-  t->tvf = argc <= 3;
-  t->col_path = t->col_options = -1;
-  int rc;
-  if (t->tvf) {
-    rc = sqlite3_declare_vtab(db, "CREATE TABLE x(example TEXT, shard INTEGER,"
-                                  " shard_index INTEGER, path HIDDEN, options HIDDEN)");
+  ds_table *base;
+  ds_options o;
+  char *err = NULL;
+  int rc = ds_table_open(db, &atlas_def, argc, argv, &o, &base, &err);
+  at_vtab *t = (at_vtab *)base;
+  if (rc == 0 && base->tvf) {
     t->col_example = 0;
     t->col_shard = 1;
     t->col_shard_index = 2;
-    t->col_path = 3;
-    t->col_options = 4;
-  } else {
-    char *err = NULL;
-    rc = create_form(db, t, argc, argv, &err) ? SQLITE_ERROR : SQLITE_OK;
-    if (rc != SQLITE_OK) ds_set_error(pzErr, MOD, err);
+    base->col_path = 3;
+    base->col_options = 4;
+    rc = ds_table_declare(base, "CREATE TABLE x(example TEXT, shard INTEGER,"
+                                " shard_index INTEGER, path HIDDEN, options HIDDEN)", &err);
+  } else if (rc == 0) {
+    rc = create_form(t, &o, &err);
   }
-  if (rc != SQLITE_OK) {
-    ds_dataset_unref(t->ds);
-    ds_schema_free(&t->schema);
-    sqlite3_free(t);
-    return rc;
-  }
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  *out = &t->base;
-  return SQLITE_OK;
+  ds_options_free(&o);
+  return ds_table_done(base, rc, err, out, pzErr);
 }
 
-static int at_disconnect(sqlite3_vtab *vtab) {
-  at_vtab *t = (at_vtab *)vtab;
+/* ds_table_def.table_free */
+static void table_free(ds_table *base) {
+  at_vtab *t = (at_vtab *)base;
   if (t->spare) res_free(&t->spare_res);
-  ds_dataset_unref(t->ds);
   ds_schema_free(&t->schema);
-  sqlite3_free(t);
-  return SQLITE_OK;
 }
 
 /* Cost model: a row costs 1 (a block is decoded once for all its rows);
@@ -366,28 +337,23 @@ static int at_disconnect(sqlite3_vtab *vtab) {
  * shard. */
 static int at_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   at_vtab *t = (at_vtab *)vtab;
-  double n = t->ds ? (double)atlas_count(AT(t->ds)->reader) : 1e6;
-  double k = t->ds && atlas_nshards(AT(t->ds)->reader) ? (double)atlas_nshards(AT(t->ds)->reader) : 4;
+  ds_dataset *ds = t->base.ds;
+  double n = ds ? (double)atlas_count(AT(ds)->reader) : 1e6;
+  double k = ds && atlas_nshards(AT(ds)->reader) ? (double)atlas_nshards(AT(ds)->reader) : 4;
   ds_plan_extra extra[1] = {{t->col_shard, "shard", n / k, 0}};
-  int args[2] = {t->col_path, t->col_options};
-  ds_plan_config cfg = {n, 1.0, extra, 1, args, t->tvf ? 2 : 0, t->tvf ? 1 : 0};
-  return ds_plan_best_index(info, &cfg);
+  return ds_table_plan(&t->base, info, n, extra, 1);
 }
 
-static int at_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
-  at_vtab *t = (at_vtab *)vtab;
-  at_cursor *c = sqlite3_malloc(sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  memset(c, 0, sizeof *c);
-  if (t->spare) { /* the last cursor's context and buffers */
+/* ds_table_def.cursor_init: the last cursor's context and buffers, or new. */
+static void cursor_init(ds_cursor *base) {
+  at_cursor *c = (at_cursor *)base;
+  at_vtab *t = (at_vtab *)base->base.pVtab;
+  if (t->spare) {
     c->r = t->spare_res;
     t->spare = 0;
   } else {
     res_init(&c->r);
   }
-  c->eof = 1;
-  *out = &c->base;
-  return SQLITE_OK;
 }
 
 /* Let go of the block the cursor reads: unpin a cached one, free one that
@@ -396,108 +362,90 @@ static void drop_block(at_cursor *c) {
   atlas_dblock *b = c->blk;
   c->blk = NULL;
   if (!b || b == c->r.own || c->blk_ra) return;
-  if (b->cached) atlas_cache_unpin(&AT(c->ds)->cache, b);
+  if (b->cached) atlas_cache_unpin(&AT(c->base.ds)->cache, b);
   else atlas_dblock_free(b);
 }
 
-static void cursor_reset(at_cursor *c) {
-  if (c->ds) drop_block(c);
+/* ds_table_def.cursor_reset */
+static void cursor_reset(ds_cursor *base) {
+  at_cursor *c = (at_cursor *)base;
+  if (base->ds) drop_block(c);
   atlas_readahead_free(c->ra); /* before the rowset it walks */
   c->ra = NULL;
   c->blk_ra = 0;
   c->loads = 0;
-  ds_rowset_free(&c->rs);
   c->located = 0;
   c->single = 0;
-  ds_dataset_unref(c->ds);
-  c->ds = NULL;
-  sqlite3_free(c->path_arg);
-  sqlite3_free(c->options_arg);
-  c->path_arg = c->options_arg = NULL;
-  c->eof = 1;
 }
 
-static int at_close(sqlite3_vtab_cursor *cur) {
-  at_cursor *c = (at_cursor *)cur;
-  at_vtab *t = (at_vtab *)cur->pVtab;
-  cursor_reset(c);
+/* ds_table_def.cursor_free: keep the context and a small block for the
+ * next cursor. */
+static void cursor_free(ds_cursor *base) {
+  at_cursor *c = (at_cursor *)base;
+  at_vtab *t = (at_vtab *)base->base.pVtab;
   atlas_dblock *own = c->r.own;
   if (own) {
     own->shard = (size_t)-1;
     ds_arena_reset(&own->arena);
   }
-  if (!t->spare && (!own || own->buf.cap <= ((size_t)8 << 20))) { /* keep for the next cursor */
+  if (!t->spare && (!own || own->buf.cap <= ((size_t)8 << 20))) {
     t->spare_res = c->r;
     t->spare = 1;
   } else {
     res_free(&c->r);
   }
-  sqlite3_free(c);
-  return SQLITE_OK;
 }
 
-/* Turn the decoded plan into the cursor's rowset. */
-static int build_rowset(at_cursor *c, ds_plan_args *a, char **err) {
-  at_dataset *d = AT(c->ds);
-  uint64_t total = atlas_count(d->reader);
-  size_t k = atlas_nshards(d->reader);
-  unsigned char *on = NULL;
-  if (a->extra[0] && !(on = ds_plan_flag_ints(a->extra[0], a->extra_in[0], k)))
+/* ds_table_def.select: shard = / IN as flags over the shards' rows. */
+static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
+  at_cursor *c = (at_cursor *)base;
+  at_dataset *d = AT(base->ds);
+  c->r.z.max_out = base->ds->max_value; /* max_value_bytes (atlas_decode.h) */
+  r->total = atlas_count(d->reader);
+  r->nshards = atlas_nshards(d->reader);
+  r->first = d->first;
+  r->counts = d->counts;
+  if (a->extra[0] && !(r->shard_on = ds_plan_flag_ints(a->extra[0], a->extra_in[0], r->nshards)))
     return ds_err(err, "out of memory");
-  int rc = 0;
-  if (a->has_ids) {
-    size_t n = a->nids, j = 0;
-    uint64_t *ids = a->ids == &a->one ? NULL : a->ids;
-    for (size_t i = 0; i < n; i++) { /* keep the rows of picked shards */
-      size_t s;
-      uint64_t b, pos;
-      uint64_t g = a->ids[i];
-      if (g >= total) continue;
-      atlas_locate(d->reader, g, &s, &b, &pos);
-      if (!on || on[s]) a->ids[j++] = g;
-    }
-    if (ids) {
-      ds_rowset_init_list(&c->rs, ids, j);
-      a->ids = NULL;
-    } else if (j == 1) {
-      ds_rowset_init_one(&c->rs, a->one);
-    } else {
-      ds_rowset_init_list(&c->rs, NULL, 0);
-    }
-    c->single = j == 1;
-  } else if (on) {
-    rc = ds_rowset_init_shards(&c->rs, 0, d->first, d->counts, k, on);
-  } else {
-    rc = ds_rowset_init_all(&c->rs, total);
-  }
-  free(on);
-  if (rc) return ds_err(err, "out of memory");
-  ds_rowset_clip(&c->rs, a->lo, a->hi < total ? a->hi : total);
-  if (a->empty) ds_rowset_clip(&c->rs, 0, 0);
-  c->rs.desc = a->desc;
-  c->rs.offset = a->offset;
-  c->rs.limit = a->limit;
   return 0;
 }
 
-/* The next row; its shard, block and position (by counting when it
- * follows the last one in the same shard). */
-static void cursor_step(at_cursor *c) {
-  uint64_t g;
-  if (!ds_rowiter_next(&c->it, &g)) {
-    c->eof = 1;
-    return;
-  }
-  if (c->located && g == c->row + 1 && g < c->shard_end) {
-    c->row = g;
+/* ds_table_def.shard_of */
+static size_t shard_of(ds_cursor *base, uint64_t g) {
+  size_t s;
+  uint64_t b, pos;
+  if (g >= atlas_count(AT(base->ds)->reader)) return SIZE_MAX;
+  atlas_locate(AT(base->ds)->reader, g, &s, &b, &pos);
+  return s;
+}
+
+/* ds_table_def.start: a single row decodes only its example; ascending
+ * scans hand back the data.bin pages they passed. */
+static int start(ds_cursor *base, int idxNum, const char *idxStr, int argc,
+                 sqlite3_value **argv, char **err) {
+  (void)idxNum;
+  (void)idxStr;
+  (void)argc;
+  (void)argv;
+  (void)err;
+  at_cursor *c = (at_cursor *)base;
+  c->single = base->rs.kind == DS_RS_LIST && base->rs.nids == 1;
+  base->paces = 1;
+  return 0;
+}
+
+/* ds_table_def.arrive: row g's shard, block and position (by counting
+ * when it follows the last one in the same shard). */
+static void arrive(ds_cursor *base, uint64_t g) {
+  at_cursor *c = (at_cursor *)base;
+  if (c->located && g == base->row + 1 && g < c->shard_end) {
     if (++c->pos == c->bsize) {
       c->pos = 0;
       c->block++;
     }
     return;
   }
-  at_dataset *d = AT(c->ds);
-  c->row = g;
+  at_dataset *d = AT(base->ds);
   atlas_locate(d->reader, g, &c->shard, &c->block, &c->pos);
   c->located = c->shard < atlas_nshards(d->reader);
   if (c->located) {
@@ -506,57 +454,25 @@ static void cursor_step(at_cursor *c) {
   }
 }
 
-static int at_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
-                     int argc, sqlite3_value **argv) {
-  (void)idxStr;
-  at_cursor *c = (at_cursor *)cur;
-  at_vtab *t = (at_vtab *)cur->pVtab;
-  cursor_reset(c);
-  char *err = NULL;
-  ds_plan_args a;
-  int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
-  if (rc == 0)
-    rc = t->tvf ? ds_dataset_for_call(&atlas_ops, &t->ds, a.args, &c->path_arg,
-                                      &c->options_arg, &err)
-                : ds_dataset_check(t->ds, &err);
-  if (rc == 0) {
-    c->ds = t->ds;
-    ds_dataset_ref(c->ds);
-    c->r.z.max_out = c->ds->max_value; /* max_value_bytes (atlas_decode.h) */
-    rc = build_rowset(c, &a, &err);
-  }
-  ds_plan_args_free(&a);
-  if (rc) return ds_vtab_error(cur->pVtab, MOD, err);
-  ds_rowiter_init(&c->it, &c->rs);
-  c->eof = 0;
-  cursor_step(c);
-  return SQLITE_OK;
+/* ds_table_def.row_bytes: a block's stored bytes, counted at its first
+ * row. */
+static uint64_t row_bytes(ds_cursor *base) {
+  at_cursor *c = (at_cursor *)base;
+  if (!c->located || c->pos != 0) return 0;
+  const atlas_reader *r = AT(base->ds)->reader;
+  return atlas_index_entry(r, c->shard, c->block + 1) - atlas_index_entry(r, c->shard, c->block);
 }
 
-static int at_next(sqlite3_vtab_cursor *cur) {
-  cursor_step((at_cursor *)cur);
-  return SQLITE_OK;
-}
-
-static int at_eof(sqlite3_vtab_cursor *cur) { return ((at_cursor *)cur)->eof; }
-
-/* An ascending scan left its block for (shard, block): drop the data.bin
- * pages it has passed, every RELEASE_STEP bytes and at each new shard. */
-static void release_pages(at_cursor *c) {
-  const atlas_reader *r = AT(c->ds)->reader;
-  uint64_t off = atlas_index_entry(r, c->shard, c->block);
-  if (c->shard == c->rel_shard && off - c->rel_off < RELEASE_STEP && off >= c->rel_off)
-    return;
-  atlas_release_before(r, c->shard, c->block);
-  c->rel_shard = c->shard;
-  c->rel_off = off;
+/* ds_table_def.release: the data.bin pages before the current block. */
+static void release(ds_cursor *base) {
+  at_cursor *c = (at_cursor *)base;
+  if (c->located) atlas_release_before(AT(base->ds)->reader, c->shard, c->block);
 }
 
 /* Make c->blk the decoded block (shard, block): from the cache, or
  * decoded (into the cache, or into the cursor's own block). */
 static int load_block(at_cursor *c, char **err) {
-  at_dataset *d = AT(c->ds);
-  if (c->blk && !c->rs.desc) release_pages(c); /* an ascending scan left it */
+  at_dataset *d = AT(c->base.ds);
   drop_block(c);
   c->blk_ra = 0;
   if (d->cache.limit) {
@@ -591,10 +507,11 @@ static int load_block(at_cursor *c, char **err) {
   /* an ascending scan reaching its second block: the blocks after this one
    * are decoded ahead on a second thread (rowid lists and single rows
    * jump; the cache serves those) */
-  if (!c->ra && d->threads > 1 && ++c->loads == 2 && !c->single && !c->rs.desc &&
-      c->rs.kind != DS_RS_LIST && atlas_readahead_cpus() >= 2)
-    atlas_readahead_start(d->reader, &c->it, c->shard, c->block, c->ds->max_value, &c->ra,
-                          err);
+  const ds_rowset *rs = &c->base.rs;
+  if (!c->ra && d->threads > 1 && ++c->loads == 2 && !c->single && !rs->desc &&
+      rs->kind != DS_RS_LIST && atlas_readahead_cpus() >= 2)
+    atlas_readahead_start(d->reader, &c->base.it, c->shard, c->block, c->base.ds->max_value,
+                          &c->ra, err);
   return 0;
 }
 
@@ -637,7 +554,7 @@ static const ds_value *column_value(const at_vtab *t, const ds_value *ex, int co
 static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
                          int as_json) {
   char *err = NULL;
-  if (check_supported(AT(c->ds), v, c->shard, c->block, c->row, &err)) {
+  if (check_supported(AT(c->base.ds), v, c->shard, c->block, c->base.row, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }
@@ -648,9 +565,9 @@ static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
   ds_buf json = {0};
   if (ds_value_json(&json, v, &err))
     ds_result_error(ctx, MOD, ds_strf("%s: block %llu: example %llu: %s",
-                                      atlas_shard_path(AT(c->ds)->reader, c->shard),
+                                      atlas_shard_path(AT(c->base.ds)->reader, c->shard),
                                       (unsigned long long)c->block,
-                                      (unsigned long long)c->row, err ? err : "?"));
+                                      (unsigned long long)c->base.row, err ? err : "?"));
   else
     ds_result_json(ctx, &json);
   free(err);
@@ -660,14 +577,12 @@ static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
 static int at_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   at_cursor *c = (at_cursor *)cur;
   at_vtab *t = (at_vtab *)cur->pVtab;
-  if (col == t->col_shard) {
+  if (ds_cursor_arg_column(cur, ctx, col)) {
+    return SQLITE_OK;
+  } else if (col == t->col_shard) {
     sqlite3_result_int64(ctx, (sqlite3_int64)c->shard);
   } else if (col == t->col_shard_index) {
-    sqlite3_result_int64(ctx, (sqlite3_int64)(c->row - AT(c->ds)->first[c->shard]));
-  } else if (col == t->col_path) {
-    if (c->path_arg) sqlite3_result_text(ctx, c->path_arg, -1, SQLITE_TRANSIENT);
-  } else if (col == t->col_options) {
-    if (c->options_arg) sqlite3_result_text(ctx, c->options_arg, -1, SQLITE_TRANSIENT);
+    sqlite3_result_int64(ctx, (sqlite3_int64)(c->base.row - AT(c->base.ds)->first[c->shard]));
   } else {
     const ds_value *ex;
     char *err = NULL;
@@ -685,25 +600,30 @@ static int at_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   return SQLITE_OK;
 }
 
-static int at_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
-  *rowid = (sqlite3_int64)((at_cursor *)cur)->row;
-  return SQLITE_OK;
-}
+static const ds_table_def atlas_def = {
+    .name = MOD,
+    .ops = &atlas_ops,
+    .table_size = sizeof(at_vtab),
+    .cursor_size = sizeof(at_cursor),
+    .table_free = table_free,
+    .cursor_init = cursor_init,
+    .cursor_reset = cursor_reset,
+    .cursor_free = cursor_free,
+    .select = select_rows,
+    .shard_of = shard_of,
+    .start = start,
+    .arrive = arrive,
+    .row_bytes = row_bytes,
+    .release = release,
+};
 
 static sqlite3_module atlas_module = {
     .iVersion = 0,
     .xCreate = at_connect,
     .xConnect = at_connect,
     .xBestIndex = at_best_index,
-    .xDisconnect = at_disconnect,
-    .xDestroy = at_disconnect,
-    .xOpen = at_open,
-    .xClose = at_close,
-    .xFilter = at_filter,
-    .xNext = at_next,
-    .xEof = at_eof,
     .xColumn = at_column,
-    .xRowid = at_rowid,
+    DS_TABLE_METHODS,
 };
 
 int ds_atlas_register(sqlite3 *db) {

@@ -11,8 +11,8 @@
  * dictionary=<file>, threads=1|2 (2: decompress ahead on a second thread
  * during scans).
  *
- * Planning (core/plan.c): rowid =, IN, ranges, shard = / IN, record = / IN
- * and LIMIT/OFFSET become a ds_rowset, so only the records a query returns
+ * Planning (sql/plan.c, vtab/table.c): rowid =, IN, ranges, shard = / IN,
+ * record = / IN and LIMIT/OFFSET become a ds_rowset, so only the records a query returns
  * are read; count(*) and the shard columns never decompress anything.
  * record = uses a hash index of all records, built once per dataset on
  * first use (upstream's MultiIndex: every matching row, ascending). */
@@ -22,14 +22,15 @@
 #include "core/common.h"
 #include "core/hash_index.h"
 #include "core/options.h"
-#include "core/plan.h"
 #include "core/rowset.h"
-#include "core/sqlite_api.h"
 #include "formats/bagz.h"
 #include "formats/bagz_readahead.h"
+#include "formats/bagz_shards.h"
+#include "sql/plan.h"
+#include "sql/sqlite_api.h"
 #include "vtab/dataset.h"
-#include "vtab/interrupt.h"
 #include "vtab/modules.h"
+#include "vtab/table.h"
 #include "vtab/vtab_util.h"
 
 #define MOD "bagz"
@@ -50,36 +51,26 @@ typedef struct bagz_dataset {
 static bagz_dataset *BAG(ds_dataset *d) { return (bagz_dataset *)d; }
 
 typedef struct bagz_vtab {
-  sqlite3_vtab base;
-  sqlite3 *db;        /* for interrupt checks (vtab/interrupt.h) */
-  int tvf;            /* table-valued form: the dataset comes from xFilter */
-  ds_dataset *ds;     /* CREATE form: the table's; tvf: last one used */
+  ds_table base;      /* db, form, dataset, argument columns */
   /* A zstd context and buffer kept between cursors: SQLite opens a cursor
-   * per statement run, and a fresh ZSTD_DCtx costs more than a lookup. */
+   * per statement run, and a fresh decompression context costs more than
+   * a lookup. */
   int spare;
   ds_zstd_ctx spare_z;
   ds_buf spare_buf;
 } bagz_vtab;
 
 typedef struct bagz_cursor {
-  sqlite3_vtab_cursor base;
-  ds_dataset *ds;
-  ds_rowset rs;
-  ds_rowiter it;
-  int eof;
-  uint64_t row;
+  ds_cursor base;        /* dataset, rowset, row, argument columns */
   size_t shard;
   uint64_t shard_index;
   ds_zstd_ctx z;
   ds_buf scratch;
-  bagz_readahead *ra;   /* scans with threads=2 that read records */
+  bagz_readahead *ra;    /* scans with threads=2 that read records */
   const uint8_t *ra_rec; /* the current row's record from the read-ahead */
   size_t ra_len;
-  char *ra_err;          /* a read-ahead failure, reported by xNext */
-  char *path_arg, *options_arg;
-  int located;             /* row/shard/shard_index are valid */
-  int reads_records;       /* the plan reads the record column */
-  bagz_release_state release; /* pages behind an ascending scan */
+  int located;           /* row/shard/shard_index are valid */
+  uint64_t released;     /* the row page release last reached */
 } bagz_cursor;
 
 /* idxNum flag (module-specific bit of plan.h's encoding): the query reads
@@ -148,6 +139,7 @@ typedef struct index_ctx {
   ds_buf buf;
 } index_ctx;
 
+/* ds_hash_index_build's row reader. */
 static int index_get(void *ctx, uint64_t row, const uint8_t **p, size_t *n,
                      char **err) {
   index_ctx *c = ctx;
@@ -158,7 +150,7 @@ static int index_get(void *ctx, uint64_t row, const uint8_t **p, size_t *n,
 static int dataset_index(bagz_dataset *d, char **err) {
   if (d->indexed) return 0;
   index_ctx c = {d->reader, {0}, {0}};
-  ds_zstd_ctx_init(&c.z, d->reader->dict);
+  ds_zstd_ctx_init(&c.z, bagz_dictionary(d->reader));
   c.buf.max = (size_t)d->base.max_value;
   int rc = ds_hash_index_build(&d->index, bagz_count(d->reader), index_get, &c, err);
   ds_zstd_ctx_free(&c.z);
@@ -167,45 +159,36 @@ static int dataset_index(bagz_dataset *d, char **err) {
   return rc;
 }
 
+static const ds_table_def bagz_def;
+
 /* xCreate / xConnect: no arguments = the table-valued form. */
 static int bagz_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                         sqlite3_vtab **out, char **pzErr) {
   (void)aux;
-  int tvf = argc <= 3;
-  int rc = sqlite3_declare_vtab(
-      db, tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
-                " path HIDDEN, options HIDDEN)"
-              : "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER)");
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  bagz_vtab *t = sqlite3_malloc(sizeof *t);
-  if (!t) return SQLITE_NOMEM;
-  memset(t, 0, sizeof *t);
-  t->db = db;
-  t->tvf = tvf;
-  if (!tvf) {
-    char *err = NULL;
-    ds_options o;
-    ds_dataset_create(&bagz_ops, argc, argv, &o, &t->ds, &err);
-    ds_options_free(&o);
-    if (err) {
-      sqlite3_free(t);
-      return ds_set_error(pzErr, MOD, err);
-    }
+  ds_table *t;
+  ds_options o;
+  char *err = NULL;
+  int rc = ds_table_open(db, &bagz_def, argc, argv, &o, &t, &err);
+  ds_options_free(&o);
+  if (rc == 0 && t->tvf) {
+    t->col_path = COL_PATH;
+    t->col_options = COL_OPTIONS;
   }
-  *out = &t->base;
-  return SQLITE_OK;
+  if (rc == 0)
+    rc = ds_table_declare(
+        t, t->tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
+                    " path HIDDEN, options HIDDEN)"
+                  : "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER)",
+        &err);
+  return ds_table_done(t, rc, err, out, pzErr);
 }
 
-static int bagz_disconnect(sqlite3_vtab *vtab) {
-  bagz_vtab *t = (bagz_vtab *)vtab;
-  if (t->spare) {
-    ds_zstd_ctx_free(&t->spare_z);
-    ds_buf_free(&t->spare_buf);
-  }
-  ds_dataset_unref(t->ds);
-  sqlite3_free(t);
-  return SQLITE_OK;
+/* ds_table_def.table_free: the spare decompression context. */
+static void table_free(ds_table *base) {
+  bagz_vtab *t = (bagz_vtab *)base;
+  if (!t->spare) return;
+  ds_zstd_ctx_free(&t->spare_z);
+  ds_buf_free(&t->spare_buf);
 }
 
 /* Cost model: reading a row costs 1 (a record may need decompression);
@@ -213,67 +196,53 @@ static int bagz_disconnect(sqlite3_vtab *vtab) {
  * once for the index (half a scan, so the planner still prefers it to
  * scanning and filtering), then about one row per value. */
 static int bagz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
-  bagz_vtab *t = (bagz_vtab *)vtab;
+  ds_table *t = (ds_table *)vtab;
   bagz_dataset *d = t->ds ? BAG(t->ds) : NULL;
   double n = d ? (double)bagz_count(d->reader) : 1e6;
-  double shards = d ? (double)d->reader->nshards : 4;
+  double shards = d ? (double)bagz_nshards(d->reader) : 4;
   ds_plan_extra extra[2] = {
       {COL_SHARD, "shard", n / (shards > 0 ? shards : 1), 0},
       {COL_RECORD, "record", 1, d && d->indexed ? 0 : n * 0.5}};
-  static const int args[2] = {COL_PATH, COL_OPTIONS};
-  ds_plan_config cfg = {n, 1.0, extra, 2, args, t->tvf ? 2 : 0, t->tvf ? 1 : 0};
-  int rc = ds_plan_best_index(info, &cfg);
+  int rc = ds_table_plan(t, info, n, extra, 2);
   if (rc == SQLITE_OK && (info->colUsed & ((sqlite3_uint64)1 << COL_RECORD)))
     info->idxNum |= PLAN_RECORD_USED;
   return rc;
 }
 
-static int bagz_open_cursor(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
-  bagz_vtab *t = (bagz_vtab *)vtab;
-  bagz_cursor *c = sqlite3_malloc(sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  memset(c, 0, sizeof *c);
-  if (t->spare) { /* reuse the last cursor's context and buffer */
+/* ds_table_def.cursor_init: the last cursor's context and buffer, or new. */
+static void cursor_init(ds_cursor *base) {
+  bagz_cursor *c = (bagz_cursor *)base;
+  bagz_vtab *t = (bagz_vtab *)c->base.base.pVtab;
+  if (t->spare) {
     c->z = t->spare_z;
     c->scratch = t->spare_buf;
     t->spare = 0;
   } else {
     ds_zstd_ctx_init(&c->z, NULL);
   }
-  c->eof = 1;
-  *out = &c->base;
-  return SQLITE_OK;
 }
 
-/* Drop what one xFilter set up. */
-static void cursor_reset(bagz_cursor *c) {
+/* ds_table_def.cursor_reset */
+static void cursor_reset(ds_cursor *base) {
+  bagz_cursor *c = (bagz_cursor *)base;
   bagz_readahead_free(c->ra);
   c->ra = NULL;
-  free(c->ra_err);
-  c->ra_err = NULL;
-  ds_rowset_free(&c->rs);
-  ds_dataset_unref(c->ds);
-  c->ds = NULL;
-  sqlite3_free(c->path_arg);
-  sqlite3_free(c->options_arg);
-  c->path_arg = c->options_arg = NULL;
-  c->eof = 1;
+  c->located = 0;
 }
 
-static int bagz_close_cursor(sqlite3_vtab_cursor *cur) {
-  bagz_cursor *c = (bagz_cursor *)cur;
-  bagz_vtab *t = (bagz_vtab *)cur->pVtab;
-  cursor_reset(c);
+/* ds_table_def.cursor_free: keep a small context and buffer for the next
+ * cursor. */
+static void cursor_free(ds_cursor *base) {
+  bagz_cursor *c = (bagz_cursor *)base;
+  bagz_vtab *t = (bagz_vtab *)c->base.base.pVtab;
   if (!t->spare && c->scratch.cap <= ((size_t)1 << 20)) {
-    t->spare_z = c->z; /* keep for the next cursor */
+    t->spare_z = c->z;
     t->spare_buf = c->scratch;
     t->spare = 1;
   } else {
     ds_zstd_ctx_free(&c->z);
     ds_buf_free(&c->scratch);
   }
-  sqlite3_free(c);
-  return SQLITE_OK;
 }
 
 /* Rows whose record equals one of the constraint's BLOB values. */
@@ -286,6 +255,7 @@ typedef struct record_pick {
   char *err;
 } record_pick;
 
+/* ds_plan_each_value callback: the rows of one record value. */
 static int pick_record(void *ctx, sqlite3_value *v) {
   record_pick *p = ctx;
   if (sqlite3_value_type(v) != SQLITE_BLOB) return 0; /* SQLite: TEXT never equals a BLOB */
@@ -306,113 +276,44 @@ static int pick_record(void *ctx, sqlite3_value *v) {
   return 0;
 }
 
-/* Keep only ids whose shard is picked. */
-static size_t filter_ids_by_shard(const bagz_reader *r, const unsigned char *on,
-                                  uint64_t *ids, size_t n) {
-  size_t j = 0;
-  for (size_t i = 0; i < n; i++) {
-    size_t s;
-    uint64_t idx;
-    if (ids[i] >= bagz_count(r)) continue;
-    ds_shard_map_locate(&r->map, ids[i], &s, &idx);
-    if (on[s]) ids[j++] = ids[i];
-  }
-  return j;
-}
-
-/* Turn the decoded plan into the cursor's rowset. */
-static int build_rowset(bagz_cursor *c, ds_plan_args *a, char **err) {
-  const bagz_reader *r = BAG(c->ds)->reader;
-  uint64_t total = bagz_count(r);
-  unsigned char *on = NULL;
-  uint64_t *ids = NULL;
-  size_t nids = 0;
-  int have_ids = 0;
-  if (a->extra[0]) { /* shard */
-    on = ds_plan_flag_ints(a->extra[0], a->extra_in[0], r->nshards);
-    if (!on) return ds_err(err, "out of memory");
-  }
-  if (a->extra[1]) { /* record */
-    if (dataset_index(BAG(c->ds), err)) { free(on); return -1; }
-    record_pick rp = {BAG(c->ds), &c->z, &c->scratch, NULL, 0, NULL};
-    if (ds_plan_each_value(a->extra[1], a->extra_in[1], pick_record, &rp)) {
-      free(rp.ids);
-      free(on);
-      if (rp.err) { free(*err); *err = rp.err; return -1; }
-      return ds_err(err, "cannot read the IN list of record values");
-    }
-    ids = rp.ids;
-    nids = rp.n;
-    have_ids = 1;
-  }
-  if (a->has_ids) {
-    if (have_ids) { /* rowid list AND record matches: keep the common ones */
-      ds_rowset probe;
-      ds_rowset_init_list(&probe, ids, nids);
-      size_t j = 0;
-      for (size_t i = 0; i < a->nids; i++)
-        if (ds_rowset_contains(&probe, a->ids[i])) a->ids[j++] = a->ids[i];
-      ds_rowset_free(&probe);
-      a->nids = j;
-    }
-    ids = a->ids;
-    nids = a->nids;
-    a->ids = NULL;
-    have_ids = 1;
-  }
-  if (have_ids) {
-    if (on) nids = filter_ids_by_shard(r, on, ids, nids);
-    if (ids == &a->one) {
-      if (nids == 1) ds_rowset_init_one(&c->rs, a->one);
-      else ds_rowset_init_list(&c->rs, NULL, 0);
-    } else {
-      ds_rowset_init_list(&c->rs, ids, nids);
-    }
-  } else if (on) {
-    if (ds_rowset_init_shards(&c->rs, r->map.layout == DS_LAYOUT_INTERLEAVED,
-                              r->map.first, r->map.counts, r->nshards, on)) {
-      free(on);
-      return ds_err(err, "out of memory");
-    }
-  } else if (ds_rowset_init_all(&c->rs, total)) {
+/* ds_table_def.select: shard = / IN as flags, record = / IN through the
+ * record index. */
+static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
+  bagz_cursor *c = (bagz_cursor *)base;
+  bagz_dataset *d = BAG(base->ds);
+  const ds_shard_map *map = bagz_shard_map(d->reader);
+  c->scratch.max = (size_t)base->ds->max_value;
+  r->total = bagz_count(d->reader);
+  r->nshards = map->nshards;
+  r->interleaved = map->layout == DS_LAYOUT_INTERLEAVED;
+  r->first = map->first;
+  r->counts = map->counts;
+  if (a->extra[0] && !(r->shard_on = ds_plan_flag_ints(a->extra[0], a->extra_in[0], map->nshards)))
     return ds_err(err, "out of memory");
+  if (!a->extra[1]) return 0;
+  if (dataset_index(d, err)) return -1;
+  record_pick rp = {d, &c->z, &c->scratch, NULL, 0, NULL};
+  if (ds_plan_each_value(a->extra[1], a->extra_in[1], pick_record, &rp)) {
+    free(rp.ids);
+    if (!rp.err) return ds_err(err, "cannot read the IN list of record values");
+    free(*err);
+    *err = rp.err;
+    return -1;
   }
-  free(on);
-  ds_rowset_clip(&c->rs, a->lo, a->hi < total ? a->hi : total);
-  if (a->empty) ds_rowset_clip(&c->rs, 0, 0);
-  c->rs.desc = a->desc;
-  c->rs.offset = a->offset;
-  c->rs.limit = a->limit;
+  r->have_ids = 1;
+  r->ids = rp.ids;
+  r->nids = rp.n;
   return 0;
 }
 
-/* Move to the next row of the rowset (through the read-ahead if any).
- * SQLITE_ERROR when the read-ahead met a bad record. */
-static int cursor_step(bagz_cursor *c) {
-  uint64_t g;
-  if (c->ra) {
-    int r = bagz_readahead_next(c->ra, &g, &c->ra_rec, &c->ra_len, &c->ra_err);
-    if (r < 0) return SQLITE_ERROR;
-    if (r == 0) {
-      c->eof = 1;
-      return SQLITE_OK;
-    }
-  } else if (!ds_rowiter_next(&c->it, &g)) {
-    c->eof = 1;
-    return SQLITE_OK;
-  }
-  const bagz_reader *r = BAG(c->ds)->reader;
-  if (c->located && g == c->row + 1 && r->map.layout == DS_LAYOUT_CONCATENATED &&
-      c->shard_index + 1 < r->map.counts[c->shard]) {
-    c->shard_index++; /* the next row of a scan: same shard */
-  } else {
-    ds_shard_map_locate(&r->map, g, &c->shard, &c->shard_index);
-  }
-  c->row = g;
-  c->located = 1;
-  if (!c->rs.desc && (c->ra || c->reads_records))
-    bagz_release_track(r, &c->release, c->shard, c->shard_index);
-  return SQLITE_OK;
+/* ds_table_def.shard_of */
+static size_t shard_of(ds_cursor *base, uint64_t g) {
+  const bagz_reader *r = BAG(base->ds)->reader;
+  size_t s;
+  uint64_t idx;
+  if (g >= bagz_count(r)) return SIZE_MAX;
+  ds_shard_map_locate(bagz_shard_map(r), g, &s, &idx);
+  return s;
 }
 
 /* Does the rowset hold at least `n` rows? (cheap: stops counting at n) */
@@ -424,68 +325,66 @@ static int rowset_has(const ds_rowset *rs, uint64_t n) {
   return k >= n;
 }
 
-/* Report a read-ahead error through the table. */
-static int step_error(bagz_cursor *c) {
-  char *e = c->ra_err;
-  c->ra_err = NULL;
-  return ds_vtab_error(c->base.pVtab, MOD, e ? e : strdup("read-ahead failed"));
-}
-
-static int filter(sqlite3_vtab_cursor *cur, int idxNum, int argc, sqlite3_value **argv) {
-  bagz_cursor *c = (bagz_cursor *)cur;
-  bagz_vtab *t = (bagz_vtab *)cur->pVtab;
-  cursor_reset(c);
-  char *err = NULL;
-  ds_plan_args a;
-  int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
-  if (rc == 0)
-    rc = t->tvf ? ds_dataset_for_call(&bagz_ops, &t->ds, a.args, &c->path_arg,
-                                      &c->options_arg, &err)
-                : ds_dataset_check(t->ds, &err);
-  if (rc == 0) {
-    c->ds = t->ds;
-    ds_dataset_ref(c->ds);
-    c->scratch.max = (size_t)c->ds->max_value;
-    rc = build_rowset(c, &a, &err);
-  }
-  ds_plan_args_free(&a);
-  if (rc) return ds_vtab_error(cur->pVtab, MOD, err);
-  ds_rowiter_init(&c->it, &c->rs);
-  c->eof = 0;
-  c->located = 0;
-  c->reads_records = (idxNum & PLAN_RECORD_USED) != 0;
-  memset(&c->release, 0, sizeof c->release);
-  if ((idxNum & PLAN_RECORD_USED) && BAG(c->ds)->threads > 1 &&
-      rowset_has(&c->rs, READAHEAD_MIN_ROWS) &&
-      bagz_readahead_start(BAG(c->ds)->reader, &c->rs, c->ds->max_value, &c->ra, &err))
-    return ds_vtab_error(cur->pVtab, MOD, err);
-  return cursor_step(c) ? step_error(c) : SQLITE_OK;
-}
-
-/* xFilter: building the record index can take long; it stops on request. */
-static int bagz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
-                       int argc, sqlite3_value **argv) {
+/* ds_table_def.start: scans that read records decompress ahead on a
+ * second thread (threads=2), and hand back the pages they passed. */
+static int start(ds_cursor *base, int idxNum, const char *idxStr, int argc,
+                 sqlite3_value **argv, char **err) {
   (void)idxStr;
-  ds_interrupt it;
-  ds_interrupt_begin(&it, ((bagz_vtab *)cur->pVtab)->db);
-  int rc = filter(cur, idxNum, argc, argv);
-  return ds_interrupt_end(&it) ? ds_vtab_interrupted(cur->pVtab) : rc;
+  (void)argc;
+  (void)argv;
+  bagz_cursor *c = (bagz_cursor *)base;
+  bagz_dataset *d = BAG(base->ds);
+  int reads = (idxNum & PLAN_RECORD_USED) != 0;
+  c->released = 0;
+  if (reads && d->threads > 1 && rowset_has(&base->rs, READAHEAD_MIN_ROWS) &&
+      bagz_readahead_start(d->reader, &base->rs, base->ds->max_value, &c->ra, err))
+    return -1;
+  base->paces = reads;
+  return 0;
 }
 
-static int bagz_next(sqlite3_vtab_cursor *cur) {
-  bagz_cursor *c = (bagz_cursor *)cur;
-  return cursor_step(c) ? step_error(c) : SQLITE_OK;
+/* ds_table_def.fetch: rows from the read-ahead when there is one. */
+static int fetch(ds_cursor *base, uint64_t *g, char **err) {
+  bagz_cursor *c = (bagz_cursor *)base;
+  if (!c->ra) return ds_rowiter_next(&base->it, g);
+  int r = bagz_readahead_next(c->ra, g, &c->ra_rec, &c->ra_len, err);
+  if (r < 0 && !*err) *err = strdup("read-ahead failed");
+  return r;
 }
 
-static int bagz_eof(sqlite3_vtab_cursor *cur) { return ((bagz_cursor *)cur)->eof; }
+/* ds_table_def.arrive: the shard and index of row g (counted on when it
+ * follows the last row in the same shard). */
+static void arrive(ds_cursor *base, uint64_t g) {
+  bagz_cursor *c = (bagz_cursor *)base;
+  const ds_shard_map *map = bagz_shard_map(BAG(base->ds)->reader);
+  if (c->located && g == base->row + 1 && map->layout == DS_LAYOUT_CONCATENATED &&
+      c->shard_index + 1 < map->counts[c->shard])
+    c->shard_index++;
+  else
+    ds_shard_map_locate(map, g, &c->shard, &c->shard_index);
+  c->located = 1;
+}
+
+/* ds_table_def.row_bytes */
+static uint64_t row_bytes(ds_cursor *base) {
+  bagz_cursor *c = (bagz_cursor *)base;
+  return bagz_stored_size(BAG(base->ds)->reader, c->shard, c->shard_index);
+}
+
+/* ds_table_def.release */
+static void release(ds_cursor *base) {
+  bagz_cursor *c = (bagz_cursor *)base;
+  bagz_release_rows(BAG(base->ds)->reader, c->released, base->row);
+  c->released = base->row;
+}
 
 /* The record of the current row, decompressed on demand. */
 static void column_record(bagz_cursor *c, sqlite3_context *ctx) {
   const uint8_t *p = c->ra_rec;
   size_t n = c->ra_len;
   char *err = NULL;
-  if (!c->ra && bagz_read_at(BAG(c->ds)->reader, &c->z, c->shard, c->shard_index, c->row,
-                   &c->scratch, &p, &n, &err)) {
+  if (!c->ra && bagz_read_at(BAG(c->base.ds)->reader, &c->z, c->shard, c->shard_index,
+                             c->base.row, &c->scratch, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }
@@ -494,39 +393,40 @@ static void column_record(bagz_cursor *c, sqlite3_context *ctx) {
 
 static int bagz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   bagz_cursor *c = (bagz_cursor *)cur;
+  if (ds_cursor_arg_column(cur, ctx, col)) return SQLITE_OK;
   switch (col) {
     case COL_RECORD: column_record(c, ctx); break;
     case COL_SHARD: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard); break;
     case COL_SHARD_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard_index); break;
-    case COL_PATH:
-      if (c->path_arg) sqlite3_result_text(ctx, c->path_arg, -1, SQLITE_TRANSIENT);
-      break;
-    case COL_OPTIONS:
-      if (c->options_arg) sqlite3_result_text(ctx, c->options_arg, -1, SQLITE_TRANSIENT);
-      break;
   }
   return SQLITE_OK;
 }
 
-static int bagz_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
-  *rowid = (sqlite3_int64)((bagz_cursor *)cur)->row;
-  return SQLITE_OK;
-}
+static const ds_table_def bagz_def = {
+    .name = MOD,
+    .ops = &bagz_ops,
+    .table_size = sizeof(bagz_vtab),
+    .cursor_size = sizeof(bagz_cursor),
+    .table_free = table_free,
+    .cursor_init = cursor_init,
+    .cursor_reset = cursor_reset,
+    .cursor_free = cursor_free,
+    .select = select_rows,
+    .shard_of = shard_of,
+    .start = start,
+    .fetch = fetch,
+    .arrive = arrive,
+    .row_bytes = row_bytes,
+    .release = release,
+};
 
 static sqlite3_module bagz_module = {
     .iVersion = 0,
     .xCreate = bagz_connect,
     .xConnect = bagz_connect,
     .xBestIndex = bagz_best_index,
-    .xDisconnect = bagz_disconnect,
-    .xDestroy = bagz_disconnect,
-    .xOpen = bagz_open_cursor,
-    .xClose = bagz_close_cursor,
-    .xFilter = bagz_filter,
-    .xNext = bagz_next,
-    .xEof = bagz_eof,
     .xColumn = bagz_column,
-    .xRowid = bagz_rowid,
+    DS_TABLE_METHODS,
 };
 
 int ds_bagz_register(sqlite3 *db) {

@@ -16,7 +16,7 @@
  * Only the columns a query reads are decompressed: each column keeps the
  * chunk it last decompressed, so a scan decompresses every chunk of the
  * columns it uses once, and never touches the others. rowid =, IN, ranges
- * and LIMIT/OFFSET pick the rows (core/plan.c); a lookup of a few rows
+ * and LIMIT/OFFSET pick the rows (sql/plan.c); a lookup of a few rows
  * reads each row's chunk from the table's bounded LRU cache of decompressed
  * chunks (formats/bcolz_cache.c, cache_mb MiB), or with cache_mb=0
  * decompresses only the Blosc block holding it (blosc_getitem).
@@ -24,7 +24,7 @@
  * Pushdown (CREATE form): `col = < <= > >= ?` (BETWEEN arrives as >= and
  * <=), `col IS NULL`, `col IS NOT NULL` on scalar numeric columns (ints,
  * uints, floats, bool, timedelta) and on S / U text columns (BINARY
- * collation), combined with AND, up to MAX_PUSHED. The plan is core/plan.c's
+ * collation), combined with AND, up to MAX_PUSHED. The plan is sql/plan.c's
  * idxNum/idxStr plus:
  *   idxNum bit DS_PLAN_MODULE_FLAG (0x200): comparisons are pushed;
  *   idxStr  "<plan>; pushed: x>? AND name IS NOT NULL #1>,3n"
@@ -46,10 +46,10 @@
 
 #include "core/common.h"
 #include "core/options.h"
-#include "core/plan.h"
+#include "sql/plan.h"
 #include "core/rowset.h"
-#include "core/sqlite_api.h"
-#include "core/value_sql.h"
+#include "sql/sqlite_api.h"
+#include "sql/value_sql.h"
 #include "formats/bcolz.h"
 #include "formats/bcolz_cache.h"
 #include "formats/bcolz_filter.h"

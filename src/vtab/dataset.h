@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "core/options.h"
-#include "core/sqlite_api.h"
+#include "sql/sqlite_api.h"
 
 typedef struct ds_dataset ds_dataset;
 

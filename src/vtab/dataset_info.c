@@ -21,9 +21,9 @@
 
 #include "core/common.h"
 #include "core/options.h"
-#include "core/plan.h"
-#include "core/sqlite_api.h"
-#include "core/value_sql.h"
+#include "sql/plan.h"
+#include "sql/sqlite_api.h"
+#include "sql/value_sql.h"
 #include "formats/atlas.h"
 #include "formats/bagz.h"
 #include "formats/bcolz.h"

@@ -21,7 +21,7 @@
 
 #include "core/common.h"
 #include "core/options.h"
-#include "core/sqlite_api.h"
+#include "sql/sqlite_api.h"
 #include "formats/detect.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"

@@ -14,7 +14,7 @@
 #define DS_INTERRUPT_H
 
 #include "core/cancel.h"
-#include "core/sqlite_api.h"
+#include "sql/sqlite_api.h"
 
 typedef struct ds_interrupt {
   ds_cancel_scope scope;

@@ -3,7 +3,7 @@
 #ifndef DS_MODULES_H
 #define DS_MODULES_H
 
-#include "core/sqlite_api.h"
+#include "sql/sqlite_api.h"
 
 int ds_bagz_register(sqlite3 *db);
 /* datadings and datadings_verify */

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "core/sqlite_api.h"
+#include "sql/sqlite_api.h"
 
 /* Set vtab->zErrMsg to "<module>: <msg>" and free msg (malloc'd).
  * Returns SQLITE_ERROR. */

@@ -1,5 +1,5 @@
 /* fuzz_npy.c - libFuzzer harness for the .npy reader and writer
- * (src/core/npy.c) and the npy_* SQL functions (src/core/npy_sql.c).
+ * (src/core/npy.c) and the npy_* SQL functions (src/sql/npy_sql.c).
  *
  * Input: the bytes of a .npy file. They go through
  *   - ds_npy_parse; when it accepts the blob: ds_npy_to_json, ds_npy_element
@@ -29,7 +29,7 @@
 
 #include "core/common.h"
 #include "core/npy.h"
-#include "core/npy_sql.h"
+#include "sql/npy_sql.h"
 #include "core/value.h"
 
 static void fail(const char *what) {

@@ -15,7 +15,8 @@ Each tests/sql/*.test file holds cases:
     that also holds random rows)
 
 Every case starts a fresh `sqlite3 :memory:` with the build's datasets
-extension loaded. Usage: run_sql_tests.py BUILD_DIR"""
+extension loaded. Usage: run_sql_tests.py BUILD_DIR [FILE.test ...] (no
+files: every tests/sql/*.test)."""
 import glob
 import os
 import subprocess
@@ -71,7 +72,8 @@ def run_case(case):
 
 def main():
     failed = 0
-    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "sql", "*.test"))):
+    paths = sys.argv[2:] or sorted(glob.glob(os.path.join(ROOT, "tests", "sql", "*.test")))
+    for path in paths:
         for case in parse(path):
             ok, detail = run_case(case)
             name = "%s: %s" % (os.path.basename(path), case["name"])

@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "core/npy.h"
-#include "core/npy_sql.h"
+#include "sql/npy_sql.h"
 
 #define SHAPE(...) ((const uint64_t[]){__VA_ARGS__})
 

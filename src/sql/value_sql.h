@@ -4,7 +4,7 @@
 #define DS_VALUE_SQL_H
 
 #include "sqlite_api.h"
-#include "value.h"
+#include "core/value.h"
 
 /* The subtype SQLite's JSON functions recognise on JSON text ('J'). */
 #define DS_JSON_SUBTYPE 74

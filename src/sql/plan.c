@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "core/common.h"
 
 /* Which aConstraint entries a plan uses (-1 = none). */
 typedef struct plan_pick {

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npy.h"
+#include "core/npy.h"
 #include "value_sql.h"
 
 enum reduce_op { OP_SUM, OP_MIN, OP_MAX, OP_MEAN };

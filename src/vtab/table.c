@@ -1,0 +1,272 @@
+/* table.c - the table/cursor skeleton of the dataset modules (see
+ * table.h): connecting, the row set of an xFilter, stepping with page
+ * release, and the methods every module shares. */
+#include "table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "vtab/interrupt.h"
+#include "vtab/vtab_util.h"
+
+int ds_table_open(sqlite3 *db, const ds_table_def *def, int argc,
+                  const char *const *argv, ds_options *o, ds_table **out,
+                  char **err) {
+  memset(o, 0, sizeof *o);
+  *out = NULL;
+  ds_table *t = sqlite3_malloc64(def->table_size);
+  if (!t) return ds_err(err, "out of memory");
+  memset(t, 0, def->table_size);
+  t->def = def;
+  t->db = db;
+  t->tvf = argc <= 3;
+  t->col_path = t->col_options = -1;
+  *out = t; /* also on failure: ds_table_done frees it and names the module */
+  if (!t->tvf && ds_dataset_create(def->ops, argc, argv, o, &t->ds, err)) {
+    ds_options_free(o);
+    return -1;
+  }
+  return 0;
+}
+
+int ds_table_declare(ds_table *t, const char *sql, char **err) {
+  if (!sql) return ds_err(err, "out of memory");
+  if (sqlite3_declare_vtab(t->db, sql) == SQLITE_OK) return 0;
+  return ds_err(err, "cannot declare columns (%s): %s", sqlite3_errmsg(t->db), sql);
+}
+
+/* Free a table and what it holds. */
+static void table_free(ds_table *t) {
+  if (t->def->table_free) t->def->table_free(t);
+  ds_dataset_unref(t->ds);
+  sqlite3_free(t->base.zErrMsg);
+  sqlite3_free(t);
+}
+
+int ds_table_done(ds_table *t, int rc, char *err, sqlite3_vtab **out, char **pzErr) {
+  if (rc == 0 && t) {
+    sqlite3_vtab_config(t->db, SQLITE_VTAB_DIRECTONLY);
+    *out = &t->base;
+    free(err);
+    return SQLITE_OK;
+  }
+  if (!t) { /* not even allocated */
+    free(err);
+    return SQLITE_NOMEM;
+  }
+  const char *name = t->def->name;
+  table_free(t);
+  return ds_set_error(pzErr, name, err);
+}
+
+int ds_table_disconnect(sqlite3_vtab *vtab) {
+  table_free((ds_table *)vtab);
+  return SQLITE_OK;
+}
+
+int ds_table_plan(ds_table *t, sqlite3_index_info *info, double nrows,
+                  const ds_plan_extra *extra, int nextra) {
+  int args[2] = {t->col_path, t->col_options};
+  ds_plan_config cfg = {nrows, 1.0, extra, nextra, args, t->tvf ? 2 : 0, t->tvf ? 1 : 0};
+  return ds_plan_best_index(info, &cfg);
+}
+
+int ds_cursor_arg_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  ds_table *t = ds_table_of(cur);
+  ds_cursor *c = (ds_cursor *)cur;
+  if (col < 0 || (col != t->col_path && col != t->col_options)) return 0;
+  const char *v = col == t->col_path ? c->path_arg : c->options_arg;
+  if (v) sqlite3_result_text(ctx, v, -1, SQLITE_TRANSIENT);
+  return 1;
+}
+
+int ds_cursor_error(ds_cursor *c, char *err) {
+  return ds_vtab_error(c->base.pVtab, ds_table_of(&c->base)->def->name, err);
+}
+
+int ds_cursor_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
+  const ds_table_def *def = ((ds_table *)vtab)->def;
+  ds_cursor *c = sqlite3_malloc64(def->cursor_size);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, def->cursor_size);
+  c->base.pVtab = vtab; /* hooks may look at the table */
+  c->eof = 1;
+  if (def->cursor_init) def->cursor_init(c);
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+/* Drop what one xFilter set up: the module's part, then the shared one. */
+static void cursor_reset(ds_cursor *c) {
+  const ds_table_def *def = ds_table_of(&c->base)->def;
+  if (def->cursor_reset) def->cursor_reset(c);
+  ds_rowset_free(&c->rs);
+  ds_dataset_unref(c->ds);
+  c->ds = NULL;
+  sqlite3_free(c->path_arg);
+  sqlite3_free(c->options_arg);
+  c->path_arg = c->options_arg = NULL;
+  c->eof = 1;
+  c->paces = 0;
+  c->paced = 0;
+}
+
+int ds_cursor_close(sqlite3_vtab_cursor *cur) {
+  ds_cursor *c = (ds_cursor *)cur;
+  const ds_table_def *def = ds_table_of(cur)->def;
+  cursor_reset(c);
+  if (def->cursor_free) def->cursor_free(c);
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+/* Keep the ids that are also in the module's list `mine` (taken). */
+static size_t intersect(uint64_t *ids, size_t n, uint64_t *mine, size_t nmine) {
+  ds_rowset probe;
+  ds_rowset_init_list(&probe, mine, nmine);
+  size_t j = 0;
+  for (size_t i = 0; i < n; i++)
+    if (ds_rowset_contains(&probe, ids[i])) ids[j++] = ids[i];
+  ds_rowset_free(&probe);
+  return j;
+}
+
+/* Keep the ids below total whose shard is flagged in r->shard_on. */
+static size_t keep_ids(ds_cursor *c, const ds_rows *r, uint64_t *ids, size_t n) {
+  const ds_table_def *def = ds_table_of(&c->base)->def;
+  size_t j = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (ids[i] >= r->total) continue;
+    if (r->shard_on) {
+      size_t s = def->shard_of ? def->shard_of(c, ids[i]) : SIZE_MAX;
+      if (s >= r->nshards || !r->shard_on[s]) continue;
+    }
+    ids[j++] = ids[i];
+  }
+  return j;
+}
+
+/* The row set of the plan: the rowid list and the module's lookups
+ * (intersected), else the shards picked, else every row; then the range,
+ * DESC, OFFSET and LIMIT. Takes r's arrays. */
+static int build_rowset(ds_cursor *c, ds_plan_args *a, ds_rows *r, char **err) {
+  uint64_t *ids = NULL;
+  size_t n = 0;
+  int rc = 0;
+  if (a->has_ids) {
+    ids = a->ids;
+    n = a->nids;
+    if (r->have_ids) n = intersect(ids, n, r->ids, r->nids);
+    r->ids = NULL;
+    a->ids = NULL; /* taken (or &a->one) */
+  } else if (r->have_ids) {
+    ids = r->ids;
+    n = r->nids;
+    r->ids = NULL;
+  }
+  if (ids || a->has_ids || r->have_ids) {
+    n = keep_ids(c, r, ids, n);
+    if (ids == &a->one) {
+      if (n == 1) ds_rowset_init_one(&c->rs, a->one);
+      else ds_rowset_init_list(&c->rs, NULL, 0);
+    } else {
+      ds_rowset_init_list(&c->rs, ids, n);
+    }
+  } else if (r->shard_on) {
+    rc = ds_rowset_init_shards(&c->rs, r->interleaved, r->first, r->counts, r->nshards,
+                               r->shard_on);
+  } else {
+    rc = ds_rowset_init_all(&c->rs, r->total);
+  }
+  free(r->shard_on);
+  r->shard_on = NULL;
+  if (rc) return ds_err(err, "out of memory");
+  ds_rowset_clip(&c->rs, a->lo, a->hi < r->total ? a->hi : r->total);
+  if (a->empty) ds_rowset_clip(&c->rs, 0, 0);
+  c->rs.desc = a->desc;
+  c->rs.offset = a->offset;
+  c->rs.limit = a->limit;
+  return 0;
+}
+
+/* xFilter inside its interrupt scope. */
+static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
+                  sqlite3_value **argv) {
+  ds_table *t = ds_table_of(&c->base);
+  const ds_table_def *def = t->def;
+  cursor_reset(c);
+  char *err = NULL;
+  ds_plan_args a;
+  ds_rows r;
+  memset(&r, 0, sizeof r);
+  int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
+  if (rc == 0)
+    rc = t->tvf ? ds_dataset_for_call(def->ops, &t->ds, a.args, &c->path_arg,
+                                      &c->options_arg, &err)
+                : ds_dataset_check(t->ds, &err);
+  if (rc == 0) {
+    c->ds = t->ds;
+    ds_dataset_ref(c->ds);
+    if (def->select) rc = def->select(c, &a, &r, &err);
+  }
+  if (rc == 0) rc = build_rowset(c, &a, &r, &err);
+  free(r.ids);
+  free(r.shard_on);
+  ds_plan_args_free(&a);
+  if (rc) return ds_cursor_error(c, err);
+  ds_rowiter_init(&c->it, &c->rs);
+  c->eof = 0;
+  if (def->start && def->start(c, idxNum, idxStr, argc, argv, &err)) return ds_cursor_error(c, err);
+  return ds_cursor_next(&c->base);
+}
+
+/* xFilter: building an index, skipping an OFFSET or looking keys up can
+ * take long; SQLite may stop it (vtab/interrupt.h). */
+int ds_cursor_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                     int argc, sqlite3_value **argv) {
+  ds_interrupt it;
+  ds_interrupt_begin(&it, ds_table_of(cur)->db);
+  int rc = filter((ds_cursor *)cur, idxNum, idxStr, argc, argv);
+  return ds_interrupt_end(&it) ? ds_vtab_interrupted(cur->pVtab) : rc;
+}
+
+/* Page release pacing: count the row's stored bytes, hand back the pages
+ * behind an ascending scan every DS_RELEASE_STEP of them. */
+static void pace(ds_cursor *c, const ds_table_def *def) {
+  if (!c->paces || c->rs.desc || !def->row_bytes || !def->release) return;
+  c->paced += def->row_bytes(c);
+  if (c->paced < DS_RELEASE_STEP) return;
+  def->release(c);
+  c->paced = 0;
+}
+
+int ds_cursor_step(ds_cursor *c, char **err) {
+  const ds_table_def *def = ds_table_of(&c->base)->def;
+  uint64_t g;
+  int r = def->fetch ? def->fetch(c, &g, err) : ds_rowiter_next(&c->it, &g);
+  if (r < 0) return -1;
+  if (r == 0) {
+    c->eof = 1;
+    return 0;
+  }
+  if (def->arrive) def->arrive(c, g);
+  c->row = g;
+  pace(c, def);
+  return 0;
+}
+
+int ds_cursor_next(sqlite3_vtab_cursor *cur) {
+  ds_cursor *c = (ds_cursor *)cur;
+  const ds_table_def *def = ds_table_of(cur)->def;
+  if (def->next) return def->next(c);
+  char *err = NULL;
+  return ds_cursor_step(c, &err) ? ds_cursor_error(c, err) : SQLITE_OK;
+}
+
+int ds_cursor_eof(sqlite3_vtab_cursor *cur) { return ((ds_cursor *)cur)->eof; }
+
+int ds_cursor_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
+  *rowid = (sqlite3_int64)((ds_cursor *)cur)->row;
+  return SQLITE_OK;
+}

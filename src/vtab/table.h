@@ -1,0 +1,211 @@
+/* table.h - the skeleton every dataset module (bagz, datadings, atlas,
+ * bcolz) stands on: one base struct for the table and one for the cursor,
+ * and the steps every module would otherwise repeat, written once:
+ *
+ *   xConnect   ds_table_open (the CREATE form opens the dataset; the
+ *              table-valued form has the HIDDEN path/options columns),
+ *              ds_table_declare, ds_table_done
+ *   xBestIndex ds_table_plan (core of the module's cost model)
+ *   xFilter    ds_cursor_filter: interrupt scope, plan decoding, the
+ *              dataset for this call, the row set (rowid = / IN / ranges,
+ *              the module's own lookups, shard flags, clip, DESC, LIMIT,
+ *              OFFSET), then the module's start hook and the first row
+ *   xNext      ds_cursor_next: next row, the module's arrive hook, and the
+ *              page-release pacing of ascending scans (one place, bytes)
+ *   xEof, xRowid, xOpen, xClose, xDisconnect: here
+ *   xColumn    the module's; ds_cursor_arg_column serves path/options.
+ *
+ * A module puts `ds_table base` / `ds_cursor base` first in its own table
+ * and cursor structs, fills a ds_table_def (sizes and hooks), and builds
+ * its sqlite3_module from DS_TABLE_METHODS plus its own xCreate/xConnect,
+ * xBestIndex and xColumn. Writers plug in through ds_table_write_ops and
+ * DS_TABLE_WRITE_METHODS (see the end of this file and ARCHITECTURE.md). */
+#ifndef DS_TABLE_H
+#define DS_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/options.h"
+#include "core/rowset.h"
+#include "sql/plan.h"
+#include "sql/sqlite_api.h"
+#include "vtab/dataset.h"
+
+typedef struct ds_table ds_table;
+typedef struct ds_cursor ds_cursor;
+typedef struct ds_table_write_ops ds_table_write_ops;
+
+/* What a module's select hook says about the rows its own constraints
+ * pick (the skeleton adds rowid =, IN and ranges, clip, DESC, LIMIT and
+ * OFFSET). Zeroed before the call. */
+typedef struct ds_rows {
+  uint64_t total;          /* rows in the dataset (required) */
+  int have_ids;            /* the module looked rows up (key =, record =): */
+  uint64_t *ids;           /*   malloc'd, any order; the skeleton takes it */
+  size_t nids;
+  unsigned char *shard_on; /* shard = / IN: flags of the shards picked
+                              (malloc'd, taken), or NULL */
+  size_t nshards;
+  int interleaved;         /* shard rows are s + j*nshards (else ranges) */
+  const uint64_t *first;   /* first global row of each shard */
+  const uint64_t *counts;  /* rows of each shard */
+} ds_rows;
+
+typedef struct ds_table_def {
+  const char *name;           /* module name: the prefix of every error */
+  const ds_dataset_ops *ops;  /* opening, closing, change detection */
+  size_t table_size;          /* the module's table struct (ds_table first) */
+  size_t cursor_size;         /* its cursor struct (ds_cursor first) */
+  /* Every hook may be NULL. */
+  void (*table_free)(ds_table *t);   /* the module's part of xDisconnect */
+  void (*cursor_init)(ds_cursor *c); /* xOpen, after zeroing */
+  void (*cursor_reset)(ds_cursor *c); /* drop what one xFilter set up */
+  void (*cursor_free)(ds_cursor *c); /* xClose, after cursor_reset */
+  /* xFilter, the dataset attached (c->ds): the module's own constraints
+   * (a->extra[k]) as rows, and r->total. 0, or -1 with *err. NULL: every
+   * row of ds_rows.total = 0 (a module without rows). */
+  int (*select)(ds_cursor *c, ds_plan_args *a, ds_rows *r, char **err);
+  /* The shard of row g (for shard flags combined with a rowid list);
+   * SIZE_MAX when g is out of range. */
+  size_t (*shard_of)(ds_cursor *c, uint64_t g);
+  /* xFilter, after the row set is built and before the first row. */
+  int (*start)(ds_cursor *c, int idxNum, const char *idxStr, int argc,
+               sqlite3_value **argv, char **err);
+  /* The next row number: 1 and *g, 0 at the end, -1 and *err. NULL: the
+   * row set's iterator (bagz takes rows from its read-ahead). */
+  int (*fetch)(ds_cursor *c, uint64_t *g, char **err);
+  /* The cursor moves to row g (c->row still holds the previous one). */
+  void (*arrive)(ds_cursor *c, uint64_t g);
+  /* Replaces the whole of xNext (bcolz's filtered scans); gets the
+   * cursor, returns an SQLite result code. */
+  int (*next)(ds_cursor *c);
+  /* Page release of ascending scans (with c->paces set by the module):
+   * the stored bytes row c->row adds to the scan, and handing back the
+   * pages before it; called every DS_RELEASE_STEP bytes. */
+  uint64_t (*row_bytes)(ds_cursor *c);
+  void (*release)(ds_cursor *c);
+  /* Writers (issues 13/14): NULL for read-only modules. */
+  const ds_table_write_ops *write;
+} ds_table_def;
+
+/* An ascending scan hands back the pages it passed every this many
+ * stored bytes. */
+#define DS_RELEASE_STEP ((uint64_t)1 << 20)
+
+struct ds_table {
+  sqlite3_vtab base;
+  const ds_table_def *def;
+  sqlite3 *db;        /* for interrupt checks (vtab/interrupt.h) */
+  int tvf;            /* table-valued form: the dataset comes with xFilter */
+  ds_dataset *ds;     /* CREATE form: the table's; tvf: the last one used */
+  int col_path, col_options; /* HIDDEN argument columns, -1 when absent */
+};
+
+struct ds_cursor {
+  sqlite3_vtab_cursor base;
+  ds_dataset *ds;     /* the dataset of this xFilter (a reference) */
+  ds_rowset rs;
+  ds_rowiter it;
+  int eof;
+  uint64_t row;       /* the current row (rowid) */
+  char *path_arg, *options_arg; /* the HIDDEN columns (sqlite3_malloc'd) */
+  int paces;          /* the module asks for page release (ascending only) */
+  uint64_t paced;     /* bytes since the last release */
+};
+
+/* The module's table / cursor of an SQLite one. */
+static inline ds_table *ds_table_of(sqlite3_vtab_cursor *cur) {
+  return (ds_table *)cur->pVtab;
+}
+
+/* xCreate / xConnect, first step: allocate def->table_size bytes (zeroed).
+ * argc <= 3 is the table-valued form (columns path/options -1 until the
+ * module sets them); otherwise the CREATE form, whose dataset is opened
+ * and whose parsed options land in *o (free with ds_options_free; zeroed
+ * in the table-valued form). 0, or -1 with *err; *out is set either way
+ * unless out of memory (ds_table_done frees it). */
+int ds_table_open(sqlite3 *db, const ds_table_def *def, int argc,
+                  const char *const *argv, ds_options *o, ds_table **out,
+                  char **err);
+/* Declare the columns. 0, or -1 with *err. */
+int ds_table_declare(ds_table *t, const char *sql, char **err);
+/* xCreate / xConnect, last step: rc 0 hands the table to SQLite (direct
+ * only: no use from views or triggers); otherwise it is freed and err
+ * (malloc'd, may be NULL) becomes "<module>: err" in *pzErr. Returns the
+ * SQLite result code. */
+int ds_table_done(ds_table *t, int rc, char *err, sqlite3_vtab **out, char **pzErr);
+
+/* xBestIndex with the argument columns of the form: nrows rows at cost
+ * 1.0 each, and the module's extra columns. */
+int ds_table_plan(ds_table *t, sqlite3_index_info *info, double nrows,
+                  const ds_plan_extra *extra, int nextra);
+
+/* Set ctx to the path or options argument when col is one of the HIDDEN
+ * argument columns: 1, else 0. */
+int ds_cursor_arg_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col);
+
+/* Report err (malloc'd) as "<module>: err" on the table; SQLITE_ERROR. */
+int ds_cursor_error(ds_cursor *c, char *err);
+
+/* The methods every dataset module shares. */
+int ds_table_disconnect(sqlite3_vtab *vtab);
+int ds_cursor_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out);
+int ds_cursor_close(sqlite3_vtab_cursor *cur);
+int ds_cursor_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                     int argc, sqlite3_value **argv);
+int ds_cursor_next(sqlite3_vtab_cursor *cur);
+int ds_cursor_eof(sqlite3_vtab_cursor *cur);
+int ds_cursor_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
+
+/* The default xNext step: the next row (fetch hook or iterator), the
+ * arrive hook, page release. 0, or -1 with *err. */
+int ds_cursor_step(ds_cursor *c, char **err);
+
+/* The shared part of a module's sqlite3_module, for designated
+ * initializers:
+ *   static sqlite3_module m = {.iVersion = 0, .xCreate = x_connect,
+ *       .xConnect = x_connect, .xBestIndex = x_best_index,
+ *       .xColumn = x_column, DS_TABLE_METHODS};              */
+#define DS_TABLE_METHODS                                                  \
+  .xDisconnect = ds_table_disconnect, .xDestroy = ds_table_disconnect,    \
+  .xOpen = ds_cursor_open, .xClose = ds_cursor_close,                     \
+  .xFilter = ds_cursor_filter, .xNext = ds_cursor_next,                   \
+  .xEof = ds_cursor_eof, .xRowid = ds_cursor_rowid
+
+/* ---- The seam for writers (issues 13 and 14) ----
+ * A writing module sets def->write to its hooks and adds
+ * DS_TABLE_WRITE_METHODS to its sqlite3_module with .iVersion = 2 (the
+ * savepoint methods need version 2). The skeleton's methods find the
+ * table's def and call the hook with the module's table; a NULL hook
+ * answers SQLITE_OK (xUpdate: SQLITE_READONLY). Errors go through
+ * ds_table_write_error. */
+struct ds_table_write_ops {
+  int (*update)(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
+                char **err);
+  int (*begin)(ds_table *t, char **err);
+  int (*sync)(ds_table *t, char **err);
+  int (*commit)(ds_table *t, char **err);
+  int (*rollback)(ds_table *t, char **err);
+  int (*savepoint)(ds_table *t, int n, char **err);
+  int (*release)(ds_table *t, int n, char **err);
+  int (*rollback_to)(ds_table *t, int n, char **err);
+};
+
+int ds_table_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
+                    sqlite3_int64 *rowid);
+int ds_table_begin(sqlite3_vtab *vtab);
+int ds_table_sync(sqlite3_vtab *vtab);
+int ds_table_commit(sqlite3_vtab *vtab);
+int ds_table_rollback(sqlite3_vtab *vtab);
+int ds_table_savepoint(sqlite3_vtab *vtab, int n);
+int ds_table_release(sqlite3_vtab *vtab, int n);
+int ds_table_rollback_to(sqlite3_vtab *vtab, int n);
+
+#define DS_TABLE_WRITE_METHODS                                            \
+  .xUpdate = ds_table_update, .xBegin = ds_table_begin,                   \
+  .xSync = ds_table_sync, .xCommit = ds_table_commit,                     \
+  .xRollback = ds_table_rollback, .xSavepoint = ds_table_savepoint,       \
+  .xRelease = ds_table_release, .xRollbackTo = ds_table_rollback_to
+
+#endif

@@ -1,0 +1,62 @@
+#!/bin/sh
+# check_layers.sh - the layering rules of ARCHITECTURE.md, checked on the
+# text of the sources. Prints one PASS or FAIL line per rule (tests/run.sh
+# counts them) and the offending lines; exits 1 when a rule is broken.
+#   1. src/core and src/formats know no SQLite: no "sqlite3" anywhere in
+#      them, and no include of the SQLite layer (sql/, vtab/).
+#   2. The SQLite layer (src/sql, src/vtab, ext) knows no bytes: it includes
+#      no format library header (zstd, blosc, msgpack-c, libb2, libmd), calls
+#      none of their functions, has no byte-order code (__BYTE_ORDER__,
+#      byte swaps, ds_le*/ds_be* loaders), and includes jansson only where it
+#      writes output (JANSSON_OK below), never to parse a format's files.
+# Usage: tools/check_layers.sh [repository root]
+# Comments are stripped first (gcc -fpreprocessed), so prose may name
+# anything; the lines shown are those of the comment-free text.
+cd "${1:-$(dirname "$0")/..}" || exit 2
+fail=0
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+for f in $(find src ext -name '*.[ch]'); do
+  mkdir -p "$TMP/$(dirname "$f")"
+  gcc -fpreprocessed -dD -E -P -x c "$f" >"$TMP/$f" 2>/dev/null || cp "$f" "$TMP/$f"
+done
+
+# rule NAME PATTERN FILES...: PASS when no line of FILES matches PATTERN.
+rule() {
+  name=$1
+  pattern=$2
+  shift 2
+  hits=$(cd "$TMP" && grep -nE "$pattern" "$@" 2>/dev/null)
+  if [ -n "$hits" ]; then
+    echo "FAIL layers: $name"
+    echo "$hits" | sed 's/^/    /'
+    fail=1
+  else
+    echo "PASS layers: $name"
+  fi
+}
+
+CORE=$(find src/core src/formats -name '*.[ch]' | sort)
+SQL=$(find src/sql src/vtab ext -name '*.[ch]' | sort)
+# dataset_info builds its rows as JSON values with jansson (output only).
+JANSSON_OK=src/vtab/dataset_info.c
+
+# shellcheck disable=SC2086
+rule "core and formats know no SQLite" 'sqlite3|SQLITE_' $CORE
+# shellcheck disable=SC2086
+rule "core and formats include nothing of the SQLite layer" \
+  '#[[:space:]]*include[[:space:]]*"(sql|vtab)/' $CORE
+# shellcheck disable=SC2086
+rule "the SQLite layer includes no format library header" \
+  '#[[:space:]]*include[[:space:]]*<(zstd|zdict|blosc|blosc2|msgpack|blake2|md5|sha2)[^>]*>' $SQL
+# shellcheck disable=SC2086
+rule "the SQLite layer calls no format library" \
+  '(^|[^A-Za-z0-9_])(ZSTD_[A-Za-z]|blosc_|msgpack_[a-uw-z]|MSGPACK_|blake2|MD5Init|MD5Update)' $SQL
+# shellcheck disable=SC2086
+rule "the SQLite layer has no byte-order code" \
+  '__BYTE_ORDER__|__ORDER_(LITTLE|BIG)_ENDIAN__|__builtin_bswap|be(16|32|64)toh|le(16|32|64)toh|(^|[^A-Za-z0-9_])ds_(le|be)(16|32|64)' $SQL
+# shellcheck disable=SC2086
+rule "jansson only where the SQLite layer writes JSON output" \
+  '#[[:space:]]*include[[:space:]]*<jansson\.h>' $(echo $SQL | tr ' ' '\n' | grep -vx "$JANSSON_OK")
+
+exit $fail
