@@ -526,6 +526,10 @@ void datadings_writer_abort(datadings_writer *w) {
   w->table_stale = 1;
 }
 
+const char *datadings_writer_path(const datadings_writer *w) {
+  return w->published ? w->path : NULL;
+}
+
 size_t datadings_writer_key_bytes(const datadings_writer *w) {
   return w->keys.cap + w->capkeys * sizeof *w->keyoff + w->tcap * sizeof *w->table;
 }

@@ -67,6 +67,9 @@ int datadings_writer_prepare(datadings_writer *w, char **err);
 int datadings_writer_publish(datadings_writer *w, char **err);
 void datadings_writer_abort(datadings_writer *w);
 
+/* The .msgpack path once a publish went through, else NULL. */
+const char *datadings_writer_path(const datadings_writer *w);
+
 /* Bytes held for the key set right now (for memory tests and docs). */
 size_t datadings_writer_key_bytes(const datadings_writer *w);
 

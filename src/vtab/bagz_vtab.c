@@ -28,6 +28,7 @@
 #include "formats/bagz_shards.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
+#include "vtab/bagz_write.h"
 #include "vtab/dataset.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
@@ -52,6 +53,7 @@ static bagz_dataset *BAG(ds_dataset *d) { return (bagz_dataset *)d; }
 
 typedef struct bagz_vtab {
   ds_table base;      /* db, form, dataset, argument columns */
+  ds_table_writer *writer; /* mode=create|replace (table_writer.h) */
   /* A zstd context and buffer kept between cursors: SQLite opens a cursor
    * per statement run, and a fresh decompression context costs more than
    * a lookup. */
@@ -81,6 +83,9 @@ typedef struct bagz_cursor {
 
 static const char *const known_options[] = {"compression", "limits", "layout",
                                             "dictionary", "threads", NULL};
+static const char *const create_options[] = {"compression", "limits", "layout",
+                                             "dictionary", "threads", "mode",
+                                             "level", "rows_per_shard", NULL};
 static const char *const compression_names[] = {"auto", "none", "zstd", NULL};
 static const char *const limits_names[] = {"tail", "separate", NULL};
 static const char *const layout_names[] = {"concatenated", "interleaved", NULL};
@@ -101,11 +106,11 @@ static int dataset_changed(const ds_dataset *d) {
 /* ds_dataset_ops.open: both forms take the same options. */
 static int dataset_open(const char *path, const ds_options *o, int tvf,
                         ds_dataset **out, char **err) {
-  (void)tvf;
   bagz_options bo = {0};
-  int comp, lim, lay;
+  int comp, lim, lay, mode;
   int64_t threads;
-  if (ds_options_check_known(o, known_options, err) ||
+  if (ds_options_check_known(o, tvf ? known_options : create_options, err) ||
+      ds_table_writer_mode(o, &mode, err) ||
       ds_options_enum(o, "compression", compression_names, 0, &comp, err) ||
       ds_options_enum(o, "limits", limits_names, 0, &lim, err) ||
       ds_options_enum(o, "layout", layout_names, 0, &lay, err) ||
@@ -119,7 +124,9 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
   bo.dictionary_path = ds_options_get(o, "dictionary");
   bagz_dataset *d = calloc(1, sizeof *d);
   if (!d) return ds_err(err, "out of memory");
-  if (bagz_open(path, &bo, &d->reader, err)) {
+  /* a writer's table reads what it has published: nothing yet */
+  if (mode ? bagz_open_memory(path, (const uint8_t *)"", 0, &bo, &d->reader, err)
+           : bagz_open(path, &bo, &d->reader, err)) {
     free(d);
     return -1;
   }
@@ -169,6 +176,9 @@ static int bagz_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
   ds_options o;
   char *err = NULL;
   int rc = ds_table_open(db, &bagz_def, argc, argv, &o, &t, &err);
+  int mode = 0;
+  if (rc == 0 && !t->tvf && (rc = ds_table_writer_mode(&o, &mode, &err)) == 0 && mode)
+    rc = bagz_write_open(t->ds->path, &o, mode, &((bagz_vtab *)t)->writer, &err);
   ds_options_free(&o);
   if (rc == 0 && t->tvf) {
     t->col_path = COL_PATH;
@@ -186,6 +196,7 @@ static int bagz_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
 /* ds_table_def.table_free: the spare decompression context. */
 static void table_free(ds_table *base) {
   bagz_vtab *t = (bagz_vtab *)base;
+  ds_table_writer_free(t->writer);
   if (!t->spare) return;
   ds_zstd_ctx_free(&t->spare_z);
   ds_buf_free(&t->spare_buf);
@@ -418,15 +429,17 @@ static const ds_table_def bagz_def = {
     .arrive = arrive,
     .row_bytes = row_bytes,
     .release = release,
+    .write = &bagz_write_ops,
 };
 
 static sqlite3_module bagz_module = {
-    .iVersion = 0,
+    .iVersion = 2,
     .xCreate = bagz_connect,
     .xConnect = bagz_connect,
     .xBestIndex = bagz_best_index,
     .xColumn = bagz_column,
     DS_TABLE_METHODS,
+    DS_TABLE_WRITE_METHODS,
 };
 
 int ds_bagz_register(sqlite3 *db) {
