@@ -80,7 +80,8 @@ int ds_value_json(ds_buf *out, const ds_value *v, char **err);
 
 /* Parse JSON text into a value tree allocated in `a` (value_from_json.c):
  * objects -> MAP (TEXT keys, in order; a repeated key is an error), arrays
- * -> LIST, integers -> INT, other numbers -> FLOAT, strings -> TEXT. */
+ * -> LIST, integers -> INT (UINT / BIGINT decimal outside int64), other
+ * numbers -> FLOAT, strings -> TEXT. */
 int ds_value_from_json(const char *text, size_t n, ds_arena *a, ds_value *out,
                        char **err);
 
