@@ -34,7 +34,8 @@ static const char *fmt_published(void *w) { return bagz_writer_published_spec(w)
 static uint64_t fmt_count(void *w) { return bagz_writer_count(w); }
 
 static const ds_table_writer_fmt bagz_fmt = {
-    {step_begin, step_mark, step_rollback_to, step_prepare, step_publish, step_abort},
+    {step_begin, step_mark, step_rollback_to, step_prepare, step_publish, step_abort,
+     fmt_count},
     fmt_close, fmt_published, fmt_count};
 
 /* Writer options from the table's options. */
@@ -69,6 +70,7 @@ int bagz_write_open(const char *path, const ds_options *o, int mode,
   char *dir = NULL, *key = NULL;
   const char *dpath = ds_options_get(o, "dictionary");
   int rc = parse_options(path, o, &wo, err);
+  if (rc) ds_err_prefix(err, path);
   if (rc == 0 && dpath && (rc = ds_file_open(&dict, dpath, err)) == 0) {
     wo.dictionary = dict.size ? dict.data : (const uint8_t *)"";
     wo.dictionary_len = dict.size;
@@ -82,7 +84,6 @@ int bagz_write_open(const char *path, const ds_options *o, int mode,
   free(dir);
   free(key);
   if (rc) {
-    ds_err_prefix(err, path);
     ds_stage_close(stage);
     ds_table_writer_free(tw);
     return -1;

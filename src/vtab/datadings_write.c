@@ -35,7 +35,8 @@ static uint64_t fmt_count(void *w) { return datadings_writer_count(w); }
 static const char *fmt_published(void *w);
 
 static const ds_table_writer_fmt dd_fmt = {
-    {step_begin, step_mark, step_rollback_to, step_prepare, step_publish, step_abort},
+    {step_begin, step_mark, step_rollback_to, step_prepare, step_publish, step_abort,
+     fmt_count},
     fmt_close, fmt_published, fmt_count};
 
 /* What the table reopens after a commit: the .msgpack path. */

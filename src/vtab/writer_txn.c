@@ -49,6 +49,8 @@ int ds_txn_begin(ds_txn *t, char **err) {
     return -1;
   }
   t->active = 1;
+  t->rolled_back = 0;
+  t->count0 = t->steps->count(t->w);
   return 0;
 }
 
@@ -60,9 +62,14 @@ int ds_txn_sync(ds_txn *t, char **err) {
 int ds_txn_commit(ds_txn *t, int *published, char **err) {
   *published = 0;
   if (!t->active) return 0;
-  int rc = t->steps->publish(t->w, err);
-  if (rc) t->steps->abort(t->w);
-  else *published = 1;
+  int rc = 0;
+  if (t->steps->count(t->w) == t->count0 && (t->rolled_back || t->published)) {
+    t->steps->abort(t->w); /* nothing to publish */
+  } else if ((rc = t->steps->publish(t->w, err)) != 0) {
+    t->steps->abort(t->w);
+  } else {
+    *published = t->published = 1;
+  }
   finish(t);
   return rc;
 }
@@ -97,6 +104,7 @@ int ds_txn_release(ds_txn *t, int n, char **err) {
 
 int ds_txn_rollback_to(ds_txn *t, int n, char **err) {
   if (!t->active) return 0;
+  t->rolled_back = 1;
   /* the state at savepoint n: its mark, else the closest earlier one, else
    * (the table joined the transaction after savepoint n) its start */
   const void *m = t->base;

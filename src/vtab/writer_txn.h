@@ -17,6 +17,8 @@
 #ifndef DS_WRITER_TXN_H
 #define DS_WRITER_TXN_H
 
+#include <stdint.h>
+
 typedef struct ds_writer_steps {
   int (*begin)(void *w, char **err);
   int (*mark)(void *w, void **mark, char **err);     /* malloc'd mark */
@@ -24,6 +26,7 @@ typedef struct ds_writer_steps {
   int (*prepare)(void *w, char **err);
   int (*publish)(void *w, char **err);
   void (*abort)(void *w);
+  uint64_t (*count)(void *w);                       /* rows so far */
 } ds_writer_steps;
 
 typedef struct ds_txn {
@@ -33,6 +36,9 @@ typedef struct ds_txn {
   void **marks;       /* marks[N] for savepoint N, or NULL */
   int nmarks;
   int active;         /* between xBegin and xCommit / xRollback */
+  uint64_t count0;    /* rows at xBegin */
+  int rolled_back;    /* a statement or savepoint was rolled back */
+  int published;      /* an earlier commit published the dataset */
 } ds_txn;
 
 void ds_txn_init(ds_txn *t, const ds_writer_steps *steps, void *w);
@@ -41,7 +47,10 @@ void ds_txn_free(ds_txn *t);
 
 int ds_txn_begin(ds_txn *t, char **err);
 int ds_txn_sync(ds_txn *t, char **err);
-/* Publish; *published = 1 when files changed (the table reopens them). */
+/* Publish; *published = 1 when files changed (the table reopens them).
+ * A transaction that added no row publishes nothing when a statement of it
+ * failed (the target stays exactly as it was) or when the dataset was
+ * published before (nothing new); otherwise an empty dataset is written. */
 int ds_txn_commit(ds_txn *t, int *published, char **err);
 int ds_txn_rollback(ds_txn *t, char **err);
 int ds_txn_savepoint(ds_txn *t, int n, char **err);
