@@ -143,9 +143,10 @@ static int parse_number(jp *j, ds_value *v) {
 
 static int parse_value(jp *j, ds_value *v, int depth);
 
-/* Growable item array in the arena. */
-static ds_value *grow(jp *j, ds_value *items, size_t n, size_t *cap) {
-  if (n < *cap) return items;
+/* Room for `need` items in an arena array holding n; NULL when out of
+ * memory. */
+static ds_value *grow(jp *j, ds_value *items, size_t n, size_t need, size_t *cap) {
+  if (need <= *cap) return items;
   size_t c = *cap ? 2 * *cap : 8;
   ds_value *x = ds_arena_alloc(j->a, c * sizeof *x);
   if (!x) return NULL;
@@ -165,7 +166,7 @@ static int parse_container(jp *j, ds_value *v, int depth) {
     j->p++;
   } else {
     for (;;) {
-      if (!(items = grow(j, items, n + 2, &cap))) return ds_arena_fail(j->a, j->err);
+      if (!(items = grow(j, items, n, n + 2, &cap))) return ds_arena_fail(j->a, j->err);
       skip_ws(j);
       if (obj) {
         if (j->p >= j->end || *j->p != '"') return fail(j, "expected a string key");

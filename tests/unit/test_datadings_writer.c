@@ -235,6 +235,32 @@ static void test_complex_repr(void) {
   repr_is(0.5, -INFINITY, "(0.5-infj)");
 }
 
+/* JSON text -> value -> JSON text. */
+static void json_round(const char *in, const char *want) {
+  ds_arena a = {0};
+  ds_value v;
+  ds_buf out = {0};
+  char *err = NULL;
+  if (ds_value_from_json(in, strlen(in), &a, &v, &err) == 0) ds_value_json(&out, &v, &err);
+  ds_buf_append(&out, "", 1);
+  CHECK_STR(err ? err : (char *)out.data, want);
+  free(err);
+  ds_buf_free(&out);
+  ds_arena_free(&a);
+}
+
+static void test_json_parse(void) {
+  json_round("{\"a\": [1, -2, 2.5, true, null, \"x\"], \"b\": {}}",
+             "{\"a\":[1,-2,2.5,true,null,\"x\"],\"b\":{}}");
+  json_round("[18446744073709551615, -9223372036854775808, 99999999999999999999999]",
+             "[18446744073709551615,-9223372036854775808,99999999999999999999999]");
+  json_round("\"\\u00e9\\ud83d\\ude00\\u0000\\n\"", "\"\u00e9\xf0\x9f\x98\x80\\u0000\\n\"");
+  json_round("{\"a\": 1, \"a\": 2}", "invalid JSON at character 12: duplicate object key");
+  json_round("[1, 2", "invalid JSON at character 5: expected ',' or ']'");
+  json_round("[1] x", "invalid JSON at character 4: text after the JSON value");
+  json_round("\"\\ud800\"", "invalid JSON at character 7: lone surrogate");
+}
+
 #define KEY(s) (const uint8_t *)(s), strlen(s)
 
 /* JSON samples, typed fields, refusals, savepoints, second transaction. */
@@ -338,6 +364,7 @@ int main(void) {
   test_byte_identical();
   test_encoder();
   test_complex_repr();
+  test_json_parse();
   test_samples_and_transactions();
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
