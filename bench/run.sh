@@ -38,13 +38,14 @@ want() { # want ID : the workload runs (BENCH_ONLY unset or equal to ID)
   [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]
 }
 case "$ONLY" in
-  ""|b1|d1|a1|c1) ;;
-  *) echo "bench: BENCH_ONLY must be b1, d1, a1 or c1" >&2; exit 2 ;;
+  ""|b1|d1|a1|c1|w) ;;
+  *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1 or w" >&2; exit 2 ;;
 esac
 build gen_b1 bench/gen_b1.c
 build bench_b1 bench/bench_b1.c bench/bench_common.c
 build gen_d1 bench/gen_d1.c
 build bench_d1 bench/bench_d1.c bench/bench_common.c
+build bench_w bench/bench_w.c bench/bench_common.c
 # bench_a1 links the tree's own pickle decoder and .npy parser (compiled
 # against libsqlite3 directly, as for the unit tests)
 build bench_a1 -Isrc -DSQLITE_CORE bench/bench_a1.c bench/bench_common.c \
@@ -75,11 +76,11 @@ gen_bcolz() { # gen_bcolz NAME COUNT [EXPECTEDLEN]: the ctable folder NAME
     "$OUT/gen_c1" "$BENCH_DIR" "$2" "$1" ${3:-}
   }
 }
-if want b1; then
+if want b1 || want w; then
   gen b1 1000000
   gen b1small 100000
 fi
-if want d1; then
+if want d1 || want w; then
   gen_dd d1 1000000
   gen_dd d1small 100000
 fi
@@ -265,6 +266,10 @@ want b1 && run_workload b1 "B1 bagz benchmark" bench_b1 mem_rows
 want d1 && run_workload d1 "D1 datadings benchmark" bench_d1 mem_rows_d1
 want a1 && run_workload a1 "A1 atlas benchmark" bench_a1 mem_rows_a1
 want c1 && run_workload c1 "C1 bcolz benchmark" bench_c1 mem_rows_c1
+if want w; then
+  echo "bench: running W (writing: W-B1, W-D1)" >&2
+  BENCH_DIR="$BENCH_DIR" BENCH_EXT="$EXT" bench/run_w.sh || rc=$?
+fi
 if [ -z "$ONLY" ]; then
   /usr/bin/python3 bench/results_md.py "$OUT" >bench/RESULTS.md.tmp &&
     mv bench/RESULTS.md.tmp bench/RESULTS.md &&
