@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash_index.h"
+#include "core/key_store.h"
 #include "core/mapped_file.h"
 #include "formats/datadings.h"
 #include "formats/datadings_writer.h"
@@ -26,18 +26,11 @@ struct datadings_writer {
   ds_afile *data, *offsets; /* staging files of this transaction */
   MD5_CTX data_md5, offsets_md5;
   uint64_t n;               /* samples so far */
-  /* keys: u32 length + bytes each, their offsets, and a hash table of
-   * index+1 (0 = empty slot), linear probing, at most half full */
-  ds_buf keys;
-  uint64_t *keyoff;
-  size_t capkeys;
-  uint64_t *table;
-  size_t tcap;
-  int table_stale;
+  ds_key_store keys;        /* every key, for uniqueness and the index */
   /* the published state a next transaction continues */
   int published, in_txn;
   uint64_t pub_n;
-  size_t pub_keys_len;
+  ds_key_mark pub_keys;
   MD5_CTX pub_data_md5, pub_offsets_md5;
   uint64_t pub_data_size, pub_offsets_size;
   ds_buf scratch;           /* one encoded sample */
@@ -47,74 +40,20 @@ struct datadings_writer {
 
 typedef struct dd_mark {
   uint64_t n, data_size, offsets_size;
-  size_t keys_len;
+  ds_key_mark keys;
   MD5_CTX data_md5, offsets_md5;
 } dd_mark;
 
-/* ------------------------------------------------------------------ */
-/* Key store                                                            */
-
-static void key_at(const datadings_writer *w, uint64_t i, const uint8_t **p,
-                   size_t *n) {
-  const uint8_t *q = w->keys.data + w->keyoff[i];
-  *n = ds_le32(q);
-  *p = q + 4;
-}
-
-/* Slot where key i is, or where it would go (its slot value then 0). */
-static size_t probe(const datadings_writer *w, const uint8_t *k, size_t n) {
-  size_t mask = w->tcap - 1, s = (size_t)ds_hash64(k, n) & mask;
-  for (;; s = (s + 1) & mask) {
-    uint64_t e = w->table[s];
-    if (e == 0) return s;
-    const uint8_t *p;
-    size_t m;
-    key_at(w, e - 1, &p, &m);
-    if (m == n && memcmp(p, k, n) == 0) return s;
-  }
-}
-
-/* (Re)build the table for keys [0, w->n) with room for twice as many. */
-static int rebuild_table(datadings_writer *w, size_t want, char **err) {
-  size_t cap = 16;
-  while (cap < 2 * want) cap *= 2;
-  uint64_t *t = calloc(cap, sizeof *t);
-  if (!t) return ds_err(err, "%s: out of memory for the key set", w->path);
-  free(w->table);
-  w->table = t;
-  w->tcap = cap;
-  for (uint64_t i = 0; i < w->n; i++) {
-    const uint8_t *p;
-    size_t m;
-    key_at(w, i, &p, &m);
-    w->table[probe(w, p, m)] = i + 1;
-  }
-  w->table_stale = 0;
-  return 0;
-}
-
 /* Add key k as sample w->n's; an error when it is already there. */
 static int add_key(datadings_writer *w, const uint8_t *k, size_t n, char **err) {
-  if (!w->table || w->table_stale || 2 * (w->n + 1) > w->tcap)
-    if (rebuild_table(w, w->n + 1 > 2 * w->n ? w->n + 1 : 2 * w->n, err)) return -1;
-  size_t s = probe(w, k, n);
-  if (w->table[s])
+  uint64_t dup;
+  int r = ds_key_store_add(&w->keys, k, n, &dup);
+  if (r < 0) return ds_err(err, "%s: out of memory for the key set", w->path);
+  if (r > 0)
     return ds_err(err, "sample %llu: key \"%.*s\" is already sample %llu (keys "
                        "must be unique)",
                   (unsigned long long)w->n, (int)(n > 200 ? 200 : n), k,
-                  (unsigned long long)(w->table[s] - 1));
-  if (w->n == w->capkeys) {
-    size_t cap = w->capkeys ? w->capkeys + w->capkeys / 2 : 1024;
-    uint64_t *o = realloc(w->keyoff, cap * sizeof *o);
-    if (!o) return ds_err(err, "%s: out of memory for the key set", w->path);
-    w->keyoff = o;
-    w->capkeys = cap;
-  }
-  uint8_t len[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
-  w->keyoff[w->n] = w->keys.len;
-  if (ds_buf_append(&w->keys, len, 4) || ds_buf_append(&w->keys, k, n))
-    return ds_err(err, "%s: out of memory for the key set", w->path);
-  w->table[s] = w->n + 1;
+                  (unsigned long long)dup);
   return 0;
 }
 
@@ -165,12 +104,10 @@ int datadings_writer_open(ds_stage *stage, const char *path,
 void datadings_writer_close(datadings_writer *w) {
   if (!w) return;
   datadings_writer_abort(w);
-  ds_buf_free(&w->keys);
+  ds_key_store_free(&w->keys);
   ds_buf_free(&w->scratch);
   ds_arena_free(&w->arena);
   ds_msgpack_doc_free(&w->doc);
-  free(w->keyoff);
-  free(w->table);
   free(w->path);
   free(w);
 }
@@ -349,7 +286,7 @@ int datadings_writer_mark(datadings_writer *w, void **mark, char **err) {
   m->n = w->n;
   m->data_size = w->data->size;
   m->offsets_size = w->offsets->size;
-  m->keys_len = w->keys.len;
+  m->keys = ds_key_store_mark(&w->keys);
   m->data_md5 = w->data_md5;
   m->offsets_md5 = w->offsets_md5;
   *mark = m;
@@ -363,10 +300,9 @@ int datadings_writer_rollback_to(datadings_writer *w, const void *mark,
       ds_afile_truncate(w->offsets, m->offsets_size, err))
     return -1;
   w->n = m->n;
-  w->keys.len = m->keys_len;
+  ds_key_store_rollback(&w->keys, m->keys);
   w->data_md5 = m->data_md5;
   w->offsets_md5 = m->offsets_md5;
-  w->table_stale = 1;
   return 0;
 }
 
@@ -397,12 +333,11 @@ static int write_key_hashes(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
     datadings_salt_for(c, salt);
     MD5Init(md5);
     rc = ds_afile_truncate(f, 0, err) || put(f, md5, salt, 8, err);
-    for (uint64_t i = 0; i < w->n && rc == 0; i++) {
-      const uint8_t *p;
-      size_t n;
-      key_at(w, i, &p, &n);
+    ds_key_iter it = {0, 0};
+    const uint8_t *p;
+    size_t n;
+    for (uint64_t i = 0; rc == 0 && ds_key_store_next(&w->keys, &it, &p, &n); i++)
       datadings_key_hash(salt, p, n, (uint8_t *)&h[i]);
-    }
     if (rc == 0) rc = put(f, md5, h, 8 * w->n, err);
     qsort(h, w->n, sizeof *h, cmp_u64);
     found = 1;
@@ -424,11 +359,11 @@ static int write_filter(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
   uint32_t k = (uint32_t)simplebloom_hash_count(8 * nbytes, m);
   uint8_t *bits = calloc(nbytes ? nbytes : 1, 1);
   if (!bits) return ds_err(err, "%s: out of memory for the filter", w->path);
-  for (uint64_t i = 0; i < w->n; i++) {
-    const uint8_t *kp;
-    size_t kn;
+  ds_key_iter it = {0, 0};
+  const uint8_t *kp;
+  size_t kn;
+  while (ds_key_store_next(&w->keys, &it, &kp, &kn)) {
     uint64_t h1, h2;
-    key_at(w, i, &kp, &kn);
     simplebloom_hashes(kp, kn, &h1, &h2);
     simplebloom_add(bits, 8 * nbytes, k, h1, h2);
   }
@@ -445,12 +380,12 @@ static int write_keys(datadings_writer *w, ds_afile *f, MD5_CTX *md5, char **err
   MD5Init(md5);
   ds_buf b = {0};
   int rc = ds_msgpack_pack_array_header(&b, w->n, err);
-  for (uint64_t i = 0; i < w->n && rc == 0; i++) {
-    const uint8_t *p;
-    size_t n;
-    key_at(w, i, &p, &n);
+  ds_key_iter it = {0, 0};
+  const uint8_t *p;
+  size_t n;
+  while (rc == 0 && ds_key_store_next(&w->keys, &it, &p, &n)) {
     rc = ds_msgpack_pack_str(&b, p, n, err);
-    if (rc == 0 && (b.len >= (1u << 20) || i + 1 == w->n)) {
+    if (rc == 0 && b.len >= (1u << 20)) {
       rc = put(f, md5, b.data, b.len, err);
       b.len = 0;
     }
@@ -464,8 +399,7 @@ int datadings_writer_prepare(datadings_writer *w, char **err) {
   if (!w->in_txn && datadings_writer_begin(w, err)) return -1;
   /* the table is not needed again before the next begin: give its memory
    * to the index files */
-  free(w->table);
-  w->table = NULL;
+  ds_key_store_drop_table(&w->keys);
   ds_afile *keys, *hashes, *filter, *md5f;
   MD5_CTX mk, mh, mf, md = w->data_md5, mo = w->offsets_md5;
   if (ds_stage_file(w->stage, "keys", &keys, err) || write_keys(w, keys, &mk, err) ||
@@ -503,7 +437,7 @@ int datadings_writer_publish(datadings_writer *w, char **err) {
   w->published = 1;
   w->in_txn = 0;
   w->pub_n = w->n;
-  w->pub_keys_len = w->keys.len;
+  w->pub_keys = ds_key_store_mark(&w->keys);
   w->pub_data_md5 = w->data_md5;
   w->pub_offsets_md5 = w->offsets_md5;
   w->pub_data_size = ds;
@@ -518,12 +452,12 @@ void datadings_writer_abort(datadings_writer *w) {
   w->in_txn = 0;
   w->data = w->offsets = NULL;
   w->n = w->published ? w->pub_n : 0;
-  w->keys.len = w->published ? w->pub_keys_len : 0;
+  ds_key_mark zero = {0, 0, 0};
+  ds_key_store_rollback(&w->keys, w->published ? w->pub_keys : zero);
   if (!w->published) {
     MD5Init(&w->data_md5);
     MD5Init(&w->offsets_md5);
   }
-  w->table_stale = 1;
 }
 
 const char *datadings_writer_path(const datadings_writer *w) {
@@ -531,5 +465,5 @@ const char *datadings_writer_path(const datadings_writer *w) {
 }
 
 size_t datadings_writer_key_bytes(const datadings_writer *w) {
-  return w->keys.cap + w->capkeys * sizeof *w->keyoff + w->tcap * sizeof *w->table;
+  return ds_key_store_bytes(&w->keys);
 }

@@ -10,8 +10,9 @@
  * of bagz_writer.h (begin, add, mark, rollback_to, prepare, publish,
  * abort), and a next transaction continues the published dataset (its
  * data and offsets files are copied back: a second commit costs a copy).
- * Every key is kept in memory to refuse duplicates (about 28 bytes plus
- * the key's length per sample). Knows no SQLite. */
+ * Every key is kept in memory to refuse duplicates (core/key_store.h:
+ * about 15-25 bytes plus the key's length per sample; at commit the table
+ * is freed and 8 bytes a key hold the hashes). Knows no SQLite. */
 #ifndef DS_DATADINGS_WRITER_H
 #define DS_DATADINGS_WRITER_H
 
