@@ -9,6 +9,15 @@
 
 #define BLOCK ((size_t)1 << 20)
 
+/* Move an iterator past exhausted blocks, so its position is that of the
+ * next key (or the end). */
+static void settle(const ds_key_store *s, ds_key_iter *it) {
+  while (it->block < s->nblocks && it->off >= s->fill[it->block]) {
+    it->block++;
+    it->off = 0;
+  }
+}
+
 /* The key at a table position. */
 static const uint8_t *key_at(const ds_key_store *s, uint64_t pos, size_t *len) {
   const uint8_t *q = s->blocks[pos >> 32] + (pos & 0xffffffffu);
@@ -41,6 +50,7 @@ static int rebuild(ds_key_store *s, uint64_t want) {
   const uint8_t *p;
   size_t len;
   while (1) {
+    settle(s, &it);
     uint64_t pos = (uint64_t)it.block << 32 | it.off;
     if (!ds_key_store_next(s, &it, &p, &len)) break;
     s->table[probe(s, p, len)] = pos + 1;
@@ -77,15 +87,22 @@ static uint64_t index_of(const ds_key_store *s, uint64_t pos) {
   const uint8_t *p;
   size_t len;
   uint64_t i = 0;
-  while (((uint64_t)it.block << 32 | it.off) != pos && ds_key_store_next(s, &it, &p, &len)) i++;
+  for (;;) {
+    settle(s, &it);
+    if (((uint64_t)it.block << 32 | it.off) == pos || !ds_key_store_next(s, &it, &p, &len)) break;
+    i++;
+  }
   return i;
 }
 
 int ds_key_store_add(ds_key_store *s, const uint8_t *k, size_t len,
                      uint64_t *index) {
   if (len > UINT32_MAX) return -1;
-  if (!s->table || s->table_stale || s->tcap / 4 * 3 < s->n + 1)
-    if (rebuild(s, s->n + 1 > s->tcap / 4 * 3 ? 2 * (s->n + 1) : s->n + 1)) return -1;
+  if (!s->table || s->table_stale) { /* as many as there are, and room */
+    if (rebuild(s, s->n + 1 + s->n / 4)) return -1;
+  } else if (s->tcap / 4 * 3 < s->n + 1) { /* full: double */
+    if (rebuild(s, 2 * (s->n + 1))) return -1;
+  }
   size_t slot = probe(s, k, len);
   if (s->table[slot]) {
     *index = index_of(s, s->table[slot] - 1);
@@ -125,10 +142,7 @@ void ds_key_store_drop_table(ds_key_store *s) {
 
 int ds_key_store_next(const ds_key_store *s, ds_key_iter *it, const uint8_t **p,
                       size_t *len) {
-  while (it->block < s->nblocks && it->off >= s->fill[it->block]) {
-    it->block++;
-    it->off = 0;
-  }
+  settle(s, it);
   if (it->block >= s->nblocks) return 0;
   const uint8_t *q = s->blocks[it->block] + it->off;
   *len = ds_le32(q);
