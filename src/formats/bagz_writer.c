@@ -103,6 +103,12 @@ int bagz_writer_target(const char *spec, char **dir, char **key, char **err) {
   unsigned n;
   int star;
   int rc = parse_spec(spec, dir, &base, &n, &star, &prefix, &suffix, err);
+  if (rc == 0 && prefix) { /* one lock for name@N and name@*: "name@.ext" */
+    const char *slash = strrchr(prefix, '/');
+    free(base);
+    base = ds_strf("%s@%s", slash ? slash + 1 : prefix, suffix);
+    if (!base) rc = ds_err(err, "out of memory");
+  }
   free(prefix);
   free(suffix);
   if (rc) {
@@ -267,14 +273,21 @@ int bagz_writer_open(ds_stage *stage, const char *spec,
   free(base);
   w->fixed_n = n;
   w->split = !star && n && !o->rows_per_shard;
-  if (rc == 0 && o->dictionary) {
-    if (!(w->dict = malloc(o->dictionary_len ? o->dictionary_len : 1)))
-      rc = ds_err(err, "out of memory");
-    else memcpy(w->dict, o->dictionary, o->dictionary_len);
+  ds_file df = {0};
+  if (rc == 0 && !o->dictionary && o->dictionary_path &&
+      (rc = ds_file_open(&df, o->dictionary_path, err)) == 0) {
+    w->o.dictionary = df.size ? df.data : (const uint8_t *)"";
+    w->o.dictionary_len = df.size;
+  }
+  if (rc == 0 && w->o.dictionary) {
+    size_t dn = w->o.dictionary_len;
+    if (!(w->dict = malloc(dn ? dn : 1))) rc = ds_err(err, "out of memory");
+    else memcpy(w->dict, w->o.dictionary, dn);
     w->o.dictionary = w->dict;
   }
+  if (df.path) ds_file_close(&df);
   if (rc == 0 && o->zstd)
-    rc = bagz_compressor_new(o->level, w->dict, o->dictionary_len, w->o.threads,
+    rc = bagz_compressor_new(o->level, w->dict, w->o.dictionary_len, w->o.threads,
                              put_stored, w, &w->comp, err);
   if (rc == 0)
     rc = each_existing(w,

@@ -26,6 +26,7 @@ typedef struct bagz_writer_options {
   int level;                /* zstd level; 0 = zstd's default (3) */
   const uint8_t *dictionary; /* NULL: none (copied at open) */
   size_t dictionary_len;
+  const char *dictionary_path; /* or a file holding it (read at open) */
   bagz_limits limits;       /* tail (default) or separate */
   uint64_t rows_per_shard;  /* 0: no limit (name@N splits evenly) */
   int threads;              /* 1, or 2 to compress on two threads */

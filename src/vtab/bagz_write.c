@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "core/common.h"
-#include "core/mapped_file.h"
 #include "formats/bagz_writer.h"
 #include "vtab/bagz_write.h"
 
@@ -66,21 +65,15 @@ int bagz_write_open(const char *path, const ds_options *o, int mode,
   ds_table_writer *tw = NULL;
   ds_stage *stage = NULL;
   bagz_writer *w = NULL;
-  ds_file dict = {0};
   char *dir = NULL, *key = NULL;
-  const char *dpath = ds_options_get(o, "dictionary");
   int rc = parse_options(path, o, &wo, err);
   if (rc) ds_err_prefix(err, path);
-  if (rc == 0 && dpath && (rc = ds_file_open(&dict, dpath, err)) == 0) {
-    wo.dictionary = dict.size ? dict.data : (const uint8_t *)"";
-    wo.dictionary_len = dict.size;
-  }
+  wo.dictionary_path = ds_options_get(o, "dictionary");
   if (rc == 0) rc = ds_table_writer_new(o, bagz_write_options, &tw, err);
   if (rc == 0) rc = bagz_writer_target(path, &dir, &key, err);
   if (rc == 0)
     rc = ds_stage_open(dir, key, mode == 2 ? DS_STAGE_REPLACE : DS_STAGE_CREATE, &stage, err);
   if (rc == 0) rc = bagz_writer_open(stage, path, &wo, &w, err);
-  if (dpath && dict.path) ds_file_close(&dict);
   free(dir);
   free(key);
   if (rc) {
