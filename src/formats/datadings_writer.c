@@ -166,16 +166,21 @@ int datadings_writer_add_raw(datadings_writer *w, const uint8_t *key,
                              size_t klen, const uint8_t *p, size_t n,
                              int check, char **err) {
   if (check) {
+    /* one msgpack object, walked without unpacking; then its "key" */
     char *e = NULL;
-    if (ds_msgpack_parse(&w->doc, p, n, &e)) {
+    const msgpack_object *k = NULL;
+    int r = ds_msgpack_scan(&w->doc, p, n, &e);
+    if (r == 0 && !w->doc.root_is_map) {
+      free(e);
+      return ds_err(err, "sample %llu: raw is not a msgpack map", (unsigned long long)w->n);
+    }
+    if (r == 0) r = ds_msgpack_get_field(&w->doc, "key", 3, &k, &e) < 0 ? -1 : 0;
+    if (r) {
       int rc = ds_err(err, "sample %llu: raw is not one msgpack object: %s",
                       (unsigned long long)w->n, e);
       free(e);
       return rc;
     }
-    if (w->doc.root.type != MSGPACK_OBJECT_MAP)
-      return ds_err(err, "sample %llu: raw is not a msgpack map", (unsigned long long)w->n);
-    const msgpack_object *k = ds_msgpack_field(&w->doc, "key", 3);
     if (!k)
       return ds_err(err, "sample %llu: raw has no \"key\" field", (unsigned long long)w->n);
     if (k->type != MSGPACK_OBJECT_STR || k->via.str.size != klen ||
