@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 bench/gen_a1.py OUTDIR COUNT NAME
 
-Writes the torch-atlas-ds dataset OUTDIR/NAME (shared/formats/atlas.md
+Writes the torch-atlas-ds dataset OUTDIR/NAME (docs/formats/atlas.md
 sections 1-6) the way upstream's AtlasDatasetWriter writes it with
 compression_strategy 2 (SHARED_DICTIONARY), block_size 64,
 compression_level 3, compression_dict_size 0.01 and shard_size

@@ -3,7 +3,7 @@
  * Usage: gen_c1 OUTDIR COUNT [NAME [EXPECTEDLEN]]
  * Writes the bcolz ctable OUTDIR/NAME (NAME defaults to "c1") of COUNT rows
  * the way upstream bcolz 1.x writes `bcolz.ctable([arrays], names,
- * rootdir=...)` with default parameters (shared/formats/bcolz.md): columns
+ * rootdir=...)` with default parameters (docs/formats/bcolz.md): columns
  *   id int64 (= i), label int32 (i % 1000), score float64, flag bool,
  *   name |S16
  * each a carray directory under the root (`__rootdirs__` order), with
@@ -96,7 +96,7 @@ static void make_cell(size_t c, uint64_t i, uint8_t *out) {
 }
 
 /* utils.calc_chunksize: rows per chunk for `expectedlen` rows of `atom`
- * bytes (shared/formats/bcolz.md section 3). */
+ * bytes (docs/formats/bcolz.md section 3). */
 static uint64_t calc_chunklen(uint64_t expectedlen, size_t atom) {
   double mb = (double)expectedlen * (double)atom / 1048576.0;
   if (mb < 1e-4) mb = 1e-4;

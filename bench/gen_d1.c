@@ -5,7 +5,7 @@
  *
  * The first form writes COUNT samples as OUTDIR/NAME.msgpack (NAME defaults
  * to "d1") plus the new-style index files, in the on-disk format of
- * shared/formats/datadings.md (sections 1-8), as datadings' FileWriter
+ * docs/formats/datadings.md (sections 1-8), as datadings' FileWriter
  * would: `.offsets` (n+1 BE u64), `.keys` (one msgpack array of str),
  * `.key_hashes` (salt + salted BLAKE2s prefixes), `.filter` (simplebloom,
  * m = max(2, n), p = 1/m) and `.md5` (md5sum-style lines, written last).

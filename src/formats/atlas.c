@@ -4,7 +4,7 @@
  * loads each dictionary once; a block is then a bounds-checked slice of
  * data.bin, decompressed with the shard's dictionary when its strategy
  * says so. Errors name the file (and the block) at fault.
- * Format notes: shared/formats/atlas.md sections 1-6. */
+ * Format notes: docs/formats/atlas.md sections 1-6. */
 #include "atlas.h"
 
 #include <dirent.h>

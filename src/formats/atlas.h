@@ -4,7 +4,7 @@
  * zstd, with no, a shared, or a per-shard dictionary); or one bare shard
  * directory. Knows bytes, not SQLite; blocks come back as pickle bytes for
  * the caller to decode (formats/pickle.h).
- * Format notes: shared/formats/atlas.md sections 1-6. */
+ * Format notes: docs/formats/atlas.md sections 1-6. */
 #ifndef DS_ATLAS_H
 #define DS_ATLAS_H
 

@@ -3,7 +3,7 @@
  * ("tail") or in `limits.<name>` beside it ("separate"); with zstd each
  * non-empty record is one frame. Several files (shards) open as one bag in
  * concatenated or interleaved order. Plain C: knows bytes, not SQLite.
- * Format notes: shared/formats/bagz.md. */
+ * Format notes: docs/formats/bagz.md. */
 #ifndef DS_BAGZ_H
 #define DS_BAGZ_H
 

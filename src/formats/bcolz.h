@@ -3,7 +3,7 @@
  * chunk files (a 16-byte "blpk" header + one Blosc 1.x buffer), or a ctable
  * root with __rootdirs__ and one carray directory per column.
  * Knows bytes and the value model, not SQLite. Links c-blosc 1.x (-lblosc)
- * and jansson. Format notes: shared/formats/bcolz.md.
+ * and jansson. Format notes: docs/formats/bcolz.md.
  *
  * Errors follow core/common.h (0 / -1 and a malloc'd *err) and name the
  * file involved. A bcolz_table keeps a per-column cache of the last mapped

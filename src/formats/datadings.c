@@ -1,5 +1,5 @@
 /* datadings.c - the datadings reader (see datadings.h; format notes in
- * shared/formats/datadings.md). Every file is mapped with ds_file and every
+ * docs/formats/datadings.md). Every file is mapped with ds_file and every
  * stored number is checked before it is used: counts against file sizes at
  * open, offsets lazily when a sample is read, msgpack headers of keys when
  * the key position table is built. Key lookups go Bloom filter -> salted

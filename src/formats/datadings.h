@@ -2,7 +2,7 @@
  * back) with X.msgpack.offsets / .keys / .key_hashes / .filter / .md5, or
  * the legacy X.msgpack.index; a glob opens several as shards, in name
  * order, concatenated. Plain C: knows bytes, not SQLite.
- * Format notes: shared/formats/datadings.md. */
+ * Format notes: docs/formats/datadings.md. */
 #ifndef DS_DATADINGS_H
 #define DS_DATADINGS_H
 

@@ -1,6 +1,6 @@
 /* msgpack_value.c - one datadings sample: msgpack bytes -> msgpack-c objects
  * -> the shared value model (see msgpack_value.h and
- * shared/formats/datadings.md sections 2-3).
+ * docs/formats/datadings.md sections 2-3).
  *
  * Parsing is msgpack-c's msgpack_unpack() into a reused msgpack_zone; str
  * and bin objects point into the caller's bytes. Before msgpack-c sees the

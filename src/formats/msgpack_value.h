@@ -5,7 +5,7 @@
  *   {nd: <other>, type, data}            -> numpy scalar: BOOL/INT/UINT/
  *                                           FLOAT/COMPLEX by dtype
  *   {complex: true, data: "(1+2j)"}      -> DS_V_COMPLEX
- * Format notes: shared/formats/datadings.md sections 2-3. Knows no SQLite. */
+ * Format notes: docs/formats/datadings.md sections 2-3. Knows no SQLite. */
 #ifndef DS_MSGPACK_VALUE_H
 #define DS_MSGPACK_VALUE_H
 

@@ -1,5 +1,5 @@
 /* pickle.c - the safe pickle decoder of pickle.h (protocols 2 to 5; format
- * notes: shared/formats/atlas.md section 7).
+ * notes: docs/formats/atlas.md section 7).
  *
  * The pickle is interpreted by a stack machine like CPython's _pickle.c
  * (value stack, MARK stack with its "fence", memo), but nothing is ever

@@ -6,7 +6,7 @@
  * the rest of the pickle still decodes and the caller decides whether that
  * is an error or a placeholder. The result uses the shared value model
  * (core/value.h). Used by atlas blocks, datadings object arrays and bcolz
- * object columns. Format notes: shared/formats/atlas.md section 7. */
+ * object columns. Format notes: docs/formats/atlas.md section 7. */
 #ifndef DS_PICKLE_H
 #define DS_PICKLE_H
 

@@ -89,6 +89,18 @@ static void use(sqlite3_index_info *info, int i, int *n) {
   info->aConstraintUsage[i].omit = 1;
 }
 
+/* Use range constraint i (lower: >, >=; else <, <=): its argv slot, its
+ * idxNum bits and idxStr text. Returns the fraction of rows it keeps. */
+static double use_bound(sqlite3_index_info *info, int i, int lower, const ds_plan_config *cfg,
+                        int *n, int *idx, ds_buf *desc) {
+  int op = info->aConstraint[i].op;
+  int incl = op == (lower ? SQLITE_INDEX_CONSTRAINT_GE : SQLITE_INDEX_CONSTRAINT_LE);
+  use(info, i, n);
+  *idx |= lower ? DS_PLAN_LO | (incl ? DS_PLAN_LO_INCL : 0) : DS_PLAN_HI | (incl ? DS_PLAN_HI_INCL : 0);
+  ds_buf_puts(desc, lower ? (incl ? "rowid>= " : "rowid> ") : (incl ? "rowid<= " : "rowid< "));
+  return bound_fraction(info, i, lower, cfg->nrows);
+}
+
 int ds_plan_best_index(sqlite3_index_info *info, const ds_plan_config *cfg) {
   plan_pick p;
   pick_constraints(info, cfg, &p);
@@ -107,20 +119,8 @@ int ds_plan_best_index(sqlite3_index_info *info, const ds_plan_config *cfg) {
     if (!p.rowid_in) info->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
     ds_buf_puts(&desc, p.rowid_in ? "rowid IN " : "rowid= ");
   }
-  if (p.lo >= 0) {
-    use(info, p.lo, &n);
-    idx |= DS_PLAN_LO;
-    if (info->aConstraint[p.lo].op == SQLITE_INDEX_CONSTRAINT_GE) idx |= DS_PLAN_LO_INCL;
-    rows *= bound_fraction(info, p.lo, 1, cfg->nrows);
-    ds_buf_puts(&desc, idx & DS_PLAN_LO_INCL ? "rowid>= " : "rowid> ");
-  }
-  if (p.hi >= 0) {
-    use(info, p.hi, &n);
-    idx |= DS_PLAN_HI;
-    if (info->aConstraint[p.hi].op == SQLITE_INDEX_CONSTRAINT_LE) idx |= DS_PLAN_HI_INCL;
-    rows *= bound_fraction(info, p.hi, 0, cfg->nrows);
-    ds_buf_puts(&desc, idx & DS_PLAN_HI_INCL ? "rowid<= " : "rowid< ");
-  }
+  if (p.lo >= 0) rows *= use_bound(info, p.lo, 1, cfg, &n, &idx, &desc);
+  if (p.hi >= 0) rows *= use_bound(info, p.hi, 0, cfg, &n, &idx, &desc);
   for (int k = 0; k < cfg->nextra; k++) {
     if (p.extra[k] < 0) continue;
     p.extra_in[k] = sqlite3_vtab_in(info, p.extra[k], -1);

@@ -123,7 +123,6 @@ static void dataset_close(ds_dataset *base) {
   atlas_close(d->reader);
   free(d->first);
   free(d->counts);
-  free(d);
 }
 
 /* ds_dataset_ops.changed */
@@ -134,8 +133,8 @@ static int dataset_changed(const ds_dataset *d) {
 /* ds_dataset_ops.open: the CREATE form takes infer=, columns=,
  * unsupported= and cache_mb=, the table-valued form unsupported= and
  * cache_mb=. */
-static int dataset_open(const char *path, const ds_options *o, int tvf,
-                        ds_dataset **out, char **err) {
+static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
+                        char **err) {
   static const char *const create_known[] = {"infer", "columns", "unsupported",
                                              "cache_mb", "threads", NULL};
   static const char *const tvf_known[] = {"unsupported", "cache_mb", "threads", NULL};
@@ -150,33 +149,25 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
     ds_err_prefix(err, path);
     return -1;
   }
-  at_dataset *d = calloc(1, sizeof *d);
-  if (!d) return ds_err(err, "out of memory");
+  at_dataset *d = AT(base);
   d->placeholder = mode == 1;
   d->threads = (int)threads;
   d->infer = infer;
   atlas_cache_init(&d->cache, (size_t)cache_mb << 20);
-  if (atlas_open(path, &d->reader, err)) {
-    free(d);
-    return -1;
-  }
+  if (atlas_open(path, &d->reader, err)) return -1;
   size_t k = atlas_nshards(d->reader);
   d->first = malloc((k ? k : 1) * sizeof *d->first);
   d->counts = malloc((k ? k : 1) * sizeof *d->counts);
-  if (!d->first || !d->counts) {
-    dataset_close(&d->base);
-    return ds_err(err, "out of memory");
-  }
+  if (!d->first || !d->counts) return ds_err(err, "out of memory");
   for (size_t s = 0; s < k; s++) {
     d->first[s] = atlas_shard_first(d->reader, s);
     d->counts[s] = atlas_shard_count(d->reader, s);
   }
-  *out = &d->base;
   return 0;
 }
 
 static const ds_dataset_ops atlas_ops = {"atlas('dataset/dir')", dataset_open,
-                                         dataset_close, dataset_changed};
+                                         dataset_close, dataset_changed, sizeof(at_dataset)};
 
 /* The example's value, or an error when it holds an object outside the
  * allow-list and placeholders are off. */
@@ -300,29 +291,14 @@ static int create_form(at_vtab *t, const ds_options *o, char **err) {
   return rc ? rc : declare_create(t, err);
 }
 
-static const ds_table_def atlas_def;
-
-static int at_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                      sqlite3_vtab **out, char **pzErr) {
-  (void)aux;
-  ds_table *base;
-  ds_options o;
-  char *err = NULL;
-  int rc = ds_table_open(db, &atlas_def, argc, argv, &o, &base, &err);
+/* ds_table_def.declare */
+static int declare(ds_table *base, const ds_options *o, char **err) {
   at_vtab *t = (at_vtab *)base;
-  if (rc == 0 && base->tvf) {
-    t->col_example = 0;
-    t->col_shard = 1;
-    t->col_shard_index = 2;
-    base->col_path = 3;
-    base->col_options = 4;
-    rc = ds_table_declare(base, "CREATE TABLE x(example TEXT, shard INTEGER,"
-                                " shard_index INTEGER, path HIDDEN, options HIDDEN)", &err);
-  } else if (rc == 0) {
-    rc = create_form(t, &o, &err);
-  }
-  ds_options_free(&o);
-  return ds_table_done(base, rc, err, out, pzErr);
+  if (!base->tvf) return create_form(t, o, err);
+  t->col_example = 0, t->col_shard = 1, t->col_shard_index = 2;
+  ds_table_arg_columns(base, 3, 4);
+  return ds_table_declare(base, "CREATE TABLE x(example TEXT, shard INTEGER,"
+                                " shard_index INTEGER, path HIDDEN, options HIDDEN)", err);
 }
 
 /* ds_table_def.table_free */
@@ -419,18 +395,11 @@ static size_t shard_of(ds_cursor *base, uint64_t g) {
   return s;
 }
 
-/* ds_table_def.start: a single row decodes only its example; ascending
- * scans hand back the data.bin pages they passed. */
-static int start(ds_cursor *base, int idxNum, const char *idxStr, int argc,
-                 sqlite3_value **argv, char **err) {
-  (void)idxNum;
-  (void)idxStr;
-  (void)argc;
-  (void)argv;
+/* ds_table_def.start: a single row decodes only its example. */
+static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
+  (void)call;
   (void)err;
-  at_cursor *c = (at_cursor *)base;
-  c->single = base->rs.kind == DS_RS_LIST && base->rs.nids == 1;
-  base->paces = 1;
+  ((at_cursor *)base)->single = base->rs.kind == DS_RS_LIST && base->rs.nids == 1;
   return 0;
 }
 
@@ -601,33 +570,19 @@ static int at_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
 }
 
 static const ds_table_def atlas_def = {
-    .name = MOD,
-    .ops = &atlas_ops,
-    .table_size = sizeof(at_vtab),
-    .cursor_size = sizeof(at_cursor),
-    .table_free = table_free,
-    .cursor_init = cursor_init,
-    .cursor_reset = cursor_reset,
-    .cursor_free = cursor_free,
-    .select = select_rows,
-    .shard_of = shard_of,
-    .start = start,
-    .arrive = arrive,
-    .row_bytes = row_bytes,
-    .release = release,
-};
+    .name = MOD, .ops = &atlas_ops, DS_TABLE_SIZES(at_vtab, at_cursor), .declare = declare,
+    .table_free = table_free, /* the spare decoder, the schema */
+    .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
+    .select = select_rows, .shard_of = shard_of, .start = start, .arrive = arrive,
+    .paces = 1, .row_bytes = row_bytes, .release = release}; /* data.bin pages */
 
-static sqlite3_module atlas_module = {
-    .iVersion = 0,
-    .xCreate = at_connect,
-    .xConnect = at_connect,
-    .xBestIndex = at_best_index,
-    .xColumn = at_column,
-    DS_TABLE_METHODS,
-};
+static sqlite3_module atlas_module = DS_TABLE_MODULE(at_best_index, at_column);
 
 int ds_atlas_register(sqlite3 *db) {
-  return sqlite3_create_module_v2(db, "atlas", &atlas_module, NULL, NULL);
+  return sqlite3_create_module_v2(db, "atlas", &atlas_module, (void *)&atlas_def, NULL);
 }
 
-const sqlite3_module *ds_atlas_module(void) { return &atlas_module; }
+const sqlite3_module *ds_atlas_module(void **aux) {
+  *aux = (void *)&atlas_def;
+  return &atlas_module;
+}

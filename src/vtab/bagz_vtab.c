@@ -95,7 +95,6 @@ static void dataset_close(ds_dataset *base) {
   bagz_dataset *d = BAG(base);
   bagz_close(d->reader);
   ds_hash_index_free(&d->index);
-  free(d);
 }
 
 /* ds_dataset_ops.changed */
@@ -104,8 +103,8 @@ static int dataset_changed(const ds_dataset *d) {
 }
 
 /* ds_dataset_ops.open: both forms take the same options. */
-static int dataset_open(const char *path, const ds_options *o, int tvf,
-                        ds_dataset **out, char **err) {
+static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
+                        char **err) {
   bagz_options bo = {0};
   int comp, lim, lay, mode;
   int64_t threads;
@@ -122,22 +121,15 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
   bo.limits = (bagz_limits)lim;
   bo.layout = (ds_layout)lay;
   bo.dictionary_path = ds_options_get(o, "dictionary");
-  bagz_dataset *d = calloc(1, sizeof *d);
-  if (!d) return ds_err(err, "out of memory");
+  BAG(base)->threads = (int)threads;
   /* a writer's table reads what it has published: nothing yet */
-  if (mode ? bagz_open_memory(path, (const uint8_t *)"", 0, &bo, &d->reader, err)
-           : bagz_open(path, &bo, &d->reader, err)) {
-    free(d);
-    return -1;
-  }
-  d->threads = (int)threads;
-  *out = &d->base;
-  return 0;
+  if (mode) return bagz_open_memory(path, (const uint8_t *)"", 0, &bo, &BAG(base)->reader, err);
+  return bagz_open(path, &bo, &BAG(base)->reader, err);
 }
 
 static const ds_dataset_ops bagz_ops = {
     "bagz('file.bagz' [, 'name=value,...'])", dataset_open, dataset_close,
-    dataset_changed};
+    dataset_changed, sizeof(bagz_dataset)};
 
 /* Reads one record for the hash index builder. */
 typedef struct index_ctx {
@@ -166,34 +158,22 @@ static int dataset_index(bagz_dataset *d, char **err) {
   return rc;
 }
 
-static const ds_table_def bagz_def;
-
-/* xCreate / xConnect: no arguments = the table-valued form. */
-static int bagz_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                        sqlite3_vtab **out, char **pzErr) {
-  (void)aux;
-  ds_table *t;
-  ds_options o;
-  char *err = NULL;
-  int rc = ds_table_open(db, &bagz_def, argc, argv, &o, &t, &err);
+/* ds_table_def.declare: the same columns in both forms, and the HIDDEN
+ * arguments in the table-valued one. */
+static int declare(ds_table *t, const ds_options *o, char **err) {
   int mode = 0;
-  if (rc == 0 && !t->tvf && (rc = ds_table_writer_mode(&o, &mode, &err)) == 0 && mode)
-    rc = bagz_write_open(t->ds->path, &o, mode, &((bagz_vtab *)t)->writer, &err);
-  ds_options_free(&o);
-  if (rc == 0 && t->tvf) {
-    t->col_path = COL_PATH;
-    t->col_options = COL_OPTIONS;
-  }
-  if (rc == 0)
-    rc = ds_table_declare(
-        t, t->tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
-                    " path HIDDEN, options HIDDEN)"
-                  : "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER)",
-        &err);
-  return ds_table_done(t, rc, err, out, pzErr);
+  if (!t->tvf && (ds_table_writer_mode(o, &mode, err) ||
+                  (mode && bagz_write_open(t->ds->path, o, mode, &((bagz_vtab *)t)->writer, err))))
+    return -1;
+  if (t->tvf) ds_table_arg_columns(t, COL_PATH, COL_OPTIONS);
+  return ds_table_declare(
+      t, t->tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
+                  " path HIDDEN, options HIDDEN)"
+                : "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER)",
+      err);
 }
 
-/* ds_table_def.table_free: the spare decompression context. */
+/* ds_table_def.table_free: the writer, the spare decompression context. */
 static void table_free(ds_table *base) {
   bagz_vtab *t = (bagz_vtab *)base;
   ds_table_writer_free(t->writer);
@@ -256,33 +236,22 @@ static void cursor_free(ds_cursor *base) {
   }
 }
 
-/* Rows whose record equals one of the constraint's BLOB values. */
-typedef struct record_pick {
-  bagz_dataset *d;
-  ds_zstd_ctx *z;
-  ds_buf *buf;
-  uint64_t *ids;
-  size_t n;
-  char *err;
-} record_pick;
-
-/* ds_plan_each_value callback: the rows of one record value. */
-static int pick_record(void *ctx, sqlite3_value *v) {
-  record_pick *p = ctx;
+/* ds_lookup_fn: the rows whose record equals one BLOB value (candidates
+ * from the hash index, compared byte for byte). */
+static int pick_record(void *ctx, sqlite3_value *v, ds_rows *r, char **err) {
+  bagz_cursor *c = ctx;
+  bagz_dataset *d = BAG(c->base.ds);
   if (sqlite3_value_type(v) != SQLITE_BLOB) return 0; /* SQLite: TEXT never equals a BLOB */
   const void *key = sqlite3_value_blob(v);
   size_t klen = (size_t)sqlite3_value_bytes(v);
   const ds_hash_entry *e;
-  size_t m = ds_hash_index_find(&p->d->index, key ? key : "", klen, &e);
+  size_t m = ds_hash_index_find(&d->index, key ? key : "", klen, &e);
   for (size_t i = 0; i < m; i++) {
     const uint8_t *rec;
     size_t len;
-    if (bagz_read(p->d->reader, p->z, e[i].row, p->buf, &rec, &len, &p->err)) return 1;
+    if (bagz_read(d->reader, &c->z, e[i].row, &c->scratch, &rec, &len, err)) return -1;
     if (len != klen || (klen && memcmp(rec, key, klen) != 0)) continue;
-    uint64_t *ids = realloc(p->ids, (p->n + 1) * sizeof *ids);
-    if (!ids) return ds_err(&p->err, "out of memory"), 1;
-    p->ids = ids;
-    p->ids[p->n++] = e[i].row;
+    if (ds_rows_add(r, e[i].row, err)) return -1;
   }
   return 0;
 }
@@ -303,18 +272,7 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
     return ds_err(err, "out of memory");
   if (!a->extra[1]) return 0;
   if (dataset_index(d, err)) return -1;
-  record_pick rp = {d, &c->z, &c->scratch, NULL, 0, NULL};
-  if (ds_plan_each_value(a->extra[1], a->extra_in[1], pick_record, &rp)) {
-    free(rp.ids);
-    if (!rp.err) return ds_err(err, "cannot read the IN list of record values");
-    free(*err);
-    *err = rp.err;
-    return -1;
-  }
-  r->have_ids = 1;
-  r->ids = rp.ids;
-  r->nids = rp.n;
-  return 0;
+  return ds_rows_lookup(r, a->extra[1], a->extra_in[1], pick_record, c, err);
 }
 
 /* ds_table_def.shard_of */
@@ -338,14 +296,10 @@ static int rowset_has(const ds_rowset *rs, uint64_t n) {
 
 /* ds_table_def.start: scans that read records decompress ahead on a
  * second thread (threads=2), and hand back the pages they passed. */
-static int start(ds_cursor *base, int idxNum, const char *idxStr, int argc,
-                 sqlite3_value **argv, char **err) {
-  (void)idxStr;
-  (void)argc;
-  (void)argv;
+static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_dataset *d = BAG(base->ds);
-  int reads = (idxNum & PLAN_RECORD_USED) != 0;
+  int reads = (call->idxNum & PLAN_RECORD_USED) != 0;
   c->released = 0;
   if (reads && d->threads > 1 && rowset_has(&base->rs, READAHEAD_MIN_ROWS) &&
       bagz_readahead_start(d->reader, &base->rs, base->ds->max_value, &c->ra, err))
@@ -414,36 +368,21 @@ static int bagz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
 }
 
 static const ds_table_def bagz_def = {
-    .name = MOD,
-    .ops = &bagz_ops,
-    .table_size = sizeof(bagz_vtab),
-    .cursor_size = sizeof(bagz_cursor),
-    .table_free = table_free,
-    .cursor_init = cursor_init,
-    .cursor_reset = cursor_reset,
-    .cursor_free = cursor_free,
-    .select = select_rows,
-    .shard_of = shard_of,
-    .start = start,
-    .fetch = fetch,
-    .arrive = arrive,
-    .row_bytes = row_bytes,
-    .release = release,
-    .write = &bagz_write_ops,
-};
+    .name = MOD, .ops = &bagz_ops, DS_TABLE_SIZES(bagz_vtab, bagz_cursor), .declare = declare,
+    .table_free = table_free, /* the writer, the spare decompression context */
+    .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
+    .select = select_rows, .shard_of = shard_of, .start = start, /* plan -> rows */
+    .fetch = fetch, .arrive = arrive,                             /* stepping */
+    .row_bytes = row_bytes, .release = release,                   /* page release */
+    .write = &bagz_write_ops};                                    /* mode=create|replace */
 
-static sqlite3_module bagz_module = {
-    .iVersion = 2,
-    .xCreate = bagz_connect,
-    .xConnect = bagz_connect,
-    .xBestIndex = bagz_best_index,
-    .xColumn = bagz_column,
-    DS_TABLE_METHODS,
-    DS_TABLE_WRITE_METHODS,
-};
+static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, bagz_column);
 
 int ds_bagz_register(sqlite3 *db) {
-  return sqlite3_create_module_v2(db, "bagz", &bagz_module, NULL, NULL);
+  return sqlite3_create_module_v2(db, "bagz", &bagz_module, (void *)&bagz_def, NULL);
 }
 
-const sqlite3_module *ds_bagz_module(void) { return &bagz_module; }
+const sqlite3_module *ds_bagz_module(void **aux) {
+  *aux = (void *)&bagz_def;
+  return &bagz_module;
+}

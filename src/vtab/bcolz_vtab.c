@@ -16,7 +16,7 @@
  * Only the columns a query reads are decompressed: each column keeps the
  * chunk it last decompressed, so a scan decompresses every chunk of the
  * columns it uses once, and never touches the others. rowid =, IN, ranges
- * and LIMIT/OFFSET pick the rows (sql/plan.c); a lookup of a few rows
+ * and LIMIT/OFFSET pick the rows (sql/plan.c, vtab/table.c); a lookup of a few rows
  * reads each row's chunk from the table's bounded LRU cache of decompressed
  * chunks (formats/bcolz_cache.c, cache_mb MiB), or with cache_mb=0
  * decompresses only the Blosc block holding it (blosc_getitem).
@@ -39,23 +39,25 @@
  * the rows that pass, and decompresses the selected columns' chunks only for
  * rows that pass them all (late materialization); other row sets test row
  * by row. bcolz_decoded(path) reports the decompressions per column. */
-#include <jansson.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/common.h"
 #include "core/options.h"
-#include "sql/plan.h"
 #include "core/rowset.h"
-#include "sql/sqlite_api.h"
-#include "sql/value_sql.h"
 #include "formats/bcolz.h"
 #include "formats/bcolz_cache.h"
+#include "formats/bcolz_cell.h"
 #include "formats/bcolz_filter.h"
+#include "formats/bcolz_meta.h"
+#include "sql/plan.h"
+#include "sql/sqlite_api.h"
+#include "sql/value_sql.h"
 #include "vtab/dataset.h"
 #include "vtab/interrupt.h"
+#include "vtab/list.h"
 #include "vtab/modules.h"
+#include "vtab/table.h"
 #include "vtab/vtab_util.h"
 
 #define MOD "bcolz"
@@ -79,11 +81,8 @@ typedef struct bz_dataset {
 static bz_dataset *BZ(ds_dataset *d) { return (bz_dataset *)d; }
 
 typedef struct bz_vtab {
-  sqlite3_vtab base;
-  sqlite3 *db; /* for interrupt checks: a filtered xNext may scan long */
-  int tvf;
-  ds_dataset *ds;
-  int col_row, col_path, col_options; /* tvf form */
+  ds_table base;  /* db, form, dataset, argument columns */
+  int col_row;    /* tvf form: the row as JSON */
 } bz_vtab;
 
 /* What a cursor holds for one column: its last decompressed chunk. */
@@ -93,26 +92,17 @@ typedef struct bz_colcache {
   uint64_t lo, hi;  /* its rows [lo, hi) */
   const uint8_t *p;
   ds_buf buf;
-  int num;          /* NUM_*: how xColumn reads a cell without the value model */
+  int fast;         /* bcolz_fast_kind: xColumn reads cells without the
+                       value model (0: not this column) */
 } bz_colcache;
 
-/* Cells xColumn turns into SQL values directly (native byte order). */
-enum { NUM_NONE, NUM_I8, NUM_I4, NUM_I2, NUM_I1, NUM_U4, NUM_U2, NUM_U1, NUM_B1, NUM_F8, NUM_F4,
-       NUM_S /* S text, not bytes=blob */ };
-
 typedef struct bz_cursor {
-  sqlite3_vtab_cursor base;
-  ds_dataset *ds;
-  ds_rowset rs;
-  ds_rowiter it;
-  int eof;
+  ds_cursor base;   /* dataset, rowset, row, argument columns */
   int few;          /* a short row list: read single rows */
-  uint64_t row;
   bz_colcache *cols;
   size_t ncols;
   ds_buf atom;      /* single-row reads */
   ds_arena arena;   /* values of the current row */
-  char *path_arg, *options_arg;
   /* pushed comparisons (CREATE form): filt[j] on column filt_col[j] */
   bcolz_filter filt[MAX_PUSHED];
   int filt_col[MAX_PUSHED];
@@ -127,7 +117,6 @@ typedef struct bz_cursor {
 static void dataset_close(ds_dataset *d) {
   bcolz_cache_free(BZ(d)->cache);
   bcolz_close(BZ(d)->table);
-  free(d);
 }
 
 /* ds_dataset_ops.changed: did a mapped chunk file change? */
@@ -136,8 +125,8 @@ static int dataset_changed(const ds_dataset *d) {
 }
 
 /* ds_dataset_ops.open: option bytes=text|blob in both forms. */
-static int dataset_open(const char *path, const ds_options *o, int tvf,
-                        ds_dataset **out, char **err) {
+static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
+                        char **err) {
   (void)tvf;
   static const char *const known[] = {"bytes", "cache_mb", NULL};
   static const char *const bytes_modes[] = {"text", "blob", NULL};
@@ -149,20 +138,15 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
     ds_err_prefix(err, path);
     return -1;
   }
-  bz_dataset *d = calloc(1, sizeof *d);
-  if (!d) return ds_err(err, "out of memory");
+  bz_dataset *d = BZ(base);
   d->flags = bytes ? BCOLZ_BYTES_BLOB : 0;
   d->cache_budget = (uint64_t)cache_mb << 20;
-  if (bcolz_open(path, &d->table, err)) {
-    free(d);
-    return -1;
-  }
-  *out = &d->base;
-  return 0;
+  return bcolz_open(path, &d->table, err);
 }
 
 static const ds_dataset_ops bcolz_ops = {"bcolz('table/dir' [, 'bytes=blob'])",
-                                         dataset_open, dataset_close, dataset_changed};
+                                         dataset_open, dataset_close, dataset_changed,
+                                         sizeof(bz_dataset)};
 
 /* The declared SQL type of a column. */
 static const char *decltype_of(const bcolz_dtype *dt, int flags) {
@@ -197,46 +181,20 @@ static char *create_sql(const bz_dataset *d) {
   return (char *)b.data;
 }
 
-static int bz_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                      sqlite3_vtab **out, char **pzErr) {
-  (void)aux;
-  bz_vtab *t = sqlite3_malloc(sizeof *t);
-  if (!t) return SQLITE_NOMEM;
-  memset(t, 0, sizeof *t);
-  t->db = db;
-  t->tvf = argc <= 3;
-  t->col_row = t->col_path = t->col_options = -1;
-  int rc;
-  if (t->tvf) {
-    rc = sqlite3_declare_vtab(db, "CREATE TABLE x(row TEXT, path HIDDEN, options HIDDEN)");
-    t->col_row = 0;
-    t->col_path = 1;
-    t->col_options = 2;
-  } else {
-    char *err = NULL, *sql = NULL;
-    ds_options o;
-    rc = ds_dataset_create(&bcolz_ops, argc, argv, &o, &t->ds, &err) ? SQLITE_ERROR : SQLITE_OK;
-    if (rc == SQLITE_OK && !(sql = create_sql(BZ(t->ds)))) rc = SQLITE_NOMEM;
-    if (rc == SQLITE_OK) rc = sqlite3_declare_vtab(db, sql);
-    free(sql);
-    ds_options_free(&o);
-    if (err) ds_set_error(pzErr, MOD, err);
+/* ds_table_def.declare: the row as JSON (table-valued form), or one
+ * column per bcolz column. */
+static int declare(ds_table *base, const ds_options *o, char **err) {
+  (void)o;
+  bz_vtab *t = (bz_vtab *)base;
+  t->col_row = base->tvf ? 0 : -1;
+  if (base->tvf) {
+    ds_table_arg_columns(base, 1, 2);
+    return ds_table_declare(base, "CREATE TABLE x(row TEXT, path HIDDEN, options HIDDEN)", err);
   }
-  if (rc != SQLITE_OK) {
-    ds_dataset_unref(t->ds);
-    sqlite3_free(t);
-    return rc;
-  }
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  *out = &t->base;
-  return SQLITE_OK;
-}
-
-static int bz_disconnect(sqlite3_vtab *vtab) {
-  bz_vtab *t = (bz_vtab *)vtab;
-  ds_dataset_unref(t->ds);
-  sqlite3_free(t);
-  return SQLITE_OK;
+  char *sql = create_sql(BZ(base->ds));
+  int rc = ds_table_declare(base, sql, err);
+  free(sql);
+  return rc;
 }
 
 /* The pushed operator for a constraint op, or -1. */
@@ -266,7 +224,7 @@ static const char *const OP_TEXT[] = {"=?", "<?", "<=?", ">?", ">=?", " IS NULL"
  * = < l(<=) > g(>=) N(IS NULL) n(IS NOT NULL)), and idxNum
  * DS_PLAN_MODULE_FLAG. Text columns are pushed for the BINARY collation
  * only. */
-static int push_filters(bz_vtab *t, sqlite3_index_info *info) {
+static int push_filters(ds_table *t, sqlite3_index_info *info) {
   bcolz_table *tb = BZ(t->ds)->table;
   int n = 0, npush = 0;
   for (int i = 0; i < info->nConstraint; i++)
@@ -319,38 +277,20 @@ static int push_filters(bz_vtab *t, sqlite3_index_info *info) {
 /* Cost model: a row costs 1; rowid constraints touch only their rows;
  * pushed comparisons keep a fraction of them. */
 static int bz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
-  bz_vtab *t = (bz_vtab *)vtab;
+  ds_table *t = (ds_table *)vtab;
   double n = t->ds ? (double)bcolz_nrows(BZ(t->ds)->table) : 1e6;
-  int args[2] = {t->col_path, t->col_options};
-  ds_plan_config cfg = {n, 1.0, NULL, 0, args, t->tvf ? 2 : 0, t->tvf ? 1 : 0};
-  int rc = ds_plan_best_index(info, &cfg);
+  int rc = ds_table_plan(t, info, n, NULL, 0);
   if (rc == SQLITE_OK && !t->tvf) rc = push_filters(t, info);
   return rc;
 }
 
-static int bz_next(sqlite3_vtab_cursor *cur);
-
-static int bz_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
-  (void)vtab;
-  bz_cursor *c = sqlite3_malloc(sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  memset(c, 0, sizeof *c);
-  c->eof = 1;
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
-static void cursor_reset(bz_cursor *c) {
-  ds_rowset_free(&c->rs);
+/* ds_table_def.cursor_reset */
+static void cursor_reset(ds_cursor *base) {
+  bz_cursor *c = (bz_cursor *)base;
   for (size_t i = 0; i < c->ncols; i++) ds_buf_free(&c->cols[i].buf);
   free(c->cols);
   c->cols = NULL;
   c->ncols = 0;
-  ds_dataset_unref(c->ds);
-  c->ds = NULL;
-  sqlite3_free(c->path_arg);
-  sqlite3_free(c->options_arg);
-  c->path_arg = c->options_arg = NULL;
   for (size_t j = 0; j < c->nfilt; j++) {
     bcolz_filter_free(&c->filt[j]);
     free(c->filt_text[j]);
@@ -358,16 +298,13 @@ static void cursor_reset(bz_cursor *c) {
   }
   c->nfilt = 0;
   c->fast = 0;
-  c->eof = 1;
 }
 
-static int bz_close(sqlite3_vtab_cursor *cur) {
-  bz_cursor *c = (bz_cursor *)cur;
-  cursor_reset(c);
+/* ds_table_def.cursor_free */
+static void cursor_free(ds_cursor *base) {
+  bz_cursor *c = (bz_cursor *)base;
   ds_buf_free(&c->atom);
   ds_arena_free(&c->arena);
-  sqlite3_free(c);
-  return SQLITE_OK;
 }
 
 /* The filters of idxStr's "#<codes>" with their values, the last argv
@@ -376,7 +313,7 @@ static int set_filters(bz_cursor *c, const char *idxStr, int argc,
                        sqlite3_value **argv, char **err) {
   const char *p = idxStr ? strrchr(idxStr, '#') : NULL;
   if (!p) return ds_err(err, "bad plan");
-  bcolz_table *tb = BZ(c->ds)->table;
+  bcolz_table *tb = BZ(c->base.ds)->table;
   size_t n = 1;
   for (const char *q = p; *q; q++) n += *q == ',';
   if (n > MAX_PUSHED || (int)n > argc) return ds_err(err, "bad plan");
@@ -425,93 +362,42 @@ static int set_filters(bz_cursor *c, const char *idxStr, int argc,
   return 0;
 }
 
-/* NUM_* for a column's dtype (flags: the dataset's BCOLZ_*). */
-static int num_kind(const bcolz_dtype *dt, int flags) {
-  if (dt->kind == 'S' && dt->ndim == 0 && !(flags & BCOLZ_BYTES_BLOB)) return NUM_S;
-  int native = 1;
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-  native = dt->itemsize == 1;
-#endif
-  if (dt->ndim != 0 || dt->byteorder == '>' || !native) return NUM_NONE;
-  switch (dt->kind) {
-  case 'i':
-    return dt->itemsize == 8 ? NUM_I8 : dt->itemsize == 4 ? NUM_I4
-         : dt->itemsize == 2 ? NUM_I2 : NUM_I1;
-  case 'b':
-    return NUM_B1;
-  case 'u':
-    return dt->itemsize == 4 ? NUM_U4 : dt->itemsize == 2 ? NUM_U2
-         : dt->itemsize == 1 ? NUM_U1 : NUM_NONE;
-  case 'f':
-    return dt->itemsize == 8 ? NUM_F8 : dt->itemsize == 4 ? NUM_F4 : NUM_NONE;
-  default:
-    return NUM_NONE;
-  }
+/* ds_table_def.select: every row (rowid constraints are the skeleton's). */
+static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
+  (void)a;
+  (void)err;
+  r->total = bcolz_nrows(BZ(base->ds)->table);
+  return 0;
 }
 
-static int bz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
-                     int argc, sqlite3_value **argv) {
-  bz_cursor *c = (bz_cursor *)cur;
-  bz_vtab *t = (bz_vtab *)cur->pVtab;
-  cursor_reset(c);
-  char *err = NULL;
-  ds_plan_args a;
-  int rc = ds_plan_decode(idxNum, argc, argv, t->tvf ? 2 : 0, &a, &err);
-  if (rc == 0)
-    rc = t->tvf ? ds_dataset_for_call(&bcolz_ops, &t->ds, a.args, &c->path_arg,
-                                      &c->options_arg, &err)
-                : ds_dataset_check(t->ds, &err);
-  uint64_t total = 0;
-  if (rc == 0) {
-    c->ds = t->ds;
-    ds_dataset_ref(c->ds);
-    total = bcolz_nrows(BZ(c->ds)->table);
-    c->ncols = bcolz_ncols(BZ(c->ds)->table);
-    c->cols = calloc(c->ncols ? c->ncols : 1, sizeof *c->cols);
-    if (!c->cols) rc = ds_err(&err, "out of memory");
-    /* max_value_bytes caps chunks, rows and values */
-    c->atom.max = c->arena.limit = (size_t)c->ds->max_value;
-    for (size_t i = 0; rc == 0 && i < c->ncols; i++) c->cols[i].buf.max = c->atom.max;
+/* ds_table_def.start: the columns' chunk caches, the pushed filters, and
+ * how the row set is walked (few rows, one ascending range). */
+static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
+  bz_cursor *c = (bz_cursor *)base;
+  bz_dataset *d = BZ(base->ds);
+  const ds_rowset *rs = &base->rs;
+  c->ncols = bcolz_ncols(d->table);
+  c->cols = calloc(c->ncols ? c->ncols : 1, sizeof *c->cols);
+  if (!c->cols) return ds_err(err, "out of memory");
+  /* max_value_bytes caps chunks, rows and values */
+  c->atom.max = c->arena.limit = (size_t)base->ds->max_value;
+  for (size_t i = 0; i < c->ncols; i++) {
+    c->cols[i].buf.max = c->atom.max;
+    c->cols[i].fast = bcolz_fast_kind(bcolz_col_dtype(d->table, i), d->flags);
   }
-  if (rc == 0 && (idxNum & DS_PLAN_MODULE_FLAG)) rc = set_filters(c, idxStr, argc, argv, &err);
-  if (rc == 0) {
-    if (a.has_ids && a.ids == &a.one) {
-      ds_rowset_init_one(&c->rs, a.one);
-    } else if (a.has_ids) {
-      ds_rowset_init_list(&c->rs, a.ids, a.nids);
-      a.ids = NULL;
-    } else if (ds_rowset_init_all(&c->rs, total)) {
-      rc = ds_err(&err, "out of memory");
-    }
+  if ((call->idxNum & DS_PLAN_MODULE_FLAG) &&
+      set_filters(c, call->idxStr, call->argc, call->argv, err))
+    return -1;
+  c->few = rs->kind == DS_RS_LIST && rs->nids < FEW_ROWS;
+  /* one ascending range: filters test whole chunks of the first column */
+  if (!c->few && rs->kind == DS_RS_RANGES && rs->nranges == 1 && !rs->desc &&
+      rs->offset == 0 && rs->limit == UINT64_MAX) {
+    c->fast = c->nfilt ? 1 : 2;
+    c->next = rs->ranges[0].lo > rs->lo ? rs->ranges[0].lo : rs->lo;
+    c->end = rs->ranges[0].hi < rs->hi ? rs->ranges[0].hi : rs->hi;
+    if (c->fast == 2) base->row = c->next - 1; /* bz_next steps to c->next first */
   }
-  if (rc == 0) {
-    ds_rowset_clip(&c->rs, a.lo, a.hi < total ? a.hi : total);
-    if (a.empty) ds_rowset_clip(&c->rs, 0, 0);
-    c->rs.desc = a.desc;
-    c->rs.offset = a.offset;
-    c->rs.limit = a.limit;
-    c->few = c->rs.kind == DS_RS_LIST && c->rs.nids < FEW_ROWS;
-    /* one ascending range: filters test whole chunks of the first column */
-    if (!c->few && c->rs.kind == DS_RS_RANGES && c->rs.nranges == 1 && !c->rs.desc &&
-        c->rs.offset == 0 && c->rs.limit == UINT64_MAX) {
-      c->fast = c->nfilt ? 1 : 2;
-      c->next = c->rs.ranges[0].lo > c->rs.lo ? c->rs.ranges[0].lo : c->rs.lo;
-      c->end = c->rs.ranges[0].hi < c->rs.hi ? c->rs.ranges[0].hi : c->rs.hi;
-    }
-  }
-  ds_plan_args_free(&a);
-  if (rc) return ds_vtab_error(cur->pVtab, MOD, err);
-  for (size_t col = 0; rc == 0 && col < c->ncols; col++)
-    c->cols[col].num = num_kind(bcolz_col_dtype(BZ(c->ds)->table, col), BZ(c->ds)->flags);
-  ds_rowiter_init(&c->it, &c->rs);
-  if (c->fast == 2) { /* bz_next steps to c->next first */
-    c->row = c->next - 1;
-    if (c->next >= c->end) {
-      c->eof = 1;
-      return SQLITE_OK;
-    }
-  }
-  return bz_next(cur);
+  return 0;
 }
 
 /* Bytes of column col at row (atom bytes; an object cell's pickle):
@@ -519,9 +405,9 @@ static int bz_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
  * from a single-row read. */
 static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
                       size_t *n, char **err) {
-  bcolz_table *tb = BZ(c->ds)->table;
+  bcolz_table *tb = BZ(c->base.ds)->table;
   const bcolz_dtype *dt = bcolz_col_dtype(tb, col);
-  bz_dataset *d = BZ(c->ds);
+  bz_dataset *d = BZ(c->base.ds);
   if (c->few && dt->kind != 'O' && d->cache_budget) { /* lookups: cached chunks */
     if (!d->cache) {
       if (!(d->cache = bcolz_cache_new(d->cache_budget))) return ds_err(err, "out of memory");
@@ -554,7 +440,7 @@ static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
 
 /* Do the filters from `first` on pass at row? */
 static int row_passes(bz_cursor *c, uint64_t row, size_t first, int *ok, char **err) {
-  bcolz_table *tb = BZ(c->ds)->table;
+  bcolz_table *tb = BZ(c->base.ds)->table;
   for (size_t j = first; j < c->nfilt; j++) {
     const uint8_t *p;
     size_t n;
@@ -596,7 +482,7 @@ static int skip_end(skip_guard *g) { return g->open && ds_interrupt_end(&g->it);
  * filter scans its column's decompressed chunks; the other columns are
  * decompressed only for rows that pass it. 1 found, 0 none, -1 error. */
 static int fast_next(bz_cursor *c, skip_guard *g, char **err) {
-  bcolz_table *tb = BZ(c->ds)->table;
+  bcolz_table *tb = BZ(c->base.ds)->table;
   size_t col = (size_t)c->filt_col[0];
   const bcolz_dtype *dt = bcolz_col_dtype(tb, col);
   while (c->next < c->end) {
@@ -619,7 +505,7 @@ static int fast_next(bz_cursor *c, skip_guard *g, char **err) {
     int ok;
     if (row_passes(c, r, 1, &ok, err)) return -1;
     if (ok) {
-      c->row = r;
+      c->base.row = r;
       return 1;
     }
     if (skip_stop(g, r + 1 - from)) return ds_err(err, DS_CANCEL_MSG);
@@ -627,52 +513,51 @@ static int fast_next(bz_cursor *c, skip_guard *g, char **err) {
   return 0;
 }
 
-/* xNext (and the first row of xFilter). */
-static int bz_next(sqlite3_vtab_cursor *cur) {
-  bz_cursor *c = (bz_cursor *)cur;
+/* ds_table_def.next: xNext and the first row of xFilter; filtered scans
+ * skip the rows the pushed comparisons reject. */
+static int bz_next(ds_cursor *base) {
+  bz_cursor *c = (bz_cursor *)base;
   char *err = NULL;
   if (c->fast == 2) {
-    c->eof = ++c->row >= c->end;
+    base->eof = ++base->row >= c->end;
     return SQLITE_OK;
   }
-  skip_guard g = {((bz_vtab *)cur->pVtab)->db, 0, 0, {{0}, NULL, NULL}};
+  skip_guard g = {ds_table_of(&base->base)->db, 0, 0, {{0}, NULL, NULL}};
   int rc = SQLITE_OK;
   if (c->fast) {
     int r = fast_next(c, &g, &err);
-    if (r < 0) rc = ds_vtab_error(cur->pVtab, MOD, err);
-    else c->eof = !r;
+    if (r < 0) rc = ds_cursor_error(base, err);
+    else base->eof = !r;
   } else {
     for (;;) {
-      c->eof = !ds_rowiter_next(&c->it, &c->row);
-      if (c->eof || !c->nfilt) break;
+      base->eof = !ds_rowiter_next(&base->it, &base->row);
+      if (base->eof || !c->nfilt) break;
       int ok;
-      if (row_passes(c, c->row, 0, &ok, &err)) {
-        rc = ds_vtab_error(cur->pVtab, MOD, err);
+      if (row_passes(c, base->row, 0, &ok, &err)) {
+        rc = ds_cursor_error(base, err);
         break;
       }
       if (ok) break;
       if (skip_stop(&g, 1)) {
-        rc = ds_vtab_error(cur->pVtab, MOD, ds_strf(DS_CANCEL_MSG));
+        rc = ds_cursor_error(base, ds_strf(DS_CANCEL_MSG));
         break;
       }
     }
   }
-  return skip_end(&g) ? ds_vtab_interrupted(cur->pVtab) : rc;
+  return skip_end(&g) ? ds_vtab_interrupted(base->base.pVtab) : rc;
 }
-
-static int bz_eof(sqlite3_vtab_cursor *cur) { return ((bz_cursor *)cur)->eof; }
 
 /* The value of column col at the current row (in the cursor's arena). */
 static int cell(bz_cursor *c, size_t col, ds_value *v, char **err) {
   const uint8_t *p;
   size_t n;
-  bcolz_table *tb = BZ(c->ds)->table;
-  if (cell_bytes(c, col, c->row, &p, &n, err)) return -1;
-  if (bcolz_cell_value(bcolz_col_dtype(tb, col), p, n, BZ(c->ds)->flags, &c->arena, v,
+  bcolz_table *tb = BZ(c->base.ds)->table;
+  if (cell_bytes(c, col, c->base.row, &p, &n, err)) return -1;
+  if (bcolz_cell_value(bcolz_col_dtype(tb, col), p, n, BZ(c->base.ds)->flags, &c->arena, v,
                        err) == 0)
     return 0;
   if (c->arena.over) ds_arena_fail(&c->arena, err); /* max_value_bytes */
-  char *m = ds_strf("%s: row %llu: %s", bcolz_col_path(tb, col), (unsigned long long)c->row,
+  char *m = ds_strf("%s: row %llu: %s", bcolz_col_path(tb, col), (unsigned long long)c->base.row,
                     *err ? *err : "?");
   free(*err);
   *err = m;
@@ -681,7 +566,7 @@ static int cell(bz_cursor *c, size_t col, ds_value *v, char **err) {
 
 /* The whole row as JSON: an object for a ctable, the value for a carray. */
 static int row_json(bz_cursor *c, ds_buf *out, char **err) {
-  bcolz_table *tb = BZ(c->ds)->table;
+  bcolz_table *tb = BZ(c->base.ds)->table;
   int table = bcolz_is_ctable(tb);
   if (table) ds_buf_puts(out, "{");
   for (size_t col = 0; col < c->ncols; col++) {
@@ -699,108 +584,75 @@ static int row_json(bz_cursor *c, ds_buf *out, char **err) {
   return 0;
 }
 
-/* A native number from the cached chunk of column col: 1 done, 0 not
- * possible here. */
-static int column_number(bz_cursor *c, sqlite3_context *ctx, int col) {
+/* A cell as an SQL result: a number, NULL, text or bytes (1), or 0 when
+ * the value model must show it. */
+static int result_cell(sqlite3_context *ctx, const bcolz_cell *v) {
+  switch (v->kind) {
+  case BCOLZ_NUM_INT: sqlite3_result_int64(ctx, v->i); return 1;
+  case BCOLZ_NUM_FLOAT: sqlite3_result_double(ctx, v->f); return 1;
+  case BCOLZ_NUM_NULL: return 1;
+  case BCOLZ_CELL_TEXT: ds_result_text(ctx, v->s, v->n); return 1;
+  case BCOLZ_CELL_BYTES:
+    sqlite3_result_blob64(ctx, v->n ? (const void *)v->s : "", v->n, SQLITE_TRANSIENT);
+    return 1;
+  default: return 0;
+  }
+}
+
+/* A scalar cell straight from the cached chunk of column col: 1 done, 0
+ * not possible here. */
+static int column_fast(bz_cursor *c, sqlite3_context *ctx, int col) {
   bz_colcache *cc = &c->cols[col];
-  if (!cc->num || !cc->have || c->row < cc->lo || c->row >= cc->hi || c->few) return 0;
-  uint64_t i = c->row - cc->lo;
-  const uint8_t *p = cc->p;
-  union { int64_t i8; int32_t i4; int16_t i2; int8_t i1; uint32_t u4; uint16_t u2;
-          double f8; float f4; } v;
-  switch (cc->num) {
-  case NUM_I8: memcpy(&v.i8, p + 8 * i, 8); sqlite3_result_int64(ctx, v.i8); return 1;
-  case NUM_I4: memcpy(&v.i4, p + 4 * i, 4); sqlite3_result_int64(ctx, v.i4); return 1;
-  case NUM_I2: memcpy(&v.i2, p + 2 * i, 2); sqlite3_result_int64(ctx, v.i2); return 1;
-  case NUM_I1: memcpy(&v.i1, p + i, 1); sqlite3_result_int64(ctx, v.i1); return 1;
-  case NUM_U4: memcpy(&v.u4, p + 4 * i, 4); sqlite3_result_int64(ctx, v.u4); return 1;
-  case NUM_U2: memcpy(&v.u2, p + 2 * i, 2); sqlite3_result_int64(ctx, v.u2); return 1;
-  case NUM_U1: sqlite3_result_int64(ctx, p[i]); return 1;
-  case NUM_B1: sqlite3_result_int64(ctx, p[i] != 0); return 1;
-  case NUM_F8:
-    memcpy(&v.f8, p + 8 * i, 8);
-    if (!isnan(v.f8)) sqlite3_result_double(ctx, v.f8);
-    return 1;
-  case NUM_F4:
-    memcpy(&v.f4, p + 4 * i, 4);
-    if (!isnan(v.f4)) sqlite3_result_double(ctx, v.f4);
-    return 1;
-  case NUM_S: { /* TEXT without trailing NULs; BLOB when not UTF-8 */
-    size_t w = bcolz_col_dtype(BZ(c->ds)->table, (size_t)col)->itemsize, n = w;
-    const uint8_t *e = p + w * i;
-    while (n > 0 && e[n - 1] == 0) n--;
-    if (ds_utf8_valid(e, n)) ds_result_text(ctx, e, n);
-    else sqlite3_result_blob64(ctx, n ? (const void *)e : "", n, SQLITE_TRANSIENT);
-    return 1;
-  }
-  default:
-    return 0;
-  }
+  uint64_t row = c->base.row;
+  if (!cc->fast || !cc->have || row < cc->lo || row >= cc->hi || c->few) return 0;
+  bcolz_cell v;
+  bcolz_fast_cell(cc->fast, bcolz_col_dtype(BZ(c->base.ds)->table, (size_t)col), cc->p,
+                  row - cc->lo, &v);
+  return result_cell(ctx, &v);
 }
 
 static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   bz_cursor *c = (bz_cursor *)cur;
   bz_vtab *t = (bz_vtab *)cur->pVtab;
   char *err = NULL;
-  if (!t->tvf && col >= 0 && (size_t)col < c->ncols && column_number(c, ctx, col))
+  if (!t->base.tvf && col >= 0 && (size_t)col < c->ncols && column_fast(c, ctx, col))
     return SQLITE_OK;
   ds_arena_reset(&c->arena);
-  if (col == t->col_path) {
-    if (c->path_arg) sqlite3_result_text(ctx, c->path_arg, -1, SQLITE_TRANSIENT);
-  } else if (col == t->col_options) {
-    if (c->options_arg) sqlite3_result_text(ctx, c->options_arg, -1, SQLITE_TRANSIENT);
+  if (ds_cursor_arg_column(cur, ctx, col)) {
+    return SQLITE_OK;
   } else if (col == t->col_row) {
     ds_buf json = {0};
     if (row_json(c, &json, &err)) ds_result_error(ctx, MOD, err);
     else ds_result_json(ctx, &json);
     ds_buf_free(&json);
   } else {
-    /* scalar numbers straight from the chunk; the rest through the value
+    /* scalar numbers through bcolz_cell_number; the rest through the value
      * model */
-    const bcolz_dtype *dt = bcolz_col_dtype(BZ(c->ds)->table, (size_t)col);
+    const bcolz_dtype *dt = bcolz_col_dtype(BZ(c->base.ds)->table, (size_t)col);
     const uint8_t *p;
     size_t n;
-    int64_t i;
-    double d;
-    if (cell_bytes(c, (size_t)col, c->row, &p, &n, &err)) {
+    bcolz_cell v = {0};
+    if (cell_bytes(c, (size_t)col, c->base.row, &p, &n, &err)) {
       ds_result_error(ctx, MOD, err);
       return SQLITE_OK;
     }
-    switch (bcolz_cell_number(dt, p, &i, &d)) {
-    case BCOLZ_NUM_INT: sqlite3_result_int64(ctx, i); return SQLITE_OK;
-    case BCOLZ_NUM_FLOAT: sqlite3_result_double(ctx, d); return SQLITE_OK;
-    case BCOLZ_NUM_NULL: return SQLITE_OK;
-    default: break;
-    }
-    ds_value v;
-    if (bcolz_cell_value(dt, p, n, BZ(c->ds)->flags, &c->arena, &v, &err))
+    v.kind = bcolz_cell_number(dt, p, &v.i, &v.f);
+    if (result_cell(ctx, &v)) return SQLITE_OK;
+    ds_value val;
+    if (bcolz_cell_value(dt, p, n, BZ(c->base.ds)->flags, &c->arena, &val, &err))
       ds_result_error(ctx, MOD, err);
     else
-      ds_value_result(ctx, &v);
+      ds_value_result(ctx, &val);
   }
   return SQLITE_OK;
 }
 
-static int bz_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
-  *rowid = (sqlite3_int64)((bz_cursor *)cur)->row;
-  return SQLITE_OK;
-}
+static const ds_table_def bcolz_def = {
+    .name = MOD, .ops = &bcolz_ops, DS_TABLE_SIZES(bz_vtab, bz_cursor), .declare = declare,
+    .cursor_reset = cursor_reset, .cursor_free = cursor_free,
+    .select = select_rows, .start = start, .next = bz_next}; /* filtered scans */
 
-static sqlite3_module bcolz_module = {
-    .iVersion = 0,
-    .xCreate = bz_connect,
-    .xConnect = bz_connect,
-    .xBestIndex = bz_best_index,
-    .xDisconnect = bz_disconnect,
-    .xDestroy = bz_disconnect,
-    .xOpen = bz_open,
-    .xClose = bz_close,
-    .xFilter = bz_filter,
-    .xNext = bz_next,
-    .xEof = bz_eof,
-    .xColumn = bz_column,
-    .xRowid = bz_rowid,
-};
+static sqlite3_module bcolz_module = DS_TABLE_MODULE(bz_best_index, bz_column);
 
 /* ---- bcolz_attrs(path) and bcolz_stats(path): small row lists ---- */
 
@@ -809,140 +661,50 @@ typedef struct list_row {
   ds_value v[8];
 } list_row;
 
-typedef struct list_cursor {
-  sqlite3_vtab_cursor base;
-  list_row *rows;
-  size_t n, i;
-  ds_arena arena;
-  char *path;
-} list_cursor;
+/* bcolz_attrs_each callback: one row name, value (JSON), column. */
+typedef struct attrs_ctx {
+  ds_list_cursor *c;
+  const char *column;
+  char **err;
+} attrs_ctx;
 
-typedef struct list_vtab {
-  sqlite3_vtab base;
-  sqlite3 *db; /* for interrupt checks: statistics read whole columns */
-  int ncols;   /* data columns before the HIDDEN path */
-  int stats;   /* 1: bcolz_stats, 0: bcolz_attrs */
-} list_vtab;
-
-static int list_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                        sqlite3_vtab **out, char **pzErr) {
-  (void)argc;
-  (void)argv;
-  (void)pzErr;
-  int stats = aux != NULL;
-  int rc = sqlite3_declare_vtab(
-      db, stats ? "CREATE TABLE x(\"column\" TEXT, dtype TEXT, count INTEGER, nulls INTEGER,"
-                  " min, max, sum, mean REAL, path HIDDEN)"
-                : "CREATE TABLE x(name TEXT, value TEXT, \"column\" TEXT, path HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  list_vtab *t = sqlite3_malloc(sizeof *t);
-  if (!t) return SQLITE_NOMEM;
-  memset(t, 0, sizeof *t);
-  t->db = db;
-  t->stats = stats;
-  t->ncols = stats ? 8 : 3;
-  *out = &t->base;
-  return SQLITE_OK;
-}
-
-static int list_disconnect(sqlite3_vtab *t) {
-  sqlite3_free(t);
-  return SQLITE_OK;
-}
-
-static int list_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
-  list_vtab *t = (list_vtab *)vt;
-  int args[1] = {t->ncols};
-  ds_plan_config cfg = {10, 1.0, NULL, 0, args, 1, 1};
-  return ds_plan_best_index(info, &cfg);
-}
-
-static int list_open(sqlite3_vtab *t, sqlite3_vtab_cursor **out) {
-  (void)t;
-  list_cursor *c = sqlite3_malloc(sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  memset(c, 0, sizeof *c);
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
-static void list_reset(list_cursor *c) {
-  free(c->rows);
-  c->rows = NULL;
-  c->n = c->i = 0;
-  ds_arena_reset(&c->arena);
-  sqlite3_free(c->path);
-  c->path = NULL;
-}
-
-static int list_close(sqlite3_vtab_cursor *cur) {
-  list_cursor *c = (list_cursor *)cur;
-  list_reset(c);
-  ds_arena_free(&c->arena);
-  sqlite3_free(c);
-  return SQLITE_OK;
-}
-
-/* A TEXT value copied into the arena. */
-static void text_value(ds_arena *a, const char *s, ds_value *v) {
-  size_t n = strlen(s);
-  char *p = ds_arena_alloc(a, n + 1);
-  memset(v, 0, sizeof *v);
-  if (!p) return; /* NULL value: out of memory shows as NULL */
-  memcpy(p, s, n + 1);
-  v->type = DS_V_TEXT;
-  v->u.s.p = (const uint8_t *)p;
-  v->u.s.n = n;
-}
-
-/* Append one row; NULL when out of memory. */
-static list_row *add_row(list_cursor *c) {
-  list_row *r = realloc(c->rows, (c->n + 1) * sizeof *r);
-  if (!r) return NULL;
-  c->rows = r;
-  memset(&r[c->n], 0, sizeof *r);
-  return &r[c->n++];
-}
-
-/* Rows name, value (JSON), column for one __attrs__ object. */
-static int attrs_rows(list_cursor *c, const char *json, const char *column, char **err) {
-  json_error_t je;
-  json_t *o = json_loads(json, JSON_DECODE_ANY, &je);
-  if (!o || !json_is_object(o)) {
-    json_decref(o);
-    return ds_err(err, "__attrs__%s%s is not a JSON object", column ? " of " : "",
-                  column ? column : "");
-  }
-  const char *k;
-  json_t *x;
-  json_object_foreach(o, k, x) {
-    list_row *r = add_row(c);
-    char *text = json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
-    if (!r || !text) {
-      free(text);
-      json_decref(o);
-      return ds_err(err, "out of memory");
-    }
-    text_value(&c->arena, k, &r->v[0]);
-    text_value(&c->arena, text, &r->v[1]);
-    if (column) text_value(&c->arena, column, &r->v[2]);
-    free(text);
-  }
-  json_decref(o);
+static int attrs_row(void *ctx, const char *name, const char *value) {
+  attrs_ctx *a = ctx;
+  list_row *r = ds_list_add(a->c, sizeof *r);
+  if (!r) return ds_err(a->err, "out of memory");
+  ds_list_text(a->c, name, &r->v[0]);
+  ds_list_text(a->c, value, &r->v[1]);
+  if (a->column) ds_list_text(a->c, a->column, &r->v[2]);
   return 0;
 }
 
+/* ds_list_def.collect of bcolz_attrs: the table's __attrs__, then each
+ * column's. */
+static int attrs_collect(ds_list_cursor *c, const char *path, const char *opts, char **err) {
+  (void)opts;
+  bcolz_table *tb = NULL;
+  if (bcolz_open(path, &tb, err)) return -1;
+  attrs_ctx a = {c, NULL, err};
+  int rc = bcolz_attrs_each(bcolz_attrs_json(tb), NULL, attrs_row, &a, err);
+  for (size_t col = 0; rc == 0 && bcolz_is_ctable(tb) && col < bcolz_ncols(tb); col++) {
+    a.column = bcolz_col_name(tb, col);
+    rc = bcolz_attrs_each(bcolz_col_attrs_json(tb, col), a.column, attrs_row, &a, err);
+  }
+  if (rc) ds_err_prefix(err, path);
+  bcolz_close(tb);
+  return rc;
+}
+
 /* One row of statistics for column col. */
-static int stats_row(list_cursor *c, bcolz_table *tb, size_t col, char **err) {
+static int stats_row(ds_list_cursor *c, bcolz_table *tb, size_t col, char **err) {
   bcolz_stats s;
   int rc = bcolz_column_stats(tb, col, &s, err);
-  list_row *r = rc == 0 ? add_row(c) : NULL;
+  list_row *r = rc == 0 ? ds_list_add(c, sizeof *r) : NULL;
   if (rc == 0 && !r) rc = ds_err(err, "out of memory");
   if (rc == 0) {
     const bcolz_dtype *dt = bcolz_col_dtype(tb, col);
-    text_value(&c->arena, bcolz_is_ctable(tb) ? bcolz_col_name(tb, col) : "value", &r->v[0]);
-    text_value(&c->arena, dt->str, &r->v[1]);
+    ds_list_text(c, bcolz_is_ctable(tb) ? bcolz_col_name(tb, col) : "value", &r->v[0]);
+    ds_list_text(c, dt->str, &r->v[1]);
     r->v[2] = (ds_value){.type = DS_V_INT, .u.i = (int64_t)s.count};
     r->v[3] = (ds_value){.type = DS_V_INT, .u.i = (int64_t)s.nulls};
     ds_value *keep[3] = {&s.min, &s.max, &s.sum};
@@ -962,93 +724,46 @@ static int stats_row(list_cursor *c, bcolz_table *tb, size_t col, char **err) {
   return rc;
 }
 
-static int list_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
-                       int argc, sqlite3_value **argv) {
-  (void)idxStr;
-  list_cursor *c = (list_cursor *)cur;
-  list_vtab *t = (list_vtab *)cur->pVtab;
-  const char *mod = t->stats ? "bcolz_stats" : "bcolz_attrs";
-  list_reset(c);
-  char *err = NULL;
-  ds_plan_args a;
-  int rc = ds_plan_decode(idxNum, argc, argv, 1, &a, &err);
-  const char *path = rc == 0 && a.args[0] ? (const char *)sqlite3_value_text(a.args[0]) : NULL;
-  if (rc == 0 && !path) rc = ds_err(&err, "no path given: use %s('table/dir')", mod);
+/* ds_list_def.collect of bcolz_stats: one row per column (reads every
+ * column whole: interruptible). */
+static int stats_collect(ds_list_cursor *c, const char *path, const char *opts, char **err) {
+  (void)opts;
   bcolz_table *tb = NULL;
-  if (rc == 0) {
-    c->path = sqlite3_mprintf("%s", path);
-    rc = bcolz_open(path, &tb, &err);
-  }
-  ds_interrupt it;
-  ds_interrupt_begin(&it, t->db);
-  for (size_t col = 0; rc == 0 && t->stats && col < bcolz_ncols(tb); col++)
-    rc = stats_row(c, tb, col, &err);
-  if (ds_interrupt_end(&it)) {
-    bcolz_close(tb);
-    ds_plan_args_free(&a);
-    free(err);
-    return ds_vtab_interrupted(cur->pVtab);
-  }
-  if (rc == 0 && !t->stats) {
-    rc = attrs_rows(c, bcolz_attrs_json(tb), NULL, &err);
-    for (size_t col = 0; rc == 0 && bcolz_is_ctable(tb) && col < bcolz_ncols(tb); col++)
-      rc = attrs_rows(c, bcolz_col_attrs_json(tb, col), bcolz_col_name(tb, col), &err);
-    if (rc) ds_err_prefix(&err, path);
-  }
+  int rc = bcolz_open(path, &tb, err);
+  for (size_t col = 0; rc == 0 && col < bcolz_ncols(tb); col++) rc = stats_row(c, tb, col, err);
   bcolz_close(tb);
-  ds_plan_args_free(&a);
-  if (rc) return ds_vtab_error(cur->pVtab, mod, err);
-  c->i = a.offset < c->n ? (size_t)a.offset : c->n;
-  if (a.limit < c->n - c->i) c->n = c->i + (size_t)a.limit;
-  return SQLITE_OK;
+  return rc;
 }
 
-static int list_next(sqlite3_vtab_cursor *cur) {
-  ((list_cursor *)cur)->i++;
-  return SQLITE_OK;
+/* ds_list_def.column: the row's values (attribute values are JSON). */
+static void list_column(ds_list_cursor *c, size_t i, int col, sqlite3_context *ctx) {
+  const ds_value *v = &((const list_row *)c->rows)[i].v[col];
+  ds_value_result(ctx, v);
 }
 
-static int list_eof(sqlite3_vtab_cursor *cur) {
-  list_cursor *c = (list_cursor *)cur;
-  return c->i >= c->n;
-}
-
-static int list_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
-  list_cursor *c = (list_cursor *)cur;
-  list_vtab *t = (list_vtab *)cur->pVtab;
-  if (col == t->ncols) {
-    sqlite3_result_text(ctx, c->path, -1, SQLITE_TRANSIENT);
-  } else if (!t->stats && col == 1 && c->rows[c->i].v[1].type == DS_V_TEXT) {
-    ds_buf b = {0}; /* attribute values are JSON */
-    ds_buf_append(&b, c->rows[c->i].v[1].u.s.p, c->rows[c->i].v[1].u.s.n);
-    ds_result_json(ctx, &b);
-    ds_buf_free(&b);
-  } else if (col >= 0 && col < 8) {
-    ds_value_result(ctx, &c->rows[c->i].v[col]);
+static void attrs_column(ds_list_cursor *c, size_t i, int col, sqlite3_context *ctx) {
+  const ds_value *v = &((const list_row *)c->rows)[i].v[col];
+  if (col != 1 || v->type != DS_V_TEXT) {
+    ds_value_result(ctx, v);
+    return;
   }
-  return SQLITE_OK;
+  ds_buf b = {0};
+  ds_buf_append(&b, v->u.s.p, v->u.s.n);
+  ds_result_json(ctx, &b);
+  ds_buf_free(&b);
 }
 
-static int list_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
-  *rowid = (sqlite3_int64)((list_cursor *)cur)->i;
-  return SQLITE_OK;
-}
+/* name, value, column, then the HIDDEN path; about 10 rows */
+static const ds_list_def attrs_def = {
+    "bcolz_attrs", "CREATE TABLE x(name TEXT, value TEXT, \"column\" TEXT, path HIDDEN)",
+    3, 1, "bcolz_attrs('table/dir')", 10, attrs_collect, attrs_column, NULL};
 
-static sqlite3_module list_module = {
-    .iVersion = 0,
-    .xCreate = NULL, /* table-valued only */
-    .xConnect = list_connect,
-    .xBestIndex = list_best_index,
-    .xDisconnect = list_disconnect,
-    .xDestroy = list_disconnect,
-    .xOpen = list_open,
-    .xClose = list_close,
-    .xFilter = list_filter,
-    .xNext = list_next,
-    .xEof = list_eof,
-    .xColumn = list_column,
-    .xRowid = list_rowid,
-};
+/* 8 columns, then the HIDDEN path; about 10 rows */
+static const ds_list_def stats_def = {
+    "bcolz_stats",
+    "CREATE TABLE x(\"column\" TEXT, dtype TEXT, count INTEGER, nulls INTEGER, min, max, sum,"
+    " mean REAL, path HIDDEN)",
+    8, 1, "bcolz_stats('table/dir')", 10, stats_collect, list_column, NULL};
 
 /* bcolz_decoded(path): JSON {column: decompressions} of the table at path
  * in this process so far (see bcolz_decode_count): proof that a query
@@ -1078,16 +793,16 @@ static void decoded_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 int ds_bcolz_register(sqlite3 *db) {
-  static int stats_flag = 1;
-  int rc = sqlite3_create_module_v2(db, "bcolz", &bcolz_module, NULL, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_create_module_v2(db, "bcolz_attrs", &list_module, NULL, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_create_module_v2(db, "bcolz_stats", &list_module, &stats_flag, NULL);
+  int rc = sqlite3_create_module_v2(db, "bcolz", &bcolz_module, (void *)&bcolz_def, NULL);
+  if (rc == SQLITE_OK) rc = ds_list_register(db, &attrs_def);
+  if (rc == SQLITE_OK) rc = ds_list_register(db, &stats_def);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "bcolz_decoded", 1, SQLITE_UTF8, NULL, decoded_func,
                                  NULL, NULL);
   return rc;
 }
 
-const sqlite3_module *ds_bcolz_module(void) { return &bcolz_module; }
+const sqlite3_module *ds_bcolz_module(void **aux) {
+  *aux = (void *)&bcolz_def;
+  return &bcolz_module;
+}

@@ -68,7 +68,6 @@ typedef struct dd_cursor {
 /* ds_dataset_ops.close */
 static void dataset_close(ds_dataset *d) {
   datadings_close(DD(d)->reader);
-  free(d);
 }
 
 /* ds_dataset_ops.changed */
@@ -85,8 +84,8 @@ static uint64_t dd_count(const dd_dataset *d) {
 
 /* ds_dataset_ops.open: the CREATE form takes infer= and columns=, the
  * table-valued form no option. */
-static int dataset_open(const char *path, const ds_options *o, int tvf,
-                        ds_dataset **out, char **err) {
+static int dataset_open(ds_dataset *d, const char *path, const ds_options *o, int tvf,
+                        char **err) {
   static const char *const create_known[] = {"infer", "columns", "mode", NULL};
   static const char *const tvf_known[] = {NULL};
   int64_t infer;
@@ -97,20 +96,14 @@ static int dataset_open(const char *path, const ds_options *o, int tvf,
     ds_err_prefix(err, path);
     return -1;
   }
-  dd_dataset *d = calloc(1, sizeof *d);
-  if (!d) return ds_err(err, "out of memory");
+  DD(d)->infer = infer;
   /* a writer's table reads what it has published: nothing yet */
-  if (!mode && datadings_open(path, &d->reader, err)) {
-    free(d);
-    return -1;
-  }
-  d->infer = infer;
-  *out = &d->base;
-  return 0;
+  return mode ? 0 : datadings_open(path, &DD(d)->reader, err);
 }
 
 static const ds_dataset_ops datadings_ops = {"datadings('file.msgpack')", dataset_open,
-                                             dataset_close, dataset_changed};
+                                             dataset_close, dataset_changed,
+                                             sizeof(dd_dataset)};
 
 /* Declare the CREATE form's columns: key, fields, HIDDEN sample and raw. */
 static int declare_create(dd_vtab *t, char **err) {
@@ -142,36 +135,21 @@ static int create_form(dd_vtab *t, const ds_options *o, char **err) {
   if (!cols && DD(ds)->reader && datadings_infer_columns(DD(ds)->reader, ds->path, ds->max_value,
                                        (uint64_t)DD(ds)->infer, &t->schema, err))
     return -1;
-  return declare_create(t, err);
+  int mode = 0;
+  if (declare_create(t, err) || ds_table_writer_mode(o, &mode, err)) return -1;
+  return mode ? datadings_write_open(ds->path, o, mode, &t->schema, &t->writer, err) : 0;
 }
 
-static const ds_table_def datadings_def;
-
-static int dd_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                      sqlite3_vtab **out, char **pzErr) {
-  (void)aux;
-  ds_table *base;
-  ds_options o;
-  char *err = NULL;
-  int rc = ds_table_open(db, &datadings_def, argc, argv, &o, &base, &err);
+/* ds_table_def.declare */
+static int declare(ds_table *base, const ds_options *o, char **err) {
   dd_vtab *t = (dd_vtab *)base;
-  if (rc == 0 && base->tvf) {
-    /* the arguments fill the first HIDDEN columns, so path and options
-     * come before raw */
-    t->col_sample = 1;
-    base->col_path = 2;
-    base->col_options = 3;
-    t->col_raw = 4;
-    rc = ds_table_declare(base, "CREATE TABLE x(key TEXT, sample TEXT, path HIDDEN,"
-                                " options HIDDEN, raw BLOB HIDDEN)", &err);
-  } else if (rc == 0) {
-    int mode = 0;
-    rc = create_form(t, &o, &err);
-    if (rc == 0 && (rc = ds_table_writer_mode(&o, &mode, &err)) == 0 && mode)
-      rc = datadings_write_open(base->ds->path, &o, mode, &t->schema, &t->writer, &err);
-  }
-  ds_options_free(&o);
-  return ds_table_done(base, rc, err, out, pzErr);
+  if (!base->tvf) return create_form(t, o, err);
+  /* the arguments fill the first HIDDEN columns, so path and options come
+   * before raw */
+  t->col_sample = 1, t->col_raw = 4;
+  ds_table_arg_columns(base, 2, 3);
+  return ds_table_declare(base, "CREATE TABLE x(key TEXT, sample TEXT, path HIDDEN,"
+                                " options HIDDEN, raw BLOB HIDDEN)", err);
 }
 
 /* ds_table_def.table_free */
@@ -207,31 +185,19 @@ static void cursor_free(ds_cursor *base) {
   ds_arena_free(&c->arena);
 }
 
-/* Rows whose key equals one constraint value (SQLite's TEXT affinity:
- * numbers compare as their text; BLOB and NULL never equal a key). */
-typedef struct key_pick {
-  dd_dataset *d;
-  uint64_t *ids;
-  size_t n;
-  char *err;
-} key_pick;
-
-/* ds_plan_each_value callback: the row of one key. */
-static int pick_key(void *ctx, sqlite3_value *v) {
-  key_pick *p = ctx;
+/* ds_lookup_fn: the row whose key equals one constraint value (SQLite's
+ * TEXT affinity: numbers compare as their text; BLOB and NULL never equal
+ * a key). */
+static int pick_key(void *ctx, sqlite3_value *v, ds_rows *r, char **err) {
+  dd_dataset *d = ctx;
   int type = sqlite3_value_type(v);
   if (type == SQLITE_NULL || type == SQLITE_BLOB) return 0;
   const unsigned char *k = sqlite3_value_text(v);
   size_t n = (size_t)sqlite3_value_bytes(v);
   uint64_t g;
-  int r = datadings_find(p->d->reader, k ? k : (const unsigned char *)"", n, &g, &p->err);
-  if (r < 0) return 1;
-  if (r == 0) return 0;
-  uint64_t *ids = realloc(p->ids, (p->n + 1) * sizeof *ids);
-  if (!ids) return ds_err(&p->err, "out of memory"), 1;
-  p->ids = ids;
-  p->ids[p->n++] = g;
-  return 0;
+  int found = datadings_find(d->reader, k ? k : (const unsigned char *)"", n, &g, err);
+  if (found <= 0) return found;
+  return ds_rows_add(r, g, err);
 }
 
 /* ds_table_def.select: key = / IN through the reader's lookup. */
@@ -241,30 +207,7 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
   c->arena.limit = (size_t)base->ds->max_value; /* max_value_bytes */
   r->total = dd_count(DD(base->ds));
   if (!a->extra[0] || !DD(base->ds)->reader) return 0;
-  key_pick kp = {DD(base->ds), NULL, 0, NULL};
-  if (ds_plan_each_value(a->extra[0], a->extra_in[0], pick_key, &kp)) {
-    free(kp.ids);
-    if (!kp.err) return ds_err(err, "cannot read the IN list of keys");
-    free(*err);
-    *err = kp.err;
-    return -1;
-  }
-  r->have_ids = 1;
-  r->ids = kp.ids;
-  r->nids = kp.n;
-  return 0;
-}
-
-/* ds_table_def.start: ascending scans hand back the pages they passed. */
-static int start(ds_cursor *c, int idxNum, const char *idxStr, int argc,
-                 sqlite3_value **argv, char **err) {
-  (void)idxNum;
-  (void)idxStr;
-  (void)argc;
-  (void)argv;
-  (void)err;
-  c->paces = 1;
-  return 0;
+  return ds_rows_lookup(r, a->extra[0], a->extra_in[0], pick_key, DD(base->ds), err);
 }
 
 /* ds_table_def.arrive: the new row is not parsed yet. */
@@ -381,31 +324,14 @@ static int dd_update(ds_table *base, int argc, sqlite3_value **argv,
 static const ds_table_write_ops dd_write_ops = {dd_update, DS_TABLE_WRITER_HOOKS};
 
 static const ds_table_def datadings_def = {
-    .name = MOD,
-    .ops = &datadings_ops,
-    .table_size = sizeof(dd_vtab),
-    .cursor_size = sizeof(dd_cursor),
-    .table_free = table_free,
-    .cursor_init = cursor_init,
-    .cursor_reset = cursor_reset,
-    .cursor_free = cursor_free,
-    .select = select_rows,
-    .start = start,
-    .arrive = arrive,
-    .row_bytes = row_bytes,
-    .release = release,
-    .write = &dd_write_ops,
-};
+    .name = MOD, .ops = &datadings_ops, DS_TABLE_SIZES(dd_vtab, dd_cursor), .declare = declare,
+    .table_free = table_free, /* the writer, the schema */
+    .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
+    .select = select_rows, .arrive = arrive, /* key lookups; a new row is unparsed */
+    .paces = 1, .row_bytes = row_bytes, .release = release, /* every ascending scan */
+    .write = &dd_write_ops};                                 /* mode=create|replace */
 
-static sqlite3_module datadings_module = {
-    .iVersion = 2,
-    .xCreate = dd_connect,
-    .xConnect = dd_connect,
-    .xBestIndex = dd_best_index,
-    .xColumn = dd_column,
-    DS_TABLE_METHODS,
-    DS_TABLE_WRITE_METHODS,
-};
+static sqlite3_module datadings_module = DS_TABLE_WRITER_MODULE(dd_best_index, dd_column);
 
 /* ---- datadings_verify(path): one row per file listed in the .md5 ---- */
 
@@ -440,23 +366,19 @@ static void verify_clear(ds_list_cursor *c) {
   c->rows = NULL;
 }
 
+/* 4 columns, then the HIDDEN path; about 10 rows */
 static const ds_list_def verify_def = {
-    .name = "datadings_verify",
-    .schema = "CREATE TABLE x(file TEXT, expected_md5 TEXT, actual_md5 TEXT, ok INTEGER,"
-              " path HIDDEN)",
-    .ncols = 4,
-    .nargs = 1,
-    .usage = "datadings_verify('file.msgpack')",
-    .rows = 10,
-    .collect = verify_collect,
-    .column = verify_column,
-    .clear = verify_clear,
-};
+    "datadings_verify",
+    "CREATE TABLE x(file TEXT, expected_md5 TEXT, actual_md5 TEXT, ok INTEGER, path HIDDEN)",
+    4, 1, "datadings_verify('file.msgpack')", 10, verify_collect, verify_column, verify_clear};
 
 int ds_datadings_register(sqlite3 *db) {
-  int rc = sqlite3_create_module_v2(db, "datadings", &datadings_module, NULL, NULL);
+  int rc = sqlite3_create_module_v2(db, "datadings", &datadings_module, (void *)&datadings_def, NULL);
   if (rc == SQLITE_OK) rc = ds_list_register(db, &verify_def);
   return rc;
 }
 
-const sqlite3_module *ds_datadings_module(void) { return &datadings_module; }
+const sqlite3_module *ds_datadings_module(void **aux) {
+  *aux = (void *)&datadings_def;
+  return &datadings_module;
+}

@@ -12,17 +12,21 @@
 /* Open with ops and fill the shared part. */
 static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_options *o,
                         int tvf, const char *key, ds_dataset **out, char **err) {
-  ds_dataset *d = NULL;
   int64_t max_value;
   if (ds_options_int(o, DS_OPTION_MAX_VALUE_BYTES, (int64_t)DS_MAX_VALUE_BYTES, 1,
                      (int64_t)1 << 62, &max_value, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
-  if (ops->open(path, o, tvf, &d, err)) return -1;
-  d->max_value = (uint64_t)max_value;
+  ds_dataset *d = calloc(1, ops->size);
+  if (!d) return ds_err(err, "out of memory");
   d->ops = ops;
   d->refs = 1;
+  if (ops->open(d, path, o, tvf, err)) {
+    ds_dataset_unref(d);
+    return -1;
+  }
+  d->max_value = (uint64_t)max_value;
   d->key = strdup(key);
   d->path = strdup(path);
   if (!d->key || !d->path) {
@@ -100,7 +104,8 @@ void ds_dataset_ref(ds_dataset *d) { d->refs++; }
 
 void ds_dataset_unref(ds_dataset *d) {
   if (!d || --d->refs > 0) return;
+  d->ops->close(d);
   free(d->key);
   free(d->path);
-  d->ops->close(d);
+  free(d);
 }

@@ -17,15 +17,15 @@ typedef struct ds_dataset ds_dataset;
 
 typedef struct ds_dataset_ops {
   const char *usage; /* shown when a table-valued call gives no path */
-  /* Check the options (for the form: tvf 1 or 0), open the files, and
-   * return the module's struct (ds_dataset first, zeroed). Every error
-   * names the path or the file at fault. */
-  int (*open)(const char *path, const ds_options *o, int tvf, ds_dataset **out,
-              char **err);
-  /* Free the module's part and the struct itself. */
+  /* Check the options (for the form: tvf 1 or 0) and open the files into
+   * d, the module's struct (size bytes, ds_dataset first, zeroed). Every
+   * error names the path or the file at fault; close runs either way. */
+  int (*open)(ds_dataset *d, const char *path, const ds_options *o, int tvf, char **err);
+  /* Free the module's part (of a struct open may have left half filled). */
   void (*close)(ds_dataset *d);
   /* 1 when the dataset's files changed on disk since they were opened. */
   int (*changed)(const ds_dataset *d);
+  size_t size;       /* the module's dataset struct */
 } ds_dataset_ops;
 
 struct ds_dataset {

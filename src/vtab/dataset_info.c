@@ -21,20 +21,22 @@
 
 #include "core/common.h"
 #include "core/options.h"
-#include "sql/plan.h"
 #include "sql/sqlite_api.h"
 #include "sql/value_sql.h"
 #include "formats/atlas.h"
 #include "formats/bagz.h"
+#include "formats/bagz_shards.h"
 #include "formats/bcolz.h"
+#include "formats/bcolz_meta.h"
 #include "formats/datadings.h"
 #include "formats/detect.h"
+#include "vtab/list.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
 #define MOD "dataset_info"
 
-enum { COL_PROPERTY, COL_VALUE, COL_PATH, COL_OPTIONS };
+enum { COL_PROPERTY, COL_VALUE };
 
 /* One row: the value as JSON (integer, real, string, null, or a container
  * given back as JSON text). */
@@ -48,13 +50,6 @@ typedef struct info_list {
   size_t n;
   int oom;
 } info_list;
-
-typedef struct info_cursor {
-  sqlite3_vtab_cursor base;
-  info_list list;
-  size_t i;
-  char *path_arg, *options_arg;
-} info_cursor;
 
 /* Add a row, taking the reference to v (NULL v: SQL NULL). */
 static void put(info_list *l, const char *name, json_t *v) {
@@ -70,6 +65,7 @@ static void put(info_list *l, const char *name, json_t *v) {
   l->n++;
 }
 
+/* Free the rows of l. */
 static void list_free(info_list *l) {
   for (size_t i = 0; i < l->n; i++) json_decref(l->rows[i].value);
   free(l->rows);
@@ -180,15 +176,15 @@ static int bagz_rows(info_list *l, const char *path, const ds_detected *d,
                      ds_options_get(o, "dictionary")};
   bagz_reader *r;
   if (bagz_open(path, &bo, &r, err)) return -1;
-  size_t zstd = 0;
+  size_t zstd = 0, k = bagz_nshards(r);
   json_t *files = json_array(), *sizes = json_array();
-  for (size_t i = 0; i < r->nshards; i++) {
-    zstd += r->shards[i].zstd != 0;
-    json_array_append_new(files, json_string(r->shards[i].data.path));
-    json_array_append_new(sizes, jint(r->shards[i].count));
+  for (size_t i = 0; i < k; i++) {
+    zstd += bagz_shard_zstd(r, i) != 0;
+    json_array_append_new(files, json_string(bagz_shard_path(r, i)));
+    json_array_append_new(sizes, jint(bagz_shard_count(r, i)));
   }
-  const char *cname = zstd == r->nshards ? "zstd" : zstd == 0 ? "none" : "mixed";
-  common_rows(l, "bagz", bagz_count(r), r->nshards, bytes, json_string(cname), columns);
+  const char *cname = zstd == k ? "zstd" : zstd == 0 ? "none" : "mixed";
+  common_rows(l, "bagz", bagz_count(r), k, bytes, json_string(cname), columns);
   put(l, "limits", json_string(lim[li]));
   put(l, "layout", json_string(lay[la]));
   put(l, "shard_rows", sizes);
@@ -289,12 +285,6 @@ static int atlas_rows(info_list *l, const char *path, uint64_t bytes,
   return 0;
 }
 
-/* Blosc's codec of a chunk header's flags (bits 5-7); lz4 also means lz4hc. */
-static const char *blosc_codec(unsigned flags) {
-  static const char *const names[] = {"blosclz", "lz4", "snappy", "zlib", "zstd"};
-  return (flags >> 5) < 5 ? names[flags >> 5] : "unknown";
-}
-
 static int bcolz_rows(info_list *l, const char *path, uint64_t bytes,
                       json_t *columns, char **err) {
   bcolz_table *t;
@@ -310,10 +300,12 @@ static int bcolz_rows(info_list *l, const char *path, uint64_t bytes,
     json_object_set_new(chunklen, name, jint(bcolz_col_chunklen(t, c)));
     json_object_set_new(dtypes, name, json_string(bcolz_col_dtype(t, c)->str));
     json_object_set_new(col_attrs, name, parse_json(bcolz_col_attrs_json(t, c)));
+    const char *codec, *shuffle;
+    int memcpyed;
+    bcolz_blosc_flags(cp.flags, &codec, &shuffle, &memcpyed);
     json_t *blosc = cp.has_chunk
-        ? json_pack("{s:s, s:s, s:b, s:i}", "codec", blosc_codec(cp.flags),
-                    "shuffle", cp.flags & 0x4 ? "bit" : cp.flags & 0x1 ? "byte" : "none",
-                    "memcpyed", (cp.flags & 0x2) != 0, "typesize", (int)cp.typesize)
+        ? json_pack("{s:s, s:s, s:b, s:i}", "codec", codec, "shuffle", shuffle,
+                    "memcpyed", memcpyed, "typesize", (int)cp.typesize)
         : json_null();
     json_object_set_new(cparams, name,
                         json_pack("{s:s, s:i, s:i, s:i, s:o}", "cname", cp.cname,
@@ -378,99 +370,28 @@ static int collect(const char *path, const char *opts, info_list *l, char **err)
 
 /* ------------------------------------------------------------ module */
 
-static int info_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                        sqlite3_vtab **out, char **pzErr) {
-  (void)aux;
-  (void)argc;
-  (void)argv;
-  (void)pzErr;
-  int rc = sqlite3_declare_vtab(
-      db, "CREATE TABLE x(property TEXT, value, path HIDDEN, options HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  sqlite3_vtab *t = sqlite3_malloc(sizeof *t);
-  if (!t) return SQLITE_NOMEM;
-  memset(t, 0, sizeof *t);
-  *out = t;
-  return SQLITE_OK;
-}
-
-static int info_disconnect(sqlite3_vtab *t) {
-  sqlite3_free(t);
-  return SQLITE_OK;
-}
-
-static int info_best_index(sqlite3_vtab *t, sqlite3_index_info *info) {
-  (void)t;
-  static const int args[2] = {COL_PATH, COL_OPTIONS};
-  ds_plan_config cfg = {20, 1.0, NULL, 0, args, 2, 1};
-  return ds_plan_best_index(info, &cfg);
-}
-
-static int info_open(sqlite3_vtab *t, sqlite3_vtab_cursor **out) {
-  (void)t;
-  info_cursor *c = sqlite3_malloc(sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  memset(c, 0, sizeof *c);
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
-static void info_reset(info_cursor *c) {
-  list_free(&c->list);
-  c->i = 0;
-  sqlite3_free(c->path_arg);
-  sqlite3_free(c->options_arg);
-  c->path_arg = c->options_arg = NULL;
-}
-
-static int info_close(sqlite3_vtab_cursor *cur) {
-  info_reset((info_cursor *)cur);
-  sqlite3_free(cur);
-  return SQLITE_OK;
-}
-
-static int info_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
-                       int argc, sqlite3_value **argv) {
-  (void)idxStr;
-  info_cursor *c = (info_cursor *)cur;
-  info_reset(c);
-  char *err = NULL, *key = NULL;
-  const char *path, *opts;
-  ds_plan_args a;
-  int rc = ds_plan_decode(idxNum, argc, argv, 2, &a, &err);
-  if (rc == 0)
-    rc = ds_tvf_call((const sqlite3_value *const *)a.args,
-                     "dataset_info('path' [, 'name=value,...'])", &path, &opts,
-                     &c->path_arg, &c->options_arg, &key, &err);
-  free(key);
-  if (rc == 0) rc = collect(path, opts, &c->list, &err);
-  if (rc == 0) { /* LIMIT / OFFSET */
-    size_t n = c->list.n;
-    c->i = a.offset < n ? (size_t)a.offset : n;
-    if (a.limit < n - c->i) {
-      for (size_t k = c->i + (size_t)a.limit; k < n; k++) json_decref(c->list.rows[k].value);
-      c->list.n = c->i + (size_t)a.limit;
-    }
-  }
-  ds_plan_args_free(&a);
+/* ds_list_def.collect: every row of the dataset at path. */
+static int info_collect(ds_list_cursor *c, const char *path, const char *opts, char **err) {
+  info_list l = {0};
+  int rc = collect(path, opts, &l, err);
   if (rc) {
-    list_free(&c->list);
-    return ds_vtab_error(cur->pVtab, MOD, err);
+    list_free(&l);
+    return rc;
   }
-  return SQLITE_OK;
+  c->rows = l.rows;
+  c->n = l.n;
+  return 0;
 }
 
-static int info_next(sqlite3_vtab_cursor *cur) {
-  ((info_cursor *)cur)->i++;
-  return SQLITE_OK;
+/* ds_list_def.clear */
+static void info_clear(ds_list_cursor *c) {
+  info_list l = {c->rows, c->n, 0};
+  list_free(&l);
+  c->rows = NULL;
 }
 
-static int info_eof(sqlite3_vtab_cursor *cur) {
-  info_cursor *c = (info_cursor *)cur;
-  return c->i >= c->list.n;
-}
-
+/* A JSON value as an SQL value: numbers and strings as such, containers
+ * as JSON text. */
 static void value_result(sqlite3_context *ctx, json_t *v) {
   switch (json_typeof(v)) {
   case JSON_INTEGER: sqlite3_result_int64(ctx, (sqlite3_int64)json_integer_value(v)); break;
@@ -493,41 +414,17 @@ static void value_result(sqlite3_context *ctx, json_t *v) {
   }
 }
 
-static int info_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
-  info_cursor *c = (info_cursor *)cur;
-  const info_row *r = &c->list.rows[c->i];
-  switch (col) {
-  case COL_PROPERTY: sqlite3_result_text(ctx, r->name, -1, SQLITE_STATIC); break;
-  case COL_VALUE: value_result(ctx, r->value); break;
-  case COL_PATH: sqlite3_result_text(ctx, c->path_arg, -1, SQLITE_TRANSIENT); break;
-  case COL_OPTIONS:
-    if (c->options_arg) sqlite3_result_text(ctx, c->options_arg, -1, SQLITE_TRANSIENT);
-    break;
-  }
-  return SQLITE_OK;
+/* ds_list_def.column */
+static void info_column(ds_list_cursor *c, size_t i, int col, sqlite3_context *ctx) {
+  const info_row *r = &((const info_row *)c->rows)[i];
+  if (col == COL_PROPERTY) sqlite3_result_text(ctx, r->name, -1, SQLITE_STATIC);
+  else value_result(ctx, r->value);
 }
 
-static int info_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
-  *rowid = (sqlite3_int64)((info_cursor *)cur)->i;
-  return SQLITE_OK;
-}
+/* property, value, then the HIDDEN path and options; about 20 rows */
+static const ds_list_def info_def = {
+    MOD, "CREATE TABLE x(property TEXT, value, path HIDDEN, options HIDDEN)",
+    2, 2, "dataset_info('path' [, 'name=value,...'])", 20, info_collect, info_column,
+    info_clear};
 
-static sqlite3_module info_module = {
-    .iVersion = 0,
-    .xCreate = NULL, /* table-valued only */
-    .xConnect = info_connect,
-    .xBestIndex = info_best_index,
-    .xDisconnect = info_disconnect,
-    .xDestroy = info_disconnect,
-    .xOpen = info_open,
-    .xClose = info_close,
-    .xFilter = info_filter,
-    .xNext = info_next,
-    .xEof = info_eof,
-    .xColumn = info_column,
-    .xRowid = info_rowid,
-};
-
-int ds_dataset_info_register(sqlite3 *db) {
-  return sqlite3_create_module_v2(db, "dataset_info", &info_module, NULL, NULL);
-}
+int ds_dataset_info_register(sqlite3 *db) { return ds_list_register(db, &info_def); }

@@ -39,12 +39,13 @@ typedef struct fwd_cursor {
   sqlite3_vtab_cursor *inner;
 } fwd_cursor;
 
-static const sqlite3_module *module_for(ds_format f) {
+/* The module of format f and its client data (*aux). */
+static const sqlite3_module *module_for(ds_format f, void **aux) {
   switch (f) {
-  case DS_FORMAT_BAGZ: return ds_bagz_module();
-  case DS_FORMAT_DATADINGS: return ds_datadings_module();
-  case DS_FORMAT_ATLAS: return ds_atlas_module();
-  case DS_FORMAT_BCOLZ: return ds_bcolz_module();
+  case DS_FORMAT_BAGZ: return ds_bagz_module(aux);
+  case DS_FORMAT_DATADINGS: return ds_datadings_module(aux);
+  case DS_FORMAT_ATLAS: return ds_atlas_module(aux);
+  case DS_FORMAT_BCOLZ: return ds_bcolz_module(aux);
   }
   return NULL;
 }
@@ -94,9 +95,10 @@ static int fwd_init(sqlite3 *db, int argc, const char *const *argv,
   for (int i = 1; i < argc; i++) args[n++] = argv[i];
   if (d.format == DS_FORMAT_BAGZ && d.bagz_separate && !has_option(argc, argv, "limits"))
     args[n++] = "limits=separate";
-  const sqlite3_module *m = module_for(d.format);
+  void *aux = NULL;
+  const sqlite3_module *m = module_for(d.format, &aux);
   sqlite3_vtab *inner = NULL;
-  rc = m->xConnect(db, NULL, n, args, &inner, pzErr);
+  rc = m->xConnect(db, aux, n, args, &inner, pzErr);
   free(args);
   if (rc != SQLITE_OK) return rc;
   fwd_vtab *t = sqlite3_malloc(sizeof *t);

@@ -12,11 +12,12 @@ int ds_atlas_register(sqlite3 *db);
 /* bcolz, bcolz_attrs and bcolz_stats */
 int ds_bcolz_register(sqlite3 *db);
 
-/* The main module of each format (dataset's forwarding uses them). */
-const sqlite3_module *ds_bagz_module(void);
-const sqlite3_module *ds_datadings_module(void);
-const sqlite3_module *ds_atlas_module(void);
-const sqlite3_module *ds_bcolz_module(void);
+/* The main module of each format and, in *aux, the client data it was
+ * registered with (dataset's forwarding uses them). */
+const sqlite3_module *ds_bagz_module(void **aux);
+const sqlite3_module *ds_datadings_module(void **aux);
+const sqlite3_module *ds_atlas_module(void **aux);
+const sqlite3_module *ds_bcolz_module(void **aux);
 /* dataset_info(path [, options]) and CREATE VIRTUAL TABLE ... USING
  * dataset(path, ...): datasets.so only */
 int ds_dataset_info_register(sqlite3 *db);

@@ -30,6 +30,11 @@ int ds_table_open(sqlite3 *db, const ds_table_def *def, int argc,
   return 0;
 }
 
+void ds_table_arg_columns(ds_table *t, int path, int options) {
+  t->col_path = path;
+  t->col_options = options;
+}
+
 int ds_table_declare(ds_table *t, const char *sql, char **err) {
   if (!sql) return ds_err(err, "out of memory");
   if (sqlite3_declare_vtab(t->db, sql) == SQLITE_OK) return 0;
@@ -58,6 +63,18 @@ int ds_table_done(ds_table *t, int rc, char *err, sqlite3_vtab **out, char **pzE
   const char *name = t->def->name;
   table_free(t);
   return ds_set_error(pzErr, name, err);
+}
+
+int ds_table_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                     sqlite3_vtab **out, char **pzErr) {
+  const ds_table_def *def = aux;
+  ds_table *t;
+  ds_options o;
+  char *err = NULL;
+  int rc = ds_table_open(db, def, argc, argv, &o, &t, &err);
+  if (rc == 0) rc = def->declare(t, &o, &err);
+  ds_options_free(&o);
+  return ds_table_done(t, rc, err, out, pzErr);
 }
 
 int ds_table_disconnect(sqlite3_vtab *vtab) {
@@ -119,6 +136,39 @@ int ds_cursor_close(sqlite3_vtab_cursor *cur) {
   if (def->cursor_free) def->cursor_free(c);
   sqlite3_free(c);
   return SQLITE_OK;
+}
+
+int ds_rows_add(ds_rows *r, uint64_t g, char **err) {
+  uint64_t *ids = realloc(r->ids, (r->nids + 1) * sizeof *ids);
+  if (!ids) return ds_err(err, "out of memory");
+  r->ids = ids;
+  r->ids[r->nids++] = g;
+  return 0;
+}
+
+/* ds_plan_each_value's context for ds_rows_lookup. */
+typedef struct lookup_ctx {
+  ds_rows *r;
+  ds_lookup_fn fn;
+  void *ctx;
+  char *err;
+} lookup_ctx;
+
+/* ds_plan_each_value callback: the module's lookup of one value. */
+static int lookup_one(void *ctx, sqlite3_value *v) {
+  lookup_ctx *l = ctx;
+  return l->fn(l->ctx, v, l->r, &l->err) != 0;
+}
+
+int ds_rows_lookup(ds_rows *r, sqlite3_value *v, int is_in, ds_lookup_fn fn, void *ctx,
+                   char **err) {
+  lookup_ctx l = {r, fn, ctx, NULL};
+  r->have_ids = 1;
+  if (ds_plan_each_value(v, is_in, lookup_one, &l) == 0) return 0;
+  if (!l.err) return ds_err(err, "cannot read the IN list of values");
+  free(*err);
+  *err = l.err;
+  return -1;
 }
 
 /* Keep the ids that are also in the module's list `mine` (taken). */
@@ -217,7 +267,9 @@ static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
   if (rc) return ds_cursor_error(c, err);
   ds_rowiter_init(&c->it, &c->rs);
   c->eof = 0;
-  if (def->start && def->start(c, idxNum, idxStr, argc, argv, &err)) return ds_cursor_error(c, err);
+  c->paces = def->paces;
+  ds_filter_call call = {idxNum, idxStr, argc, argv};
+  if (def->start && def->start(c, &call, &err)) return ds_cursor_error(c, err);
   return ds_cursor_next(&c->base);
 }
 

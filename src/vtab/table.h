@@ -2,9 +2,9 @@
  * bcolz) stands on: one base struct for the table and one for the cursor,
  * and the steps every module would otherwise repeat, written once:
  *
- *   xConnect   ds_table_open (the CREATE form opens the dataset; the
- *              table-valued form has the HIDDEN path/options columns),
- *              ds_table_declare, ds_table_done
+ *   xConnect   ds_table_connect: the CREATE form opens the dataset, the
+ *              table-valued form has the HIDDEN path/options columns; the
+ *              module's declare hook declares its columns
  *   xBestIndex ds_table_plan (core of the module's cost model)
  *   xFilter    ds_cursor_filter: interrupt scope, plan decoding, the
  *              dataset for this call, the row set (rowid = / IN / ranges,
@@ -16,9 +16,9 @@
  *   xColumn    the module's; ds_cursor_arg_column serves path/options.
  *
  * A module puts `ds_table base` / `ds_cursor base` first in its own table
- * and cursor structs, fills a ds_table_def (sizes and hooks), and builds
- * its sqlite3_module from DS_TABLE_METHODS plus its own xCreate/xConnect,
- * xBestIndex and xColumn. Writers plug in through ds_table_write_ops and
+ * and cursor structs, fills a ds_table_def (sizes and hooks), builds its
+ * sqlite3_module with DS_TABLE_MODULE(its xBestIndex, its xColumn) and
+ * registers it with the def as client data. Writers plug in through ds_table_write_ops and
  * DS_TABLE_WRITE_METHODS (see the end of this file and ARCHITECTURE.md). */
 #ifndef DS_TABLE_H
 #define DS_TABLE_H
@@ -35,6 +35,14 @@
 typedef struct ds_table ds_table;
 typedef struct ds_cursor ds_cursor;
 typedef struct ds_table_write_ops ds_table_write_ops;
+
+/* The arguments of one xFilter call (for the start hook). */
+typedef struct ds_filter_call {
+  int idxNum;
+  const char *idxStr;
+  int argc;
+  sqlite3_value **argv;
+} ds_filter_call;
 
 /* What a module's select hook says about the rows its own constraints
  * pick (the skeleton adds rowid =, IN and ranges, clip, DESC, LIMIT and
@@ -57,7 +65,11 @@ typedef struct ds_table_def {
   const ds_dataset_ops *ops;  /* opening, closing, change detection */
   size_t table_size;          /* the module's table struct (ds_table first) */
   size_t cursor_size;         /* its cursor struct (ds_cursor first) */
-  /* Every hook may be NULL. */
+  /* xCreate / xConnect after the table is allocated (and in the CREATE
+   * form its dataset opened, options o): set the argument columns of the
+   * table-valued form, declare the columns (ds_table_declare). Required. */
+  int (*declare)(ds_table *t, const ds_options *o, char **err);
+  /* Every other hook may be NULL. */
   void (*table_free)(ds_table *t);   /* the module's part of xDisconnect */
   void (*cursor_init)(ds_cursor *c); /* xOpen, after zeroing */
   void (*cursor_reset)(ds_cursor *c); /* drop what one xFilter set up */
@@ -70,8 +82,7 @@ typedef struct ds_table_def {
    * SIZE_MAX when g is out of range. */
   size_t (*shard_of)(ds_cursor *c, uint64_t g);
   /* xFilter, after the row set is built and before the first row. */
-  int (*start)(ds_cursor *c, int idxNum, const char *idxStr, int argc,
-               sqlite3_value **argv, char **err);
+  int (*start)(ds_cursor *c, const ds_filter_call *call, char **err);
   /* The next row number: 1 and *g, 0 at the end, -1 and *err. NULL: the
    * row set's iterator (bagz takes rows from its read-ahead). */
   int (*fetch)(ds_cursor *c, uint64_t *g, char **err);
@@ -80,14 +91,20 @@ typedef struct ds_table_def {
   /* Replaces the whole of xNext (bcolz's filtered scans); gets the
    * cursor, returns an SQLite result code. */
   int (*next)(ds_cursor *c);
-  /* Page release of ascending scans (with c->paces set by the module):
-   * the stored bytes row c->row adds to the scan, and handing back the
-   * pages before it; called every DS_RELEASE_STEP bytes. */
+  /* Page release of ascending scans: paces is c->paces at the start of
+   * each xFilter (the start hook may change it); row_bytes the stored
+   * bytes row c->row adds to the scan; release hands back the pages
+   * before it, called every DS_RELEASE_STEP bytes. */
+  int paces;
   uint64_t (*row_bytes)(ds_cursor *c);
   void (*release)(ds_cursor *c);
   /* Writers (issues 13/14): NULL for read-only modules. */
   const ds_table_write_ops *write;
 } ds_table_def;
+
+/* The sizes of a module's table and cursor structs, for a ds_table_def. */
+#define DS_TABLE_SIZES(table_type, cursor_type) \
+  .table_size = sizeof(table_type), .cursor_size = sizeof(cursor_type)
 
 /* An ascending scan hands back the pages it passed every this many
  * stored bytes. */
@@ -119,7 +136,21 @@ static inline ds_table *ds_table_of(sqlite3_vtab_cursor *cur) {
   return (ds_table *)cur->pVtab;
 }
 
-/* xCreate / xConnect, first step: allocate def->table_size bytes (zeroed).
+/* xCreate and xConnect of every module: ds_table_open, def->declare (the
+ * def is the module's aux pointer), ds_table_done. */
+int ds_table_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                     sqlite3_vtab **out, char **pzErr);
+
+/* The module's own lookups (key =, record =): for each value of an extra
+ * constraint (one value or an IN list) fn adds the matching rows with
+ * ds_rows_add; r->have_ids is set. 0, or -1 with *err. */
+typedef int (*ds_lookup_fn)(void *ctx, sqlite3_value *v, ds_rows *r, char **err);
+int ds_rows_lookup(ds_rows *r, sqlite3_value *v, int is_in, ds_lookup_fn fn, void *ctx,
+                   char **err);
+/* Add row g to the module's rows. 0, or -1 with *err. */
+int ds_rows_add(ds_rows *r, uint64_t g, char **err);
+
+/* Parts of xCreate / xConnect, first step: allocate def->table_size bytes (zeroed).
  * argc <= 3 is the table-valued form (columns path/options -1 until the
  * module sets them); otherwise the CREATE form, whose dataset is opened
  * and whose parsed options land in *o (free with ds_options_free; zeroed
@@ -128,6 +159,8 @@ static inline ds_table *ds_table_of(sqlite3_vtab_cursor *cur) {
 int ds_table_open(sqlite3 *db, const ds_table_def *def, int argc,
                   const char *const *argv, ds_options *o, ds_table **out,
                   char **err);
+/* The table-valued form's HIDDEN argument columns. */
+void ds_table_arg_columns(ds_table *t, int path, int options);
 /* Declare the columns. 0, or -1 with *err. */
 int ds_table_declare(ds_table *t, const char *sql, char **err);
 /* xCreate / xConnect, last step: rc 0 hands the table to SQLite (direct
@@ -163,15 +196,19 @@ int ds_cursor_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
 int ds_cursor_step(ds_cursor *c, char **err);
 
 /* The shared part of a module's sqlite3_module, for designated
- * initializers:
- *   static sqlite3_module m = {.iVersion = 0, .xCreate = x_connect,
- *       .xConnect = x_connect, .xBestIndex = x_best_index,
- *       .xColumn = x_column, DS_TABLE_METHODS};              */
+ * initializers (a writer adds DS_TABLE_WRITE_METHODS and .iVersion = 2). */
 #define DS_TABLE_METHODS                                                  \
   .xDisconnect = ds_table_disconnect, .xDestroy = ds_table_disconnect,    \
   .xOpen = ds_cursor_open, .xClose = ds_cursor_close,                     \
   .xFilter = ds_cursor_filter, .xNext = ds_cursor_next,                   \
   .xEof = ds_cursor_eof, .xRowid = ds_cursor_rowid
+
+/* A read-only module: its own xBestIndex and xColumn. xCreate and
+ * xConnect are one function, so that a table-valued call reaches it; the
+ * module registers with its ds_table_def as aux. */
+#define DS_TABLE_MODULE(best_index, column)                                   \
+  {.iVersion = 0, .xCreate = ds_table_connect, .xConnect = ds_table_connect, \
+   .xBestIndex = best_index, .xColumn = column, DS_TABLE_METHODS}
 
 /* ---- The seam for writers (issues 13 and 14) ----
  * A writing module sets def->write to its hooks and adds

@@ -73,6 +73,12 @@ int ds_table_writer_rollback(ds_table *t, char **err);
 int ds_table_writer_savepoint(ds_table *t, int n, char **err);
 int ds_table_writer_release(ds_table *t, int n, char **err);
 int ds_table_writer_rollback_to(ds_table *t, int n, char **err);
+/* A writing module's sqlite3_module (DS_TABLE_MODULE with the write
+ * methods and version 2 for the savepoint methods). */
+#define DS_TABLE_WRITER_MODULE(best_index, column)                           \
+  {.iVersion = 2, .xCreate = ds_table_connect, .xConnect = ds_table_connect, \
+   .xBestIndex = best_index, .xColumn = column, DS_TABLE_METHODS,            \
+   DS_TABLE_WRITE_METHODS}
 #define DS_TABLE_WRITER_HOOKS                                             \
   ds_table_writer_begin, ds_table_writer_sync, ds_table_writer_commit,    \
       ds_table_writer_rollback, ds_table_writer_savepoint,                \

@@ -1,7 +1,7 @@
 """test_bcolz_corrupt.py - corrupt bcolz carrays and ctables fail cleanly.
 
 Every dataset here is a copy of an upstream fixture (tests/fixtures/upstream/
-bcolz) in a temporary folder, damaged with Python as shared/formats/bcolz.md
+bcolz) in a temporary folder, damaged with Python as docs/formats/bcolz.md
 §5, §6 and §11 describe: bad "blpk" magic / blpk version / nchunks, Blosc
 headers whose sizes disagree with the file, truncated chunk files, chunks
 whose decompressed size disagrees with the rows they must hold, missing

@@ -4,7 +4,7 @@ Every dataset here lives in a temporary folder: copies of the upstream
 fixtures (tests/fixtures/upstream/datadings) damaged with Python, or small
 datasets written by the helper writer below (msgpack by hand, .offsets,
 .keys, salted .key_hashes, simplebloom .filter and .md5 exactly as
-shared/formats/datadings.md describes them). Each damaged case must give an
+docs/formats/datadings.md describes them). Each damaged case must give an
 sqlite3.Error whose message starts with "datadings: ", names the file and
 says what is wrong (with the sample index and byte offset where the reader
 reports one), in the table-valued form and, where it makes sense, the
