@@ -17,6 +17,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dstest import FIXTURES, Checker, connect, sql_quote  # noqa: E402
+from dd_expected import Unsupported, column_value, same_column, to_json, top_fields  # noqa: E402
 
 D = os.path.join(FIXTURES, "datadings")
 C = Checker()
@@ -62,6 +63,50 @@ def tvf(path):
 
 UPSTREAM_WRITTEN = ["basic", "hetero", "keys", "empty", "ndarrays", "mid"]
 
+
+def same_as_expected(label, path, e):
+    """Every sample of the dataset at path, as `sample` JSON, equals the
+    fixture's expected/*.json (upstream's reader); mid lists every 97th."""
+    got = [json.loads(r[0]) if r[0] is not None else None
+           for r in rows("SELECT sample FROM %s ORDER BY rowid" % tvf(path))]
+    want = e.get("samples")
+    if want is None:  # mid: [index, key, sample] of every 97th sample
+        pairs = [(i, s) for i, _, s in e["sampled"]]
+    else:
+        pairs = list(enumerate(want))
+    bad = []
+    for i, w in pairs:
+        try:
+            w = to_json(w)
+        except Unsupported:
+            continue
+        if got[i] != w:
+            bad.append(i)
+    C.check(not bad and len(got) == e["n"], "%s: %d samples equal expected/*.json" % (label, len(pairs)),
+            "samples %r differ" % bad[:5])
+
+
+def columns_as_expected(label, t, e):
+    """Every field column of table t equals the expected sample's field."""
+    cols = [r[1] for r in rows("PRAGMA temp.table_info(%s)" % t.split(".")[1]) if r[1] != "key"]
+    ok = bad = 0
+    for i, s in enumerate(e["samples"]):
+        fields = top_fields(s)
+        got = rows("SELECT %s FROM %s WHERE rowid = ?" % (", ".join('"%s"' % c for c in cols), t), i)[0] \
+            if cols else ()
+        for c, g in zip(cols, got):
+            try:
+                want = column_value(fields[c]) if c in fields else None
+            except Unsupported:
+                continue
+            if same_column(g, want):
+                ok += 1
+            else:
+                bad += 1
+                if bad <= 3:
+                    C.check(False, "%s: sample %d field %s" % (label, i, c), "got %r, want %r" % (g, want))
+    C.check(bad == 0, "%s: all %d field values equal expected/*.json" % (label, ok))
+
 # 1. by key + raw: byte for byte
 for name in UPSTREAM_WRITTEN + ["salt1", "legacy", "converted"]:
     os.makedirs(os.path.join(TMP, "raw"), exist_ok=True)
@@ -80,6 +125,7 @@ for name in UPSTREAM_WRITTEN + ["salt1", "legacy", "converted"]:
         C.eq(bad, [], "%s raw copy: all six files byte-identical to upstream's" % name)
     C.eq([r[3] for r in rows("SELECT * FROM datadings_verify(?)", out)], [1] * 5,
          "%s raw copy: datadings_verify" % name)
+    same_as_expected("%s raw copy" % name, out, e)
 
 # the sharded set, shard by shard
 for s in range(4):
@@ -119,6 +165,7 @@ for name in UPSTREAM_WRITTEN + ["legacy"]:
         C.eq(read_all(tvf(out), ["key", "sample"]), read_all(tvf(src_path(name)), ["key", "sample"]),
              "%s sample copy: key and sample JSON read back equal" % name)
         C.eq(rows("SELECT count(*) FROM %s" % tvf(out))[0][0], e["n"], "%s sample copy: count" % name)
+        same_as_expected("%s sample copy" % name, out, e)
     except Exception as x:  # noqa: BLE001
         C.check(False, "%s sample copy" % name, x)
         conn.rollback()
@@ -139,6 +186,8 @@ for name in UPSTREAM_WRITTEN + ["legacy"]:
              "%s column copy: every column reads back equal" % name)
         C.eq(read_all(t, quoted.split(", ")), read_all(src, quoted.split(", ")),
              "%s column copy: the writer table reads what it wrote" % name)
+        if "samples" in e:
+            columns_as_expected("%s column copy" % name, reread, e)
     except Exception as x:  # noqa: BLE001
         refused = str(x)
         conn.rollback()
