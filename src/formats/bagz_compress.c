@@ -10,6 +10,10 @@
 
 #define BATCH_BYTES ((size_t)1 << 20)
 #define BATCH_ROWS 8192
+#define NBATCH 4 /* the ring: memory stays at NBATCH batches */
+
+/* Where a batch of the ring is. */
+enum { B_FREE, B_FILLING, B_READY, B_CLAIMED, B_DONE };
 
 /* Records gathered for one compression run, and their frames. */
 typedef struct batch {
@@ -20,6 +24,7 @@ typedef struct batch {
   ds_buf out;          /* frames back to back */
   size_t *out_lens;
   char *err;           /* compression failure, names the row */
+  int state;           /* B_* (under the mutex) */
 } batch;
 
 struct bagz_compressor {
@@ -28,14 +33,13 @@ struct bagz_compressor {
   bagz_emit_fn emit;
   void *ctx;
   int threads;
-  batch b[2];
+  batch b[NBATCH];
+  int head;              /* oldest batch not yet emitted */
   int fill;              /* batch being filled */
-  /* helper thread */
+  /* helper thread: compresses the oldest READY batch */
   ZSTD_CCtx *wcctx;
   pthread_t thread;
   int started, stop;
-  int pending;           /* b[0] handed to the helper, not yet collected */
-  int done;              /* the helper finished b[0] */
   pthread_mutex_t mu;
   pthread_cond_t cv;
 };
@@ -92,64 +96,94 @@ static int emit_batch(bagz_compressor *c, batch *b, char **err) {
   return rc;
 }
 
-/* The helper thread: compress b[0] whenever it is handed over. */
+/* The oldest READY batch from head, or -1 (mutex held). */
+static int oldest_ready(const bagz_compressor *c) {
+  for (int k = 0; k < NBATCH; k++) {
+    int i = (c->head + k) % NBATCH;
+    if (c->b[i].state == B_READY) return i;
+  }
+  return -1;
+}
+
+/* The helper thread: claim the oldest READY batch, compress it, mark it
+ * DONE; sleep when there is none. */
 static void *helper(void *arg) {
   bagz_compressor *c = arg;
   pthread_mutex_lock(&c->mu);
   for (;;) {
-    while (!c->stop && !(c->pending && !c->done)) pthread_cond_wait(&c->cv, &c->mu);
+    int i;
+    while (!c->stop && (i = oldest_ready(c)) < 0) pthread_cond_wait(&c->cv, &c->mu);
     if (c->stop) break;
+    c->b[i].state = B_CLAIMED;
     pthread_mutex_unlock(&c->mu);
     char *e = NULL;
-    if (compress_batch(c->wcctx, c->cdict, &c->b[0], &e)) c->b[0].err = e;
+    if (compress_batch(c->wcctx, c->cdict, &c->b[i], &e)) c->b[i].err = e;
     pthread_mutex_lock(&c->mu);
-    c->done = 1;
+    c->b[i].state = B_DONE;
     pthread_cond_broadcast(&c->cv);
   }
   pthread_mutex_unlock(&c->mu);
   return NULL;
 }
 
-/* Wait for the helper's batch and emit it. */
-static int collect(bagz_compressor *c, char **err) {
-  if (!c->pending) return 0;
-  pthread_mutex_lock(&c->mu);
-  while (!c->done) pthread_cond_wait(&c->cv, &c->mu);
-  c->pending = 0;
-  c->done = 0;
-  pthread_mutex_unlock(&c->mu);
-  return emit_batch(c, &c->b[0], err);
-}
-
-/* Hand b[0] to the helper (starting it on first use). */
-static int hand_over(bagz_compressor *c, char **err) {
-  if (!c->started) {
-    if (!(c->wcctx = ZSTD_createCCtx())) return ds_err(err, "out of memory");
-    if (pthread_create(&c->thread, NULL, helper, c) != 0)
-      return ds_err(err, "cannot start the compression thread");
-    c->started = 1;
-  }
-  pthread_mutex_lock(&c->mu);
-  c->pending = 1;
-  c->done = 0;
-  pthread_cond_broadcast(&c->cv);
-  pthread_mutex_unlock(&c->mu);
+/* Start the helper on first use. */
+static int start_helper(bagz_compressor *c, char **err) {
+  if (c->started) return 0;
+  if (!(c->wcctx = ZSTD_createCCtx())) return ds_err(err, "out of memory");
+  if (pthread_create(&c->thread, NULL, helper, c) != 0)
+    return ds_err(err, "cannot start the compression thread");
+  c->started = 1;
   return 0;
 }
 
-/* The batch being filled is full: b[0] goes to the helper; b[1] is
- * compressed here, then both are emitted in order. */
-static int batch_full(bagz_compressor *c, char **err) {
-  if (c->fill == 0) {
-    c->fill = 1;
-    return hand_over(c, err);
+/* One step towards emitting batch head: emit it when DONE; else compress
+ * the oldest READY batch here (it may be head or a later one); else wait
+ * for the helper. `until_free`: stop once batch `want` is FREE; -1: until
+ * every batch is emitted. */
+static int make_room(bagz_compressor *c, int want, char **err) {
+  int rc = 0;
+  pthread_mutex_lock(&c->mu);
+  for (;;) {
+    if (want >= 0 ? c->b[want].state == B_FREE : c->b[c->head].state == B_FREE) break;
+    batch *h = &c->b[c->head];
+    if (h->state == B_DONE) {
+      pthread_mutex_unlock(&c->mu);
+      int e = emit_batch(c, h, rc ? NULL : err);
+      if (e && rc == 0) rc = -1;
+      pthread_mutex_lock(&c->mu);
+      h->state = B_FREE;
+      c->head = (c->head + 1) % NBATCH;
+      continue;
+    }
+    int i = oldest_ready(c);
+    if (i >= 0) { /* do the work rather than wait */
+      c->b[i].state = B_CLAIMED;
+      pthread_mutex_unlock(&c->mu);
+      char *e = NULL;
+      if (compress_batch(c->cctx, c->cdict, &c->b[i], &e)) c->b[i].err = e;
+      pthread_mutex_lock(&c->mu);
+      c->b[i].state = B_DONE;
+      continue;
+    }
+    if (h->state == B_FILLING) break; /* nothing queued before it */
+    pthread_cond_wait(&c->cv, &c->mu);
   }
-  c->fill = 0;
-  batch *b = &c->b[1];
-  int rc = compress_batch(c->cctx, c->cdict, b, err);
-  if (collect(c, rc ? NULL : err) && rc == 0) rc = -1;
-  if (rc == 0) rc = emit_batch(c, b, err);
-  else b->n = b->raw.len = 0;
+  pthread_mutex_unlock(&c->mu);
+  return rc;
+}
+
+/* The batch being filled is full: queue it, then make the next one free
+ * (emitting, compressing here, or waiting as needed). */
+static int batch_full(bagz_compressor *c, char **err) {
+  if (start_helper(c, err)) return -1;
+  pthread_mutex_lock(&c->mu);
+  c->b[c->fill].state = B_READY;
+  pthread_cond_broadcast(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+  int next = (c->fill + 1) % NBATCH;
+  int rc = make_room(c, next, err);
+  c->fill = next;
+  c->b[next].state = B_FILLING;
   return rc;
 }
 
@@ -161,6 +195,7 @@ int bagz_compressor_new(int level, const uint8_t *dict, size_t dict_len,
   c->emit = emit;
   c->ctx = ctx;
   c->threads = threads >= 2 ? 2 : 1;
+  c->b[0].state = B_FILLING;
   pthread_mutex_init(&c->mu, NULL);
   pthread_cond_init(&c->cv, NULL);
   c->cctx = ZSTD_createCCtx();
@@ -179,13 +214,14 @@ void bagz_compressor_free(bagz_compressor *c) {
   if (!c) return;
   if (c->started) {
     pthread_mutex_lock(&c->mu);
-    while (c->pending && !c->done) pthread_cond_wait(&c->cv, &c->mu);
+    for (int i = 0; i < NBATCH; i++)
+      while (c->b[i].state == B_CLAIMED) pthread_cond_wait(&c->cv, &c->mu);
     c->stop = 1;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
     pthread_join(c->thread, NULL);
   }
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < NBATCH; i++) {
     ds_buf_free(&c->b[i].raw);
     ds_buf_free(&c->b[i].out);
     free(c->b[i].lens);
@@ -235,31 +271,32 @@ int bagz_compressor_add(bagz_compressor *c, uint64_t row, const uint8_t *p,
 
 int bagz_compressor_drain(bagz_compressor *c, char **err) {
   if (c->threads == 1) return 0;
-  int rc = collect(c, err);
-  batch *b = &c->b[1];
-  if (c->fill == 0) b = &c->b[0]; /* b[0] still being filled, not handed over */
-  if (rc == 0 && b->n) {
-    rc = compress_batch(c->cctx, c->cdict, b, err);
-    if (rc == 0) rc = emit_batch(c, b, err);
-  }
-  b->n = b->raw.len = 0;
-  c->fill = 0;
+  batch *f = &c->b[c->fill];
+  pthread_mutex_lock(&c->mu);
+  if (f->n) f->state = B_READY; /* the partial batch goes too */
+  else f->state = B_FREE;
+  pthread_cond_broadcast(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+  int rc = make_room(c, -1, err);
+  /* everything emitted: start filling at head again */
+  c->fill = c->head;
+  c->b[c->fill].state = B_FILLING;
   return rc;
 }
 
 void bagz_compressor_reset(bagz_compressor *c) {
-  if (c->threads == 2) {
-    pthread_mutex_lock(&c->mu);
-    while (c->pending && !c->done) pthread_cond_wait(&c->cv, &c->mu);
-    c->pending = c->done = 0;
-    pthread_mutex_unlock(&c->mu);
-  }
-  for (int i = 0; i < 2; i++) {
+  pthread_mutex_lock(&c->mu);
+  for (int i = 0; i < NBATCH; i++)
+    while (c->b[i].state == B_CLAIMED) pthread_cond_wait(&c->cv, &c->mu);
+  for (int i = 0; i < NBATCH; i++) {
     c->b[i].n = c->b[i].raw.len = c->b[i].out.len = 0;
     free(c->b[i].err);
     c->b[i].err = NULL;
+    c->b[i].state = B_FREE;
   }
-  c->fill = 0;
+  c->head = c->fill = 0;
+  c->b[0].state = B_FILLING;
+  pthread_mutex_unlock(&c->mu);
 }
 
 int bagz_compress_one(int level, const uint8_t *dict, size_t dict_len,

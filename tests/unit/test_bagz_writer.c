@@ -369,6 +369,43 @@ static void test_transactions(void) {
   ds_stage_close(st);
   CHECK(!ds_path_exists(at(0, "n-00000-of-00002.bag"), NULL));
   CHECK_MSG(hidden_files() == 0, "no lock or temporary left behind");
+  /* two threads: a savepoint in the middle of queued batches */
+  bagz_writer_options t2 = {.zstd = 1, .threads = 2};
+  w = writer(at(0, "t2.bagz"), &t2, DS_STAGE_CREATE, &st, &err);
+  char rec[32];
+  int ok = w != NULL;
+  for (int i = 0; i < 30000 && ok; i++) {
+    snprintf(rec, sizeof rec, "record %d", i);
+    ok = ADD(w, rec) == 0;
+  }
+  void *m = NULL;
+  CHECK(ok && bagz_writer_mark(w, &m, &err) == 0);
+  for (int i = 0; i < 30000 && ok; i++) ok = ADD(w, "dropped") == 0;
+  CHECK(ok && bagz_writer_rollback_to(w, m, &err) == 0 && bagz_writer_count(w) == 30000);
+  free(m);
+  CHECK(ADD(w, "last") == 0 && bagz_writer_prepare(w, &err) == 0 &&
+        bagz_writer_publish(w, &err) == 0);
+  bagz_writer_close(w);
+  ds_stage_close(st);
+  bagz_options aut = {0};
+  bagz_reader *r;
+  if (CHECK(bagz_open(at(0, "t2.bagz"), &aut, &r, &err) == 0)) {
+    ds_zstd_ctx z;
+    ds_zstd_ctx_init(&z, NULL);
+    ds_buf sb = {0};
+    const uint8_t *p;
+    size_t n;
+    ok = bagz_count(r) == 30001;
+    for (uint64_t i = 0; i < 30000 && ok; i++) {
+      snprintf(rec, sizeof rec, "record %llu", (unsigned long long)i);
+      ok = bagz_read(r, &z, i, &sb, &p, &n, &err) == 0 && n == strlen(rec) && !memcmp(p, rec, n);
+    }
+    ok = ok && bagz_read(r, &z, 30000, &sb, &p, &n, &err) == 0 && n == 4 && !memcmp(p, "last", 4);
+    CHECK_MSG(ok, "threads=2: every record in order after ROLLBACK TO");
+    ds_zstd_ctx_free(&z);
+    ds_buf_free(&sb);
+    bagz_close(r);
+  }
   free(err);
 }
 
