@@ -111,7 +111,7 @@ static void *helper(void *arg) {
   bagz_compressor *c = arg;
   pthread_mutex_lock(&c->mu);
   for (;;) {
-    int i;
+    int i = -1;
     while (!c->stop && (i = oldest_ready(c)) < 0) pthread_cond_wait(&c->cv, &c->mu);
     if (c->stop) break;
     c->b[i].state = B_CLAIMED;
