@@ -36,6 +36,7 @@ int ds_afile_flush(ds_afile *f, char **err) {
 
 /* Append n bytes: small writes gather in the buffer, big ones go direct. */
 int ds_afile_write(ds_afile *f, const void *p, size_t n, char **err) {
+  if (n == 0) return 0;
   if (!f->buf && !(f->buf = malloc(AFILE_BUF)))
     return ds_err(err, "%s: out of memory", f->path);
   if (f->nbuf + n > AFILE_BUF) {
