@@ -7,10 +7,34 @@
 #include "sql/value_sql.h"
 #include "vtab/dataset.h"
 #include "vtab/table_writer.h"
+#include "vtab/vtab_util.h"
 
 int ds_table_writer_mode(const ds_options *o, int *mode, char **err) {
   static const char *const modes[] = {"read", "create", "replace", NULL};
   return ds_options_enum(o, "mode", modes, 0, mode, err);
+}
+
+int ds_table_writer_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                            sqlite3_vtab **out, char **pzErr) {
+  /* argv: module, database, table, path, options... */
+  const char *file = argc > 3 ? sqlite3_db_filename(db, argv[1]) : NULL;
+  if (file && *file) {
+    ds_options o = {0};
+    char *err = NULL;
+    int mode = 0;
+    for (int i = 4; i < argc && !err; i++) ds_options_add(&o, argv[i], &err);
+    if (!err) ds_table_writer_mode(&o, &mode, &err);
+    ds_options_free(&o);
+    free(err); /* bad options: the module's own connect says it */
+    if (mode)
+      return ds_set_error(pzErr, argv[0],
+                          ds_strf("%s.%s: a table with mode=create or mode=replace "
+                                  "must be TEMP (CREATE VIRTUAL TABLE temp.%s ...): "
+                                  "in a database file it would try to create its "
+                                  "dataset again each time the file is opened",
+                                  argv[1], argv[2], argv[2]));
+  }
+  return ds_table_connect(db, aux, argc, argv, out, pzErr);
 }
 
 int ds_table_writer_new(const ds_options *o, const char *const *write_only,
@@ -62,8 +86,9 @@ int ds_table_writer_insert(ds_table *t, int argc, sqlite3_value **argv,
                            uint64_t *row, char **err) {
   ds_table_writer *tw = writer_of(t);
   if (!tw)
-    return ds_err(err, "%s: the table was created to read (mode=read); create "
-                       "it with mode=create or mode=replace to write",
+    return ds_err(err, "%s: the table reads (mode=read, or a writer table "
+                       "reopened from a database's schema); CREATE a table "
+                       "with mode=create or mode=replace to write",
                   t->ds ? t->ds->path : "");
   if (argc == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL)
     return ds_err(err, "%s: datasets are written once: only INSERT, no %s",

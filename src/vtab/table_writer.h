@@ -45,6 +45,13 @@ typedef struct ds_writable_table {
 
 /* mode=read (0, the default), create (1) or replace (2). */
 int ds_table_writer_mode(const ds_options *o, int *mode, char **err);
+/* xCreate = xConnect of a writing module (one function, so the
+ * table-valued form stays): ds_table_connect, but a writer table
+ * (mode=create|replace) must be TEMP or in an in-memory database: in a
+ * database file SQLite would run its CREATE again each time the file is
+ * opened, and mode=create would refuse its own dataset. */
+int ds_table_writer_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                            sqlite3_vtab **out, char **pzErr);
 /* A writer shell: read_opts = o without the names in write_only (NULL-
  * terminated; "mode" is always left out). The module then opens its stage
  * and format writer and calls ds_table_writer_attach. */
@@ -76,7 +83,8 @@ int ds_table_writer_rollback_to(ds_table *t, int n, char **err);
 /* A writing module's sqlite3_module (DS_TABLE_MODULE with the write
  * methods and version 2 for the savepoint methods). */
 #define DS_TABLE_WRITER_MODULE(best_index, column)                           \
-  {.iVersion = 2, .xCreate = ds_table_connect, .xConnect = ds_table_connect, \
+  {.iVersion = 2, .xCreate = ds_table_writer_connect,                       \
+   .xConnect = ds_table_writer_connect,                                      \
    .xBestIndex = best_index, .xColumn = column, DS_TABLE_METHODS,            \
    DS_TABLE_WRITE_METHODS}
 #define DS_TABLE_WRITER_HOOKS                                             \

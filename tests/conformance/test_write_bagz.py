@@ -167,6 +167,23 @@ C.eq([r[0] for r in rows("SELECT record FROM bagz(?)", os.path.join(TMP, "twice.
      "second commit: files hold both")
 C.eq([f for f in os.listdir(TMP) if ".ds-tmp." in f], [], "no temporaries left")
 
+# 6. a writer table must be TEMP when the database is a file
+import sqlite3  # noqa: E402
+
+dbf = os.path.join(TMP, "schema.db")
+c1 = sqlite3.connect(dbf)
+c1.enable_load_extension(True)
+c1.load_extension(os.path.join(BUILD, "datasets"))
+C.raises(lambda: c1.execute("CREATE VIRTUAL TABLE kept USING bagz(%s, mode=create)"
+                            % sql_quote(os.path.join(TMP, "kept.bag"))),
+         "a writer table in a database file is refused", "must be TEMP")
+c1.execute("CREATE VIRTUAL TABLE temp.kept USING bagz(%s, mode=create)" % sql_quote(os.path.join(TMP, "kept.bag")))
+c1.execute("INSERT INTO kept(record) VALUES (x'01'), (x'02')")
+c1.commit()
+C.eq(c1.execute("SELECT count(*) FROM bagz(?)", (os.path.join(TMP, "kept.bag"),)).fetchone()[0], 2,
+     "a TEMP writer table beside a database file writes")
+c1.close()
+
 conn.close()
 shutil.rmtree(TMP)
 C.exit()
