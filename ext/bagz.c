@@ -1,10 +1,11 @@
-/* ext/bagz.c - entry point of build/bagz.so: the bagz module and the npy_*
- * functions. Load with `.load build/bagz`. */
+/* ext/bagz.c - entry point of build/bagz.so: the bagz module, tfexample_json
+ * and the npy_* functions. Load with `.load build/bagz`. */
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
 #include "sql/npy_sql.h"
 #include "vtab/modules.h"
+#include "sql/tfexample_sql.h"
 
 #ifdef _WIN32
 __declspec(dllexport)
@@ -17,5 +18,6 @@ int sqlite3_bagz_init(sqlite3 *db, char **pzErrMsg,
   SQLITE_EXTENSION_INIT2(pApi);
   int rc = ds_npy_register_functions(db);
   if (rc == SQLITE_OK) rc = ds_bagz_register(db);
+  if (rc == SQLITE_OK) rc = ds_tfexample_register_functions(db);
   return rc;
 }

@@ -14,6 +14,8 @@ check_build() {
   [ -f /usr/include/blake2.h ]   || need libb2-dev
   [ -f /usr/include/jansson.h ]  || need libjansson-dev
   [ -f /usr/include/md5.h ]      || need libmd-dev
+  [ -f /usr/include/protobuf-c/protobuf-c.h ] || need libprotobuf-c-dev
+  command -v protoc-c >/dev/null 2>&1 || need protobuf-c-compiler
   command -v cc >/dev/null 2>&1  || need gcc
   command -v make >/dev/null 2>&1 || need make
 }
@@ -23,6 +25,11 @@ check_test() {
   /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || need python3-numpy
   command -v zstd >/dev/null 2>&1 || need zstd
   command -v sqlite-utils >/dev/null 2>&1 || need sqlite-utils
+  /usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || need python3-pandas
+  /usr/bin/python3 -c 'import dask.dataframe' >/dev/null 2>&1 || need python3-dask
+  /usr/bin/python3 -c 'import distributed' >/dev/null 2>&1 || need python3-distributed
+  /usr/bin/python3 -c 'import google.protobuf' >/dev/null 2>&1 || need python3-protobuf
+  command -v protoc >/dev/null 2>&1 || need protobuf-compiler
 }
 check_fuzz() {
   command -v clang >/dev/null 2>&1 || need clang

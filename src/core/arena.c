@@ -94,6 +94,12 @@ int ds_arena_fail(const ds_arena *a, char **err) {
   return ds_err(err, "out of memory");
 }
 
+void *ds_arena_get(ds_arena *a, size_t n, char **err) {
+  void *p = ds_arena_alloc(a, n);
+  if (!p) ds_arena_fail(a, err);
+  return p;
+}
+
 void ds_arena_reset(ds_arena *a) {
   a->over = 0;
   if (!a->head) {

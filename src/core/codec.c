@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 /* Output buffers start this big, so most records decode in one call. */
 #define DS_ZSTD_MIN_BUFFER (128 * 1024)
@@ -66,6 +67,26 @@ static ZSTD_DCtx *dctx_of(ds_zstd_ctx *c, char **err) {
   return c->dctx;
 }
 
+/* A frame failed to decode for want of the right dictionary: set *err to
+ * say so and return 1; else 0. A frame names its dictionary's ID (0 for
+ * raw-content dictionaries, which leave only the guess). */
+static int dict_mismatch(const ds_zstd_ctx *c, const uint8_t *src, size_t n,
+                         size_t code, char **err) {
+  unsigned want = ZSTD_getDictID_fromFrame(src, n);
+  unsigned have = c->dict ? ZSTD_getDictID_fromDDict(c->dict->ddict) : 0;
+  if (want && !c->dict)
+    ds_err(err, "the frames need zstd dictionary ID %u: pass dictionary=", want);
+  else if (want && have && want != have)
+    ds_err(err, "the frames need zstd dictionary ID %u, but the dictionary "
+                "given has ID %u", want, have);
+  else if (!want && !c->dict && ZSTD_getErrorCode(code) == ZSTD_error_corruption_detected)
+    ds_err(err, "zstd: %s (if the bag was written with a dictionary, pass "
+                "dictionary=)", ZSTD_getErrorName(code));
+  else
+    return 0;
+  return 1;
+}
+
 /* Frames without a content size: stream them, growing the output, until
  * all input is consumed at a frame boundary (concatenated frames join). */
 static int decompress_stream(ds_zstd_ctx *c, ZSTD_DCtx *d, const uint8_t *src,
@@ -87,7 +108,10 @@ static int decompress_stream(ds_zstd_ctx *c, ZSTD_DCtx *d, const uint8_t *src,
     }
     ZSTD_outBuffer ob = {out->data, out->cap, out->len};
     size_t ret = ZSTD_decompressStream(d, &ob, &in);
-    if (ZSTD_isError(ret)) return ds_err(err, "zstd: %s", ZSTD_getErrorName(ret));
+    if (ZSTD_isError(ret)) {
+      if (dict_mismatch(c, src, n, ret, err)) return -1;
+      return ds_err(err, "zstd: %s", ZSTD_getErrorName(ret));
+    }
     out->len = ob.pos;
     if (out->len > cap)
       return ds_err(err, "zstd frame decompresses to more than max_value_bytes=%llu "
@@ -103,7 +127,9 @@ static int decompress_stream(ds_zstd_ctx *c, ZSTD_DCtx *d, const uint8_t *src,
  * bytes, or corrupt inside. Only runs on the error path, so the hot path
  * parses each frame header once. (Trailing skippable or empty frames decode
  * fine and are accepted, as the zstd tool accepts them.) */
-static int explain_failure(const uint8_t *src, size_t n, size_t code, char **err) {
+static int explain_failure(const ds_zstd_ctx *c, const uint8_t *src, size_t n,
+                           size_t code, char **err) {
+  if (dict_mismatch(c, src, n, code, err)) return -1;
   size_t framed = ZSTD_findFrameCompressedSize(src, n);
   if (ZSTD_isError(framed))
     return ds_err(err, "truncated or corrupt zstd frame (%zu bytes): %s", n,
@@ -145,7 +171,7 @@ int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
   size_t got = c->dict ? ZSTD_decompress_usingDDict(d, out->data, out->cap, src, n,
                                                     c->dict->ddict)
                        : ZSTD_decompressDCtx(d, out->data, out->cap, src, n);
-  if (ZSTD_isError(got)) return explain_failure(src, n, got, err);
+  if (ZSTD_isError(got)) return explain_failure(c, src, n, got, err);
   if (got != size) { /* more frames followed the first one */
     size_t framed = ZSTD_findFrameCompressedSize(src, n);
     if (!ZSTD_isError(framed) && framed < n)

@@ -21,8 +21,8 @@
  *   double text (non-finite -> null); c8/c16 -> [re, im];
  *   U -> string (UTF-32 -> UTF-8, trailing NULs stripped, code points that
  *   are not Unicode scalar values -> U+FFFD);
- *   S -> trailing NULs stripped, then a string when the bytes are valid
- *   UTF-8, otherwise a base64 string (of the stripped bytes);
+ *   S -> bytes: trailing NULs stripped, then a base64 string (bytes are
+ *   base64 everywhere inside JSON, INTERFACE.md "Values");
  *   V (raw, not structured) -> base64 string;
  *   M -> ISO-8601 text at the dtype's unit, as numpy prints it; m -> integer
  *   ticks; NaT -> null; 0-d -> the bare scalar.
@@ -37,6 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
+#include "numbers.h"
+#include "utf8.h"
+
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
 #define NPY_ALIGN 64
@@ -48,12 +52,6 @@ static const char *const unit_names[] = {"Y",  "M",  "W",  "D",  "h",
                                          "m",  "s",  "ms", "us", "ns",
                                          "ps", "fs", "as"};
 #define NPY_NUNITS ((int)(sizeof unit_names / sizeof unit_names[0]))
-
-/* 1 on a little-endian host ('=' and bare dtype strings mean native). */
-static int host_little(void) {
-  const uint16_t x = 1;
-  return *(const uint8_t *)&x == 1;
-}
 
 /* a * b into *r; 0 when it overflows uint64. */
 static int mul_u64(uint64_t a, uint64_t b, uint64_t *r) {
@@ -251,7 +249,7 @@ static int parse_unit(const char *s, size_t n, size_t *i, dtype_info *d,
     if (strlen(unit_names[u]) == j - *i && memcmp(s + *i, unit_names[u], j - *i) == 0)
       d->unit = u;
   if (d->unit == DS_NPY_UNIT_GENERIC)
-    return ds_err(err, "unknown datetime unit '%.*s'", (int)(j - *i), s + *i);
+    return ds_err_quoted(err, "unknown datetime unit '%s'", s + *i, j - *i);
   *i = j + 1;
   return 0;
 }
@@ -290,35 +288,35 @@ static void dtype_format(dtype_info *d) {
 /* Parse a simple dtype string such as "<f4", "|S5", "<U3", "<M8[ns]". */
 static int parse_simple_descr(const char *s, size_t n, dtype_info *d,
                               char **err) {
-  int shown = (int)(n > 40 ? 40 : n); /* how much of s an error quotes */
+  size_t shown = n > 40 ? 40 : n; /* how much of s an error quotes */
   memset(d, 0, sizeof *d);
   size_t i = 0;
   char order = '=';
   if (i < n && s[i] && strchr("<>|=", s[i])) order = s[i++];
   if (i == n || !s[i] || !strchr("biufcSUVMmO", s[i]))
-    return ds_err(err, "unsupported dtype '%.*s'", shown, s);
+    return ds_err_quoted(err, "unsupported dtype '%s'", s, shown);
   d->kind = s[i++];
   uint64_t size;
   int has = parse_digits(s, n, &i, &size);
   if (has < 0 || (d->kind == 'U' && size > INT32_MAX / 4))
-    return ds_err(err, "dtype '%.*s': size too large", shown, s);
+    return ds_err_quoted(err, "dtype '%s': size too large", s, shown);
   if (!has) {
     if (d->kind != 'M' && d->kind != 'm' && d->kind != 'O')
-      return ds_err(err, "dtype '%.*s' has no size", shown, s);
+      return ds_err_quoted(err, "dtype '%s' has no size", s, shown);
     size = 8;
   }
   if (!check_numeric_size(d->kind, size))
-    return ds_err(err, "unsupported dtype '%.*s'", shown, s);
+    return ds_err_quoted(err, "unsupported dtype '%s'", s, shown);
   if ((d->kind == 'M' || d->kind == 'm') && parse_unit(s, n, &i, d, err))
     return -1;
-  if (i != n) return ds_err(err, "unsupported dtype '%.*s'", shown, s);
+  if (i != n) return ds_err_quoted(err, "unsupported dtype '%s'", s, shown);
   d->itemsize = (uint32_t)(d->kind == 'U' ? size * 4 : size);
   if (d->itemsize == 1 || d->kind == 'S' || d->kind == 'V' || d->kind == 'O')
     d->byteorder = '|';
   else if (order == '<' || order == '>')
     d->byteorder = order;
   else
-    d->byteorder = host_little() ? '<' : '>';
+    d->byteorder = ds_host_little() ? '<' : '>';
   dtype_format(d);
   return 0;
 }
@@ -468,9 +466,9 @@ static int header_entry(cur *c, ds_npy *out, int seen[3], char **err) {
   if (kn == 5 && !memcmp(k, "descr", 5)) which = 0;
   else if (kn == 13 && !memcmp(k, "fortran_order", 13)) which = 1;
   else if (kn == 5 && !memcmp(k, "shape", 5)) which = 2;
-  else return ds_err(err, "unexpected key '%.*s'", (int)(kn > 40 ? 40 : kn), k);
+  else return ds_err_quoted(err, "unexpected key '%s'", k, kn > 40 ? 40 : kn);
   if (esc) return ds_err(err, "escape in key");
-  if (seen[which]++) return ds_err(err, "duplicate key '%.*s'", (int)kn, k);
+  if (seen[which]++) return ds_err_quoted(err, "duplicate key '%s'", k, kn);
   if (!eat(c, ':')) return ds_err(err, "expected ':'");
   if (which == 0) return header_descr(c, out, err);
   if (which == 1) {
@@ -638,64 +636,11 @@ int ds_npy_write_header(ds_buf *out, const char *descr, int fortran_order,
 
 /* ------------------------------------------------------- element loads */
 
-/* An unsigned integer of `size` bytes in the given byte order. */
-static uint64_t load_uint(const uint8_t *p, unsigned size, int big) {
-  uint64_t v = 0;
-  if (big)
-    for (unsigned k = 0; k < size; k++) v = v << 8 | p[k];
-  else
-    for (unsigned k = size; k-- > 0;) v = v << 8 | p[k];
-  return v;
-}
-
-/* A two's complement signed integer of `size` bytes. */
-static int64_t load_int(const uint8_t *p, unsigned size, int big) {
-  uint64_t u = load_uint(p, size, big);
-  if (size < 8 && (u >> (8 * size - 1)) & 1) u |= UINT64_MAX << (8 * size);
-  return (u >> 63) ? -(int64_t)(~u) - 1 : (int64_t)u;
-}
-
-/* IEEE 754 half precision bits to double. */
-static double half_to_double(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 31, mant = h & 1023;
-  double v;
-  if (exp == 0) v = ldexp(mant, -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = ldexp(mant + 1024, exp - 25);
-  return sign ? -v : v;
-}
-
-/* A float of 2, 4 or 8 bytes as double. */
-static double load_float(const uint8_t *p, unsigned size, int big) {
-  if (size == 2) return half_to_double((uint16_t)load_uint(p, 2, big));
-  if (size == 4) {
-    uint32_t b = (uint32_t)load_uint(p, 4, big);
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-  }
-  uint64_t b = load_uint(p, 8, big);
-  double d;
-  memcpy(&d, &b, 8);
-  return d;
-}
-
 /* Append UTF-8 for one code point; non-scalar values become U+FFFD. */
 static int put_utf8(ds_buf *out, uint32_t cp) {
   uint8_t b[4];
-  size_t n;
-  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
-  if (cp < 0x80) { b[0] = (uint8_t)cp; n = 1; }
-  else if (cp < 0x800) {
-    b[0] = (uint8_t)(0xC0 | cp >> 6); b[1] = (uint8_t)(0x80 | (cp & 63)); n = 2;
-  } else if (cp < 0x10000) {
-    b[0] = (uint8_t)(0xE0 | cp >> 12); b[1] = (uint8_t)(0x80 | ((cp >> 6) & 63));
-    b[2] = (uint8_t)(0x80 | (cp & 63)); n = 3;
-  } else {
-    b[0] = (uint8_t)(0xF0 | cp >> 18); b[1] = (uint8_t)(0x80 | ((cp >> 12) & 63));
-    b[2] = (uint8_t)(0x80 | ((cp >> 6) & 63)); b[3] = (uint8_t)(0x80 | (cp & 63));
-    n = 4;
-  }
+  size_t n = ds_utf8_encode(cp, b);
+  if (!n) n = ds_utf8_encode(0xFFFD, b);
   return ds_buf_append(out, b, n);
 }
 
@@ -703,9 +648,9 @@ static int put_utf8(ds_buf *out, uint32_t cp) {
 static int utf32_to_utf8(const uint8_t *p, uint32_t itemsize, int big,
                          ds_buf *out) {
   uint32_t n = itemsize / 4;
-  while (n > 0 && load_uint(p + 4 * (n - 1), 4, big) == 0) n--;
+  while (n > 0 && ds_load_uint(p + 4 * (n - 1), 4, big) == 0) n--;
   for (uint32_t k = 0; k < n; k++)
-    if (put_utf8(out, (uint32_t)load_uint(p + 4 * k, 4, big))) return -1;
+    if (put_utf8(out, (uint32_t)ds_load_uint(p + 4 * k, 4, big))) return -1;
   return 0;
 }
 
@@ -800,9 +745,9 @@ static int check_decodable(const ds_npy *a, char **err) {
 
 /* Append a complex element as [re, im]. */
 static int json_complex(ds_buf *out, const uint8_t *p, unsigned half, int big) {
-  return ds_buf_puts(out, "[") || ds_json_double(out, load_float(p, half, big)) ||
+  return ds_buf_puts(out, "[") || ds_json_double(out, ds_load_float(p, half, big)) ||
          ds_buf_puts(out, ",") ||
-         ds_json_double(out, load_float(p + half, half, big)) ||
+         ds_json_double(out, ds_load_float(p + half, half, big)) ||
          ds_buf_puts(out, "]");
 }
 
@@ -813,34 +758,31 @@ static int json_element(const ds_npy *a, const uint8_t *p, ds_buf *out,
   switch (a->kind) {
     case 'b': rc = ds_buf_puts(out, p[0] ? "true" : "false"); break;
     case 'i':
-      rc = ds_buf_printf(out, "%lld", (long long)load_int(p, a->itemsize, big));
+      rc = ds_buf_printf(out, "%lld", (long long)ds_load_int(p, a->itemsize, big));
       break;
     case 'u':
       rc = ds_buf_printf(out, "%llu",
-                         (unsigned long long)load_uint(p, a->itemsize, big));
+                         (unsigned long long)ds_load_uint(p, a->itemsize, big));
       break;
-    case 'f': rc = ds_json_double(out, load_float(p, a->itemsize, big)); break;
+    case 'f': rc = ds_json_double(out, ds_load_float(p, a->itemsize, big)); break;
     case 'c': rc = json_complex(out, p, a->itemsize / 2, big); break;
     case 'U':
       tmp->len = 0;
       rc = utf32_to_utf8(p, a->itemsize, big, tmp) ||
            ds_json_string(out, tmp->data, tmp->len);
       break;
-    case 'S': {
-      size_t n = bytes_len(p, a->itemsize);
-      rc = ds_utf8_valid(p, n) ? ds_json_string(out, p, n)
-                               : ds_json_base64(out, p, n);
+    case 'S': /* bytes: base64 inside JSON, as every bytes value */
+      rc = ds_json_base64(out, p, bytes_len(p, a->itemsize));
       break;
-    }
     case 'V': rc = ds_json_base64(out, p, a->itemsize); break;
     case 'm': {
-      int64_t t = load_int(p, 8, big);
+      int64_t t = ds_load_int(p, 8, big);
       rc = t == DS_NPY_NAT ? ds_buf_puts(out, "null")
                            : ds_buf_printf(out, "%lld", (long long)t);
       break;
     }
     case 'M': {
-      int64_t t = load_int(p, 8, big);
+      int64_t t = ds_load_int(p, 8, big);
       if (t == DS_NPY_NAT) { rc = ds_buf_puts(out, "null"); break; }
       tmp->len = 0;
       if (ds_npy_datetime_iso(tmp, t, a->dt_unit, a->dt_mult, err)) return -1;
@@ -1020,13 +962,13 @@ int ds_npy_element(const ds_npy *a, uint64_t pos, ds_value *v, ds_buf *scratch,
   memset(v, 0, sizeof *v);
   switch (a->kind) {
     case 'b': v->type = DS_V_BOOL; v->u.i = p[0] != 0; return 0;
-    case 'i': v->type = DS_V_INT; v->u.i = load_int(p, a->itemsize, big); return 0;
-    case 'u': v->type = DS_V_UINT; v->u.u = load_uint(p, a->itemsize, big); return 0;
-    case 'f': v->type = DS_V_FLOAT; v->u.f = load_float(p, a->itemsize, big); return 0;
+    case 'i': v->type = DS_V_INT; v->u.i = ds_load_int(p, a->itemsize, big); return 0;
+    case 'u': v->type = DS_V_UINT; v->u.u = ds_load_uint(p, a->itemsize, big); return 0;
+    case 'f': v->type = DS_V_FLOAT; v->u.f = ds_load_float(p, a->itemsize, big); return 0;
     case 'c':
       v->type = DS_V_COMPLEX;
-      v->u.c.re = load_float(p, a->itemsize / 2, big);
-      v->u.c.im = load_float(p + a->itemsize / 2, a->itemsize / 2, big);
+      v->u.c.re = ds_load_float(p, a->itemsize / 2, big);
+      v->u.c.im = ds_load_float(p + a->itemsize / 2, a->itemsize / 2, big);
       return 0;
     case 'S': case 'V':
       v->type = DS_V_BYTES;
@@ -1041,7 +983,7 @@ int ds_npy_element(const ds_npy *a, uint64_t pos, ds_value *v, ds_buf *scratch,
       v->u.s.n = scratch->len;
       return 0;
     case 'm': case 'M': {
-      int64_t t = load_int(p, 8, big);
+      int64_t t = ds_load_int(p, 8, big);
       if (t == DS_NPY_NAT) return 0; /* DS_V_NULL */
       if (a->kind == 'm') { v->type = DS_V_INT; v->u.i = t; return 0; }
       scratch->len = 0;

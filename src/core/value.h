@@ -16,6 +16,8 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "json.h" /* the JSON atoms, for the callers of ds_value_json */
+#include "utf8.h"
 
 typedef enum ds_vtype {
   DS_V_NULL = 0,
@@ -64,6 +66,8 @@ void *ds_arena_alloc(ds_arena *a, size_t n);  /* 16-byte aligned; NULL on failur
 /* The error after ds_arena_alloc failed: past the limit ("value needs more
  * than max_value_bytes=N bytes") or out of memory. Returns -1. */
 int ds_arena_fail(const ds_arena *a, char **err);
+/* ds_arena_alloc, setting *err by ds_arena_fail when it fails. */
+void *ds_arena_get(ds_arena *a, size_t n, char **err);
 void ds_arena_reset(ds_arena *a);             /* keep one block, forget the rest */
 void ds_arena_free(ds_arena *a);
 
@@ -85,20 +89,6 @@ int ds_value_json(ds_buf *out, const ds_value *v, char **err);
 int ds_value_from_json(const char *text, size_t n, ds_arena *a, ds_value *out,
                        char **err);
 
-/* JSON building blocks shared with npy.c and the format decoders. Each
- * returns 0, or -1 when out of memory. */
-/* A double as JSON: shortest text that reads back to the same double, with
- * ".0" added to integral values ("1.0", as Python prints); null when not
- * finite. */
-int ds_json_double(ds_buf *out, double d);
-/* A JSON string literal (quotes included) for UTF-8 bytes: control characters
- * as \u00XX, invalid UTF-8 replaced by U+FFFD (one per maximal invalid
- * subsequence, like Python's errors='replace'). */
-int ds_json_string(ds_buf *out, const uint8_t *p, size_t n);
-/* A JSON string literal holding the standard base64 (with padding) of p. */
-int ds_json_base64(ds_buf *out, const uint8_t *p, size_t n);
-/* 1 when p[0..n) is valid UTF-8 (no surrogates, no overlongs), else 0. */
-int ds_utf8_valid(const uint8_t *p, size_t n);
 /* Parse a BIGINT's decimal text ("-?[0-9]+"). Returns 1 and sets *out when it
  * fits in int64, 0 when it is valid but does not fit, -1 when malformed. */
 int ds_bigint_to_i64(const uint8_t *p, size_t n, int64_t *out);

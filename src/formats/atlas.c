@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <zstd.h>
 
+#include "core/json_file.h"
 #include "core/mapped_file.h"
 #include "core/npy.h"
 
@@ -79,27 +80,6 @@ static int cmp_names(const void *x, const void *y) {
 
 /* ------------------------------------------------------- meta.json */
 
-/* Parse `path` as a JSON object; errors name the file and position. */
-static json_t *load_json(const char *path, char **err) {
-  ds_file f;
-  if (ds_file_open(&f, path, err)) return NULL;
-  json_error_t e;
-  json_t *j = json_loadb(f.data ? (const char *)f.data : "", (size_t)f.size,
-                         JSON_REJECT_DUPLICATES, &e);
-  ds_file_close(&f);
-  if (!j) {
-    ds_err(err, "%s: invalid JSON (line %d, column %d): %s", path, e.line,
-           e.column, e.text);
-    return NULL;
-  }
-  if (!json_is_object(j)) {
-    json_decref(j);
-    ds_err(err, "%s: not a JSON object", path);
-    return NULL;
-  }
-  return j;
-}
-
 /* Integer member `key` of `o`, required to lie in [lo, hi]. */
 static int meta_int(json_t *o, const char *path, const char *key, int64_t lo,
                     int64_t hi, int64_t *out, char **err) {
@@ -145,7 +125,7 @@ static int meta_number(json_t *o, const char *path, const char *key,
 static int read_shard_meta(atlas_shard *s, char **err) {
   char *path = ds_path_join(s->dir, "meta.json");
   if (!path) return ds_err(err, "out of memory");
-  json_t *j = load_json(path, err);
+  json_t *j = ds_json_load_object(path, JSON_REJECT_DUPLICATES, err);
   int64_t bs = 0, n = 0, st = 0, level = 0;
   double dsize = 0, lv = 0;
   int rc = !j || meta_version(j, path, err) ||
@@ -170,7 +150,7 @@ static int read_root_meta(atlas_reader *r, json_t **sizes, json_t **root,
                           char **err) {
   char *path = ds_path_join(r->path, "meta.json");
   if (!path) return ds_err(err, "out of memory");
-  json_t *j = load_json(path, err);
+  json_t *j = ds_json_load_object(path, JSON_REJECT_DUPLICATES, err);
   int64_t st = 0;
   int rc = !j || meta_version(j, path, err) ||
            meta_int(j, path, "compression_strategy", 0, 3, &st, err);

@@ -4,8 +4,8 @@
  * point into those bytes). The cache keeps blocks by (shard, block),
  * least recently used first out, within a byte limit; a block a cursor is
  * reading is pinned and never evicted, so the limit can be exceeded by
- * the pinned blocks only. Knows nothing of SQLite or of how blocks are
- * decoded. */
+ * the pinned blocks only (the generic core/lru_cache.c does the keeping).
+ * Knows nothing of SQLite or of how blocks are decoded. */
 #ifndef DS_ATLAS_CACHE_H
 #define DS_ATLAS_CACHE_H
 
@@ -13,10 +13,12 @@
 #include <stdint.h>
 
 #include "core/common.h"
+#include "core/lru_cache.h"
 #include "core/value.h"
 
 typedef struct atlas_dblock atlas_dblock;
 struct atlas_dblock {
+  ds_lru_node lru;   /* first: key (shard, block), bytes, pins, cached */
   size_t shard;
   uint64_t block;
   ds_buf buf;        /* decompressed pickle (unused for raw shards) */
@@ -25,21 +27,10 @@ struct atlas_dblock {
   int partial;       /* ... or only example `pos` in `ex` (never cached) */
   uint64_t pos;
   ds_value ex;
-  size_t bytes;      /* memory it holds, as the cache counts it */
-  int pins;          /* cursors reading it */
-  int cached;        /* 1 while in a cache */
-  atlas_dblock *prev, *next; /* LRU list, most recent first */
-  atlas_dblock *hnext;       /* hash chain */
 };
 
-typedef struct atlas_cache {
-  size_t limit;      /* bytes; 0: the cache keeps nothing */
-  size_t used;       /* bytes of the blocks it holds */
-  size_t count;
-  atlas_dblock **buckets;
-  size_t nbuckets;   /* a power of two (0 before the first insert) */
-  atlas_dblock *head, *tail;
-} atlas_cache;
+/* The cache: limit, used and count as ds_lru has them. */
+typedef ds_lru atlas_cache;
 
 /* A new empty block (NULL when out of memory), and its release. */
 atlas_dblock *atlas_dblock_new(void);
@@ -53,7 +44,7 @@ void atlas_cache_free(atlas_cache *c);
 /* The cached block (shard, block), pinned and made most recent; NULL when
  * the cache does not hold it. */
 atlas_dblock *atlas_cache_get(atlas_cache *c, size_t shard, uint64_t block);
-/* Add a decoded, pinned block that is not cached (b->bytes set); 0, or -1
+/* Add a decoded, pinned block that is not cached (b->lru.bytes set); 0, or -1
  * when out of memory (b is then not cached). Unpinned blocks are evicted
  * while the cache is over its limit. */
 int atlas_cache_put(atlas_cache *c, atlas_dblock *b);

@@ -36,7 +36,7 @@ int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_pickle_list *pl
     b->pos = pos;
     b->shard = shard;
     b->block = block;
-    b->bytes = atlas_dblock_size(b);
+    b->lru.bytes = atlas_dblock_size(b);
     return 0;
   }
   ds_arena_reset(&b->arena);
@@ -60,7 +60,7 @@ int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_pickle_list *pl
   if (rc == 0) {
     b->shard = shard;
     b->block = block;
-    b->bytes = atlas_dblock_size(b);
+    b->lru.bytes = atlas_dblock_size(b);
   }
   return rc;
 }

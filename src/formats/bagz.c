@@ -4,10 +4,12 @@
  * gives an error naming the file, record and byte offset. */
 #include "bagz.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/common.h"
+#include "core/mapped_file.h"
 
 /* "dir/x.bagz" -> "dir/limits.x.bagz" */
 static char *limits_path(const char *path) {
@@ -20,7 +22,27 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
-/* Work out the records section and count of a tail-limits shard. */
+/* The error for a file whose last 8 bytes are no limits tail: "not a bagz
+ * file (no valid limits tail)", with the likely cause when limits.NAME
+ * lies beside it, then `why`. Returns -1. */
+static int not_a_tail(const bagz_shard *s, const char *why, char **err) {
+  char *lp = limits_path(s->data.path);
+  if (lp && ds_path_exists(lp, NULL))
+    ds_err(err, "%s: not a bagz file (no valid limits tail): %s exists beside "
+                "it: add limits=separate (%s)", s->data.path, ds_basename(lp),
+           why);
+  else
+    ds_err(err, "%s: not a bagz file (no valid limits tail): %s", s->data.path,
+           why);
+  free(lp);
+  return -1;
+}
+
+/* Work out the records section and count of a tail-limits shard. A tail is
+ * taken only when consistent as far as opening can see without reading
+ * every limit: the last limit (where the records end) lies inside the file,
+ * leaves a whole number of limits after it, and the first limit is not
+ * beyond it. */
 static int locate_tail(bagz_shard *s, char **err) {
   uint64_t size = s->data.size;
   s->limits = &s->data;
@@ -29,17 +51,28 @@ static int locate_tail(bagz_shard *s, char **err) {
     return ds_err(err, "%s: file has %llu bytes, too few for a limits section "
                        "(8 bytes per record)",
                   s->data.path, (unsigned long long)size);
-  uint64_t end;
+  uint64_t end, first;
+  char why[200];
   if (ds_file_u64le(&s->data, size - 8, &end, err)) return -1;
-  if (end > size - 8)
-    return ds_err(err, "%s: limits end at byte %llu but the file has %llu bytes "
-                       "(last limit, at offset %llu)",
-                  s->data.path, (unsigned long long)end, (unsigned long long)size,
-                  (unsigned long long)(size - 8));
-  if ((size - end) % 8 != 0)
-    return ds_err(err, "%s: limits section from byte %llu to %llu is not a "
-                       "multiple of 8 bytes",
-                  s->data.path, (unsigned long long)end, (unsigned long long)size);
+  if (end > size - 8) {
+    snprintf(why, sizeof why, "limits end at byte %llu but the file has %llu "
+             "bytes (last limit, at offset %llu)", (unsigned long long)end,
+             (unsigned long long)size, (unsigned long long)(size - 8));
+    return not_a_tail(s, why, err);
+  }
+  if ((size - end) % 8 != 0) {
+    snprintf(why, sizeof why, "limits section from byte %llu to %llu is not a "
+             "multiple of 8 bytes", (unsigned long long)end,
+             (unsigned long long)size);
+    return not_a_tail(s, why, err);
+  }
+  if (ds_file_u64le(&s->data, end, &first, err)) return -1;
+  if (first > end) {
+    snprintf(why, sizeof why, "the first limit (byte %llu) says %llu, past "
+             "the last (%llu)", (unsigned long long)end,
+             (unsigned long long)first, (unsigned long long)end);
+    return not_a_tail(s, why, err);
+  }
   s->records_size = end;
   s->limits_off = end;
   s->count = (size - end) / 8;
@@ -180,29 +213,37 @@ void bagz_close(bagz_reader *r) {
   free(r);
 }
 
-int bagz_stored(const bagz_reader *r, size_t shard, uint64_t index,
-                const uint8_t **p, size_t *n, char **err) {
+int bagz_stored_range(const bagz_reader *r, size_t shard, uint64_t index,
+                      uint64_t *start, uint64_t *end, char **err) {
   if (shard >= r->nshards || index >= r->shards[shard].count)
     return ds_err(err, "record %llu of shard %zu does not exist",
                   (unsigned long long)index, shard);
   const bagz_shard *s = &r->shards[shard];
-  uint64_t off = s->limits_off + 8 * index, start = 0, end;
-  if (ds_file_u64le(s->limits, off, &end, err)) return -1;
-  if (index > 0 && ds_file_u64le(s->limits, off - 8, &start, err)) return -1;
-  if (start > end)
+  uint64_t off = s->limits_off + 8 * index;
+  *start = 0;
+  if (ds_file_u64le(s->limits, off, end, err)) return -1;
+  if (index > 0 && ds_file_u64le(s->limits, off - 8, start, err)) return -1;
+  if (*start > *end)
     return ds_err(err, "%s: record %llu: limits are not monotonic (the record "
                        "would start at byte %llu and end at byte %llu; limit at "
                        "offset %llu)",
                   s->data.path, (unsigned long long)index,
-                  (unsigned long long)start, (unsigned long long)end,
+                  (unsigned long long)*start, (unsigned long long)*end,
                   (unsigned long long)off);
-  if (end > s->records_size)
+  if (*end > s->records_size)
     return ds_err(err, "%s: record %llu: limit at offset %llu says byte %llu, "
                        "past the end of the records section (%llu bytes)",
                   s->limits->path, (unsigned long long)index,
-                  (unsigned long long)off, (unsigned long long)end,
+                  (unsigned long long)off, (unsigned long long)*end,
                   (unsigned long long)s->records_size);
-  if (ds_file_slice(&s->data, start, end - start, p, err)) return -1;
+  return 0;
+}
+
+int bagz_stored(const bagz_reader *r, size_t shard, uint64_t index,
+                const uint8_t **p, size_t *n, char **err) {
+  uint64_t start, end;
+  if (bagz_stored_range(r, shard, index, &start, &end, err)) return -1;
+  if (ds_file_slice(&r->shards[shard].data, start, end - start, p, err)) return -1;
   *n = (size_t)(end - start);
   return 0;
 }

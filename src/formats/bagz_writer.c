@@ -210,15 +210,19 @@ static int open_shard(bagz_writer *w, size_t i, char **err) {
   return 0;
 }
 
+/* Append v as a u64 little-endian limit. */
+static int put_limit(ds_afile *f, uint64_t v, char **err) {
+  uint8_t le[8];
+  for (int k = 0; k < 8; k++) le[k] = (uint8_t)(v >> (8 * k));
+  return ds_afile_write(f, le, 8, err);
+}
+
 /* Append one stored record to the current shard. */
 static int put_stored(void *ctx, const uint8_t *p, size_t n, char **err) {
   bagz_writer *w = ctx;
   bz_shard *s = &w->shards[w->nshards - 1];
-  if (ds_afile_write(s->data, p, n, err)) return -1;
-  uint8_t le[8];
-  uint64_t end = s->data->size;
-  for (int k = 0; k < 8; k++) le[k] = (uint8_t)(end >> (8 * k));
-  if (ds_afile_write(s->limits, le, 8, err)) return -1;
+  if (ds_afile_write(s->data, p, n, err) || put_limit(s->limits, s->data->size, err))
+    return -1;
   s->count++;
   return 0;
 }
@@ -236,10 +240,7 @@ static int copy_back(bz_shard *s, const bz_pub *p, char **err) {
   for (uint64_t i = 0; i < p->count && rc == 0; i++) {
     uint64_t v;
     rc = ds_file_u64le(&lf, loff + 8 * i, &v, err);
-    uint8_t le[8];
-    v += base;
-    for (int k = 0; k < 8; k++) le[k] = (uint8_t)(v >> (8 * k));
-    if (rc == 0) rc = ds_afile_write(s->limits, le, 8, err);
+    if (rc == 0) rc = put_limit(s->limits, v + base, err);
   }
   ds_file_close(&lf);
   s->count += p->count;
@@ -420,10 +421,7 @@ static int split_evenly(bagz_writer *w, char **err) {
     uint64_t end_off = start_off;
     for (uint64_t i = 0; i < cnt && rc == 0; i++) {
       rc = ds_file_u64le(&lf, 8 * (start + i), &end_off, err);
-      uint64_t v = end_off - start_off;
-      uint8_t le[8];
-      for (int b = 0; b < 8; b++) le[b] = (uint8_t)(v >> (8 * b));
-      if (rc == 0) rc = ds_afile_write(dst[k].limits, le, 8, err);
+      if (rc == 0) rc = put_limit(dst[k].limits, end_off - start_off, err);
     }
     if (rc == 0 && end_off > start_off)
       rc = ds_afile_copy_from(dst[k].data, src.data->path, start_off,

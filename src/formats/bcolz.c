@@ -2,7 +2,9 @@
  * docs/formats/bcolz.md). Metadata is read at open; chunk files are
  * mapped on demand, checked (blpk header, Blosc header against the file
  * size, uncompressed size against the rows the chunk must hold) and
- * decompressed with c-blosc 1.x (_ctx functions, one thread). */
+ * decompressed with c-blosc 1.x: blosc_decompress_ctx (one thread) for a
+ * whole chunk, blosc_getitem for one row's items. Cells become values here;
+ * column statistics are bcolz_stats.c's. */
 #include "bcolz.h"
 
 #include <blosc.h>
@@ -16,8 +18,11 @@
 
 #include "core/cancel.h"
 #include "core/codec.h"
+#include "core/json_file.h"
 #include "core/mapped_file.h"
 #include "core/npy.h"
+#include "core/numbers.h"
+#include "core/utf8.h"
 #include "formats/pickle.h"
 
 /* Mapped chunk files kept per column (address space only: the pages are
@@ -55,32 +60,8 @@ struct bcolz_table {
 
 /* ------------------------------------------------------------ helpers */
 
-
-/* Parse p[0..n) as JSON (any UTF-8); errors name `path` and the
- * position. */
-static json_t *json_from_bytes(const uint8_t *p, size_t n, const char *path,
-                               char **err) {
-  json_error_t e;
-  json_t *j = NULL;
-  if (n == 0)
-    ds_err(err, "%s: invalid JSON: empty file", path);
-  else {
-    j = json_loadb((const char *)p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
-    if (!j)
-      ds_err(err, "%s: invalid JSON (line %d, column %d): %s", path, e.line,
-             e.column, e.text);
-  }
-  return j;
-}
-
-/* Parse the file `path` as JSON. */
-static json_t *load_json(const char *path, char **err) {
-  ds_file f;
-  if (ds_file_open(&f, path, err)) return NULL;
-  json_t *j = json_from_bytes(f.data, (size_t)f.size, path, err);
-  ds_file_close(&f);
-  return j;
-}
+/* bcolz metadata is any JSON value, in any UTF-8 (NULs allowed). */
+#define BCOLZ_JSON_FLAGS (JSON_DECODE_ANY | JSON_ALLOW_NUL)
 
 /* Compact JSON text of an object (owned, malloc'd). */
 static char *dump_json(json_t *j) {
@@ -96,7 +77,7 @@ static int read_attrs(const char *dir, char **out, char **err) {
     *out = strdup("{}");
     rc = *out ? 0 : ds_err(err, "out of memory");
   } else {
-    json_t *j = load_json(p, err);
+    json_t *j = ds_json_load_file(p, BCOLZ_JSON_FLAGS, err);
     if (j) {
       if (!json_is_object(j))
         ds_err(err, "%s: not a JSON object", p);
@@ -235,13 +216,13 @@ static int parse_dtype(const char *s, bcolz_dtype *dt) {
 
 /* ---------------------------------------------------------- columns */
 
+/* A non-negative JSON integer into *out; -1 for anything else. */
 static int json_uint(json_t *v, uint64_t *out) {
   if (!json_is_integer(v) || json_integer_value(v) < 0) return -1;
   *out = (uint64_t)json_integer_value(v);
   return 0;
 }
 
-/* Read meta/sizes, meta/storage and __attrs__ of the carray at col->path. */
 /* Parse meta/storage (tp: its name, tb[0..tn)) and meta/sizes (sp,
  * sb[0..sn)) into c. */
 static int parse_meta(bcolz_col *c, const char *tp, const uint8_t *tb,
@@ -249,7 +230,7 @@ static int parse_meta(bcolz_col *c, const char *tp, const uint8_t *tb,
                       char **err) {
   int rc = -1;
   json_t *sizes = NULL, *storage = NULL;
-  if (!(storage = json_from_bytes(tb, tn, tp, err))) goto done;
+  if (!(storage = ds_json_parse(tb, tn, BCOLZ_JSON_FLAGS, tp, err))) goto done;
   if (!json_is_object(storage)) {
     ds_err(err, "%s: invalid meta/storage: not a JSON object", tp);
     goto done;
@@ -280,7 +261,7 @@ static int parse_meta(bcolz_col *c, const char *tp, const uint8_t *tb,
     ds_err(err, "%s: invalid meta/storage: \"cparams\" is not an object", tp);
     goto done;
   }
-  if (!(sizes = json_from_bytes(sb, sn, sp, err))) goto done;
+  if (!(sizes = ds_json_parse(sb, sn, BCOLZ_JSON_FLAGS, sp, err))) goto done;
   json_t *shape = json_is_object(sizes) ? json_object_get(sizes, "shape") : NULL;
   if (!json_is_array(shape) || json_array_size(shape) < 1 ||
       json_array_size(shape) > BCOLZ_MAX_DIMS + 1) {
@@ -379,6 +360,7 @@ done:
   return rc;
 }
 
+/* The metadata checks of bcolz_open on texts in memory (the fuzzer's entry). */
 int bcolz_parse_meta(const uint8_t *storage, size_t storage_len,
                      const uint8_t *sizes, size_t sizes_len, bcolz_dtype *dt,
                      uint64_t *len, uint64_t *chunklen, char **err) {
@@ -396,6 +378,7 @@ int bcolz_parse_meta(const uint8_t *storage, size_t storage_len,
   return rc;
 }
 
+/* Unmap a column's chunk files and free its names (not c itself). */
 static void close_col(bcolz_col *c) {
   for (int i = 0; i < MAP_SLOTS; i++)
     if (c->maps[i].open) ds_file_close(&c->maps[i].f);
@@ -405,6 +388,7 @@ static void close_col(bcolz_col *c) {
   free(c->attrs);
 }
 
+/* Close every column and free the table (NULL is fine). */
 void bcolz_close(bcolz_table *t) {
   if (!t) return;
   for (size_t i = 0; i < t->ncols; i++) close_col(&t->cols[i]);
@@ -421,8 +405,11 @@ static int safe_name(const char *s, size_t n) {
   return strchr(s, '/') == NULL;
 }
 
+/* Open the ctable whose __rootdirs__ is `rd`: one carray per listed name,
+ * each a directory under the root, all of the same length; then the root's
+ * __attrs__. */
 static int open_ctable(bcolz_table *t, const char *rd, char **err) {
-  json_t *j = load_json(rd, err);
+  json_t *j = ds_json_load_file(rd, BCOLZ_JSON_FLAGS, err);
   if (!j) return -1;
   int rc = -1;
   json_t *names = json_is_object(j) ? json_object_get(j, "names") : NULL;
@@ -478,6 +465,7 @@ done:
   return rc;
 }
 
+/* Open a ctable (a directory with __rootdirs__) or a lone carray. */
 int bcolz_open(const char *path, bcolz_table **out, char **err) {
   *out = NULL;
   bcolz_table *t = calloc(1, sizeof *t);
@@ -536,50 +524,68 @@ fail:
 
 /* ---------------------------------------------------------- getters */
 
+/* Getters (see bcolz.h); col is not checked, callers pass col < ncols.
+ * The table's path. */
 const char *bcolz_path(const bcolz_table *t) { return t->path; }
+/* 1 for a ctable, 0 for a lone carray. */
 int bcolz_is_ctable(const bcolz_table *t) { return t->is_ctable; }
+/* Rows of the table (every column has as many). */
 uint64_t bcolz_nrows(const bcolz_table *t) { return t->nrows; }
+/* Columns of the table (a carray has one). */
 size_t bcolz_ncols(const bcolz_table *t) { return t->ncols; }
+/* The root's __attrs__ as compact JSON. */
 const char *bcolz_attrs_json(const bcolz_table *t) { return t->attrs; }
+/* Column col's name. */
 const char *bcolz_col_name(const bcolz_table *t, size_t col) {
   return t->cols[col].name;
 }
+/* Column col's parsed dtype. */
 const bcolz_dtype *bcolz_col_dtype(const bcolz_table *t, size_t col) {
   return &t->cols[col].dt;
 }
+/* Column col's dtype text as meta/storage has it. */
 const char *bcolz_col_meta_dtype(const bcolz_table *t, size_t col) {
   return t->cols[col].meta_dtype;
 }
+/* Column col's chunklen from meta/storage. */
 uint64_t bcolz_col_chunklen(const bcolz_table *t, size_t col) {
   return t->cols[col].chunklen;
 }
+/* Chunk files column col uses. */
 uint64_t bcolz_col_nchunks(const bcolz_table *t, size_t col) {
   return t->cols[col].nchunks;
 }
+/* Column col's __attrs__ as compact JSON. */
 const char *bcolz_col_attrs_json(const bcolz_table *t, size_t col) {
   return t->cols[col].attrs;
 }
+/* Column col's directory. */
 const char *bcolz_col_path(const bcolz_table *t, size_t col) {
   return t->cols[col].path;
 }
+/* Rows in a full chunk: chunklen, or 1 for object columns. */
 static uint64_t rows_per_chunk(const bcolz_col *c) {
   return c->dt.kind == 'O' ? 1 : c->chunklen;
 }
+/* Rows held by chunk k (0 past the last chunk). */
 uint64_t bcolz_col_chunk_rows(const bcolz_table *t, size_t col, uint64_t k) {
   const bcolz_col *c = &t->cols[col];
   if (k >= c->nchunks) return 0;
   if (k < c->nfull) return rows_per_chunk(c);
   return c->leftover;
 }
+/* The first row of chunk k. */
 uint64_t bcolz_col_chunk_first(const bcolz_table *t, size_t col, uint64_t k) {
   return k * rows_per_chunk(&t->cols[col]);
 }
+/* The chunk that holds row. */
 uint64_t bcolz_col_chunk_of(const bcolz_table *t, size_t col, uint64_t row) {
   return row / rows_per_chunk(&t->cols[col]);
 }
 
 /* ----------------------------------------------------------- chunks */
 
+/* Check a chunk file's blpk and Blosc headers against its size. */
 int bcolz_check_chunk_file(const uint8_t *p, uint64_t size, const char *name,
                            uint64_t *nbytes, char **err) {
   if (size < 32)
@@ -651,6 +657,7 @@ static int decompress(const uint8_t *b, uint64_t nbytes, const char *name,
   return 0;
 }
 
+/* Check a chunk file and decompress it into buf (the fuzzer's entry). */
 int bcolz_decode_chunk_file(const uint8_t *p, uint64_t size, const char *name,
                             ds_buf *buf, char **err) {
   uint64_t nbytes;
@@ -684,11 +691,13 @@ static uint64_t *counter_of(const char *path, int create) {
   return e ? &e->n : NULL;
 }
 
+/* Count one decompression of column c (its directory's counter). */
 static void count_decode(bcolz_col *c) {
   if (!c->decodes) c->decodes = counter_of(c->path, 1);
   if (c->decodes) __atomic_fetch_add(c->decodes, 1, __ATOMIC_RELAXED);
 }
 
+/* Decompressions of chunks under column_dir so far (0 when none). */
 uint64_t bcolz_decode_count(const char *column_dir) {
   uint64_t *n = counter_of(column_dir, 0);
   return n ? __atomic_load_n(n, __ATOMIC_RELAXED) : 0;
@@ -737,6 +746,7 @@ static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
   return 0;
 }
 
+/* Decompress chunk k of a column into buf, then release its mapped pages. */
 int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
                 const uint8_t **p, uint64_t *rows, char **err) {
   if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
@@ -758,6 +768,8 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   return 0;
 }
 
+/* One row's bytes: blosc_getitem of just its items when they line up with
+ * the typesize, else the whole chunk inflated; object rows are a chunk each. */
 int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
                    char **err) {
   if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
@@ -808,59 +820,7 @@ int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,
 
 /* ------------------------------------------------------------ cells */
 
-static uint64_t load_u(const uint8_t *p, uint32_t size, int big) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (!big) { /* the common case: native order, one load */
-    uint64_t u64;
-    uint32_t u32;
-    uint16_t u16;
-    switch (size) {
-    case 8: memcpy(&u64, p, 8); return u64;
-    case 4: memcpy(&u32, p, 4); return u32;
-    case 2: memcpy(&u16, p, 2); return u16;
-    case 1: return p[0];
-    default: break;
-    }
-  }
-#endif
-  uint64_t v = 0;
-  for (uint32_t i = 0; i < size; i++)
-    v |= (uint64_t)p[big ? size - 1 - i : i] << (8 * i);
-  return v;
-}
-
-static int64_t load_i(const uint8_t *p, uint32_t size, int big) {
-  uint64_t v = load_u(p, size, big);
-  if (size < 8 && (v >> (8 * size - 1)) & 1) v |= ~UINT64_C(0) << (8 * size);
-  return (int64_t)v;
-}
-
-static double half_to_double(uint16_t h) {
-  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v;
-  if (e == 0)
-    v = ldexp((double)m, -24);
-  else if (e == 31)
-    v = m ? NAN : INFINITY;
-  else
-    v = ldexp((double)(m + 1024), e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-
-static double load_f(const uint8_t *p, uint32_t size, int big) {
-  uint64_t v = load_u(p, size, big);
-  if (size == 2) return half_to_double((uint16_t)v);
-  if (size == 4) {
-    float f;
-    uint32_t u = (uint32_t)v;
-    memcpy(&f, &u, 4);
-    return (double)f;
-  }
-  double d;
-  memcpy(&d, &v, 8);
-  return d;
-}
-
+/* Copy p[0..n) into the arena as *out; -1 when out of memory. */
 static int arena_copy(ds_arena *a, const uint8_t *p, size_t n,
                       const uint8_t **out) {
   uint8_t *d = ds_arena_alloc(a, n ? n : 1);
@@ -872,50 +832,20 @@ static int arena_copy(ds_arena *a, const uint8_t *p, size_t n,
 
 /* UCS-4 units of a U element as UTF-8 appended to b (trailing U+0000
  * removed). *cps = code points kept. */
-static int ucs4_to_utf8(const uint8_t *p, uint32_t itemsize, int big,
-                        ds_buf *b, uint64_t *cps, char **err) {
+int bcolz_ucs4_to_utf8(const uint8_t *p, uint32_t itemsize, int big,
+                       ds_buf *b, uint64_t *cps, char **err) {
   uint32_t n = itemsize / 4;
-  while (n > 0 && load_u(p + 4 * (n - 1), 4, big) == 0) n--;
+  while (n > 0 && ds_load_uint(p + 4 * (n - 1), 4, big) == 0) n--;
   if (cps) *cps = n;
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t u = (uint32_t)load_u(p + 4 * i, 4, big);
+    uint32_t u = (uint32_t)ds_load_uint(p + 4 * i, 4, big);
     uint8_t o[4];
-    size_t k;
-    if (u > 0x10FFFF || (u >= 0xD800 && u <= 0xDFFF))
+    size_t k = ds_utf8_encode(u, o);
+    if (!k)
       return ds_err(err, "invalid UCS-4 code unit 0x%X at character %u", u, i);
-    if (u < 0x80) {
-      o[0] = (uint8_t)u, k = 1;
-    } else if (u < 0x800) {
-      o[0] = (uint8_t)(0xC0 | u >> 6), o[1] = (uint8_t)(0x80 | (u & 0x3F));
-      k = 2;
-    } else if (u < 0x10000) {
-      o[0] = (uint8_t)(0xE0 | u >> 12);
-      o[1] = (uint8_t)(0x80 | ((u >> 6) & 0x3F));
-      o[2] = (uint8_t)(0x80 | (u & 0x3F));
-      k = 3;
-    } else {
-      o[0] = (uint8_t)(0xF0 | u >> 18);
-      o[1] = (uint8_t)(0x80 | ((u >> 12) & 0x3F));
-      o[2] = (uint8_t)(0x80 | ((u >> 6) & 0x3F));
-      o[3] = (uint8_t)(0x80 | (u & 0x3F));
-      k = 4;
-    }
     if (ds_buf_append(b, o, k)) return ds_err(err, "out of memory");
   }
   return 0;
-}
-
-static inline size_t s_len(const uint8_t *p, size_t n) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  while (n >= 8) { /* 8 bytes at a time: the last non-zero byte of a word */
-    uint64_t x;
-    memcpy(&x, p + n - 8, 8);
-    if (x) return n - 8 + (size_t)(63 - __builtin_clzll(x)) / 8 + 1;
-    n -= 8;
-  }
-#endif
-  while (n > 0 && p[n - 1] == 0) n--;
-  return n;
 }
 
 /* Finish a TEXT cell built in b by a call that returned rc: on success
@@ -942,38 +872,31 @@ static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
     return 0;
   case 'i':
     out->type = DS_V_INT;
-    out->u.i = load_i(p, dt->itemsize, big);
+    out->u.i = ds_load_int(p, dt->itemsize, big);
     return 0;
-  case 'u': {
-    uint64_t u = load_u(p, dt->itemsize, big);
-    if (u > INT64_MAX) {
-      out->type = DS_V_UINT;
-      out->u.u = u;
-    } else {
-      out->type = DS_V_INT;
-      out->u.i = (int64_t)u;
-    }
+  case 'u': /* u.u and u.i share their bits: INT below 2^63 */
+    out->u.u = ds_load_uint(p, dt->itemsize, big);
+    out->type = out->u.u > INT64_MAX ? DS_V_UINT : DS_V_INT;
     return 0;
-  }
   case 'f':
     out->type = DS_V_FLOAT;
-    out->u.f = load_f(p, dt->itemsize, big);
+    out->u.f = ds_load_float(p, dt->itemsize, big);
     return 0;
   case 'm': {
-    int64_t v = load_i(p, 8, big);
+    int64_t v = ds_load_int(p, 8, big);
     if (v == DS_NPY_NAT) return 0; /* NULL */
     out->type = DS_V_INT;
     out->u.i = v;
     return 0;
   }
   case 'M': {
-    int64_t v = load_i(p, 8, big);
+    int64_t v = ds_load_int(p, 8, big);
     if (v == DS_NPY_NAT) return 0;
     ds_buf b = {0};
     return text_value(ds_npy_datetime_iso(&b, v, dt->unit, dt->mult, err), &b, a, out, err);
   }
   case 'S': {
-    size_t n = s_len(p, dt->itemsize);
+    size_t n = bcolz_s_len(p, dt->itemsize);
     out->type = (flags & BCOLZ_BYTES_BLOB) || !ds_utf8_valid(p, n)
                     ? DS_V_BYTES
                     : DS_V_TEXT;
@@ -983,13 +906,14 @@ static int scalar_value(const bcolz_dtype *dt, const uint8_t *p, int flags,
   }
   case 'U': {
     ds_buf b = {0};
-    return text_value(ucs4_to_utf8(p, dt->itemsize, big, &b, NULL, err), &b, a, out, err);
+    return text_value(bcolz_ucs4_to_utf8(p, dt->itemsize, big, &b, NULL, err), &b, a, out, err);
   }
   default:
     return ds_err(err, "unsupported dtype '%s'", dt->str);
   }
 }
 
+/* A scalar numeric cell as SQL sees it (see bcolz.h). */
 int bcolz_cell_number(const bcolz_dtype *dt, const uint8_t *p, int64_t *i,
                       double *d) {
   int big = dt->byteorder == '>';
@@ -999,25 +923,27 @@ int bcolz_cell_number(const bcolz_dtype *dt, const uint8_t *p, int64_t *i,
     *i = p[0] != 0;
     return BCOLZ_NUM_INT;
   case 'i':
-    *i = load_i(p, dt->itemsize, big);
+    *i = ds_load_int(p, dt->itemsize, big);
     return BCOLZ_NUM_INT;
   case 'u': {
-    uint64_t u = load_u(p, dt->itemsize, big);
+    uint64_t u = ds_load_uint(p, dt->itemsize, big);
     if (u > INT64_MAX) return BCOLZ_NUM_BIG;
     *i = (int64_t)u;
     return BCOLZ_NUM_INT;
   }
   case 'f':
-    *d = load_f(p, dt->itemsize, big);
+    *d = ds_load_float(p, dt->itemsize, big);
     return isnan(*d) ? BCOLZ_NUM_NULL : BCOLZ_NUM_FLOAT;
   case 'm':
-    *i = load_i(p, 8, big);
+    *i = ds_load_int(p, 8, big);
     return *i == DS_NPY_NAT ? BCOLZ_NUM_NULL : BCOLZ_NUM_INT;
   default:
     return BCOLZ_NUM_NONE;
   }
 }
 
+/* One cell as a value: object cells through the pickle decoder, scalars by
+ * scalar_value, cells of several elements as a .npy blob. */
 int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
                      int flags, ds_arena *a, ds_value *out, char **err) {
   memset(out, 0, sizeof *out);
@@ -1030,8 +956,8 @@ int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
     }
     const ds_value *u = ds_value_find_unsupported(out);
     if (u)
-      return ds_err(err, "object cell: pickle uses unsupported global '%.*s'",
-                    (int)u->u.s.n, (const char *)u->u.s.p);
+      return ds_err_quoted(err, "object cell: pickle uses unsupported global '%s'",
+                           u->u.s.p, u->u.s.n);
     return 0;
   }
   if (n != dt->atom)
@@ -1053,430 +979,7 @@ int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
   return 0;
 }
 
-/* ------------------------------------------------------------ stats */
-
-static int set_bytes(ds_buf *store, ds_value *v, ds_vtype type,
-                     const uint8_t *p, size_t n) {
-  store->len = 0;
-  if (ds_buf_append(store, p, n) || ds_buf_reserve(store, 1)) return -1;
-  v->type = type;
-  v->u.s.p = store->data;
-  v->u.s.n = n;
-  return 0;
-}
-
-static int bytes_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
-  size_t m = na < nb ? na : nb;
-  int c = m ? memcmp(a, b, m) : 0;
-  if (c) return c;
-  return na < nb ? -1 : na > nb;
-}
-
-static void i128_text(char *out, size_t cap, __int128 v) {
-  char tmp[48];
-  int neg = v < 0, n = 0;
-  unsigned __int128 u = neg ? (unsigned __int128)(-(v + 1)) + 1
-                            : (unsigned __int128)v;
-  do {
-    tmp[n++] = (char)('0' + (int)(u % 10));
-    u /= 10;
-  } while (u);
-  size_t k = 0;
-  if (neg && k + 1 < cap) out[k++] = '-';
-  while (n > 0 && k + 1 < cap) out[k++] = tmp[--n];
-  out[k] = 0;
-}
-
-void bcolz_stats_free(bcolz_stats *s) {
-  ds_buf_free(&s->min_store_);
-  ds_buf_free(&s->max_store_);
-  memset(s, 0, sizeof *s);
-}
-
-/* memcmp order of two w-byte cells, 8 bytes at a time. */
-static inline uint64_t load_be64(const uint8_t *p) {
-  uint64_t x;
-  memcpy(&x, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  x = __builtin_bswap64(x);
-#endif
-  return x;
-}
-
-static inline int cmp_cells(const uint8_t *a, const uint8_t *b, size_t w) {
-  size_t i = 0;
-  for (; i + 8 <= w; i += 8) {
-    uint64_t x, y;
-    memcpy(&x, a + i, 8);
-    memcpy(&y, b + i, 8);
-    if (x != y) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-      x = __builtin_bswap64(x);
-      y = __builtin_bswap64(y);
-#endif
-      return x < y ? -1 : 1;
-    }
-  }
-  return i < w ? memcmp(a + i, b + i, w - i) : 0;
-}
-
-/* The tight stats loop a dtype takes: scalar numbers in native byte order
- * as a struct-module letter (l i h b I H B d), else 0. */
-static char native_num(const bcolz_dtype *dt) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (dt->ndim != 0 || dt->byteorder == '>') return 0;
-  switch (dt->kind) {
-  case 'i':
-    return dt->itemsize == 8 ? 'l' : dt->itemsize == 4 ? 'i' : dt->itemsize == 2 ? 'h' : 'b';
-  case 'u':
-    return dt->itemsize == 4 ? 'I' : dt->itemsize == 2 ? 'H' : dt->itemsize == 1 ? 'B' : 0;
-  case 'f':
-    return dt->itemsize == 8 ? 'd' : 0;
-  case 'b':
-    return dt->itemsize == 1 ? '?' : 0;
-  default:
-    return 0;
-  }
-#else
-  (void)dt;
-  return 0;
-#endif
-}
-
-/* Sum, min and max of a chunk of native ints (T), accumulated in ACC
- * (wide enough for a chunk) into isum and the running min MN / max MX of
- * type MT (imin/imax for signed types, umin/umax for unsigned ones). */
-#define STATS_MINMAX_LOOP(T, ACC, MT, MN, MX)                    \
-  do {                                                           \
-    ACC acc_ = 0;                                                \
-    MT mn_ = MN, mx_ = MX;                                       \
-    for (uint64_t r_ = 0; r_ < rows; r_++) {                     \
-      T v_;                                                      \
-      memcpy(&v_, p + r_ * sizeof(T), sizeof(T));                \
-      acc_ += v_;                                                \
-      mn_ = v_ < mn_ ? v_ : mn_;                                 \
-      mx_ = v_ > mx_ ? v_ : mx_;                                 \
-    }                                                            \
-    isum += acc_;                                                \
-    MN = mn_;                                                    \
-    MX = mx_;                                                    \
-    have |= rows > 0;                                            \
-  } while (0)
-#define STATS_INT_LOOP(T, ACC) STATS_MINMAX_LOOP(T, ACC, int64_t, imin, imax)
-#define STATS_UINT_LOOP(T) STATS_MINMAX_LOOP(T, uint64_t, uint64_t, umin, umax)
-
-/* float64: NaN counted as null; finite values summed with Neumaier's
- * compensation. A first pass assumes no infinity (no branches but NaN);
- * a chunk where the sum stops being finite is summed again by the careful
- * loop, which keeps infinities out of the compensation. */
-#define STATS_FLOAT_LOOP()                                                   \
-  do {                                                                       \
-    double mn_ = fmin, mx_ = fmax, sum_ = fsum, comp_ = fcomp;               \
-    uint64_t nn_ = 0;                                                        \
-    for (uint64_t r_ = 0; r_ < rows; r_++) {                                 \
-      double v_;                                                             \
-      memcpy(&v_, p + r_ * 8, 8);                                            \
-      if (v_ != v_) {                                                        \
-        nn_++;                                                               \
-        continue;                                                            \
-      }                                                                      \
-      mn_ = v_ < mn_ ? v_ : mn_;                                             \
-      mx_ = v_ > mx_ ? v_ : mx_;                                             \
-      double t_ = sum_ + v_;                                                 \
-      comp_ += fabs(sum_) >= fabs(v_) ? (sum_ - t_) + v_ : (v_ - t_) + sum_; \
-      sum_ = t_;                                                             \
-    }                                                                        \
-    if (!isfinite(sum_) || !isfinite(comp_)) {                               \
-      sum_ = fsum, comp_ = fcomp;                                            \
-      for (uint64_t r_ = 0; r_ < rows; r_++) {                               \
-        double v_;                                                           \
-        memcpy(&v_, p + r_ * 8, 8);                                          \
-        if (v_ != v_) continue;                                              \
-        if (isinf(v_) || isinf(sum_)) {                                      \
-          if (isinf(v_)) {                                                   \
-            if (isinf(sum_) && (sum_ > 0) != (v_ > 0)) fnan_sum = 1;         \
-            sum_ += v_;                                                      \
-          }                                                                  \
-          continue;                                                          \
-        }                                                                    \
-        double t_ = sum_ + v_;                                               \
-        comp_ += fabs(sum_) >= fabs(v_) ? (sum_ - t_) + v_ : (v_ - t_) + sum_; \
-        sum_ = t_;                                                           \
-      }                                                                      \
-    }                                                                        \
-    have |= nn_ < rows;                                                      \
-    s->nulls += nn_;                                                         \
-    fmin = mn_;                                                              \
-    fmax = mx_;                                                              \
-    fsum = sum_;                                                             \
-    fcomp = comp_;                                                           \
-  } while (0)
-
-int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
-                       char **err) {
-  memset(s, 0, sizeof *s);
-  s->mean = NAN;
-  if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
-  bcolz_col *c = &t->cols[col];
-  const bcolz_dtype *dt = &c->dt;
-  s->count = c->len;
-  if (dt->kind == 'O' || dt->ndim > 0) return 0;
-  s->has_values = 1;
-  int big = dt->byteorder == '>';
-  char kind = dt->kind;
-  __int128 isum = 0;
-  int64_t imin = INT64_MAX, imax = INT64_MIN;
-  uint64_t umin = UINT64_MAX, umax = 0;
-  double fsum = 0, fcomp = 0, fmin = INFINITY, fmax = -INFINITY;
-  int fnan_sum = 0; /* inf + -inf */
-  int have = 0;
-  ds_buf buf = {0}, txt = {0}, smin = {0}, smax = {0};
-  buf.max = DS_MAX_VALUE_BYTES; /* the default max_value_bytes */
-  int rc = -1;
-  for (uint64_t k = 0; k < c->nchunks; k++) {
-    const uint8_t *p;
-    uint64_t rows;
-    if (ds_cancel_check()) {
-      ds_err(err, DS_CANCEL_MSG);
-      goto done;
-    }
-    if (bcolz_chunk(t, col, k, &buf, &p, &rows, err)) goto done;
-    /* native-order numbers: one tight loop per chunk */
-    int done_chunk = 1;
-    switch (native_num(dt)) {
-    case 'l': STATS_INT_LOOP(int64_t, __int128); break;
-    case 'i': STATS_INT_LOOP(int32_t, int64_t); break;
-    case 'h': STATS_INT_LOOP(int16_t, int64_t); break;
-    case 'b': STATS_INT_LOOP(int8_t, int64_t); break;
-    case 'I': STATS_UINT_LOOP(uint32_t); break;
-    case 'H': STATS_UINT_LOOP(uint16_t); break;
-    case 'B': STATS_UINT_LOOP(uint8_t); break;
-    case 'd': STATS_FLOAT_LOOP(); break;
-    case '?': { /* bool: the count of true cells is the sum */
-      uint64_t ones = 0;
-      for (uint64_t r = 0; r < rows; r++) ones += p[r] != 0;
-      isum += ones;
-      if (rows) {
-        int64_t cmin = ones < rows ? 0 : 1, cmax = ones > 0 ? 1 : 0;
-        if (cmin < imin) imin = cmin;
-        if (cmax > imax) imax = cmax;
-        have = 1;
-      }
-      break;
-    }
-    default: done_chunk = 0; break;
-    }
-    if (!done_chunk && kind == 'S' && dt->ndim == 0) {
-      /* NUL-padded cells order as their stripped values do, so min and max
-       * are whole-cell memcmp; stripped and typed once at the end */
-      size_t w = dt->itemsize;
-      if (!smin.data && (ds_buf_reserve(&smin, w + 1) || ds_buf_reserve(&smax, w + 1)))
-        goto oom;
-      /* the first 8 bytes (big-endian) of min and max: a cell whose first
-       * 8 bytes lie strictly between them is neither */
-      uint64_t lo0 = 0, hi0 = 0, empty = 0, maxlen = s->max_len;
-      if (have && w >= 8) lo0 = load_be64(smin.data), hi0 = load_be64(smax.data);
-      for (uint64_t r = 0; r < rows; r++) {
-        const uint8_t *e = p + r * w;
-        size_t n = w && e[w - 1] ? w : s_len(e, w);
-        empty += n == 0;
-        maxlen = n > maxlen ? n : maxlen;
-        if (have && w >= 8) {
-          uint64_t x0 = load_be64(e);
-          if (x0 > lo0 && x0 < hi0) continue;
-        }
-        if (!have || cmp_cells(e, smin.data, w) < 0) memcpy(smin.data, e, w);
-        if (!have || cmp_cells(e, smax.data, w) > 0) memcpy(smax.data, e, w);
-        have = 1;
-        if (w >= 8) lo0 = load_be64(smin.data), hi0 = load_be64(smax.data);
-      }
-      s->empty_count += empty;
-      s->max_len = maxlen;
-      continue;
-    }
-    if (done_chunk) continue;
-    for (uint64_t r = 0; r < rows; r++) {
-      const uint8_t *e = p + r * dt->atom;
-      switch (kind) {
-      case 'b': {
-        int v = e[0] != 0;
-        isum += v;
-        if (v < imin) imin = v;
-        if (v > imax) imax = v;
-        have = 1;
-        break;
-      }
-      case 'i': {
-        int64_t v = load_i(e, dt->itemsize, big);
-        isum += v;
-        if (v < imin) imin = v;
-        if (v > imax) imax = v;
-        have = 1;
-        break;
-      }
-      case 'u': {
-        uint64_t v = load_u(e, dt->itemsize, big);
-        isum += (__int128)v;
-        if (v < umin) umin = v;
-        if (v > umax) umax = v;
-        have = 1;
-        break;
-      }
-      case 'f': {
-        double v = load_f(e, dt->itemsize, big);
-        if (isnan(v)) {
-          s->nulls++;
-          break;
-        }
-        if (v < fmin) fmin = v;
-        if (v > fmax) fmax = v;
-        if (isinf(v)) {
-          if (isinf(fsum) && (fsum > 0) != (v > 0)) fnan_sum = 1;
-          fsum += v;
-        } else if (!isinf(fsum)) {
-          /* Neumaier summation */
-          double tt = fsum + v;
-          if (fabs(fsum) >= fabs(v))
-            fcomp += (fsum - tt) + v;
-          else
-            fcomp += (v - tt) + fsum;
-          fsum = tt;
-        }
-        have = 1;
-        break;
-      }
-      case 'M':
-      case 'm': {
-        int64_t v = load_i(e, 8, big);
-        if (v == DS_NPY_NAT) {
-          s->nulls++;
-          break;
-        }
-        if (v < imin) imin = v;
-        if (v > imax) imax = v;
-        have = 1;
-        break;
-      }
-      case 'S':
-      case 'U': {
-        const uint8_t *vp;
-        size_t vn;
-        uint64_t len;
-        if (kind == 'S') {
-          vp = e;
-          vn = s_len(e, dt->itemsize);
-          len = vn;
-        } else {
-          txt.len = 0;
-          if (ucs4_to_utf8(e, dt->itemsize, big, &txt, &len, err)) {
-            ds_err_prefix(err, c->cf->path);
-            goto done;
-          }
-          vp = txt.data ? txt.data : (const uint8_t *)"";
-          vn = txt.len;
-        }
-        if (vn == 0) s->empty_count++;
-        if (len > s->max_len) s->max_len = len;
-        int lo = !have || bytes_cmp(vp, vn, s->min.u.s.p, s->min.u.s.n) < 0;
-        int hi = !have || bytes_cmp(vp, vn, s->max.u.s.p, s->max.u.s.n) > 0;
-        if (lo || hi) { /* the type is needed only for a new min or max */
-          ds_vtype ty = kind == 'U' || ds_utf8_valid(vp, vn) ? DS_V_TEXT : DS_V_BYTES;
-          if (lo && set_bytes(&s->min_store_, &s->min, ty, vp, vn)) goto oom;
-          if (hi && set_bytes(&s->max_store_, &s->max, ty, vp, vn)) goto oom;
-        }
-        have = 1;
-        break;
-      }
-      }
-    }
-  }
-  uint64_t nv = s->count - s->nulls;
-  if (have && smin.data) { /* S: the min and max cells found above */
-    ds_buf *cell[2] = {&smin, &smax}, *st[2] = {&s->min_store_, &s->max_store_};
-    ds_value *dv[2] = {&s->min, &s->max};
-    for (int i = 0; i < 2; i++) {
-      size_t n = s_len(cell[i]->data, dt->itemsize);
-      ds_vtype ty = ds_utf8_valid(cell[i]->data, n) ? DS_V_TEXT : DS_V_BYTES;
-      if (set_bytes(st[i], dv[i], ty, cell[i]->data, n)) goto oom;
-    }
-  }
-  if (have) {
-    switch (kind) {
-    case 'b':
-    case 'i':
-    case 'u':
-      if (kind == 'u') {
-        s->min.type = umin > INT64_MAX ? DS_V_UINT : DS_V_INT;
-        s->min.u.u = umin;
-        s->max.type = umax > INT64_MAX ? DS_V_UINT : DS_V_INT;
-        s->max.u.u = umax;
-      } else {
-        s->min.type = s->max.type = DS_V_INT;
-        s->min.u.i = imin;
-        s->max.u.i = imax;
-      }
-      if (isum >= INT64_MIN && isum <= INT64_MAX) {
-        s->sum.type = DS_V_INT;
-        s->sum.u.i = (int64_t)isum;
-      } else {
-        i128_text(s->sum_text_, sizeof s->sum_text_, isum);
-        s->sum.type = DS_V_BIGINT;
-        s->sum.u.s.p = (const uint8_t *)s->sum_text_;
-        s->sum.u.s.n = strlen(s->sum_text_);
-      }
-      s->mean = (double)isum / (double)nv;
-      s->has_mean = 1;
-      break;
-    case 'f': {
-      double sum = fnan_sum ? NAN : isinf(fsum) ? fsum : fsum + fcomp;
-      s->min.type = s->max.type = s->sum.type = DS_V_FLOAT;
-      s->min.u.f = fmin;
-      s->max.u.f = fmax;
-      s->sum.u.f = sum;
-      s->mean = sum / (double)nv;
-      s->has_mean = 1;
-      break;
-    }
-    case 'm':
-    case 'M':
-      s->tmin = imin;
-      s->tmax = imax;
-      if (kind == 'm') {
-        s->min.type = s->max.type = DS_V_INT;
-        s->min.u.i = imin;
-        s->max.u.i = imax;
-      } else {
-        ds_buf *st[2] = {&s->min_store_, &s->max_store_};
-        ds_value *dv[2] = {&s->min, &s->max};
-        int64_t tv[2] = {imin, imax};
-        for (int i = 0; i < 2; i++) {
-          st[i]->len = 0;
-          if (ds_npy_datetime_iso(st[i], tv[i], dt->unit, dt->mult, err)) {
-            ds_err_prefix(err, c->path);
-            goto done;
-          }
-          dv[i]->type = DS_V_TEXT;
-          dv[i]->u.s.p = st[i]->data;
-          dv[i]->u.s.n = st[i]->len;
-        }
-      }
-      break;
-    default:
-      break;
-    }
-  }
-  rc = 0;
-  goto done;
-oom:
-  ds_err(err, "out of memory");
-done:
-  ds_buf_free(&buf);
-  ds_buf_free(&txt);
-  ds_buf_free(&smin);
-  ds_buf_free(&smax);
-  return rc;
-}
-
+/* 1 when a mapped chunk file changed on disk since it was mapped. */
 int bcolz_stale(const bcolz_table *t) {
   for (size_t i = 0; i < t->ncols; i++)
     for (int j = 0; j < MAP_SLOTS; j++)
@@ -1491,6 +994,8 @@ static int cparam_int(json_t *cp, const char *key, int def) {
   return json_is_integer(v) ? (int)json_integer_value(v) : def;
 }
 
+/* A column's compression parameters: meta/storage's cparams, and the
+ * Blosc flags and typesize of chunk 0's header. */
 int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
                       char **err) {
   memset(out, 0, sizeof *out);
@@ -1498,7 +1003,7 @@ int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
   const bcolz_col *c = &t->cols[col];
   char *p = ds_strf("%s/meta/storage", c->path);
   if (!p) return ds_err(err, "out of memory");
-  json_t *st = load_json(p, err);
+  json_t *st = ds_json_load_file(p, BCOLZ_JSON_FLAGS, err);
   free(p);
   if (!st) return -1;
   json_t *cp = json_is_object(st) ? json_object_get(st, "cparams") : NULL;

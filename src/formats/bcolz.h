@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/common.h"
 #include "core/value.h"
@@ -136,7 +137,28 @@ int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
 int bcolz_cell_number(const bcolz_dtype *dt, const uint8_t *p, int64_t *i,
                       double *d);
 
-/* Whole-column statistics over the decompressed chunks. */
+/* Cell helpers shared by bcolz.c and bcolz_stats.c. */
+/* Length of an S cell p[0..n) without its trailing NULs (inline: every S
+ * cell of a scan takes it). */
+static inline size_t bcolz_s_len(const uint8_t *p, size_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  while (n >= 8) { /* 8 bytes at a time: the last non-zero byte of a word */
+    uint64_t x;
+    memcpy(&x, p + n - 8, 8);
+    if (x) return n - 8 + (size_t)(63 - __builtin_clzll(x)) / 8 + 1;
+    n -= 8;
+  }
+#endif
+  while (n > 0 && p[n - 1] == 0) n--;
+  return n;
+}
+/* The UCS-4 units of a U cell (itemsize bytes, big-endian when big) as
+ * UTF-8 appended to b, trailing U+0000 removed; *cps (when not NULL) = the
+ * code points kept. An invalid code unit is an error. */
+int bcolz_ucs4_to_utf8(const uint8_t *p, uint32_t itemsize, int big,
+                       ds_buf *b, uint64_t *cps, char **err);
+
+/* Whole-column statistics over the decompressed chunks (bcolz_stats.c). */
 typedef struct bcolz_stats {
   uint64_t count;     /* rows */
   uint64_t nulls;     /* NaN (floats) / NaT (datetime, timedelta) cells */

@@ -8,9 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/numbers.h"
+#include "core/utf8.h"
+
 #define CMP_NULL 2 /* the cell is NULL: no comparison holds */
 #define CMP_KEEP 3 /* cannot judge here: keep the cell */
 
+/* 1 when cells of dt can be compared here (*text: compared as text). */
 int bcolz_filter_supported(const bcolz_dtype *dt, int bytes_blob, int *text) {
   *text = 0;
   if (dt->ndim != 0) return 0;
@@ -30,25 +34,16 @@ int bcolz_filter_supported(const bcolz_dtype *dt, int bytes_blob, int *text) {
 
 /* Decode UTF-8 s[0..n) into code points; 0 when not valid UTF-8. */
 static int utf8_decode(const uint8_t *s, size_t n, uint32_t *out, size_t *nout) {
-  size_t k = 0;
+  size_t k = 0, skip;
   for (size_t i = 0; i < n;) {
-    uint32_t c = s[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (!len || i + len > n) return 0;
-    if (len > 1) c &= 0x3F >> (len - 1);
-    for (size_t j = 1; j < len; j++) {
-      if ((s[i + j] & 0xC0) != 0x80) return 0;
-      c = c << 6 | (s[i + j] & 0x3F);
-    }
-    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (c < min[len] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
-    out[k++] = c;
-    i += len;
+    if (!ds_utf8_seq(s + i, n - i, &skip)) return 0;
+    out[k++] = ds_utf8_next(s, n, &i);
   }
   *nout = k;
   return 1;
 }
 
+/* Decode a text bound into code points for a U column; -1 out of memory. */
 int bcolz_filter_prepare(bcolz_filter *f, const bcolz_dtype *dt) {
   f->cp = NULL;
   f->ncp = 0;
@@ -60,6 +55,7 @@ int bcolz_filter_prepare(bcolz_filter *f, const bcolz_dtype *dt) {
   return 0;
 }
 
+/* Free what bcolz_filter_prepare allocated. */
 void bcolz_filter_free(bcolz_filter *f) {
   free(f->cp);
   f->cp = NULL;
@@ -75,6 +71,7 @@ static int cmp_i_d(int64_t i, double d) {
   return frac > 0 ? -1 : frac < 0 ? 1 : 0;
 }
 
+/* A numeric cell against the bound: -1, 0, 1, CMP_NULL or CMP_KEEP. */
 static int cmp_num(const bcolz_filter *f, const bcolz_dtype *dt, const uint8_t *p) {
   int64_t i = 0;
   double d = 0;
@@ -90,18 +87,13 @@ static int cmp_num(const bcolz_filter *f, const bcolz_dtype *dt, const uint8_t *
   return d < f->f ? -1 : d > f->f;
 }
 
-static uint32_t load_u32(const uint8_t *p, int big) {
-  return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
-             : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
+/* An S or U cell against a text bound in BINARY order (U by code point):
+ * -1, 0, 1, or CMP_KEEP when SQLite must judge (non-ASCII S, bad UCS-4). */
 static int cmp_text(const bcolz_filter *f, const bcolz_dtype *dt, const uint8_t *p) {
   if (f->vkind != BCOLZ_FV_TEXT) return CMP_KEEP;
   if (dt->kind == 'S') {
-    size_t n = dt->itemsize;
-    while (n > 0 && p[n - 1] == 0) n--;
-    for (size_t j = 0; j < n; j++)
-      if (p[j] >= 0x80) return CMP_KEEP; /* maybe a BLOB: SQLite decides */
+    size_t n = bcolz_s_len(p, dt->itemsize);
+    if (!ds_ascii(p, n)) return CMP_KEEP; /* maybe a BLOB: SQLite decides */
     size_t m = n < f->n ? n : f->n;
     int c = m ? memcmp(p, f->s, m) : 0;
     if (c) return c < 0 ? -1 : 1;
@@ -110,9 +102,9 @@ static int cmp_text(const bcolz_filter *f, const bcolz_dtype *dt, const uint8_t 
   if (!f->cp_ok) return CMP_KEEP;
   int big = dt->byteorder == '>';
   size_t n = dt->itemsize / 4;
-  while (n > 0 && load_u32(p + 4 * (n - 1), big) == 0) n--;
+  while (n > 0 && ds_load_uint(p + 4 * (n - 1), 4, big) == 0) n--;
   for (size_t j = 0; j < n; j++) {
-    uint32_t u = load_u32(p + 4 * j, big);
+    uint32_t u = (uint32_t)ds_load_uint(p + 4 * j, 4, big);
     if (u > 0x10FFFF || (u >= 0xD800 && u <= 0xDFFF)) return CMP_KEEP;
     if (j >= f->ncp) return 1;
     if (u != f->cp[j]) return u < f->cp[j] ? -1 : 1;
@@ -120,6 +112,7 @@ static int cmp_text(const bcolz_filter *f, const bcolz_dtype *dt, const uint8_t 
   return n < f->ncp ? -1 : 0;
 }
 
+/* 1 when comparison result c satisfies op. */
 static int holds(bcolz_op op, int c) {
   switch (op) {
   case BCOLZ_OP_EQ: return c == 0;
@@ -131,6 +124,7 @@ static int holds(bcolz_op op, int c) {
   }
 }
 
+/* 1 when the cell may satisfy the filter (0 only when it surely does not). */
 int bcolz_filter_test(const bcolz_filter *f, const bcolz_dtype *dt, const uint8_t *p) {
   int text = dt->kind == 'S' || dt->kind == 'U';
   if (f->op == BCOLZ_OP_ISNULL || f->op == BCOLZ_OP_NOTNULL) {
@@ -169,6 +163,7 @@ int bcolz_filter_test(const bcolz_filter *f, const bcolz_dtype *dt, const uint8_
   }                                                                         \
   return to
 
+/* 1 when cells of dt are in the host's byte order (memcpy gives the value). */
 static int native_order(const bcolz_dtype *dt) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   return dt->byteorder != '>';
@@ -177,6 +172,7 @@ static int native_order(const bcolz_dtype *dt) {
 #endif
 }
 
+/* The first row in [from, to) whose cell may satisfy the filter, or to. */
 uint64_t bcolz_filter_scan(const bcolz_filter *f, const bcolz_dtype *dt,
                            const uint8_t *base, uint64_t from, uint64_t to) {
   int cmp_op = f->op <= BCOLZ_OP_GE;

@@ -9,6 +9,7 @@
 #include "datadings.h"
 
 #include <blake2.h>
+#include <dirent.h>
 #include <errno.h>
 #include <glob.h>
 #include <math.h>
@@ -24,6 +25,7 @@
 #include "core/hash_index.h"
 #include "core/mapped_file.h"
 #include "core/shard_spec.h"
+#include "core/utf8.h"
 #include "formats/simplebloom.h"
 
 #define DD_EMPTY UINT32_MAX  /* free slot of a lookup table */
@@ -418,8 +420,48 @@ static int check_hashes(const dd_shard *s, char **err) {
   return 0;
 }
 
+/* The error for a directory given where a datadings file is expected: it
+ * names the .msgpack files inside (the first few, sorted). Returns -1. */
+static int directory_given(const char *path, char **err) {
+  enum { SHOWN = 4 };
+  char *names[SHOWN];
+  size_t n = 0, total = 0;
+  DIR *d = opendir(path);
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len <= 8 || strcmp(e->d_name + len - 8, ".msgpack") != 0) continue;
+    total++;
+    /* keep the SHOWN first names in sorted order */
+    if (n == SHOWN && strcmp(e->d_name, names[SHOWN - 1]) >= 0) continue;
+    char *copy = strdup(e->d_name);
+    if (!copy) continue;
+    if (n == SHOWN) free(names[--n]);
+    names[n++] = copy;
+    qsort(names, n, sizeof *names, cmp_path);
+  }
+  if (d) closedir(d);
+  ds_buf list = {0};
+  for (size_t i = 0; i < n; i++)
+    ds_buf_printf(&list, "%s%s", i ? ", " : "", names[i]);
+  if (total > n) ds_buf_printf(&list, ", ... (%zu in all)", total);
+  ds_buf_append(&list, "", 1);
+  if (total == 0 || !list.data)
+    ds_err(err, "%s: a directory, with no .msgpack file inside: datadings "
+                "reads a .msgpack file (or a glob of them)", path);
+  else
+    ds_err(err, "%s: a directory: datadings reads a .msgpack file; inside it: "
+                "%s (a glob such as %s/*.msgpack opens them all)", path,
+           (char *)list.data, path);
+  ds_buf_free(&list);
+  for (size_t i = 0; i < n; i++) free(names[i]);
+  return -1;
+}
+
 /* Open every file of one shard and run the cheap checks. */
 static int shard_open(dd_shard *s, const char *path, char **err) {
+  int is_dir = 0;
+  if (ds_path_exists(path, &is_dir) && is_dir) return directory_given(path, err);
   if (ds_file_open(&s->data, path, err)) return -1;
   if (open_optional(&s->offsets, path, ".offsets", err) ||
       open_optional(&s->keys, path, ".keys", err) ||
@@ -907,10 +949,13 @@ static int add_row(md5_rows *rows, const ds_file *f, size_t lineno,
   int ok = n > 34 && p[32] == ' ' && p[33] == ' ' && plain_name(p + 34, n - 34);
   for (int i = 0; ok && i < 32; i++)
     ok = (p[i] >= '0' && p[i] <= '9') || ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f');
-  if (!ok)
-    return ds_err(err, "%s: line %zu: expected \"<32 hex digits>  <file name>\", "
-                       "found \"%.*s\"",
-                  f->path, lineno, (int)(n > 80 ? 80 : n), (const char *)p);
+  if (!ok) {
+    char *q = ds_escape(p, n > 80 ? 80 : n); /* file contents: any bytes */
+    ds_err(err, "%s: line %zu: expected \"<32 hex digits>  <file name>\", "
+                "found \"%s\"", f->path, lineno, q ? q : "");
+    free(q);
+    return -1;
+  }
   if (rows->n == rows->cap) {
     size_t cap = rows->cap ? 2 * rows->cap : 8;
     datadings_md5_row *v = realloc(rows->v, cap * sizeof *v);

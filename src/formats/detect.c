@@ -58,8 +58,30 @@ static char *bagz_limits_path(const char *path) {
   return ds_strf("%.*slimits.%s", (int)(base - path), path, base);
 }
 
-/* The last 8 bytes of a file end a valid tail-limits section: the u64 there
- * is the records/limits boundary B, B <= size - 8 and (size - B) % 8 == 0. */
+/* The limits in [from, to) of fd are non-decreasing from *prev and none
+ * passes `end`; *prev becomes the last one. 1 when they are. */
+static int limits_consistent(int fd, uint64_t from, uint64_t to, uint64_t end,
+                             uint64_t *prev) {
+  uint8_t buf[8192];
+  while (from < to) {
+    size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf;
+    if (pread(fd, buf, want, (off_t)from) != (ssize_t)want) return 0;
+    for (size_t i = 0; i < want; i += 8) {
+      uint64_t v = ds_le64(buf + i);
+      if (v < *prev || v > end) return 0;
+      *prev = v;
+    }
+    from += want;
+  }
+  return 1;
+}
+
+/* The file ends with a consistent tail-limits section: the u64 in its last
+ * 8 bytes is the records/limits boundary B, B <= size - 8, (size - B) % 8
+ * == 0, and every limit from byte B on is non-decreasing and at most B (the
+ * last is B itself: the records end where the limits begin). A file whose
+ * records take no bytes at all (a run of zero bytes, a .tar's zero blocks)
+ * is not taken for a bag of empty records. */
 static int bagz_tail_ok(const char *path) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
@@ -67,10 +89,12 @@ static int bagz_tail_ok(const char *path) {
   uint8_t b[8];
   int ok = fstat(fd, &st) == 0 && st.st_size >= 8 &&
            pread(fd, b, 8, st.st_size - 8) == 8;
+  uint64_t size = ok ? (uint64_t)st.st_size : 0, end = ok ? ds_le64(b) : 0;
+  uint64_t prev = 0;
+  ok = ok && end > 0 && end <= size - 8 && (size - end) % 8 == 0 &&
+       limits_consistent(fd, end, size, end, &prev);
   close(fd);
-  if (!ok) return 0;
-  uint64_t size = (uint64_t)st.st_size, end = ds_le64(b);
-  return end <= size - 8 && (size - end) % 8 == 0;
+  return ok;
 }
 
 /* One bagz file: 1 and *separate when it looks like one, else 0. */
@@ -196,6 +220,38 @@ static int dir_bytes(const char *dir, int depth, uint64_t *total, char **err) {
   return rc;
 }
 
+/* Bytes of datadings data file `file` and its index files. */
+static uint64_t dd_file_bytes(const char *file) {
+  uint64_t total = file_size(file);
+  for (size_t k = 0; dd_suffixes[k]; k++) {
+    char *p = ds_strf("%s%s", file, dd_suffixes[k]);
+    if (p) total += file_size(p);
+    free(p);
+  }
+  return total;
+}
+
+/* Bytes of bagz file `file` and, when separate, its limits file. */
+static uint64_t bagz_file_bytes(const char *file, int separate) {
+  uint64_t total = file_size(file);
+  char *lp = separate ? bagz_limits_path(file) : NULL;
+  if (lp) total += file_size(lp);
+  free(lp);
+  return total;
+}
+
+int ds_detect_shard_bytes(const char *shard, const ds_detected *d,
+                          uint64_t *bytes, char **err) {
+  *bytes = 0;
+  switch (d->format) {
+  case DS_FORMAT_ATLAS:
+  case DS_FORMAT_BCOLZ: return dir_bytes(shard, 0, bytes, err);
+  case DS_FORMAT_BAGZ: *bytes = bagz_file_bytes(shard, d->bagz_separate); return 0;
+  case DS_FORMAT_DATADINGS: *bytes = dd_file_bytes(shard); return 0;
+  }
+  return ds_err(err, "%s: unknown format", shard);
+}
+
 int ds_detect_bytes(const char *path, const ds_detected *d, uint64_t *bytes,
                     char **err) {
   *bytes = 0;
@@ -206,23 +262,11 @@ int ds_detect_bytes(const char *path, const ds_detected *d, uint64_t *bytes,
     return dir_bytes(path, 0, bytes, err);
   case DS_FORMAT_BAGZ:
     if (ds_shard_spec_expand(path, &l, err)) return -1;
-    for (size_t i = 0; i < l.n; i++) {
-      *bytes += file_size(l.paths[i]);
-      char *lp = d->bagz_separate ? bagz_limits_path(l.paths[i]) : NULL;
-      if (lp) *bytes += file_size(lp);
-      free(lp);
-    }
+    for (size_t i = 0; i < l.n; i++) *bytes += bagz_file_bytes(l.paths[i], d->bagz_separate);
     break;
   case DS_FORMAT_DATADINGS:
     if (datadings_expand_paths(path, &l, err)) return -1;
-    for (size_t i = 0; i < l.n; i++) {
-      *bytes += file_size(l.paths[i]);
-      for (size_t k = 0; dd_suffixes[k]; k++) {
-        char *p = ds_strf("%s%s", l.paths[i], dd_suffixes[k]);
-        if (p) *bytes += file_size(p);
-        free(p);
-      }
-    }
+    for (size_t i = 0; i < l.n; i++) *bytes += dd_file_bytes(l.paths[i]);
     break;
   default:
     return ds_err(err, "%s: unknown format", path);

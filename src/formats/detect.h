@@ -14,7 +14,11 @@
  *   file, shard spec (@N, @*, a comma    bagz, when every file is named
  *   list, posix:) of existing files      .bag / .bagz, has limits.NAME
  *                                        beside it, or ends in a valid
- *                                        limits tail (bagz.md 2.1)
+ *                                        limits tail (bagz.md 2.1): limits
+ *                                        non-decreasing, none past the
+ *                                        records' end, the records not
+ *                                        empty (a .tar or zero bytes is
+ *                                        no bag)
  * Anything else is an error "<path>: not a dataset: looked for ...". */
 #ifndef DS_DETECT_H
 #define DS_DETECT_H
@@ -47,5 +51,10 @@ int ds_detect(const char *path, ds_detected *out, char **err);
  * atlas or bcolz directory (symbolic links are not followed). */
 int ds_detect_bytes(const char *path, const ds_detected *d, uint64_t *bytes,
                     char **err);
+/* The same rule for one shard: a datadings data file and its index files,
+ * or every regular file under an atlas shard folder or bcolz root (a bagz
+ * file and, with d->bagz_separate, its limits file). */
+int ds_detect_shard_bytes(const char *shard, const ds_detected *d,
+                          uint64_t *bytes, char **err);
 
 #endif

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/value.h"
+#include "formats/msgpack_numpy.h"
 
 /* A parsed sample: msgpack-c objects that point into the input bytes (which
  * must outlive it). Reuse one doc for many samples: parse clears it. */
@@ -91,10 +92,5 @@ const msgpack_object *ds_msgpack_field(const ds_msgpack_doc *d, const char *name
  * an object outside its allow-list is an error naming the global. */
 int ds_msgpack_to_value(const msgpack_object *o, ds_arena *a, ds_value *out,
                         char **err);
-
-/* Python's complex() on repr text such as "(1.5-2.25j)", "2j", "-0j",
- * "(nan+infj)" (datadings.md 3.3; also "(3)", "j", "1-j"). 0 with *re and
- * *im set, -1 when the text is malformed. */
-int ds_msgpack_parse_complex(const char *s, size_t n, double *re, double *im);
 
 #endif

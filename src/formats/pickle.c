@@ -50,6 +50,8 @@
 #include <string.h>
 
 #include "core/npy.h"
+#include "core/numbers.h"
+#include "core/utf8.h"
 
 #define PK_DEF_MAX_BYTES ((size_t)1 << 30)
 #define PK_DEF_MAX_DEPTH 1000
@@ -356,43 +358,6 @@ static pk_obj *obj_with(pk *d, int kind, const ds_value *src, size_t k) {
 
 /* ------------------------------------------------------------ text */
 
-/* Length of the valid UTF-8 sequence at p[0..n) (1 to 4), or 0 when it is
- * invalid; then *skip is the length of the maximal invalid subpart. */
-static size_t utf8_seq(const uint8_t *p, size_t n, size_t *skip) {
-  uint8_t c = p[0];
-  if (c < 0x80) return 1;
-  size_t need;
-  uint8_t lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) need = 1;
-  else if (c == 0xE0) { need = 2; lo = 0xA0; }
-  else if (c >= 0xE1 && c <= 0xEC) need = 2;
-  else if (c == 0xED) { need = 2; hi = 0x9F; }
-  else if (c >= 0xEE && c <= 0xEF) need = 2;
-  else if (c == 0xF0) { need = 3; lo = 0x90; }
-  else if (c >= 0xF1 && c <= 0xF3) need = 3;
-  else if (c == 0xF4) { need = 3; hi = 0x8F; }
-  else { *skip = 1; return 0; }
-  for (size_t k = 1; k <= need; k++) {
-    uint8_t l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
-    if (k >= n || p[k] < l || p[k] > h) { *skip = k; return 0; }
-  }
-  return need + 1;
-}
-
-/* 1 when p[0..n) is plain ASCII (the common case, checked 8 bytes at a
- * time). */
-static inline int is_ascii(const uint8_t *p, size_t n) {
-  size_t i = 0;
-  uint64_t acc = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, p + i, 8);
-    acc |= w;
-  }
-  for (; i < n; i++) acc |= p[i];
-  return (acc & 0x8080808080808080ull) == 0;
-}
-
 /* make_text for text that is not ASCII: valid UTF-8 stays in place,
  * anything else is copied with replacements. */
 static int make_text_slow(pk *d, const uint8_t *s, size_t n, ds_value *v) {
@@ -402,7 +367,7 @@ static int make_text_slow(pk *d, const uint8_t *s, size_t n, ds_value *v) {
   if (!q) return -1;
   size_t i = 0, k = 0, skip;
   while (i < n) {
-    size_t m = utf8_seq(s + i, n - i, &skip);
+    size_t m = ds_utf8_seq(s + i, n - i, &skip);
     if (m) {
       memcpy(q + k, s + i, m);
       k += m;
@@ -424,7 +389,7 @@ static inline int make_text(pk *d, const uint8_t *s, size_t n, ds_value *v) {
   v->type = DS_V_TEXT;
   v->u.s.p = s;
   v->u.s.n = n;
-  return is_ascii(s, n) ? 0 : make_text_slow(d, s, n, v);
+  return ds_ascii(s, n) ? 0 : make_text_slow(d, s, n, v);
 }
 
 /* A value whose bytes are copied into the arena (type TEXT, BYTES, ...). */
@@ -438,24 +403,13 @@ static int make_copy(pk *d, int type, const void *s, size_t n, ds_value *v) {
   return 0;
 }
 
-/* Decode one UTF-8 code point of a (valid) TEXT value at *i. */
-static uint32_t next_cp(const uint8_t *s, size_t n, size_t *i) {
-  uint8_t c = s[*i];
-  size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-  if (len > n - *i) len = n - *i;
-  uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
-  for (size_t k = 1; k < len; k++) cp = cp << 6 | (s[*i + k] & 0x3Fu);
-  *i += len;
-  return cp;
-}
-
 /* Bytes of a str encoded as latin-1 (every code point below 256). */
 static int encode_latin1(pk *d, const ds_value *t, ds_value *out) {
   uint8_t *q = pk_alloc(d, t->u.s.n ? t->u.s.n : 1);
   if (!q) return -1;
   size_t i = 0, k = 0;
   while (i < t->u.s.n) {
-    uint32_t cp = next_cp(t->u.s.p, t->u.s.n, &i);
+    uint32_t cp = ds_utf8_next(t->u.s.p, t->u.s.n, &i);
     if (cp > 0xFF) return fail(d, "character U+%04X does not fit latin-1", (unsigned)cp);
     q[k++] = (uint8_t)cp;
   }
@@ -658,9 +612,12 @@ static int dtype_new(pk *d, const ds_value *it, size_t n, ds_value *res) {
   int known = kind && strchr("biufcOMmSVU", kind) != NULL;
   uint64_t size = known ? typestr_size(kind, num) : 0;
   int flexible = known && strchr("SVU", kind) != NULL;
-  if (i != len || !known || (!size && !(digits && flexible)) || size > INT32_MAX)
-    return fail(d, "unsupported numpy dtype '%.*s'", (int)(len > 40 ? 40 : len),
-                (const char *)s);
+  if (i != len || !known || (!size && !(digits && flexible)) || size > INT32_MAX) {
+    char *q = ds_escape(s, len > 40 ? 40 : len); /* pickle bytes: any */
+    int rc = fail(d, "unsupported numpy dtype '%s'", q ? q : "");
+    free(q);
+    return rc;
+  }
   pk_obj *o = new_obj(d, K_DTYPE);
   pk_dtype *dt = o ? pk_alloc(d, sizeof *dt) : NULL;
   if (!dt) return -1;
@@ -1445,10 +1402,8 @@ static int mark_pop(pk *d, size_t *k) {
 /* Read a little-endian unsigned argument of k bytes. */
 static inline int read_uint(pk *d, size_t k, uint64_t *v) {
   if ((size_t)(d->end - d->p) < k) return truncated(d);
-  uint64_t x = 0;
-  for (size_t i = 0; i < k; i++) x |= (uint64_t)d->p[i] << (8 * i);
+  *v = ds_load_uint(d->p, (unsigned)k, 0);
   d->p += k;
-  *v = x;
   return 0;
 }
 

@@ -54,6 +54,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
+
 #define FL_OBJ 0x50                /* internal slot type: a container */
 #define FL_LAZY 0x51               /* memo entry: the scalar of the opcode at u.s.n */
 #define FL_NONSCALAR SIZE_MAX      /* skim: a slot that holds no scalar */
@@ -141,22 +143,9 @@ static inline int is_scalar(const ds_value *v) {
   return v->type <= DS_V_FLOAT || v->type == DS_V_TEXT || v->type == DS_V_BYTES;
 }
 
-/* 1 when p[0..n) is ASCII (8 bytes at a time). */
-static inline int ascii(const uint8_t *p, size_t n) {
-  uint64_t acc = 0;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, p + i, 8);
-    acc |= w;
-  }
-  for (; i < n; i++) acc |= p[i];
-  return (acc & 0x8080808080808080ull) == 0;
-}
-
 /* 1 when a value may be placed as it is: not text, or valid UTF-8. */
 static inline int text_ok(const ds_value *v) {
-  return v->type != DS_V_TEXT || ascii(v->u.s.p, v->u.s.n) || ds_utf8_valid(v->u.s.p, v->u.s.n);
+  return v->type != DS_V_TEXT || ds_ascii(v->u.s.p, v->u.s.n) || ds_utf8_valid(v->u.s.p, v->u.s.n);
 }
 
 /* Whether the example at stack slot `pos` (above the outer list in slot 0)

@@ -4,14 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/numbers.h"
 #include "formats/simplebloom.h"
-
-/* Big-endian u64 at p. */
-static uint64_t be64(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v = v << 8 | p[i];
-  return v;
-}
 
 static void put_be64(uint8_t *p, uint64_t v) {
   for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
@@ -35,8 +29,8 @@ void simplebloom_hashes(const uint8_t *key, size_t n, uint64_t *h1,
                         uint64_t *h2) {
   uint8_t d[BLAKE2S_OUTBYTES];
   blake2s(d, key ? key : (const uint8_t *)"", NULL, BLAKE2S_OUTBYTES, n, 0);
-  *h1 = be64(d);
-  *h2 = be64(d + 8);
+  *h1 = ds_load_uint(d, 8, 1);
+  *h2 = ds_load_uint(d + 8, 8, 1);
 }
 
 int simplebloom_test(const uint8_t *bits, uint64_t num_bits, uint32_t k,

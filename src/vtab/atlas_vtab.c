@@ -338,7 +338,7 @@ static void drop_block(at_cursor *c) {
   atlas_dblock *b = c->blk;
   c->blk = NULL;
   if (!b || b == c->r.own || c->blk_ra) return;
-  if (b->cached) atlas_cache_unpin(&AT(c->base.ds)->cache, b);
+  if (b->lru.cached) atlas_cache_unpin(&AT(c->base.ds)->cache, b);
   else atlas_dblock_free(b);
 }
 
@@ -452,7 +452,7 @@ static int load_block(at_cursor *c, char **err) {
         atlas_dblock_free(b);
         return -1;
       }
-      b->pins = 1;
+      b->lru.pins = 1;
       atlas_cache_put(&d->cache, b); /* not cached when out of memory */
     }
     c->blk = b;

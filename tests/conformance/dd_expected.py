@@ -45,12 +45,8 @@ def scalar_json(x):
         return [scalar_json(y) for y in x]
     if isinstance(x, complex):
         return [nonfinite(x.real), nonfinite(x.imag)]
-    if isinstance(x, bytes):
-        x = x.rstrip(b"\0")
-        try:
-            return x.decode("utf-8")
-        except UnicodeDecodeError:
-            return base64.b64encode(x).decode()
+    if isinstance(x, bytes):  # numpy S: bytes, base64 inside JSON
+        return base64.b64encode(x.rstrip(b"\0")).decode()
     if isinstance(x, float):
         return nonfinite(x)
     return x

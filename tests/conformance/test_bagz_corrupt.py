@@ -360,7 +360,7 @@ code = ("import sqlite3, sys\n"
                             sql_quote(fifo)))
 try:
     out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, timeout=10).stdout.decode()
+                         stderr=subprocess.STDOUT, timeout=120).stdout.decode()  # a hang guard only
     C.check(out.startswith("bagz: ") and "pipe.bagz" in out and "not a regular file" in out,
             "a FIFO as path: refused", out.strip())
 except subprocess.TimeoutExpired:

@@ -42,13 +42,13 @@ def hostile_child(build, paths):
     c = connect(build)
     out = []
     for p in paths:
-        t0 = time.time()
+        t0 = time.process_time()  # CPU time: a loaded machine does not inflate it
         try:
             r = c.execute("SELECT sample FROM datadings(?) WHERE rowid = 1", (p,)).fetchall()
             out.append({"path": p, "rows": r})
         except sqlite3.Error as e:
             out.append({"path": p, "error": str(e)})
-        out[-1]["seconds"] = time.time() - t0
+        out[-1]["seconds"] = time.process_time() - t0
     print(json.dumps({"results": out,
                       "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 
@@ -531,7 +531,7 @@ open_error_both(p, "neither .offsets nor .index", "noindex.msgpack",
                 "neither noindex.msgpack.offsets nor noindex.msgpack.index exists")
 os.makedirs(os.path.join(T, "adir.msgpack"))
 open_error_both(os.path.join(T, "adir.msgpack"), "data path is a directory", "adir.msgpack",
-                "not a regular file")
+                "a directory, with no .msgpack file inside")
 pat = os.path.join(T, "nomatch-*.msgpack")
 open_error_both(pat, "glob matching nothing", "nomatch-*.msgpack", "no files match this pattern")
 
@@ -748,7 +748,7 @@ C.check(all("error" in r and r["error"].startswith("datadings: ") for r in rep["
         [r for r in rep["results"] if "error" not in r])
 C.check(0 < rep["maxrss_kb"] < 400 * 1024, "hostile child: peak memory below 400 MiB",
         "%d KiB" % rep["maxrss_kb"])
-C.check(all(r["seconds"] < 5 for r in rep["results"]), "hostile child: each case under 5 s",
+C.check(all(r["seconds"] < 5 for r in rep["results"]), "hostile child: each case under 5 s of CPU",
         [(os.path.basename(r["path"]), r["seconds"]) for r in rep["results"]])
 
 # the nesting limit is exact: 32 levels decode, as JSON

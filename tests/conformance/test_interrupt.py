@@ -4,17 +4,23 @@ SQLite checks sqlite3_interrupt() and calls the progress handler between
 the rows a virtual table returns, but one xFilter call can do long work on
 its own: `record = X` on a bag first builds an index of every record (each
 one decompressed and hashed). That work polls core/cancel.h, which asks
-SQLite (vtab/interrupt.c) whether to stop.
+SQLite (vtab/interrupt.c) whether to stop, stepping a probe statement whose
+VM steps reach the progress handler.
 
 A generated bag of 400,000 zstd records (4 KiB each once decompressed;
-more on a machine fast enough to index those in under a second) is
-queried from Debian's python3 sqlite3 module:
-  - the control: the indexed lookup runs to the end and finds the rows;
-  - conn.interrupt() from a timer thread 0.2 s into that lookup (what
-    Ctrl-C does in the shell): sqlite3.OperationalError "interrupted", well
-    before the control's time;
-  - a progress handler (every 1000 VM steps) that asks to stop after
-    0.2 s, as timeouts are written: the same error, as quickly;
+more on a machine fast enough to index those with few progress calls) is
+queried from Debian's python3 sqlite3 module. Every run has a progress
+handler (every 1000 VM steps) that counts its calls; nothing here reads a
+clock, so a loaded machine cannot change a verdict:
+  - the control: the indexed lookup runs to the end and finds the rows,
+    with at least MIN_CALLS progress calls on the way;
+  - conn.interrupt() (what Ctrl-C does in the shell) from the STOP_AT-th
+    progress call, the handler letting the query go on:
+    sqlite3.OperationalError "interrupted", with no further progress call
+    (it stopped at the first check after the request, long before the
+    control's count);
+  - a progress handler that asks to stop from its STOP_AT-th call, as
+    timeouts are written: the same;
   - the same for a plain scan with the two-thread read-ahead (stopped
     between rows by SQLite itself);
   - a bcolz column of 48M+ int8 rows (uncompressed Blosc chunks) filtered
@@ -30,8 +36,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dstest import Checker, connect, sql_quote  # noqa: E402
@@ -39,7 +43,9 @@ from dstest import Checker, connect, sql_quote  # noqa: E402
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 C = Checker()
 TMP = tempfile.mkdtemp(prefix="interrupt-")
-STOP_AFTER = 0.2
+PROGRESS_STEPS = 1000  # VM steps between progress handler calls
+STOP_AT = 3            # the progress call at which a run asks to stop
+MIN_CALLS = 30         # progress calls an uninterrupted run must make
 
 
 def make_bag(N):
@@ -87,46 +93,38 @@ def make_carray(nchunks):
     return d
 
 
-def timed(conn, sql, params=()):
-    """(rows or None, error text or None, seconds)."""
-    t = time.monotonic()
+def counted(sql, params=(), stop=None, conn=None):
+    """Run sql with a progress handler (every PROGRESS_STEPS VM steps) that
+    counts its calls. stop="interrupt": at call STOP_AT the handler calls
+    conn.interrupt() and lets the query go on; stop="progress": from call
+    STOP_AT on it asks to stop. Returns (conn, rows or None, error text or
+    None, calls); a fresh connection unless conn is given."""
+    conn = conn or connect(BUILD)
+    calls = [0]
+
+    def handler():
+        calls[0] += 1
+        if stop == "interrupt" and calls[0] == STOP_AT:
+            conn.interrupt()
+        return 1 if stop == "progress" and calls[0] >= STOP_AT else 0
+
+    conn.set_progress_handler(handler, PROGRESS_STEPS)
     try:
-        rows = conn.execute(sql, params).fetchall()
-        return rows, None, time.monotonic() - t
+        rows, err = conn.execute(sql, params).fetchall(), None
     except sqlite3.Error as e:
-        return None, str(e), time.monotonic() - t
-
-
-def with_interrupt(sql, params=()):
-    """Run sql on a fresh connection, calling conn.interrupt() after
-    STOP_AFTER seconds from another thread."""
-    conn = connect(BUILD)
-    timer = threading.Timer(STOP_AFTER, conn.interrupt)
-    timer.start()
-    res = timed(conn, sql, params)
-    timer.cancel()
-    return conn, res
-
-
-def with_progress(sql, params=()):
-    """Run sql on a fresh connection whose progress handler (every 1000 VM
-    steps) asks to stop once STOP_AFTER seconds have passed."""
-    conn = connect(BUILD)
-    deadline = time.monotonic() + STOP_AFTER
-    conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
-    res = timed(conn, sql, params)
+        rows, err = None, str(e)
     conn.set_progress_handler(None, 0)
-    return conn, res
+    return conn, rows, err, calls[0]
 
 
-def check_stopped(label, res, control_s):
-    rows, err, secs = res
+def check_stopped(label, res, control_calls):
+    _, rows, err, calls = res
     C.eq(err, "interrupted", label + ": the query fails with 'interrupted'")
-    # it stopped soon after it was asked to (at STOP_AFTER), and long
-    # before the uninterrupted query would have ended
-    C.check(secs < STOP_AFTER + max(0.6, control_s * 0.25) and secs < control_s * 0.75,
-            label + ": it stopped quickly", "%.2f s (uninterrupted: %.2f s)" % (secs, control_s))
-    print("     %s: stopped after %.2f s (uninterrupted: %.2f s)" % (label, secs, control_s))
+    # asked at progress call STOP_AT, it stopped at the next check: no
+    # further progress call, long before the control's count
+    C.check(calls == STOP_AT and control_calls > 2 * STOP_AT, label + ": it stopped at once",
+            "%d progress calls (asked at call %d; uninterrupted: %d)" % (calls, STOP_AT, control_calls))
+    print("     %s: stopped at progress call %d (uninterrupted: %d)" % (label, calls, control_calls))
 
 
 def main():
@@ -135,45 +133,42 @@ def main():
         C.exit()
     lookup = "SELECT rowid FROM bagz(?) WHERE record = ?"
     N = 400000
-    while True:  # a bag big enough for the index build to take a second
+    while True:  # a bag big enough for the index build to take a while
         path, rec = make_bag(N)
-        control = connect(BUILD)
-        rows, err, control_s = timed(control, lookup, (path, b"needle"))
+        control, rows, err, control_calls = counted(lookup, (path, b"needle"))
         control.close()
-        if control_s >= 1.0 or N >= 3200000:
+        if control_calls >= MIN_CALLS or N >= 3200000:
             break
         N *= 2
     C.eq((rows, err), ([(N - 1,)], None), "control: the indexed lookup finds the row")
-    C.check(control_s > 3 * STOP_AFTER, "control: the index build takes a while",
-            "%.2f s for %d records" % (control_s, N))
+    C.check(control_calls >= MIN_CALLS, "control: the index build takes a while",
+            "%d progress calls for %d records" % (control_calls, N))
 
-    conn, res = with_interrupt(lookup, (path, b"needle"))
-    check_stopped("sqlite3_interrupt during the index build", res, control_s)
-    rows, err, _ = timed(conn, "SELECT count(*) FROM bagz(?)", (path,))
+    res = counted(lookup, (path, b"needle"), "interrupt")
+    check_stopped("sqlite3_interrupt during the index build", res, control_calls)
+    conn = res[0]
+    _, rows, err, _ = counted("SELECT count(*) FROM bagz(?)", (path,), conn=conn)
     C.eq((rows, err), ([(N,)], None), "the connection works after the interrupt")
-    rows, err, _ = timed(conn, lookup, (path, rec))
+    _, rows, err, _ = counted(lookup, (path, rec), conn=conn)
     C.eq((err, len(rows or []), (rows or [(None,)])[0]), (None, N - 1, (0,)),
          "the next lookup builds the whole index (the interrupted one was dropped)")
     conn.close()
 
-    conn, res = with_progress(lookup, (path, b"needle"))
-    check_stopped("progress handler during the index build", res, control_s)
-    conn.close()
+    res = counted(lookup, (path, b"needle"), "progress")
+    check_stopped("progress handler during the index build", res, control_calls)
+    res[0].close()
 
     scan = "SELECT sum(length(record)) FROM bagz(?, 'threads=2')"
-    c2 = connect(BUILD)
-    rows, err, scan_s = timed(c2, scan, (path,))
+    c2, rows, err, scan_calls = counted(scan, (path,))
     C.eq((rows, err), ([((N - 1) * 4096 + 6,)], None), "control: the scan reads every record")
     c2.close()
-    if scan_s > 3 * STOP_AFTER:
-        conn, res = with_interrupt(scan, (path,))
-        check_stopped("sqlite3_interrupt during a read-ahead scan", res, scan_s)
-        conn.close()
-        conn, res = with_progress(scan, (path,))
-        check_stopped("progress handler during a read-ahead scan", res, scan_s)
-        conn.close()
+    if scan_calls >= MIN_CALLS:
+        for how, label in (("interrupt", "sqlite3_interrupt"), ("progress", "progress handler")):
+            res = counted(scan, (path,), how)
+            check_stopped(label + " during a read-ahead scan", res, scan_calls)
+            res[0].close()
     else:
-        C.check(True, "the scan is too quick here to interrupt (%.2f s)" % scan_s)
+        C.check(True, "the scan is too short here to interrupt (%d progress calls)" % scan_calls)
 
     # bcolz: a filtered scan that finds nothing is one long xNext call
     nch = 48
@@ -182,38 +177,21 @@ def main():
         filt = "SELECT rowid FROM t WHERE value = 1 ORDER BY rowid DESC"
         c4 = connect(BUILD)
         c4.execute("CREATE VIRTUAL TABLE temp.t USING bcolz(%s)" % sql_quote(d))
-        rows, err, filt_s = timed(c4, filt)
+        _, rows, err, filt_calls = counted(filt, conn=c4)
         c4.close()
-        if filt_s >= 1.0 or nch >= 192:
+        if filt_calls >= MIN_CALLS or nch >= 192:
             break
         nch *= 2
     C.eq((rows, err), ([], None), "control: the filtered bcolz scan finds no row")
-    C.check(filt_s > 3 * STOP_AFTER, "control: the filtered bcolz scan takes a while",
-            "%.2f s for %d rows" % (filt_s, nch << 20))
+    C.check(filt_calls >= MIN_CALLS, "control: the filtered bcolz scan takes a while",
+            "%d progress calls for %d rows" % (filt_calls, nch << 20))
 
-    def bcolz_conn(fn):
+    for how, label in (("interrupt", "sqlite3_interrupt"), ("progress", "progress handler")):
         conn = connect(BUILD)
         conn.execute("CREATE VIRTUAL TABLE temp.t USING bcolz(%s)" % sql_quote(d))
-        return fn(conn)
-
-    def stop_by_interrupt(conn):
-        timer = threading.Timer(STOP_AFTER, conn.interrupt)
-        timer.start()
-        res = timed(conn, filt)
-        timer.cancel()
-        return conn, res
-
-    def stop_by_progress(conn):
-        deadline = time.monotonic() + STOP_AFTER
-        conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
-        return conn, timed(conn, filt)
-
-    conn, res = bcolz_conn(stop_by_interrupt)
-    check_stopped("sqlite3_interrupt during a filtered bcolz scan", res, filt_s)
-    conn.close()
-    conn, res = bcolz_conn(stop_by_progress)
-    check_stopped("progress handler during a filtered bcolz scan", res, filt_s)
-    conn.close()
+        res = counted(filt, (), how, conn)
+        check_stopped(label + " during a filtered bcolz scan", res, filt_calls)
+        conn.close()
 
     shutil.rmtree(TMP, ignore_errors=True)
     C.exit()

@@ -66,11 +66,8 @@ def json_scalar(x, dtype):
         return float(x) if math.isfinite(x) else None
     if k == "c":
         return [v if math.isfinite(v) else None for v in (x.real, x.imag)]
-    if k == "S":
-        try:
-            return x.decode("utf-8")
-        except UnicodeDecodeError:
-            return base64.b64encode(x).decode()
+    if k == "S":  # bytes: base64 inside JSON (INTERFACE.md, Values)
+        return base64.b64encode(x).decode()
     if k == "V":
         return base64.b64encode(bytes(x)).decode()
     return x
@@ -303,7 +300,8 @@ def check_structured(conn):
         got = query(conn, "SELECT npy_json(?)", npy_bytes(arr))
         want = plain(arr.tolist())
         want = json.loads(json.dumps(want, default=lambda o: [o.real, o.imag] if isinstance(o, complex)
-                                     else o.decode() if isinstance(o, bytes) else int(o.total_seconds())))
+                                     else base64.b64encode(o).decode() if isinstance(o, bytes)
+                                     else int(o.total_seconds())))
         check(f"structured npy_json {k} equals tolist()", isinstance(got, str) and json.loads(got) == want,
               f"{got!r} vs {want!r}")
 

@@ -25,7 +25,9 @@
 # every chunk file data/__<N>.blp of the bcolz fixtures (carrays and ctable
 # columns) under 64 KiB prefixed with a 0x00 byte, and every meta/ folder's
 # storage + NUL + sizes (storage alone when there is no sizes) prefixed
-# with 0x01. Crash inputs land in
+# with 0x01. fuzz_tfexample gets the records of
+# tests/conformance/tfexample_records.py (written by python3-protobuf from
+# proto/example.proto; nothing without python3 and protoc). Crash inputs land in
 # build/fuzz/artifacts-<name>/. Exits non-zero when any harness crashes,
 # leaks, times out or runs out of memory; prints the executions per harness
 # and in total (libFuzzer's final stat::number_of_executed_units).
@@ -376,6 +378,13 @@ seed() {
         cp "$f" "$dir/seed-$s"
       done
       npy_seeds "$dir"
+      ;;
+    tfexample)
+      # tf.train.Example records written by Google's protobuf runtime
+      # (python3-protobuf; packed, unpacked, with unknown fields)
+      if [ -x /usr/bin/python3 ] && command -v protoc >/dev/null 2>&1; then
+        /usr/bin/python3 tests/conformance/tfexample_records.py "$dir" || true
+      fi
       ;;
     *)
       for f in "$FIX/$fmt"/*; do

@@ -14,8 +14,8 @@ static atlas_dblock *put(atlas_cache *c, size_t shard, uint64_t block, size_t by
   if (!b) return NULL;
   b->shard = shard;
   b->block = block;
-  b->bytes = bytes;
-  b->pins = 1;
+  b->lru.bytes = bytes;
+  b->lru.pins = 1;
   if (atlas_cache_put(c, b)) {
     atlas_dblock_free(b);
     return NULL;
@@ -26,7 +26,7 @@ static atlas_dblock *put(atlas_cache *c, size_t shard, uint64_t block, size_t by
 /* 1 when the cache holds (shard, block) (the lookup pin is undone). */
 static int holds(atlas_cache *c, size_t shard, uint64_t block) {
   atlas_dblock *b = atlas_cache_get(c, shard, block);
-  if (b) b->pins--;
+  if (b) b->lru.pins--;
   return b != NULL;
 }
 
@@ -42,7 +42,7 @@ static void test_lru(void) {
   CHECK(!holds(&c, 1, 2) && !holds(&c, 2, 1));
   /* (0, 1) is now the least recently used: touch it, so (0, 2) goes */
   atlas_dblock *x = atlas_cache_get(&c, 0, 2);
-  CHECK(x == b && x->pins == 1);
+  CHECK(x == b && x->lru.pins == 1);
   atlas_cache_unpin(&c, x);
   x = atlas_cache_get(&c, 0, 1);
   atlas_cache_unpin(&c, x);
@@ -96,7 +96,7 @@ static void test_churn(void) {
   }
   CHECK_MSG(over == 0 && wrong == 0 && hits > 0, "over %d wrong %d hits %d", over, wrong, hits);
   size_t n = 0, sum = 0;
-  for (atlas_dblock *b = c.head; b; b = b->next) {
+  for (ds_lru_node *b = c.head; b; b = b->next) {
     n++;
     sum += b->bytes;
   }

@@ -1,0 +1,32 @@
+/* tfexample_schema.c - infer the feature columns of a bag of
+ * tf.train.Example records from its first records (see
+ * tfexample_schema.h), as datadings infers its field columns. */
+#include "tfexample_schema.h"
+
+#include <stdlib.h>
+
+#include "tfexample.h"
+#include "tfexample_cell.h"
+
+int ds_tfex_infer(ds_schema *s, uint64_t count, uint64_t infer,
+                  ds_tfex_record_fn get, void *ctx, int bytes_text,
+                  uint64_t max_value, char **err) {
+  ds_tfex ex = {0};
+  ex.arena.limit = (size_t)max_value;
+  int rc = 0;
+  for (uint64_t i = 0; i < count && i < infer && rc == 0; i++) {
+    const uint8_t *p;
+    size_t n;
+    char *skip = NULL;
+    if (get(ctx, i, &p, &n, &skip) || ds_tfex_decode(&ex, p, n, &skip)) {
+      free(skip);
+      continue;
+    }
+    for (size_t k = 0; k < ex.n && rc == 0; k++) {
+      const ds_tfex_feature *f = &ex.features[k];
+      rc = ds_schema_observe(s, f->name, f->name_len, ds_tfex_cell_type(f, bytes_text), err);
+    }
+  }
+  ds_tfex_free(&ex);
+  return rc;
+}
