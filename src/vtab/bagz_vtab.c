@@ -320,14 +320,24 @@ static int rowset_has(const ds_rowset *rs, uint64_t n) {
   return k >= n;
 }
 
-/* ds_table_def.start: scans that read records decompress ahead on a
- * second thread (threads=2), and hand back the pages they passed. */
+/* Does any shard hold zstd frames? (uncompressed records have nothing to
+ * decompress ahead: they are read in place from the mapped file) */
+static int any_zstd(const bagz_reader *r) {
+  for (size_t s = 0; s < bagz_nshards(r); s++)
+    if (bagz_shard_zstd(r, s)) return 1;
+  return 0;
+}
+
+/* ds_table_def.start: scans that read records of zstd shards decompress
+ * ahead on a second thread (threads=2), and hand back the pages they
+ * passed. */
 static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_dataset *d = BAG(base->ds);
   int reads = (call->idxNum & PLAN_RECORD_USED) != 0;
   c->released = 0;
-  if (reads && d->threads > 1 && rowset_has(&base->rs, READAHEAD_MIN_ROWS) &&
+  if (reads && d->threads > 1 && any_zstd(d->reader) &&
+      rowset_has(&base->rs, READAHEAD_MIN_ROWS) &&
       bagz_readahead_start(d->reader, &base->rs, base->ds->max_value, &c->ra, err))
     return -1;
   base->paces = reads;
