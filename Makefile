@@ -7,6 +7,7 @@
 #   make asan       the whole test suite under AddressSanitizer + UBSan
 #   make fuzz       libFuzzer harnesses (clang); FUZZ_SECONDS=N runs each
 #   make bench      the benchmark workloads (data generated outside the tree)
+#   make install    the libraries and the Python package (DESTDIR stages)
 #   make clean
 # BUILD selects the output folder (the asan target uses build/asan).
 
@@ -56,7 +57,7 @@ $(PROTO_C:.c=.h): $(PROTO_C)
 $(TFEX_OBJS): $(PROTO_C:.c=.h)
 # ----------------------------------------------------------------------------
 
-.PHONY: all deps test demo asan fuzz bench clean unit
+.PHONY: all deps test demo asan fuzz bench clean unit install uninstall
 .SECONDARY:
 all: $(LIBS_SO)
 
@@ -132,6 +133,22 @@ bench:
 	@tools/deps.sh build test bench
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh
+
+# make install: the libraries where `.load datasets` finds them, i.e. a
+# directory the dynamic loader searches by default (EXTDIR, Debian's
+# /usr/lib/<multiarch>), and the sqlite_datasets package where Debian's
+# /usr/bin/python3 imports it (PYDIR, /usr/local/lib/python3.X/dist-packages).
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+EXTDIR    ?= /usr/lib/$(MULTIARCH)
+PYDIR     ?= $(shell /usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+install: all
+	install -d $(DESTDIR)$(EXTDIR) $(DESTDIR)$(PYDIR)/sqlite_datasets
+	install -m 0644 $(LIBS_SO) $(DESTDIR)$(EXTDIR)/
+	install -m 0644 python/sqlite_datasets/*.py $(DESTDIR)$(PYDIR)/sqlite_datasets/
+
+uninstall:
+	rm -f $(LIBS_SO:$(BUILD)/%=$(DESTDIR)$(EXTDIR)/%)
+	rm -rf $(DESTDIR)$(PYDIR)/sqlite_datasets
 
 clean:
 	rm -rf build

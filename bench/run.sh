@@ -5,10 +5,12 @@
 # the source tree), runs each workload's driver from the repo root, measures
 # peak RSS of the scans at 1/10 and full size, and prints the table, also
 # written to build/bench/RESULTS-<workload>.txt. Workloads: B1 (bagz), D1
-# (datadings), A1 (atlas), then C1 (bcolz); a run of all of them also writes
+# (datadings), A1 (atlas), then C1 (bcolz), then F-B1 (B1 on Dask,
+# bench/bench_fb1.py: needs python3-dask/-distributed/-pandas), then T-B1
+# (bagz of tf.Example records); a run of all of them also writes
 # bench/RESULTS.md (bench/results_md.py). Safe to run repeatedly.
 # Environment: BENCH_DIR (data folder), BENCH_RUNS (timed runs, default 5),
-# BENCH_ONLY (b1, d1, a1, c1 or tb1: run only that workload; default all), BENCH_EXT
+# BENCH_ONLY (b1, d1, a1, c1, fb1 or tb1: run only that workload; default all), BENCH_EXT
 # (the extension the drivers load, default build/datasets).
 # A1 needs /usr/bin/python3 with numpy and zstandard (Debian packages
 # python3-numpy, python3-zstandard) for its generator and its CPython
@@ -38,8 +40,8 @@ want() { # want ID : the workload runs (BENCH_ONLY unset or equal to ID)
   [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]
 }
 case "$ONLY" in
-  ""|b1|d1|a1|c1|tb1) ;;
-  *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1 or tb1" >&2; exit 2 ;;
+  ""|b1|d1|a1|c1|fb1|tb1) ;;
+  *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1, fb1 or tb1" >&2; exit 2 ;;
 esac
 build gen_b1 bench/gen_b1.c
 build bench_b1 bench/bench_b1.c bench/bench_common.c
@@ -80,7 +82,7 @@ gen_bcolz() { # gen_bcolz NAME COUNT [EXPECTEDLEN]: the ctable folder NAME
     "$OUT/gen_c1" "$BENCH_DIR" "$2" "$1" ${3:-}
   }
 }
-if want b1; then
+if want b1 || want fb1; then
   gen b1 1000000
   gen b1small 100000
 fi
@@ -275,6 +277,11 @@ want b1 && run_workload b1 "B1 bagz benchmark" bench_b1 mem_rows
 want d1 && run_workload d1 "D1 datadings benchmark" bench_d1 mem_rows_d1
 want a1 && run_workload a1 "A1 atlas benchmark" bench_a1 mem_rows_a1
 want c1 && run_workload c1 "C1 bcolz benchmark" bench_c1 mem_rows_c1
+if want fb1; then
+  echo "== F-B1: B1 fanned out on Dask"
+  /usr/bin/python3 bench/bench_fb1.py "$BENCH_DIR" "$EXT" "$RUNS" | tee "$OUT/RESULTS-fb1.txt" ||
+    rc=1
+fi
 want tb1 && run_workload tb1 "T-B1 bagz tf.Example benchmark" bench_tb1 true
 if [ -z "$ONLY" ]; then
   /usr/bin/python3 bench/results_md.py "$OUT" >bench/RESULTS.md.tmp &&

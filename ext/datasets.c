@@ -1,6 +1,6 @@
 /* ext/datasets.c - entry point of build/datasets.so: every module and
- * function of sqlite-datasets, with dataset_info and the `dataset` module
- * that only this library has. Load with `.load build/datasets`. */
+ * function of sqlite-datasets, with dataset_info, dataset_shards and the
+ * `dataset` module that only this library has. Load with `.load build/datasets`. */
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
@@ -25,5 +25,6 @@ int sqlite3_datasets_init(sqlite3 *db, char **pzErrMsg,
   if (rc == SQLITE_OK) rc = ds_bcolz_register(db);
   if (rc == SQLITE_OK) rc = ds_dataset_info_register(db);
   if (rc == SQLITE_OK) rc = ds_dataset_module_register(db);
+  if (rc == SQLITE_OK) rc = ds_dataset_shards_register(db);
   return rc;
 }

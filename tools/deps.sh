@@ -25,6 +25,9 @@ check_test() {
   /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || need python3-numpy
   command -v zstd >/dev/null 2>&1 || need zstd
   command -v sqlite-utils >/dev/null 2>&1 || need sqlite-utils
+  /usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || need python3-pandas
+  /usr/bin/python3 -c 'import dask.dataframe' >/dev/null 2>&1 || need python3-dask
+  /usr/bin/python3 -c 'import distributed' >/dev/null 2>&1 || need python3-distributed
   /usr/bin/python3 -c 'import google.protobuf' >/dev/null 2>&1 || need python3-protobuf
   command -v protoc >/dev/null 2>&1 || need protobuf-compiler
 }

@@ -213,29 +213,37 @@ void bagz_close(bagz_reader *r) {
   free(r);
 }
 
-int bagz_stored(const bagz_reader *r, size_t shard, uint64_t index,
-                const uint8_t **p, size_t *n, char **err) {
+int bagz_stored_range(const bagz_reader *r, size_t shard, uint64_t index,
+                      uint64_t *start, uint64_t *end, char **err) {
   if (shard >= r->nshards || index >= r->shards[shard].count)
     return ds_err(err, "record %llu of shard %zu does not exist",
                   (unsigned long long)index, shard);
   const bagz_shard *s = &r->shards[shard];
-  uint64_t off = s->limits_off + 8 * index, start = 0, end;
-  if (ds_file_u64le(s->limits, off, &end, err)) return -1;
-  if (index > 0 && ds_file_u64le(s->limits, off - 8, &start, err)) return -1;
-  if (start > end)
+  uint64_t off = s->limits_off + 8 * index;
+  *start = 0;
+  if (ds_file_u64le(s->limits, off, end, err)) return -1;
+  if (index > 0 && ds_file_u64le(s->limits, off - 8, start, err)) return -1;
+  if (*start > *end)
     return ds_err(err, "%s: record %llu: limits are not monotonic (the record "
                        "would start at byte %llu and end at byte %llu; limit at "
                        "offset %llu)",
                   s->data.path, (unsigned long long)index,
-                  (unsigned long long)start, (unsigned long long)end,
+                  (unsigned long long)*start, (unsigned long long)*end,
                   (unsigned long long)off);
-  if (end > s->records_size)
+  if (*end > s->records_size)
     return ds_err(err, "%s: record %llu: limit at offset %llu says byte %llu, "
                        "past the end of the records section (%llu bytes)",
                   s->limits->path, (unsigned long long)index,
-                  (unsigned long long)off, (unsigned long long)end,
+                  (unsigned long long)off, (unsigned long long)*end,
                   (unsigned long long)s->records_size);
-  if (ds_file_slice(&s->data, start, end - start, p, err)) return -1;
+  return 0;
+}
+
+int bagz_stored(const bagz_reader *r, size_t shard, uint64_t index,
+                const uint8_t **p, size_t *n, char **err) {
+  uint64_t start, end;
+  if (bagz_stored_range(r, shard, index, &start, &end, err)) return -1;
+  if (ds_file_slice(&r->shards[shard].data, start, end - start, p, err)) return -1;
   *n = (size_t)(end - start);
   return 0;
 }

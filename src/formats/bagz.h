@@ -57,6 +57,10 @@ static inline uint64_t bagz_count(const bagz_reader *r) { return r->map.total; }
  * the records section. */
 int bagz_stored(const bagz_reader *r, size_t shard, uint64_t index,
                 const uint8_t **p, size_t *n, char **err);
+/* Where those bytes are: [*start, *end) of the shard's file, from its
+ * limits alone, checked the same way. */
+int bagz_stored_range(const bagz_reader *r, size_t shard, uint64_t index,
+                      uint64_t *start, uint64_t *end, char **err);
 
 /* Record g (global index < count), decompressed when the shard is zstd.
  * *p points into the mapped file (uncompressed) or into `scratch`; it stays

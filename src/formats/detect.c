@@ -220,6 +220,38 @@ static int dir_bytes(const char *dir, int depth, uint64_t *total, char **err) {
   return rc;
 }
 
+/* Bytes of datadings data file `file` and its index files. */
+static uint64_t dd_file_bytes(const char *file) {
+  uint64_t total = file_size(file);
+  for (size_t k = 0; dd_suffixes[k]; k++) {
+    char *p = ds_strf("%s%s", file, dd_suffixes[k]);
+    if (p) total += file_size(p);
+    free(p);
+  }
+  return total;
+}
+
+/* Bytes of bagz file `file` and, when separate, its limits file. */
+static uint64_t bagz_file_bytes(const char *file, int separate) {
+  uint64_t total = file_size(file);
+  char *lp = separate ? bagz_limits_path(file) : NULL;
+  if (lp) total += file_size(lp);
+  free(lp);
+  return total;
+}
+
+int ds_detect_shard_bytes(const char *shard, const ds_detected *d,
+                          uint64_t *bytes, char **err) {
+  *bytes = 0;
+  switch (d->format) {
+  case DS_FORMAT_ATLAS:
+  case DS_FORMAT_BCOLZ: return dir_bytes(shard, 0, bytes, err);
+  case DS_FORMAT_BAGZ: *bytes = bagz_file_bytes(shard, d->bagz_separate); return 0;
+  case DS_FORMAT_DATADINGS: *bytes = dd_file_bytes(shard); return 0;
+  }
+  return ds_err(err, "%s: unknown format", shard);
+}
+
 int ds_detect_bytes(const char *path, const ds_detected *d, uint64_t *bytes,
                     char **err) {
   *bytes = 0;
@@ -230,23 +262,11 @@ int ds_detect_bytes(const char *path, const ds_detected *d, uint64_t *bytes,
     return dir_bytes(path, 0, bytes, err);
   case DS_FORMAT_BAGZ:
     if (ds_shard_spec_expand(path, &l, err)) return -1;
-    for (size_t i = 0; i < l.n; i++) {
-      *bytes += file_size(l.paths[i]);
-      char *lp = d->bagz_separate ? bagz_limits_path(l.paths[i]) : NULL;
-      if (lp) *bytes += file_size(lp);
-      free(lp);
-    }
+    for (size_t i = 0; i < l.n; i++) *bytes += bagz_file_bytes(l.paths[i], d->bagz_separate);
     break;
   case DS_FORMAT_DATADINGS:
     if (datadings_expand_paths(path, &l, err)) return -1;
-    for (size_t i = 0; i < l.n; i++) {
-      *bytes += file_size(l.paths[i]);
-      for (size_t k = 0; dd_suffixes[k]; k++) {
-        char *p = ds_strf("%s%s", l.paths[i], dd_suffixes[k]);
-        if (p) *bytes += file_size(p);
-        free(p);
-      }
-    }
+    for (size_t i = 0; i < l.n; i++) *bytes += dd_file_bytes(l.paths[i]);
     break;
   default:
     return ds_err(err, "%s: unknown format", path);

@@ -51,5 +51,10 @@ int ds_detect(const char *path, ds_detected *out, char **err);
  * atlas or bcolz directory (symbolic links are not followed). */
 int ds_detect_bytes(const char *path, const ds_detected *d, uint64_t *bytes,
                     char **err);
+/* The same rule for one shard: a datadings data file and its index files,
+ * or every regular file under an atlas shard folder or bcolz root (a bagz
+ * file and, with d->bagz_separate, its limits file). */
+int ds_detect_shard_bytes(const char *shard, const ds_detected *d,
+                          uint64_t *bytes, char **err);
 
 #endif

@@ -22,5 +22,7 @@ const sqlite3_module *ds_bcolz_module(void **aux);
  * dataset(path, ...): datasets.so only */
 int ds_dataset_info_register(sqlite3 *db);
 int ds_dataset_module_register(sqlite3 *db);
+/* dataset_shards(path [, options]): datasets.so only */
+int ds_dataset_shards_register(sqlite3 *db);
 
 #endif

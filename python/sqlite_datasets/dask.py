@@ -1,0 +1,236 @@
+"""sqlite_datasets.dask - one SQL query over every shard of a dataset, as a
+dask.dataframe with one partition per shard (or per split_rows range).
+
+    from sqlite_datasets.dask import read_sql
+    df = read_sql("SELECT shard, length(record) AS n FROM ds", "train@*.bagz")
+    df.groupby("shard").n.sum().compute()
+
+Each partition is a task that opens its own connection, creates a table
+named `table` (default "ds") over its shard, attaches the databases of
+`attach`, runs `sql` and returns a pandas DataFrame (.npy BLOB columns as
+numpy arrays). rowid, shard and shard_index keep their whole-dataset values.
+Any Dask scheduler runs the tasks: with no Client, Dask's local one; with a
+distributed.Client, its cluster (every worker needs the extension: see
+sqlite_datasets.extension_path).
+
+PHASE 1 (until the modules take a shard selection): a task opens the whole
+dataset's table and queries a temporary view holding its rows (rowid range,
+plus `shard = K` for interleaved bagz), so answers are exact but each task
+opens every file of the dataset. Phase 2 replaces _create_table with
+options that open only the shard's own files.
+"""
+import os
+
+import dask.dataframe as dd
+import pandas as pd
+
+from . import connect, npy_columns_to_numpy
+
+__all__ = ["read_sql", "list_partitions", "split_options"]
+
+
+def _quote(s):
+    """A SQL string literal."""
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+def _ident(s):
+    """A SQL identifier."""
+    return '"' + str(s).replace('"', '""') + '"'
+
+
+def split_options(options):
+    """'a=1, b="x,y"' -> ['a=1', 'b="x,y"']: the comma-separated options
+    string split as the extension splits it (commas inside '...' or "..."
+    do not separate), items trimmed, empty ones dropped."""
+    items, cur, quote = [], [], None
+    for ch in options or "":
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ",":
+            items.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    items.append("".join(cur).strip())
+    return [i for i in items if i]
+
+
+def _option_value(items, name):
+    """The value of option `name` in split items (unquoted), or None."""
+    for item in items:
+        k, _, v = item.partition("=")
+        if k.strip().strip("'\"") == name:
+            return v.strip().strip("'\"")
+    return None
+
+
+def _absolute(path):
+    """A plain relative path made absolute (workers may run elsewhere);
+    shard specs with commas or a posix: prefix are left as given."""
+    if "," in path or ":" in path or os.path.isabs(path):
+        return path
+    return os.path.abspath(path)
+
+
+def list_partitions(path, options="", split_rows=None, conn=None):
+    """The partitions read_sql makes: dicts with shard, path, first_rowid,
+    rows, shard_index and step (rowid step between the rows of the
+    partition: 1, or the shard count for interleaved bagz)."""
+    own = conn is None
+    conn = conn or connect()
+    try:
+        items = split_options(options)
+        if split_rows is not None:
+            items.append("split_rows=%d" % int(split_rows))
+        rows = conn.execute(
+            "SELECT shard, path, first_rowid, rows, shard_index "
+            "FROM dataset_shards(?, ?)", (path, ", ".join(items))).fetchall()
+    finally:
+        if own:
+            conn.close()
+    nshards = max((r[0] for r in rows), default=-1) + 1
+    interleaved = _option_value(items, "layout") == "interleaved"
+    return [dict(shard=s, path=p, first_rowid=f, rows=n, shard_index=i,
+                 step=nshards if interleaved else 1)
+            for s, p, f, n, i in rows]
+
+
+def _create_table(conn, path, options, table, part):
+    """Create `table` holding the partition's rows.
+
+    PHASE 1: the whole dataset's table under another name and a temporary
+    view of the partition's rows over it (all columns, HIDDEN ones too)."""
+    whole = table + "__dataset"
+    args = ", ".join([_quote(path)] + [_quote(o) for o in split_options(options)])
+    conn.execute("CREATE VIRTUAL TABLE temp.%s USING dataset(%s)" % (_ident(whole), args))
+    cols = [r[0] for r in conn.execute("SELECT name FROM pragma_table_xinfo(?)", (whole,))]
+    if part is None:
+        where = "0"
+    elif part["rows"] == 0:
+        where = "0"
+    else:
+        last = part["first_rowid"] + (part["rows"] - 1) * part["step"]
+        where = "rowid >= %d AND rowid <= %d" % (part["first_rowid"], last)
+        if part["step"] > 1:
+            where += " AND shard = %d" % part["shard"]
+    conn.execute("CREATE TEMP VIEW %s AS SELECT rowid AS rowid, %s FROM temp.%s WHERE %s"
+                 % (_ident(table), ", ".join(_ident(c) for c in cols), _ident(whole), where))
+
+
+def _attach(conn, attach):
+    for name, db in (attach or {}).items():
+        conn.execute("ATTACH DATABASE ? AS %s" % _ident(name), (db,))
+
+
+_DTYPES = (("INT", "int64"), ("CHAR", "object"), ("CLOB", "object"), ("TEXT", "object"),
+           ("BLOB", "object"), ("REAL", "float64"), ("FLOA", "float64"), ("DOUB", "float64"))
+
+
+def _dtype(decltype):
+    """pandas dtype for a declared type, by SQLite's affinity rules (no
+    type, BLOB and NUMERIC: object)."""
+    t = (decltype or "").upper()
+    for needle, dtype in _DTYPES:
+        if needle in t:
+            return dtype
+    return "object"
+
+
+def _declared_types(conn, sql):
+    """The result columns' names and declared types ('' for an expression),
+    from a zero-row run (LIMIT 0 reads nothing)."""
+    conn.execute("DROP TABLE IF EXISTS temp.__sqlite_datasets_meta")
+    conn.execute("CREATE TEMP TABLE __sqlite_datasets_meta AS SELECT * FROM (%s) LIMIT 0" % sql)
+    types = [t for (t,) in conn.execute(
+        "SELECT type FROM pragma_table_info('__sqlite_datasets_meta')")]
+    conn.execute("DROP TABLE temp.__sqlite_datasets_meta")
+    names = [d[0] for d in conn.execute("SELECT * FROM (%s) LIMIT 0" % sql).description]
+    return names, types
+
+
+def _value_dtype(values):
+    """pandas dtype of a column holding these Python values (None for no
+    clue: every value NULL)."""
+    kinds = set(type(v) for v in values if v is not None)
+    if not kinds:
+        return None
+    if kinds == {int}:
+        return "float64" if None in values else "int64"
+    if kinds <= {int, float}:
+        return "float64"
+    return "object"
+
+
+def _infer_meta(conn, sql, path, options, table, attach, parts):
+    """An empty DataFrame with the query's columns: names and declared
+    types from a zero-row run; a column without a declared type (an
+    expression such as length(record)) takes the type of its values in the
+    first rows of the first non-empty partition, as dask's own read_sql
+    does (object when they are all NULL)."""
+    _attach(conn, attach)
+    _create_table(conn, path, options, table, None)
+    names, types = _declared_types(conn, sql)
+    dtypes = [_dtype(t) if t else None for t in types]
+    if None in dtypes:
+        first = next((p for p in parts if p["rows"]), None)
+        head = []
+        if first is not None:
+            conn.execute("DROP VIEW temp.%s" % _ident(table))
+            conn.execute("DROP TABLE temp.%s" % _ident(table + "__dataset"))
+            _create_table(conn, path, options, table, first)
+            head = conn.execute("SELECT * FROM (%s) LIMIT 5" % sql).fetchall()
+        for i, d in enumerate(dtypes):
+            if d is None:
+                dtypes[i] = _value_dtype([r[i] for r in head]) or "object"
+    return pd.DataFrame({i: pd.Series([], dtype=d) for i, d in enumerate(dtypes)}
+                        ).set_axis(names, axis=1)
+
+
+class ShardQuery:
+    """The task of one partition: open the shard, run the query, return a
+    DataFrame (picklable: Dask ships it to workers)."""
+
+    def __init__(self, sql, path, options, table, attach, meta):
+        self.sql, self.path, self.options = sql, path, options
+        self.table, self.attach, self.meta = table, attach, meta
+
+    def __call__(self, part):
+        conn = connect()
+        try:
+            _attach(conn, self.attach)
+            _create_table(conn, self.path, self.options, self.table, part)
+            cur = conn.execute(self.sql)
+            names = [d[0] for d in cur.description]
+            rows = cur.fetchall()
+        finally:
+            conn.close()
+        if not rows:
+            return self.meta.copy()
+        return npy_columns_to_numpy(pd.DataFrame.from_records(rows, columns=names))
+
+
+def read_sql(sql, path, options="", table="ds", split_rows=None, meta=None, attach=None):
+    """`sql` over every shard of the dataset at `path`, as a
+    dask.dataframe.DataFrame with one partition per shard (or per range of
+    at most split_rows rows). `options` are the format module's options
+    ('name=value, ...'); `attach` maps schema names to SQLite database files
+    attached in every task ({"meta": "meta.db"}); `meta` (an empty
+    DataFrame) overrides the columns and dtypes found by running the query
+    with LIMIT 0 (and LIMIT 5 on the first partition for columns that are
+    expressions: see _infer_meta)."""
+    sql = sql.strip().rstrip(";")
+    path = _absolute(path)
+    attach = {k: _absolute(v) for k, v in (attach or {}).items()}
+    conn = connect()
+    try:
+        parts = list_partitions(path, options, split_rows, conn)
+        if meta is None:
+            meta = _infer_meta(conn, sql, path, options, table, attach, parts)
+    finally:
+        conn.close()
+    func = ShardQuery(sql, path, options, table, attach, meta)
+    return dd.from_map(func, parts, meta=meta, label="sqlite-datasets-read-sql",
+                       enforce_metadata=False)

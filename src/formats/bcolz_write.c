@@ -1,0 +1,621 @@
+/* bcolz_write.c - the bcolz writer of bcolz_write.h.
+ *
+ * Each column keeps the rows of its open chunk uncompressed (upstream's
+ * "leftover" buffer); when it holds chunklen rows it is compressed with
+ * blosc_compress_ctx and written as data/__<k>.blp at once, as upstream's
+ * append() does. Object columns write one chunk file per row. TEXT / BLOB
+ * columns whose width is not declared append each value (u32 length +
+ * bytes) to .values.tmp and become chunks at the end. */
+#include "formats/bcolz_write.h"
+
+#include <blosc.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BW_SPILL ".values.tmp"
+#define BW_HEADER 16  /* "blpk", version 1, 3 reserved, int64 nchunks = 1 */
+
+typedef struct bw_col {
+  char *name;
+  char *dir;           /* the column's carray folder */
+  bcolz_dtype dt;      /* final once the width is known */
+  int width_unknown;   /* values wait in the spill file */
+  uint64_t chunklen;   /* 0 until known */
+  uint8_t *chunk;      /* chunklen * atom bytes: the open chunk */
+  uint64_t nchunks;    /* chunk files written (object: one per row) */
+  uint32_t *cbytes;    /* Blosc size of each chunk file written */
+  size_t cap_cbytes;
+  uint64_t obj_nbytes; /* object: sum of the pickles' sizes */
+  int spill_fd;
+  uint64_t spill_size;
+  uint64_t width;      /* longest spilled value (bytes for S, chars for U) */
+} bw_col;
+
+struct bcolz_writer {
+  char *dir;
+  int carray;
+  bcolz_write_options o;
+  bw_col *cols;
+  size_t ncols;
+  uint64_t rows;
+  ds_buf cbuf, obj, val; /* compressed chunk, one pickle, one spilled value */
+  int finished;
+};
+
+/* ------------------------------------------------------------ options */
+
+void bcolz_write_defaults(bcolz_write_options *o) {
+  memset(o, 0, sizeof *o);
+  o->expectedlen = 1000000;
+  snprintf(o->cname, sizeof o->cname, "lz4");
+  o->clevel = 5;
+  o->shuffle = 1;
+  o->sync = 1;
+}
+
+int bcolz_write_check(const bcolz_write_options *o, char **err) {
+  if (o->clevel < 0 || o->clevel > 9)
+    return ds_err(err, "clevel must be 0..9 (got %d)", o->clevel);
+  if (o->shuffle < 0 || o->shuffle > 2)
+    return ds_err(err, "shuffle must be 0, 1 or 2 (got %d)", o->shuffle);
+  if (blosc_compname_to_compcode(o->cname) < 0)
+    return ds_err(err, "cname '%s' is not a codec of this c-blosc (%s)",
+                  o->cname, blosc_list_compressors());
+  return 0;
+}
+
+/* upstream's utils.calc_chunksize rule: chunklen for `expectedlen` rows
+ * of `atom` bytes. */
+static uint64_t default_chunklen(uint64_t expectedlen, uint64_t atom) {
+  double mb = (double)expectedlen * (double)atom / (1024.0 * 1024.0);
+  if (mb < 1e-4) mb = 1e-4;
+  if (mb > 1e4) mb = 1e4;
+  int zone = (int)log10(mb);  /* truncated toward zero, as Python's int() */
+  uint64_t chunksize = (uint64_t)4096 << (zone + 6);
+  chunksize = chunksize / atom * atom;
+  if (chunksize < atom) chunksize = atom;
+  return chunksize / atom;
+}
+
+/* ------------------------------------------------------------ files */
+
+static int io_err(char **err, const char *what, const char *path) {
+  return ds_err(err, "%s %s: %s", what, path, strerror(errno));
+}
+
+static int write_all(int fd, const void *p, size_t n, const char *path,
+                     char **err) {
+  const uint8_t *b = p;
+  while (n) {
+    ssize_t r = write(fd, b, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return io_err(err, "cannot write", path);
+    b += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+/* A whole file from two pieces (either may be empty). */
+static int write_file2(const char *path, const void *a, size_t na,
+                       const void *b, size_t nb, int sync, char **err) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_err(err, "cannot create", path);
+  int rc = write_all(fd, a, na, path, err) || write_all(fd, b, nb, path, err);
+  if (!rc && sync && fsync(fd)) rc = io_err(err, "cannot fsync", path);
+  close(fd);
+  return rc ? -1 : 0;
+}
+
+static int write_text(const char *path, const ds_buf *b, int sync, char **err) {
+  return write_file2(path, b->data, b->len, "", 0, sync, err);
+}
+
+static int make_dir(const char *path, char **err) {
+  return mkdir(path, 0755) && errno != EEXIST ? io_err(err, "cannot create", path)
+                                              : 0;
+}
+
+static char *chunk_path(const bw_col *c, uint64_t k) {
+  return ds_strf("%s/data/__%llu.blp", c->dir, (unsigned long long)k);
+}
+
+/* ------------------------------------------------------------ chunks */
+
+/* Blosc typesize, upstream's rule: S 1, U 4, object 1, else the item. */
+static size_t typesize(const bcolz_dtype *dt) {
+  return dt->kind == 'S' || dt->kind == 'O' ? 1 : dt->kind == 'U' ? 4
+                                                                 : dt->itemsize;
+}
+
+/* Compress n bytes and write them as chunk file k of column c. */
+static int write_chunk(bcolz_writer *w, bw_col *c, uint64_t k,
+                       const uint8_t *src, size_t n, char **err) {
+  size_t cap = n + BLOSC_MAX_OVERHEAD;
+  if (ds_buf_reserve(&w->cbuf, cap)) return ds_err(err, "out of memory");
+  int r = blosc_compress_ctx(w->o.clevel, w->o.shuffle, typesize(&c->dt), n,
+                             src, w->cbuf.data, cap, w->o.cname, 0, 1);
+  if (r <= 0) return ds_err(err, "c-blosc could not compress a chunk (%d)", r);
+  uint8_t head[BW_HEADER] = {'b', 'l', 'p', 'k', 1, 0, 0, 0, 1};
+  char *path = chunk_path(c, k);
+  if (!path) return ds_err(err, "out of memory");
+  int rc = write_file2(path, head, BW_HEADER, w->cbuf.data, (size_t)r,
+                       w->o.sync, err);
+  free(path);
+  if (rc) return -1;
+  if (k >= c->cap_cbytes) {
+    size_t nc = c->cap_cbytes ? c->cap_cbytes * 2 : 16;
+    while (nc <= k) nc *= 2;
+    uint32_t *v = realloc(c->cbytes, nc * sizeof *v);
+    if (!v) return ds_err(err, "out of memory");
+    c->cbytes = v;
+    c->cap_cbytes = nc;
+  }
+  c->cbytes[k] = (uint32_t)r;
+  return 0;
+}
+
+/* The chunk buffer of a column whose width and chunklen are known. */
+static int alloc_chunk(bcolz_writer *w, bw_col *c, char **err) {
+  if (!c->chunklen)
+    c->chunklen = w->o.chunklen ? w->o.chunklen
+                  : default_chunklen(w->o.expectedlen,
+                                     c->dt.kind == 'O' ? 8 : c->dt.atom);
+  if (c->dt.kind == 'O') return 0;
+  if (c->chunklen > SIZE_MAX / c->dt.atom ||
+      !(c->chunk = calloc((size_t)(c->chunklen * c->dt.atom), 1)))
+    return ds_err(err, "out of memory for a chunk of %llu rows",
+                  (unsigned long long)c->chunklen);
+  return 0;
+}
+
+/* ------------------------------------------------------------ open */
+
+static void free_col(bw_col *c) {
+  if (c->spill_fd >= 0) close(c->spill_fd);
+  free(c->name);
+  free(c->dir);
+  free(c->chunk);
+  free(c->cbytes);
+}
+
+void bcolz_writer_free(bcolz_writer *w) {
+  if (!w) return;
+  for (size_t i = 0; i < w->ncols; i++) free_col(&w->cols[i]);
+  free(w->cols);
+  ds_buf_free(&w->cbuf);
+  ds_buf_free(&w->obj);
+  ds_buf_free(&w->val);
+  free(w->dir);
+  free(w);
+}
+
+/* The folders of one column and its spill file. */
+static int open_col(bcolz_writer *w, bw_col *c, char **err) {
+  char *data = ds_strf("%s/data", c->dir), *meta = ds_strf("%s/meta", c->dir);
+  int rc = !data || !meta ? ds_err(err, "out of memory")
+           : (w->carray ? 0 : make_dir(c->dir, err)) || make_dir(data, err) ||
+                   make_dir(meta, err) ? -1 : 0;
+  free(data);
+  free(meta);
+  if (rc) return -1;
+  if (!c->width_unknown) return alloc_chunk(w, c, err);
+  char *sp = ds_strf("%s/" BW_SPILL, c->dir);
+  if (!sp) return ds_err(err, "out of memory");
+  c->spill_fd = open(sp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  rc = c->spill_fd < 0 ? io_err(err, "cannot create", sp) : 0;
+  free(sp);
+  return rc;
+}
+
+int bcolz_writer_open(const char *dir, int carray, size_t ncols,
+                      const char *const *names, const bcolz_wtype *types,
+                      const bcolz_write_options *o, bcolz_writer **out,
+                      char **err) {
+  *out = NULL;
+  if (bcolz_write_check(o, err)) return -1;
+  if (ncols == 0) return ds_err(err, "a table needs at least one column");
+  if (carray && ncols != 1) return ds_err(err, "a carray has one column");
+  for (size_t i = 0; !carray && i < ncols; i++) {
+    if (bcolz_write_check_name(names[i], err)) return -1;
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(names[i], names[j]) == 0)
+        return ds_err(err, "column '%s' is named twice", names[i]);
+  }
+  bcolz_writer *w = calloc(1, sizeof *w);
+  if (!w) return ds_err(err, "out of memory");
+  w->carray = carray;
+  w->o = *o;
+  w->ncols = ncols;
+  if (!(w->dir = strdup(dir)) || !(w->cols = calloc(ncols, sizeof *w->cols))) {
+    bcolz_writer_free(w);
+    return ds_err(err, "out of memory");
+  }
+  int rc = 0;
+  for (size_t i = 0; i < ncols; i++) w->cols[i].spill_fd = -1;
+  for (size_t i = 0; !rc && i < ncols; i++) {
+    bw_col *c = &w->cols[i];
+    c->dt = types[i].dt;
+    c->width_unknown = types[i].width_unknown;
+    c->chunklen = types[i].chunklen;
+    c->name = strdup(names[i]);
+    c->dir = carray ? strdup(dir) : ds_strf("%s/%s", dir, names[i]);
+    rc = !c->name || !c->dir ? ds_err(err, "out of memory")
+                             : open_col(w, c, err);
+  }
+  if (rc) {
+    bcolz_writer_free(w);
+    return -1;
+  }
+  *out = w;
+  return 0;
+}
+
+/* ------------------------------------------------------------ rows */
+
+/* Characters of valid UTF-8 (U width) or bytes (S width) of a value. */
+static int spill_width(const bw_col *c, const ds_value *v, uint64_t *width,
+                       char **err) {
+  if (v->type != DS_V_TEXT && v->type != DS_V_BYTES)
+    return ds_err(err, v->type == DS_V_NULL ? "NULL in a text column"
+                                            : "not text or bytes");
+  if (c->dt.kind == 'S') {
+    *width = v->u.s.n;
+    return 0;
+  }
+  if (v->type != DS_V_TEXT || !ds_utf8_valid(v->u.s.p, v->u.s.n))
+    return ds_err(err, "not valid UTF-8 text");
+  uint64_t n = 0;
+  for (size_t i = 0; i < v->u.s.n; i++) n += (v->u.s.p[i] & 0xc0) != 0x80;
+  *width = n;
+  return 0;
+}
+
+/* A full open chunk goes to disk. */
+static int flush_full(bcolz_writer *w, bw_col *c, char **err) {
+  if (write_chunk(w, c, c->nchunks, c->chunk,
+                  (size_t)(c->chunklen * c->dt.atom), err))
+    return -1;
+  c->nchunks++;
+  return 0;
+}
+
+int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
+  if (w->finished) return ds_err(err, "the table is already finished");
+  /* check and place every cell first: a refused row changes nothing */
+  for (size_t i = 0; i < w->ncols; i++) {
+    bw_col *c = &w->cols[i];
+    int rc;
+    uint64_t width = 0;
+    if (c->width_unknown) rc = spill_width(c, &row[i], &width, err);
+    else if (c->dt.kind == 'O') /* pickled again below, once all fit */
+      rc = bcolz_cell_encode(&c->dt, &row[i], NULL, &w->obj, err);
+    else
+      rc = bcolz_cell_encode(&c->dt, &row[i],
+                             c->chunk + (w->rows % c->chunklen) * c->dt.atom,
+                             NULL, err);
+    if (!rc && c->width_unknown && c->dt.kind == 'S' && width > UINT32_MAX)
+      rc = ds_err(err, "value too long");
+    if (rc) {
+      char pre[300];
+      snprintf(pre, sizeof pre, "row %llu, column '%.200s'",
+               (unsigned long long)w->rows, c->name);
+      ds_err_prefix(err, pre);
+      return -1;
+    }
+  }
+  for (size_t i = 0; i < w->ncols; i++) {
+    bw_col *c = &w->cols[i];
+    if (c->dt.kind == 'O' && !c->width_unknown) {
+      if (bcolz_cell_encode(&c->dt, &row[i], NULL, &w->obj, err)) {
+        char pre[300];
+        snprintf(pre, sizeof pre, "row %llu, column '%.200s'",
+                 (unsigned long long)w->rows, c->name);
+        ds_err_prefix(err, pre);
+        return -1;
+      }
+      if (write_chunk(w, c, c->nchunks, w->obj.data, w->obj.len, err))
+        return -1;
+      c->nchunks++;
+      c->obj_nbytes += w->obj.len;
+    } else if (c->width_unknown) {
+      uint64_t width = 0;
+      spill_width(c, &row[i], &width, err);
+      uint8_t len[4];
+      uint32_t n = (uint32_t)row[i].u.s.n;
+      for (int b = 0; b < 4; b++) len[b] = (uint8_t)(n >> (8 * b));
+      if (write_all(c->spill_fd, len, 4, BW_SPILL, err) ||
+          write_all(c->spill_fd, row[i].u.s.p, n, BW_SPILL, err))
+        return -1;
+      c->spill_size += 4 + (uint64_t)n;
+      if (width > c->width) c->width = width;
+    } else if ((w->rows + 1) % c->chunklen == 0 && flush_full(w, c, err)) {
+      return -1;
+    }
+  }
+  w->rows++;
+  return 0;
+}
+
+uint64_t bcolz_writer_count(const bcolz_writer *w) { return w->rows; }
+
+/* ------------------------------------------------------------ truncate */
+
+/* Read chunk file k of c back into the open chunk buffer. */
+static int reload_chunk(bw_col *c, uint64_t k, char **err) {
+  char *path = chunk_path(c, k);
+  if (!path) return ds_err(err, "out of memory");
+  int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+  struct stat st;
+  uint8_t *buf = NULL;
+  if (fd < 0 || fstat(fd, &st)) {
+    rc = io_err(err, "cannot read", path);
+  } else if (!(buf = malloc((size_t)st.st_size + 1))) {
+    rc = ds_err(err, "out of memory");
+  } else if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
+    rc = io_err(err, "cannot read", path);
+  } else {
+    size_t n = (size_t)(c->chunklen * c->dt.atom);
+    int r = st.st_size > BW_HEADER
+                ? blosc_decompress_ctx(buf + BW_HEADER, c->chunk, n, 1) : -1;
+    if (r != (int)n) rc = ds_err(err, "%s: cannot decompress", path);
+  }
+  if (fd >= 0) close(fd);
+  free(buf);
+  free(path);
+  return rc;
+}
+
+/* Cut the spill file after its first `rows` values; the width is that of
+ * the values kept. */
+static int cut_spill(bw_col *c, uint64_t rows, char **err) {
+  uint64_t at = 0, width = 0;
+  ds_buf v = {0};
+  int rc = 0;
+  for (uint64_t r = 0; !rc && r < rows; r++) {
+    uint8_t len[4];
+    if (pread(c->spill_fd, len, 4, (off_t)at) != 4) {
+      rc = io_err(err, "cannot read", BW_SPILL);
+      break;
+    }
+    uint32_t n = (uint32_t)len[0] | (uint32_t)len[1] << 8 |
+                 (uint32_t)len[2] << 16 | (uint32_t)len[3] << 24;
+    if (ds_buf_reserve(&v, n + 1) ||
+        pread(c->spill_fd, v.data, n, (off_t)(at + 4)) != (ssize_t)n) {
+      rc = io_err(err, "cannot read", BW_SPILL);
+      break;
+    }
+    uint64_t wd = n;
+    if (c->dt.kind == 'U') {
+      wd = 0;
+      for (uint32_t i = 0; i < n; i++) wd += (v.data[i] & 0xc0) != 0x80;
+    }
+    if (wd > width) width = wd;
+    at += 4 + (uint64_t)n;
+  }
+  ds_buf_free(&v);
+  if (rc) return -1;
+  if (ftruncate(c->spill_fd, (off_t)at) || lseek(c->spill_fd, (off_t)at, SEEK_SET) < 0)
+    return io_err(err, "cannot truncate", BW_SPILL);
+  c->spill_size = at;
+  c->width = width;
+  return 0;
+}
+
+int bcolz_writer_truncate(bcolz_writer *w, uint64_t rows, char **err) {
+  if (w->finished) return ds_err(err, "the table is already finished");
+  if (rows > w->rows)
+    return ds_err(err, "cannot truncate to %llu rows, there are %llu",
+                  (unsigned long long)rows, (unsigned long long)w->rows);
+  for (size_t i = 0; i < w->ncols; i++) {
+    bw_col *c = &w->cols[i];
+    if (c->width_unknown) {
+      if (cut_spill(c, rows, err)) return -1;
+      continue;
+    }
+    uint64_t keep = c->dt.kind == 'O' ? rows : rows / c->chunklen;
+    if (c->dt.kind != 'O' && keep < c->nchunks &&
+        reload_chunk(c, keep, err))
+      return -1;
+    while (c->nchunks > keep) {
+      char *path = chunk_path(c, --c->nchunks);
+      if (path) unlink(path);
+      free(path);
+    }
+    if (c->dt.kind == 'O') { /* pickle sizes of the rows kept */
+      c->obj_nbytes = 0;
+      for (uint64_t k = 0; k < c->nchunks; k++) {
+        char *path = chunk_path(c, k);
+        int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        uint8_t h[BW_HEADER + 16];
+        if (fd >= 0 && pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h)
+          c->obj_nbytes += (uint64_t)h[20] | (uint64_t)h[21] << 8 |
+                           (uint64_t)h[22] << 16 | (uint64_t)h[23] << 24;
+        if (fd >= 0) close(fd);
+        free(path);
+      }
+    }
+  }
+  w->rows = rows;
+  return 0;
+}
+
+/* ------------------------------------------------------------ finish */
+
+/* Spilled values become chunks now that the width is known. */
+static int finish_spill(bcolz_writer *w, bw_col *c, char **err) {
+  uint64_t width = c->width ? c->width : 1;
+  c->dt.itemsize = (uint32_t)(c->dt.kind == 'U' ? width * 4 : width);
+  c->dt.atom = c->dt.itemsize * c->dt.nelem;
+  snprintf(c->dt.str, sizeof c->dt.str, "%c%c%llu", c->dt.kind == 'U' ? '<' : '|',
+           c->dt.kind, (unsigned long long)width);
+  if (alloc_chunk(w, c, err)) return -1;
+  uint64_t at = 0;
+  for (uint64_t r = 0; r < w->rows; r++) {
+    uint8_t len[4];
+    if (pread(c->spill_fd, len, 4, (off_t)at) != 4)
+      return io_err(err, "cannot read", BW_SPILL);
+    uint32_t n = (uint32_t)len[0] | (uint32_t)len[1] << 8 |
+                 (uint32_t)len[2] << 16 | (uint32_t)len[3] << 24;
+    if (ds_buf_reserve(&w->val, n + 1) ||
+        pread(c->spill_fd, w->val.data, n, (off_t)(at + 4)) != (ssize_t)n)
+      return io_err(err, "cannot read", BW_SPILL);
+    at += 4 + (uint64_t)n;
+    ds_value v = {c->dt.kind == 'U' ? DS_V_TEXT : DS_V_BYTES,
+                  {.s = {w->val.data, n}}};
+    if (bcolz_cell_encode(&c->dt, &v,
+                          c->chunk + (r % c->chunklen) * c->dt.atom, NULL, err))
+      return -1;
+    if ((r + 1) % c->chunklen == 0 && flush_full(w, c, err)) return -1;
+  }
+  close(c->spill_fd);
+  c->spill_fd = -1;
+  char *sp = ds_strf("%s/" BW_SPILL, c->dir);
+  if (sp) unlink(sp);
+  free(sp);
+  c->width_unknown = 0;
+  return 0;
+}
+
+/* The dtype text of meta/storage: numpy's str(dtype) of one element. */
+static void storage_dtype(const bcolz_dtype *dt, char *out, size_t n) {
+  static const char *const units[] = {"Y", "M", "W", "D", "h", "m", "s",
+                                      "ms", "us", "ns", "ps", "fs", "as"};
+  if (dt->kind == 'O') { snprintf(out, n, "object"); return; }
+  if (dt->byteorder == '>' || dt->kind == 'S' || dt->kind == 'U') {
+    snprintf(out, n, "%s", dt->str);
+    return;
+  }
+  if (dt->kind == 'M' || dt->kind == 'm') {
+    char mult[24] = "";
+    if (dt->mult != 1) snprintf(mult, sizeof mult, "%lld", (long long)dt->mult);
+    snprintf(out, n, "%s[%s%s]", dt->kind == 'M' ? "datetime64" : "timedelta64",
+             mult, units[dt->unit]);
+    return;
+  }
+  if (dt->kind == 'b') { snprintf(out, n, "bool"); return; }
+  snprintf(out, n, "%s%u", dt->kind == 'i' ? "int" : dt->kind == 'u' ? "uint"
+                                                                   : "float",
+           dt->itemsize * 8);
+}
+
+/* meta/storage, meta/sizes and __attrs__ of one column. */
+static int write_meta(bcolz_writer *w, bw_col *c, char **err) {
+  char dtype[48];
+  storage_dtype(&c->dt, dtype, sizeof dtype);
+  const char *dflt = c->dt.kind == 'S' || c->dt.kind == 'U' ? "\"\""
+                     : c->dt.kind == 'b' ? "false"
+                     : c->dt.kind == 'f' ? "0.0" : "0";
+  ds_buf st = {0}, sz = {0};
+  int rc = ds_buf_printf(&st,
+                         "{\"dtype\": \"%s\", \"cparams\": {\"clevel\": %d, "
+                         "\"shuffle\": %d, \"cname\": \"%s\", \"quantize\": 0}, "
+                         "\"chunklen\": %llu, \"expectedlen\": %llu, "
+                         "\"dflt\": %s}\n",
+                         dtype, w->o.clevel, w->o.shuffle, w->o.cname,
+                         (unsigned long long)c->chunklen,
+                         (unsigned long long)w->o.expectedlen, dflt);
+  uint64_t cb = 0;
+  for (uint64_t k = 0; k < c->nchunks; k++) cb += c->cbytes[k];
+  /* upstream counts the open chunk as chunklen uncompressed rows */
+  uint64_t nbytes = c->dt.kind == 'O' ? c->obj_nbytes : w->rows * c->dt.atom;
+  if (c->dt.kind != 'O') cb += c->chunklen * c->dt.atom;
+  rc = rc || ds_buf_printf(&sz, "{\"shape\": [%llu", (unsigned long long)w->rows);
+  for (int i = 0; !rc && i < c->dt.ndim; i++)
+    rc = ds_buf_printf(&sz, ", %llu", (unsigned long long)c->dt.shape[i]);
+  rc = rc || ds_buf_printf(&sz, "], \"nbytes\": %llu, \"cbytes\": %llu}\n",
+                           (unsigned long long)nbytes, (unsigned long long)cb);
+  char *sp = ds_strf("%s/meta/storage", c->dir),
+       *zp = ds_strf("%s/meta/sizes", c->dir),
+       *ap = ds_strf("%s/__attrs__", c->dir);
+  ds_buf attrs = {(uint8_t *)"{}\n", 3, 3, 0, 0};
+  if (rc || !sp || !zp || !ap) rc = ds_err(err, "out of memory");
+  else rc = write_text(sp, &st, w->o.sync, err) ||
+            write_text(zp, &sz, w->o.sync, err) ||
+            write_text(ap, &attrs, w->o.sync, err) ? -1 : 0;
+  free(sp);
+  free(zp);
+  free(ap);
+  ds_buf_free(&st);
+  ds_buf_free(&sz);
+  return rc;
+}
+
+/* A string as JSON with ensure_ascii (\uXXXX for non-ASCII, surrogate
+ * pairs beyond the BMP), as Python's json.dumps writes names. */
+static int json_ascii(ds_buf *b, const char *s) {
+  const uint8_t *p = (const uint8_t *)s, *e = p + strlen(s);
+  if (ds_buf_puts(b, "\"")) return -1;
+  while (p < e) {
+    uint32_t c = *p;
+    int n = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+    if (n > 1) {
+      c &= 0x3f >> (n - 1);
+      for (int i = 1; i < n; i++) c = c << 6 | (p[i] & 0x3f);
+    }
+    p += n;
+    int rc;
+    if (c == '"' || c == '\\') rc = ds_buf_printf(b, "\\%c", (char)c);
+    else if (c >= 0x20 && c < 0x7f) rc = ds_buf_printf(b, "%c", (char)c);
+    else if (c < 0x10000) rc = ds_buf_printf(b, "\\u%04x", c);
+    else rc = ds_buf_printf(b, "\\u%04x\\u%04x", 0xd800 + ((c - 0x10000) >> 10),
+                            0xdc00 + ((c - 0x10000) & 0x3ff));
+    if (rc) return -1;
+  }
+  return ds_buf_puts(b, "\"");
+}
+
+/* fsync a folder. */
+static int sync_dir(const char *path, char **err) {
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return io_err(err, "cannot open", path);
+  int rc = fsync(fd) ? io_err(err, "cannot fsync", path) : 0;
+  close(fd);
+  return rc;
+}
+
+int bcolz_writer_finish(bcolz_writer *w, char **err) {
+  if (w->finished) return 0;
+  for (size_t i = 0; i < w->ncols; i++) {
+    bw_col *c = &w->cols[i];
+    if (c->width_unknown && finish_spill(w, c, err)) return -1;
+    uint64_t left = c->dt.kind == 'O' ? 0 : w->rows % c->chunklen;
+    if (left && write_chunk(w, c, c->nchunks, c->chunk,
+                            (size_t)(left * c->dt.atom), err))
+      return -1;
+    if (write_meta(w, c, err)) return -1;
+    if (w->o.sync) {
+      char *d = ds_strf("%s/data", c->dir), *m = ds_strf("%s/meta", c->dir);
+      int rc = !d || !m ? ds_err(err, "out of memory")
+               : sync_dir(d, err) || sync_dir(m, err) || sync_dir(c->dir, err);
+      free(d);
+      free(m);
+      if (rc) return -1;
+    }
+  }
+  if (!w->carray) {
+    ds_buf rd = {0};
+    int rc = ds_buf_puts(&rd, "{\"names\": [");
+    for (size_t i = 0; !rc && i < w->ncols; i++)
+      rc = (i && ds_buf_puts(&rd, ", ")) || json_ascii(&rd, w->cols[i].name);
+    rc = rc || ds_buf_puts(&rd, "]}\n");
+    char *rp = ds_strf("%s/__rootdirs__", w->dir),
+         *ap = ds_strf("%s/__attrs__", w->dir);
+    ds_buf attrs = {(uint8_t *)"{}\n", 3, 3, 0, 0};
+    if (rc || !rp || !ap) rc = ds_err(err, "out of memory");
+    else rc = write_text(ap, &attrs, w->o.sync, err) ||
+              write_text(rp, &rd, w->o.sync, err) ? -1 : 0;
+    free(rp);
+    free(ap);
+    ds_buf_free(&rd);
+    if (rc || (w->o.sync && sync_dir(w->dir, err))) return -1;
+  }
+  w->finished = 1;
+  return 0;
+}

@@ -1,0 +1,256 @@
+"""test_dask.py - sqlite_datasets.dask.read_sql on real Dask: Dask's local
+scheduler, then a LocalCluster of 2 worker processes.
+
+For a sharded upstream fixture of each format (bagz concatenated and
+interleaved with split_rows, datadings glob, atlas dataset root) and a bcolz
+table cut with split_rows, the rows read_sql gives and group-by aggregates
+Dask computes over them (sum, count, min, max; mean as sum / count) equal
+the same SQL in one sqlite3 connection over the whole dataset. Also: a
+join with an attached database in every task; .npy cells as numpy arrays;
+a corrupt shard fails the computation with the extension's error naming
+the file; a worker without the extension gets an error that says so; a
+worker killed while it runs a task is replaced, Dask retries the task and
+the answer is the same.
+Usage: test_dask.py BUILD_DIR"""
+import math
+import os
+import shutil
+import signal
+import sqlite3
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from dstest import FIXTURES, Checker, sql_quote  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PYDIR = os.path.join(ROOT, "python")
+sys.path.insert(0, PYDIR)
+
+C = Checker()
+
+# A slow task: a recursive count SQLite spends a while on (no sleeping, no
+# timing: the test only needs the task to be running when the worker dies).
+SPIN = ("(SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+        "SELECT x + 1 FROM c WHERE x < 3000000) SELECT x FROM c))")
+
+
+def fixture(*parts):
+    return os.path.join(FIXTURES, *parts)
+
+
+def module_table(conn, module, path, options=""):
+    """CREATE the whole dataset as temp.whole (dropping an earlier one)."""
+    conn.execute("DROP TABLE IF EXISTS temp.whole")
+    from sqlite_datasets.dask import split_options
+    args = ", ".join([sql_quote(path)] + [sql_quote(o) for o in split_options(options)])
+    conn.execute("CREATE VIRTUAL TABLE temp.whole USING %s(%s)" % (module, args))
+
+
+def rows_of(df):
+    """DataFrame rows as tuples, in rowid order, NaN as None."""
+    out = []
+    for t in df.itertuples(index=False):
+        out.append(tuple(None if isinstance(v, float) and math.isnan(v) else v for v in t))
+    return sorted(out, key=lambda r: r[0])
+
+
+def same_numbers(a, b):
+    """Row lists equal, floats to 1e-9 relative (sums in another order)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if len(x) != len(y):
+            return False
+        for u, v in zip(x, y):
+            if isinstance(u, float) or isinstance(v, float):
+                if u is None or v is None or not math.isclose(u, v, rel_tol=1e-9):
+                    return False
+            elif u != v:
+                return False
+    return True
+
+
+# name, module, path, options, split_rows, columns for the row check, group
+# column, value column (integers)
+CASES = [
+    ("bagz", "bagz", fixture("bagz", "concat@4.bagz"), "", None,
+     "rowid, shard, shard_index, record, length(record) AS v", "shard", "v"),
+    ("bagz interleaved split", "bagz", fixture("bagz", "inter@3.bagz"), "layout=interleaved", 4,
+     "rowid, shard, shard_index, record, length(record) AS v", "shard", "v"),
+    ("datadings", "dataset", fixture("datadings", "sharded", "part-*.msgpack"), "", None,
+     "rowid, key, shard, j AS v", "shard", "v"),
+    ("atlas", "dataset", fixture("atlas", "many_shards"), "", None,
+     "rowid, id AS v, word, shard, shard_index", "word", "v"),
+    ("bcolz split", "dataset", fixture("bcolz", "ctable_basic"), "", 7000,
+     "rowid, id, x, flag, name, label, small AS v", "label", "v"),
+]
+
+
+def check_case(client_name, conn, case):
+    from sqlite_datasets.dask import read_sql
+    name, module, path, options, split, cols, group, value = case
+    label = "%s %s" % (client_name, name)
+    module_table(conn, module, path, options)
+    want = sorted(conn.execute("SELECT %s FROM temp.whole" % cols).fetchall(),
+                  key=lambda r: r[0])
+    df = read_sql("SELECT %s FROM ds" % cols, path, options, split_rows=split)
+    nparts = len(conn.execute("SELECT 1 FROM dataset_shards(?, ?)",
+                              (path, ", ".join(filter(None, [options, split and
+                                                              "split_rows=%d" % split])))
+                              ).fetchall())
+    C.eq(df.npartitions, nparts, label + ": one partition per shard or range")
+    got = rows_of(df.compute())
+    C.check(same_numbers(got, want), label + ": rows equal one connection's",
+            "got %r... want %r..." % (got[:3], want[:3]))
+    agg = df.groupby(group)[value].agg(["sum", "count", "min", "max"]).compute()
+    got_agg = sorted((k, int(r["sum"]), int(r["count"]), int(r["min"]), int(r["max"]))
+                     for k, r in agg.iterrows())
+    want_agg = conn.execute(
+        "SELECT %s, sum(v), count(v), min(v), max(v) FROM (SELECT %s FROM temp.whole) "
+        "GROUP BY 1 ORDER BY 1" % (group, cols)).fetchall()
+    C.eq(got_agg, sorted(want_agg), label + ": group-by sum/count/min/max equal SQL's")
+    mean = df.groupby(group)[value].sum() / df.groupby(group)[value].count()
+    got_mean = sorted(mean.compute().items())
+    want_mean = conn.execute("SELECT %s, avg(v) FROM (SELECT %s FROM temp.whole) GROUP BY 1 "
+                             "ORDER BY 1" % (group, cols)).fetchall()
+    C.check(same_numbers(got_mean, want_mean), label + ": avg as sum / count equals SQL's",
+            "got %r want %r" % (got_mean[:3], want_mean[:3]))
+
+
+def check_attach(conn, tmp):
+    from sqlite_datasets.dask import read_sql
+    path = fixture("bagz", "concat@4.bagz")
+    meta = os.path.join(tmp, "meta.db")
+    m = sqlite3.connect(meta)
+    m.execute("CREATE TABLE labels(shard INTEGER, name TEXT)")
+    m.executemany("INSERT INTO labels VALUES (?, ?)", [(0, "zero"), (1, "one"), (3, "three")])
+    m.commit()
+    m.close()
+    sql = ("SELECT d.rowid, m.name, length(d.record) AS n FROM ds d "
+           "JOIN meta.labels m ON m.shard = d.shard")
+    got = rows_of(read_sql(sql, path, attach={"meta": meta}).compute())
+    conn.execute("ATTACH DATABASE ? AS meta", (meta,))
+    module_table(conn, "bagz", path)
+    want = sorted(conn.execute(sql.replace("FROM ds d", "FROM temp.whole d")).fetchall())
+    conn.execute("DETACH DATABASE meta")
+    C.eq(got, want, "attach: a join with an attached database in every task")
+
+
+def check_npy(conn):
+    import numpy
+    import sqlite_datasets as sd
+    from sqlite_datasets.dask import read_sql
+    path = fixture("bcolz", "carray_2d_f32")
+    df = read_sql("SELECT rowid, value FROM ds", path, split_rows=1000).compute()
+    module_table(conn, "bcolz", path)
+    want = conn.execute("SELECT rowid, value FROM temp.whole ORDER BY rowid").fetchall()
+    got = sorted(zip(df["rowid"], df["value"]), key=lambda r: r[0])
+    ok = len(got) == len(want) and all(
+        g[0] == w[0] and isinstance(g[1], numpy.ndarray) and
+        numpy.array_equal(g[1], sd.to_numpy(w[1]), equal_nan=True) for g, w in zip(got, want))
+    C.check(ok, "npy: .npy cells come back as numpy arrays equal to to_numpy(blob)")
+    local = sd.read_pandas("SELECT value FROM temp.whole LIMIT 3", conn)
+    C.check(all(isinstance(v, numpy.ndarray) for v in local["value"]),
+            "read_pandas turns .npy columns into arrays")
+
+
+def check_corrupt(tmp):
+    from sqlite_datasets.dask import read_sql
+    d = os.path.join(tmp, "corrupt")
+    os.mkdir(d)
+    for k in range(4):
+        shutil.copy(fixture("bagz", "concat-%05d-of-00004.bagz" % k), d)
+    bad = os.path.join(d, "concat-00001-of-00004.bagz")
+    with open(bad, "r+b") as f:  # record 0's zstd magic number
+        f.write(b"\0\0\0\0")
+    df = read_sql("SELECT shard, length(record) AS n FROM ds", os.path.join(d, "concat@4.bagz"))
+    try:
+        df.n.sum().compute()
+        C.check(False, "corrupt shard fails the computation")
+    except Exception as e:  # the task's sqlite3 error, re-raised by Dask
+        msg = str(e)
+        C.check("bagz:" in msg and "concat-00001-of-00004.bagz" in msg,
+                "corrupt shard fails the computation with our error naming the file", msg)
+
+
+def check_missing_extension(client):
+    from sqlite_datasets.dask import read_sql
+    import sqlite_datasets as sd
+    df = read_sql("SELECT count(*) AS n FROM ds", fixture("bagz", "concat@4.bagz"))
+    saved = client.run(lambda: os.environ.get(sd.ENV))
+    client.run(lambda: os.environ.__setitem__(sd.ENV, "/nonexistent/datasets.so"))
+    try:
+        df.n.sum().compute()
+        C.check(False, "a worker without the extension fails")
+    except Exception as e:
+        msg = str(e)
+        C.check(type(e).__name__ == "ExtensionNotFound" and "/nonexistent/datasets.so" in msg
+                and "not on host" in msg,
+                "a worker without the extension gets an error that says so", repr(e))
+    for addr, value in saved.items():
+        client.run(lambda v=value: os.environ.__setitem__(sd.ENV, v), workers=[addr])
+
+
+def check_worker_killed(client, conn):
+    from sqlite_datasets.dask import read_sql
+    path = fixture("bagz", "concat@4.bagz")
+    sql = "SELECT shard, length(record) AS n, %s AS spin FROM ds" % SPIN
+    df = read_sql(sql, path, split_rows=2)
+    module_table(conn, "bagz", path)
+    want = sorted(conn.execute("SELECT shard, sum(length(record)), count(*) FROM temp.whole "
+                               "GROUP BY shard").fetchall())
+    total = df.groupby("shard").n.agg(["sum", "count"])
+    pids = client.run(os.getpid)
+    future = client.compute(total)
+    victim = None
+    deadline = time.monotonic() + 120  # a guard against hanging, not a measurement
+    while victim is None and not future.done() and time.monotonic() < deadline:
+        for addr, keys in client.processing().items():
+            if keys:  # every first-stage task runs a read_sql partition
+                victim = addr
+                break
+        else:
+            time.sleep(0.02)
+    C.check(victim is not None, "a read_sql task was running on a worker")
+    if victim is not None:
+        os.kill(pids[victim], signal.SIGKILL)
+    result = future.result(timeout=300)
+    got = sorted((k, int(r["sum"]), int(r["count"])) for k, r in result.iterrows())
+    C.eq(got, want, "worker killed mid-computation: Dask retries, the answer is the same")
+    client.wait_for_workers(2, timeout=120)
+    C.check(victim is not None and victim not in client.scheduler_info()["workers"],
+            "the killed worker was replaced by a new one")
+
+
+def main():
+    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+    os.environ["SQLITE_DATASETS_EXTENSION"] = os.path.join(build, "datasets.so")
+    os.environ["PYTHONPATH"] = PYDIR + os.pathsep + os.environ.get("PYTHONPATH", "")
+    import dask
+    import sqlite_datasets as sd
+    conn = sd.connect()
+    tmp = tempfile.mkdtemp(prefix="ds_dask_")
+    try:
+        with dask.config.set(scheduler="threads"):  # no Client: Dask's local scheduler
+            check_case("local", conn, CASES[0])
+        from distributed import Client, LocalCluster
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                          dashboard_address=None, silence_logs=40) as cluster, \
+                Client(cluster) as client:
+            for case in CASES:
+                check_case("cluster", conn, case)
+            check_attach(conn, tmp)
+            check_npy(conn)
+            check_corrupt(tmp)
+            check_missing_extension(client)
+            check_worker_killed(client, conn)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    C.exit()
+
+
+if __name__ == "__main__":
+    main()
