@@ -20,8 +20,8 @@
 
 #include "core/common.h"
 #include "core/options.h"
-#include "core/plan.h"
-#include "core/sqlite_api.h"
+#include "sql/plan.h"
+#include "sql/sqlite_api.h"
 #include "formats/detect.h"
 #include "formats/shards.h"
 #include "vtab/modules.h"
