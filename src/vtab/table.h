@@ -51,7 +51,7 @@ typedef struct ds_rows {
   uint64_t total;          /* rows in the dataset (required) */
   int have_ids;            /* the module looked rows up (key =, record =): */
   uint64_t *ids;           /*   malloc'd, any order; the skeleton takes it */
-  size_t nids;
+  size_t nids, cap;        /*   (ds_rows_add grows it geometrically) */
   unsigned char *shard_on; /* shard = / IN: flags of the shards picked
                               (malloc'd, taken), or NULL */
   size_t nshards;
