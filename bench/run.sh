@@ -6,10 +6,11 @@
 # peak RSS of the scans at 1/10 and full size, and prints the table, also
 # written to build/bench/RESULTS-<workload>.txt. Workloads: B1 (bagz), D1
 # (datadings), A1 (atlas), then C1 (bcolz), then F-B1 (B1 on Dask,
-# bench/bench_fb1.py: needs python3-dask/-distributed/-pandas); a run of all of them also writes
+# bench/bench_fb1.py: needs python3-dask/-distributed/-pandas), then T-B1
+# (bagz of tf.Example records); a run of all of them also writes
 # bench/RESULTS.md (bench/results_md.py). Safe to run repeatedly.
 # Environment: BENCH_DIR (data folder), BENCH_RUNS (timed runs, default 5),
-# BENCH_ONLY (b1, d1, a1, c1 or fb1: run only that workload; default all), BENCH_EXT
+# BENCH_ONLY (b1, d1, a1, c1, fb1 or tb1: run only that workload; default all), BENCH_EXT
 # (the extension the drivers load, default build/datasets).
 # A1 needs /usr/bin/python3 with numpy and zstandard (Debian packages
 # python3-numpy, python3-zstandard) for its generator and its CPython
@@ -39,8 +40,8 @@ want() { # want ID : the workload runs (BENCH_ONLY unset or equal to ID)
   [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]
 }
 case "$ONLY" in
-  ""|b1|d1|a1|c1|fb1|w) ;;
-  *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1, fb1 or w" >&2; exit 2 ;;
+  ""|b1|d1|a1|c1|fb1|w|tb1) ;;
+  *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1, fb1, w or tb1" >&2; exit 2 ;;
 esac
 build gen_b1 bench/gen_b1.c
 build bench_b1 bench/bench_b1.c bench/bench_common.c
@@ -53,6 +54,11 @@ build bench_a1 -Isrc -DSQLITE_CORE bench/bench_a1.c bench/bench_common.c \
   src/formats/pickle.c src/core/*.c -ljansson -lpthread
 build gen_c1 bench/gen_c1.c -lblosc
 build bench_c1 bench/bench_c1.c bench/bench_common.c -lblosc
+# T-B1 writes and reads tf.Example records with libprotobuf-c and the code
+# protoc-c generated from proto/example.proto (build/gen, made by `make`)
+build gen_tb1 -Ibuild/gen bench/gen_tb1.c build/gen/example.pb-c.c -lprotobuf-c
+build bench_tb1 -Ibuild/gen bench/bench_tb1.c bench/bench_common.c \
+  build/gen/example.pb-c.c -lprotobuf-c
 
 have_shards() { # have_shards NAME : all 4 shards of NAME@4.bagz exist
   for s in 0 1 2 3; do
@@ -93,6 +99,11 @@ if want a1; then
   fi
   gen_atlas a1 1000000
   gen_atlas a1small 100000
+fi
+if want tb1; then
+  have_tb1=1
+  for s in 0 1 2 3; do [ -f "$BENCH_DIR/tb1-0000$s-of-00004.bag" ] || have_tb1=; done
+  [ -n "$have_tb1" ] || "$OUT/gen_tb1" "$BENCH_DIR" 1000000 tb1
 fi
 if want c1; then
   gen_bcolz c1 10000000
@@ -276,6 +287,7 @@ if want w; then
   echo "bench: running W (writing: W-B1, W-D1)" >&2
   BENCH_DIR="$BENCH_DIR" BENCH_EXT="$EXT" bench/run_w.sh || rc=$?
 fi
+want tb1 && run_workload tb1 "T-B1 bagz tf.Example benchmark" bench_tb1 true
 if [ -z "$ONLY" ]; then
   /usr/bin/python3 bench/results_md.py "$OUT" >bench/RESULTS.md.tmp &&
     mv bench/RESULTS.md.tmp bench/RESULTS.md &&

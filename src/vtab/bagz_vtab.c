@@ -9,7 +9,9 @@
  * global record index. Options: compression=auto|none|zstd,
  * limits=tail|separate, layout=concatenated|interleaved,
  * dictionary=<file>, threads=1|2 (2: decompress ahead on a second thread
- * during scans).
+ * during scans). With records=tfexample (CREATE form) the columns are the
+ * features of tf.train.Example records, then HIDDEN record, shard and
+ * shard_index (vtab/bagz_tfex.c).
  *
  * Planning (sql/plan.c, vtab/table.c): rowid =, IN, ranges, shard = / IN,
  * record = / IN and LIMIT/OFFSET become a ds_rowset, so only the records a query returns
@@ -28,6 +30,7 @@
 #include "formats/bagz_shards.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
+#include "vtab/bagz_tfex.h"
 #include "vtab/bagz_write.h"
 #include "vtab/dataset.h"
 #include "vtab/modules.h"
@@ -36,6 +39,7 @@
 
 #define MOD "bagz"
 
+/* Columns after the feature columns of records=tfexample (none otherwise). */
 enum { COL_RECORD, COL_SHARD, COL_SHARD_INDEX, COL_PATH, COL_OPTIONS };
 
 /* An opened bag with its options and lazily built record index. Shared
@@ -60,6 +64,8 @@ typedef struct bagz_vtab {
   int spare;
   ds_zstd_ctx spare_z;
   ds_buf spare_buf;
+  bagz_tfex tfex;     /* records=tfexample: the feature columns */
+  int nfeat;          /* feature columns before COL_RECORD (0 without) */
 } bagz_vtab;
 
 typedef struct bagz_cursor {
@@ -73,19 +79,22 @@ typedef struct bagz_cursor {
   size_t ra_len;
   int located;           /* row/shard/shard_index are valid */
   uint64_t released;     /* the row page release last reached */
+  bagz_tfex_row tfex;    /* records=tfexample: the decoded record */
 } bagz_cursor;
 
 /* idxNum flag (module-specific bit of plan.h's encoding): the query reads
- * the record column, so a scan may decompress ahead. */
+ * the record column or a feature, so a scan may decompress ahead. */
 #define PLAN_RECORD_USED DS_PLAN_MODULE_FLAG
 /* Scans shorter than this are not worth a thread. */
 #define READAHEAD_MIN_ROWS 512
 
 static const char *const known_options[] = {"compression", "limits", "layout",
-                                            "dictionary", "threads", NULL};
+                                            "dictionary", "threads", BAGZ_TFEX_OPTIONS,
+                                            NULL};
 static const char *const create_options[] = {"compression", "limits", "layout",
                                              "dictionary", "threads", "mode",
-                                             "level", "rows_per_shard", NULL};
+                                             "level", "rows_per_shard", BAGZ_TFEX_OPTIONS,
+                                             NULL};
 static const char *const compression_names[] = {"auto", "none", "zstd", NULL};
 static const char *const limits_names[] = {"tail", "separate", NULL};
 static const char *const layout_names[] = {"concatenated", "interleaved", NULL};
@@ -102,14 +111,17 @@ static int dataset_changed(const ds_dataset *d) {
   return bagz_stale(((const bagz_dataset *)d)->reader);
 }
 
-/* ds_dataset_ops.open: both forms take the same options. */
+/* ds_dataset_ops.open: both forms take the same options, but for
+ * records=tfexample and its own (CREATE form only). */
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
   bagz_options bo = {0};
+  bagz_tfex x = {0};
   int comp, lim, lay, mode;
-  int64_t threads;
+  int64_t threads, infer;
   if (ds_options_check_known(o, tvf ? known_options : create_options, err) ||
       ds_table_writer_mode(o, &mode, err) ||
+      bagz_tfex_options(&x, o, tvf, &infer, err) ||
       ds_options_enum(o, "compression", compression_names, 0, &comp, err) ||
       ds_options_enum(o, "limits", limits_names, 0, &lim, err) ||
       ds_options_enum(o, "layout", layout_names, 0, &lay, err) ||
@@ -158,13 +170,38 @@ static int dataset_index(bagz_dataset *d, char **err) {
   return rc;
 }
 
-/* ds_table_def.declare: the same columns in both forms, and the HIDDEN
- * arguments in the table-valued one. */
-static int declare(ds_table *t, const ds_options *o, char **err) {
-  int mode = 0;
-  if (!t->tvf && (ds_table_writer_mode(o, &mode, err) ||
-                  (mode && bagz_write_open(t->ds->path, o, mode, &((bagz_vtab *)t)->writer, err))))
+/* The CREATE form with records=tfexample: feature columns, then HIDDEN
+ * record, shard, shard_index. */
+static int declare_tfexample(bagz_vtab *t, const ds_options *o, int64_t infer,
+                             char **err) {
+  ds_dataset *d = t->base.ds;
+  char *sql = bagz_tfex_declaration(&t->tfex, o, infer, BAG(d)->reader, d->max_value, err);
+  if (!sql) {
+    ds_err_prefix(err, d->path);
     return -1;
+  }
+  t->nfeat = (int)t->tfex.schema.n;
+  int rc = ds_table_declare(&t->base, sql, err);
+  free(sql);
+  return rc;
+}
+
+/* ds_table_def.declare: the same columns in both forms, and the HIDDEN
+ * arguments in the table-valued one; records=tfexample has its own. */
+static int declare(ds_table *t, const ds_options *o, char **err) {
+  bagz_vtab *v = (bagz_vtab *)t;
+  int mode = 0;
+  int64_t infer;
+  if (!t->tvf && (ds_table_writer_mode(o, &mode, err) ||
+                  bagz_tfex_options(&v->tfex, o, 0, &infer, err)))
+    return -1;
+  if (mode && v->tfex.on) {
+    *err = ds_strf("records=tfexample tables are read-only for now: write the serialized "
+                   "Examples into a plain bagz writer table's record column");
+    return -1;
+  }
+  if (mode && bagz_write_open(t->ds->path, o, mode, &v->writer, err)) return -1;
+  if (v->tfex.on) return declare_tfexample(v, o, infer, err);
   if (t->tvf) ds_table_arg_columns(t, COL_PATH, COL_OPTIONS);
   return ds_table_declare(
       t, t->tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
@@ -173,10 +210,12 @@ static int declare(ds_table *t, const ds_options *o, char **err) {
       err);
 }
 
-/* ds_table_def.table_free: the writer, the spare decompression context. */
+/* ds_table_def.table_free: the writer, the feature columns and the spare
+ * decompression context. */
 static void table_free(ds_table *base) {
   bagz_vtab *t = (bagz_vtab *)base;
   ds_table_writer_free(t->writer);
+  bagz_tfex_free(&t->tfex);
   if (!t->spare) return;
   ds_zstd_ctx_free(&t->spare_z);
   ds_buf_free(&t->spare_buf);
@@ -188,15 +227,19 @@ static void table_free(ds_table *base) {
  * scanning and filtering), then about one row per value. */
 static int bagz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   ds_table *t = (ds_table *)vtab;
+  int f = ((bagz_vtab *)vtab)->nfeat;
   bagz_dataset *d = t->ds ? BAG(t->ds) : NULL;
   double n = d ? (double)bagz_count(d->reader) : 1e6;
   double shards = d ? (double)bagz_nshards(d->reader) : 4;
   ds_plan_extra extra[2] = {
-      {COL_SHARD, "shard", n / (shards > 0 ? shards : 1), 0},
-      {COL_RECORD, "record", 1, d && d->indexed ? 0 : n * 0.5}};
+      {f + COL_SHARD, "shard", n / (shards > 0 ? shards : 1), 0},
+      {f + COL_RECORD, "record", 1, d && d->indexed ? 0 : n * 0.5}};
   int rc = ds_table_plan(t, info, n, extra, 2);
-  if (rc == SQLITE_OK && (info->colUsed & ((sqlite3_uint64)1 << COL_RECORD)))
-    info->idxNum |= PLAN_RECORD_USED;
+  /* columns 0 .. f+COL_RECORD read the record (bit 63: column 63 or later) */
+  int last = f + COL_RECORD;
+  sqlite3_uint64 reads = last >= 63 ? ~(sqlite3_uint64)0
+                                    : ((sqlite3_uint64)2 << last) - 1;
+  if (rc == SQLITE_OK && (info->colUsed & reads)) info->idxNum |= PLAN_RECORD_USED;
   return rc;
 }
 
@@ -219,6 +262,7 @@ static void cursor_reset(ds_cursor *base) {
   bagz_readahead_free(c->ra);
   c->ra = NULL;
   c->located = 0;
+  bagz_tfex_row_reset(&c->tfex);
 }
 
 /* ds_table_def.cursor_free: keep a small context and buffer for the next
@@ -226,6 +270,7 @@ static void cursor_reset(ds_cursor *base) {
 static void cursor_free(ds_cursor *base) {
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_vtab *t = (bagz_vtab *)c->base.base.pVtab;
+  bagz_tfex_row_free(&c->tfex);
   if (!t->spare && c->scratch.cap <= ((size_t)1 << 20)) {
     t->spare_z = c->z;
     t->spare_buf = c->scratch;
@@ -294,14 +339,24 @@ static int rowset_has(const ds_rowset *rs, uint64_t n) {
   return k >= n;
 }
 
-/* ds_table_def.start: scans that read records decompress ahead on a
- * second thread (threads=2), and hand back the pages they passed. */
+/* Does any shard hold zstd frames? (uncompressed records have nothing to
+ * decompress ahead: they are read in place from the mapped file) */
+static int any_zstd(const bagz_reader *r) {
+  for (size_t s = 0; s < bagz_nshards(r); s++)
+    if (bagz_shard_zstd(r, s)) return 1;
+  return 0;
+}
+
+/* ds_table_def.start: scans that read records of zstd shards decompress
+ * ahead on a second thread (threads=2), and hand back the pages they
+ * passed. */
 static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_dataset *d = BAG(base->ds);
   int reads = (call->idxNum & PLAN_RECORD_USED) != 0;
   c->released = 0;
-  if (reads && d->threads > 1 && rowset_has(&base->rs, READAHEAD_MIN_ROWS) &&
+  if (reads && d->threads > 1 && any_zstd(d->reader) &&
+      rowset_has(&base->rs, READAHEAD_MIN_ROWS) &&
       bagz_readahead_start(d->reader, &base->rs, base->ds->max_value, &c->ra, err))
     return -1;
   base->paces = reads;
@@ -343,23 +398,51 @@ static void release(ds_cursor *base) {
   c->released = base->row;
 }
 
-/* The record of the current row, decompressed on demand. */
-static void column_record(bagz_cursor *c, sqlite3_context *ctx) {
-  const uint8_t *p = c->ra_rec;
-  size_t n = c->ra_len;
+/* The record of the current row (from the read-ahead, or decompressed on
+ * demand): 0, or -1 with the error set on ctx. */
+static int record_bytes(bagz_cursor *c, sqlite3_context *ctx, const uint8_t **p,
+                        size_t *n) {
   char *err = NULL;
+  *p = c->ra_rec;
+  *n = c->ra_len;
   if (!c->ra && bagz_read_at(BAG(c->base.ds)->reader, &c->z, c->shard, c->shard_index,
-                             c->base.row, &c->scratch, &p, &n, &err)) {
+                             c->base.row, &c->scratch, p, n, &err)) {
     ds_result_error(ctx, MOD, err);
-    return;
+    return -1;
   }
-  sqlite3_result_blob64(ctx, n ? p : (const uint8_t *)"", n, SQLITE_TRANSIENT);
+  return 0;
+}
+
+/* The record column. */
+static void column_record(bagz_cursor *c, sqlite3_context *ctx) {
+  const uint8_t *p;
+  size_t n;
+  if (record_bytes(c, ctx, &p, &n) == 0)
+    sqlite3_result_blob64(ctx, n ? p : (const uint8_t *)"", n, SQLITE_TRANSIENT);
+}
+
+/* Feature column col of records=tfexample (the record is decoded once a
+ * row, on the first feature a query reads). */
+static void column_feature(bagz_cursor *c, sqlite3_context *ctx, int col) {
+  const bagz_vtab *t = (const bagz_vtab *)c->base.base.pVtab;
+  const bagz_reader *r = BAG(c->base.ds)->reader;
+  const uint8_t *p = NULL;
+  size_t n = 0;
+  if ((!c->tfex.valid || c->tfex.row != c->base.row) && record_bytes(c, ctx, &p, &n))
+    return;
+  bagz_tfex_result(&t->tfex, &c->tfex, col, c->base.row, p, n, c->base.ds->max_value,
+                   bagz_shard_path(r, c->shard), ctx);
 }
 
 static int bagz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   bagz_cursor *c = (bagz_cursor *)cur;
+  int f = ((const bagz_vtab *)cur->pVtab)->nfeat;
   if (ds_cursor_arg_column(cur, ctx, col)) return SQLITE_OK;
-  switch (col) {
+  if (col < f) {
+    column_feature(c, ctx, col);
+    return SQLITE_OK;
+  }
+  switch (col - f) {
     case COL_RECORD: column_record(c, ctx); break;
     case COL_SHARD: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard); break;
     case COL_SHARD_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard_index); break;

@@ -24,6 +24,7 @@
 #include "sql/sqlite_api.h"
 #include "formats/detect.h"
 #include "formats/shards.h"
+#include "vtab/bagz_tfex.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -37,7 +38,8 @@ enum {
 /* The options each format's module takes in its CREATE form (tests check
  * them against the modules' own "known options" lists). */
 static const char *const bagz_known[] = {"split_rows", "compression", "limits",
-                                         "layout", "dictionary", "threads", NULL};
+                                         "layout", "dictionary", "threads",
+                                         BAGZ_TFEX_OPTIONS, NULL};
 static const char *const datadings_known[] = {"split_rows", "infer", "columns", NULL};
 static const char *const atlas_known[] = {"split_rows", "infer", "columns", "unsupported",
                                           "cache_mb", "threads", NULL};

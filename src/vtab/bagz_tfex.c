@@ -1,0 +1,133 @@
+/* bagz_tfex.c - records=tfexample for the bagz CREATE form (see
+ * bagz_tfex.h): options, the feature columns (inferred by
+ * formats/tfexample_schema.c or given by columns=), and one feature cell
+ * as an SQLite result (formats/tfexample_cell.c makes the value; this file
+ * only hands it to SQLite). */
+#include "bagz_tfex.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/bagz_shards.h"
+#include "formats/tfexample_cell.h"
+#include "formats/tfexample_schema.h"
+#include "sql/value_sql.h"
+#include "vtab/vtab_util.h"
+
+#define DEFAULT_INFER 100
+
+static const char *const records_names[] = {"none", "tfexample", NULL};
+static const char *const bytes_names[] = {"blob", "text", NULL};
+
+int bagz_tfex_options(bagz_tfex *x, const ds_options *o, int tvf, int64_t *infer,
+                      char **err) {
+  int records = 0, bytes = 0;
+  if (ds_options_enum(o, "records", records_names, 0, &records, err) ||
+      ds_options_enum(o, "bytes", bytes_names, 0, &bytes, err) ||
+      ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, infer, err))
+    return -1;
+  x->on = records == 1;
+  x->bytes_text = bytes == 1;
+  if (x->on && tvf)
+    return ds_err(err, "records=tfexample needs the CREATE VIRTUAL TABLE form "
+                       "(its columns are the features)");
+  if (!x->on) {
+    const char *const only[] = {"bytes", "infer", "columns", NULL};
+    for (const char *const *k = only; *k; k++)
+      if (ds_options_get(o, *k))
+        return ds_err(err, "option '%s' needs records=tfexample", *k);
+  }
+  return 0;
+}
+
+/* Reads records for the inference. */
+typedef struct infer_ctx {
+  const bagz_reader *r;
+  ds_zstd_ctx z;
+  ds_buf buf;
+} infer_ctx;
+
+/* ds_tfex_record_fn over a bag. */
+static int infer_get(void *ctx, uint64_t i, const uint8_t **p, size_t *n,
+                     char **err) {
+  infer_ctx *c = ctx;
+  return bagz_read(c->r, &c->z, i, &c->buf, p, n, err);
+}
+
+char *bagz_tfex_declaration(bagz_tfex *x, const ds_options *o, int64_t infer,
+                            const bagz_reader *r, uint64_t max_value, char **err) {
+  const char *cols = ds_options_get(o, "columns");
+  if (cols) {
+    if (ds_schema_parse_columns(&x->schema, cols, err)) return NULL;
+  } else {
+    infer_ctx c = {r, {0}, {0}};
+    ds_zstd_ctx_init(&c.z, bagz_dictionary(r));
+    c.buf.max = (size_t)max_value;
+    int rc = ds_tfex_infer(&x->schema, bagz_count(r), (uint64_t)infer, infer_get, &c,
+                           x->bytes_text, max_value, err);
+    ds_zstd_ctx_free(&c.z);
+    ds_buf_free(&c.buf);
+    if (rc) return NULL;
+  }
+  if (ds_schema_name_columns(&x->schema, NULL, err)) return NULL;
+  char *rec = ds_schema_free_name(&x->schema, "record", NULL);
+  char *sh = ds_schema_free_name(&x->schema, "shard", NULL);
+  char *si = ds_schema_free_name(&x->schema, "shard_index", NULL);
+  char *tail = rec && sh && si ? ds_strf("\"%s\" BLOB HIDDEN, \"%s\" INTEGER HIDDEN, "
+                                         "\"%s\" INTEGER HIDDEN", rec, sh, si)
+                               : NULL;
+  char *sql = tail ? ds_schema_sql(&x->schema, NULL, tail) : NULL;
+  free(rec);
+  free(sh);
+  free(si);
+  free(tail);
+  if (!sql) ds_err(err, "out of memory");
+  return sql;
+}
+
+void bagz_tfex_free(bagz_tfex *x) { ds_schema_free(&x->schema); }
+
+void bagz_tfex_row_free(bagz_tfex_row *r) {
+  ds_tfex_free(&r->ex);
+  free(r->hint);
+  r->hint = NULL;
+  r->valid = 0;
+}
+
+/* The feature of column col in the decoded record, trying the place it
+ * had in the last record first (records of one bag share their layout). */
+static const ds_tfex_feature *find_feature(const bagz_tfex *x, bagz_tfex_row *r,
+                                           int col) {
+  const ds_column *c = &x->schema.cols[col];
+  size_t h = r->hint ? r->hint[col] : 0;
+  if (h < r->ex.n && r->ex.features[h].name_len == c->field_len &&
+      !memcmp(r->ex.features[h].name, c->field, c->field_len))
+    return &r->ex.features[h];
+  const ds_tfex_feature *f = ds_tfex_find(&r->ex, c->field, c->field_len);
+  if (f && r->hint) r->hint[col] = (size_t)(f - r->ex.features);
+  return f;
+}
+
+void bagz_tfex_result(const bagz_tfex *x, bagz_tfex_row *r, int col, uint64_t g,
+                      const uint8_t *rec, size_t n, uint64_t max_value,
+                      const char *file, sqlite3_context *ctx) {
+  char *err = NULL;
+  if (!r->hint && x->schema.n) r->hint = calloc(x->schema.n, sizeof *r->hint);
+  if (!r->valid || r->row != g) {
+    r->valid = 0;
+    r->ex.arena.limit = (size_t)max_value;
+    if (ds_tfex_decode(&r->ex, rec, n, &err)) goto fail;
+    r->valid = 1;
+    r->row = g;
+  }
+  ds_value v;
+  if (ds_tfex_cell(find_feature(x, r, col), x->bytes_text, &r->ex.arena, &v, &err))
+    goto fail;
+  ds_value_result(ctx, &v);
+  return;
+fail:;
+  char *m = ds_strf("%s: record %llu: %s", file, (unsigned long long)g,
+                    err ? err : "out of memory");
+  free(err);
+  ds_result_error(ctx, "bagz", m);
+}
