@@ -9,7 +9,11 @@
  * Columns: shard, path (the shard's file or folder), first_rowid, rows,
  * bytes, the HIDDEN arguments dataset and options, and HIDDEN shard_index
  * (index inside the shard of the entry's first row; after the arguments,
- * which SQLite binds to the first HIDDEN columns).
+ * which SQLite binds to the first HIDDEN columns), and HIDDEN open_options:
+ * what a task adds to the format's options to open only that entry with
+ * the whole dataset's rowid, shard and shard_index (core/row_window.h:
+ * shard, first_rowid, shard_index, rows, rowid_step when interleaved;
+ * atlas: dictionary= for a shard folder using the root's dictionary).
  *
  * Options: split_rows=N, and any option of the format's own module, so one
  * options string serves both; of those only bagz limits= and layout=
@@ -31,7 +35,7 @@
 
 enum {
   COL_SHARD, COL_PATH, COL_FIRST_ROWID, COL_ROWS, COL_BYTES, COL_DATASET,
-  COL_OPTIONS, COL_SHARD_INDEX
+  COL_OPTIONS, COL_SHARD_INDEX, COL_OPEN_OPTIONS
 };
 
 /* The options each format's module takes in its CREATE form (tests check
@@ -40,7 +44,7 @@ static const char *const bagz_known[] = {"split_rows", "compression", "limits",
                                          "layout", "dictionary", "threads", NULL};
 static const char *const datadings_known[] = {"split_rows", "infer", "columns", NULL};
 static const char *const atlas_known[] = {"split_rows", "infer", "columns", "unsupported",
-                                          "cache_mb", "threads", NULL};
+                                          "cache_mb", "threads", "dictionary", NULL};
 static const char *const bcolz_known[] = {"split_rows", "bytes", "cache_mb", NULL};
 
 typedef struct shards_cursor {
@@ -106,7 +110,8 @@ static int shards_connect(sqlite3 *db, void *aux, int argc, const char *const *a
   (void)pzErr;
   int rc = sqlite3_declare_vtab(
       db, "CREATE TABLE x(shard INTEGER, path TEXT, first_rowid INTEGER, rows INTEGER, "
-          "bytes INTEGER, dataset HIDDEN, options HIDDEN, shard_index INTEGER HIDDEN)");
+          "bytes INTEGER, dataset HIDDEN, options HIDDEN, shard_index INTEGER HIDDEN, "
+          "open_options TEXT HIDDEN)");
   if (rc != SQLITE_OK) return rc;
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   sqlite3_vtab *t = sqlite3_malloc(sizeof *t);
@@ -191,6 +196,21 @@ static int shards_eof(sqlite3_vtab_cursor *cur) {
   return c->i >= c->end;
 }
 
+/* The options that open only entry e, numbered as the whole dataset
+ * (core/row_window.h), plus atlas's shared dictionary: a task adds them to
+ * the format's own options. */
+static void open_options(const ds_shard_listing *l, const ds_shard_entry *e,
+                         sqlite3_context *ctx) {
+  char *s = sqlite3_mprintf("shard=%llu, first_rowid=%llu, shard_index=%llu, rows=%llu",
+                            (unsigned long long)e->shard, (unsigned long long)e->first_rowid,
+                            (unsigned long long)e->shard_index, (unsigned long long)e->rows);
+  if (s && l->layout == DS_LAYOUT_INTERLEAVED && l->nshards > 1)
+    s = sqlite3_mprintf("%z, rowid_step=%llu", s, (unsigned long long)l->nshards);
+  if (s && e->dictionary) s = sqlite3_mprintf("%z, dictionary=%Q", s, e->dictionary);
+  if (s) sqlite3_result_text(ctx, s, -1, sqlite3_free);
+  else sqlite3_result_error_nomem(ctx);
+}
+
 static int shards_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   shards_cursor *c = (shards_cursor *)cur;
   const ds_shard_entry *e = &c->list.items[c->i];
@@ -201,6 +221,7 @@ static int shards_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
   case COL_ROWS: sqlite3_result_int64(ctx, (sqlite3_int64)e->rows); break;
   case COL_BYTES: sqlite3_result_int64(ctx, (sqlite3_int64)e->bytes); break;
   case COL_SHARD_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)e->shard_index); break;
+  case COL_OPEN_OPTIONS: open_options(&c->list, e, ctx); break;
   case COL_DATASET: sqlite3_result_text(ctx, c->path_arg, -1, SQLITE_TRANSIENT); break;
   case COL_OPTIONS:
     if (c->options_arg) sqlite3_result_text(ctx, c->options_arg, -1, SQLITE_TRANSIENT);
