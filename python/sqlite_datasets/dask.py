@@ -13,11 +13,11 @@ Any Dask scheduler runs the tasks: with no Client, Dask's local one; with a
 distributed.Client, its cluster (every worker needs the extension: see
 sqlite_datasets.extension_path).
 
-PHASE 1 (until the modules take a shard selection): a task opens the whole
-dataset's table and queries a temporary view holding its rows (rowid range,
-plus `shard = K` for interleaved bagz), so answers are exact but each task
-opens every file of the dataset. Phase 2 replaces _create_table with
-options that open only the shard's own files.
+Each task opens only its own shard's files: dataset_shards gives every
+partition the options that open just that shard or range with the whole
+dataset's numbering (open_options: shard, first_rowid, shard_index, rows,
+rowid_step for interleaved bagz, an atlas shard's dictionary; see
+src/core/row_window.h), added to the user's options.
 """
 import os
 
@@ -76,9 +76,9 @@ def _absolute(path):
 
 
 def list_partitions(path, options="", split_rows=None, conn=None):
-    """The partitions read_sql makes: dicts with shard, path, first_rowid,
-    rows, shard_index and step (rowid step between the rows of the
-    partition: 1, or the shard count for interleaved bagz)."""
+    """The partitions read_sql makes: dicts with shard, path (the shard's
+    file or folder), first_rowid, rows, shard_index and open_options (what
+    opens only that partition, from dataset_shards)."""
     own = conn is None
     conn = conn or connect()
     try:
@@ -86,38 +86,46 @@ def list_partitions(path, options="", split_rows=None, conn=None):
         if split_rows is not None:
             items.append("split_rows=%d" % int(split_rows))
         rows = conn.execute(
-            "SELECT shard, path, first_rowid, rows, shard_index "
+            "SELECT shard, path, first_rowid, rows, shard_index, open_options "
             "FROM dataset_shards(?, ?)", (path, ", ".join(items))).fetchall()
     finally:
         if own:
             conn.close()
-    nshards = max((r[0] for r in rows), default=-1) + 1
-    interleaved = _option_value(items, "layout") == "interleaved"
-    return [dict(shard=s, path=p, first_rowid=f, rows=n, shard_index=i,
-                 step=nshards if interleaved else 1)
-            for s, p, f, n, i in rows]
+    return [dict(shard=s, path=_absolute(p), first_rowid=f, rows=n, shard_index=i,
+                 open_options=o) for s, p, f, n, i, o in rows]
 
 
 def _create_table(conn, path, options, table, part):
-    """Create `table` holding the partition's rows.
+    """Create temp table `table` over the partition's own files only (the
+    shard's file or folder, with its open_options: the whole dataset's
+    rowid, shard and shard_index); with part None, over the whole dataset
+    at `path` (used for meta when the dataset has no partition)."""
+    items = split_options(options)
+    if part is not None:
+        path = part["path"]
+        items += split_options(part["open_options"])
+    args = ", ".join([_quote(path)] + [_quote(o) for o in items])
+    conn.execute("CREATE VIRTUAL TABLE temp.%s USING dataset(%s)" % (_ident(table), args))
 
-    PHASE 1: the whole dataset's table under another name and a temporary
-    view of the partition's rows over it (all columns, HIDDEN ones too)."""
-    whole = table + "__dataset"
+
+def _pinned_columns(conn, path, options):
+    """Options that give every task the whole dataset's columns: datadings
+    infers its columns from a file's first samples, so a shard opened
+    alone could see other fields; the columns inferred over the whole
+    dataset are passed as columns='...' (unless the user gave columns)."""
+    fmt = conn.execute("SELECT value FROM dataset_info(?) WHERE property = 'format'",
+                       (path,)).fetchone()
+    if not fmt or fmt[0] != "datadings" or _option_value(split_options(options), "columns"):
+        return options
     args = ", ".join([_quote(path)] + [_quote(o) for o in split_options(options)])
-    conn.execute("CREATE VIRTUAL TABLE temp.%s USING dataset(%s)" % (_ident(whole), args))
-    cols = [r[0] for r in conn.execute("SELECT name FROM pragma_table_xinfo(?)", (whole,))]
-    if part is None:
-        where = "0"
-    elif part["rows"] == 0:
-        where = "0"
-    else:
-        last = part["first_rowid"] + (part["rows"] - 1) * part["step"]
-        where = "rowid >= %d AND rowid <= %d" % (part["first_rowid"], last)
-        if part["step"] > 1:
-            where += " AND shard = %d" % part["shard"]
-    conn.execute("CREATE TEMP VIEW %s AS SELECT rowid AS rowid, %s FROM temp.%s WHERE %s"
-                 % (_ident(table), ", ".join(_ident(c) for c in cols), _ident(whole), where))
+    conn.execute("CREATE VIRTUAL TABLE temp.__sqlite_datasets_whole USING dataset(%s)" % args)
+    try:
+        cols = conn.execute("SELECT name, type FROM pragma_table_xinfo('__sqlite_datasets_whole')"
+                            " WHERE hidden = 0 AND cid > 0").fetchall()
+    finally:
+        conn.execute("DROP TABLE temp.__sqlite_datasets_whole")
+    spec = ", ".join(("%s %s" % (n, t)).strip() for n, t in cols)
+    return ", ".join(split_options(options) + ["columns=" + _quote(spec)])
 
 
 def _attach(conn, attach):
@@ -166,21 +174,18 @@ def _value_dtype(values):
 
 def _infer_meta(conn, sql, path, options, table, attach, parts):
     """An empty DataFrame with the query's columns: names and declared
-    types from a zero-row run; a column without a declared type (an
+    types from a zero-row run over the first non-empty partition; a column without a declared type (an
     expression such as length(record)) takes the type of its values in the
     first rows of the first non-empty partition, as dask's own read_sql
     does (object when they are all NULL)."""
     _attach(conn, attach)
-    _create_table(conn, path, options, table, None)
+    first = next((p for p in parts if p["rows"]), parts[0] if parts else None)
+    _create_table(conn, path, options, table, first)
     names, types = _declared_types(conn, sql)
     dtypes = [_dtype(t) if t else None for t in types]
     if None in dtypes:
-        first = next((p for p in parts if p["rows"]), None)
         head = []
-        if first is not None:
-            conn.execute("DROP VIEW temp.%s" % _ident(table))
-            conn.execute("DROP TABLE temp.%s" % _ident(table + "__dataset"))
-            _create_table(conn, path, options, table, first)
+        if first is not None and first["rows"]:
             head = conn.execute("SELECT * FROM (%s) LIMIT 5" % sql).fetchall()
         for i, d in enumerate(dtypes):
             if d is None:
@@ -227,6 +232,7 @@ def read_sql(sql, path, options="", table="ds", split_rows=None, meta=None, atta
     conn = connect()
     try:
         parts = list_partitions(path, options, split_rows, conn)
+        options = _pinned_columns(conn, path, options)
         if meta is None:
             meta = _infer_meta(conn, sql, path, options, table, attach, parts)
     finally:

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "common.h"
+#include "row_window.h"
 
 /* Trim ASCII whitespace from both ends into a malloc'd copy of s[0..n). */
 static char *trimmed(const char *s, size_t n) {
@@ -105,11 +106,15 @@ int ds_options_check_known(const ds_options *o, const char *const *known,
       ok = strcmp(*k, o->items[i].name) == 0;
     for (const char *const *k = common_options; *k && !ok; k++)
       ok = strcmp(*k, o->items[i].name) == 0;
+    for (const char *const *k = ds_row_window_options; *k && !ok; k++)
+      ok = strcmp(*k, o->items[i].name) == 0;
     if (ok) continue;
     ds_buf names = {0};
     for (const char *const *k = known; *k; k++)
       ds_buf_printf(&names, "%s, ", *k);
     for (const char *const *k = common_options; *k; k++)
+      ds_buf_printf(&names, "%s, ", *k);
+    for (const char *const *k = ds_row_window_options; *k; k++)
       ds_buf_printf(&names, "%s%s", *k, k[1] ? ", " : "");
     ds_buf_append(&names, "", 1);
     ds_err(err, "unknown option '%s' (known options: %s)", o->items[i].name,

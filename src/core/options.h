@@ -32,7 +32,8 @@ int ds_options_add_list(ds_options *o, const char *list, char **err);
 #define DS_OPTION_MAX_VALUE_BYTES "max_value_bytes"
 
 /* Fail naming the first option neither in `known` (NULL-terminated) nor
- * one every module takes (DS_OPTION_MAX_VALUE_BYTES). */
+ * one every module takes (DS_OPTION_MAX_VALUE_BYTES, and the shard window's
+ * of core/row_window.h). */
 int ds_options_check_known(const ds_options *o, const char *const *known,
                            char **err);
 /* The value of `name`, or NULL when absent. */

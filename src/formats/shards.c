@@ -26,6 +26,7 @@ typedef struct shard_info {
   uint64_t first;  /* global rowid of its row 0 */
   uint64_t stride; /* rowid step between its rows: 1, or nshards (interleaved) */
   uint64_t bytes;  /* bytes on disk of its files */
+  const char *dictionary; /* atlas: the zstd dictionary it decodes with, or NULL */
 } shard_info;
 
 static int add(ds_shard_listing *l, const shard_info *s, uint64_t a,
@@ -39,7 +40,12 @@ static int add(ds_shard_listing *l, const shard_info *s, uint64_t a,
   }
   ds_shard_entry *e = &l->items[l->n];
   e->path = strdup(s->path);
-  if (!e->path) return ds_err(err, "out of memory");
+  e->dictionary = s->dictionary ? strdup(s->dictionary) : NULL;
+  if (!e->path || (s->dictionary && !e->dictionary)) {
+    free(e->path);
+    free(e->dictionary);
+    return ds_err(err, "out of memory");
+  }
   e->shard = s->shard;
   e->first_rowid = s->first + a * s->stride;
   e->rows = rows;
@@ -93,7 +99,7 @@ static int list_bagz(const char *path, const ds_detected *d,
     int inter = o->layout == DS_LAYOUT_INTERLEAVED;
     shard_info si = {i, s->data.path, s->count, inter ? i : r->map.first[i],
                      inter ? r->nshards : 1,
-                     s->data.size + (s->limits == &s->limits_file ? s->limits_file.size : 0)};
+                     s->data.size + (s->limits == &s->limits_file ? s->limits_file.size : 0), NULL};
     rc = add_shard(l, &si, o->split_rows, bagz_range_bytes, r, err);
   }
   bagz_close(r);
@@ -126,7 +132,7 @@ static int list_datadings(const char *path, const ds_detected *d,
   l->total_rows = datadings_count(r);
   for (size_t i = 0; i < l->nshards && rc == 0; i++) {
     shard_info si = {i, datadings_shard_path(r, i), datadings_shard_count(r, i),
-                     first, 1, 0};
+                     first, 1, 0, NULL};
     rc = ds_detect_shard_bytes(si.path, d, &si.bytes, err);
     if (rc == 0) rc = add_shard(l, &si, o->split_rows, datadings_range_bytes, r, err);
     first += si.rows;
@@ -159,7 +165,7 @@ static int list_atlas(const char *path, const ds_detected *d,
   l->total_rows = atlas_count(r);
   for (size_t i = 0; i < l->nshards && rc == 0; i++) {
     shard_info si = {i, atlas_shard_path(r, i), atlas_shard_count(r, i),
-                     atlas_shard_first(r, i), 1, 0};
+                     atlas_shard_first(r, i), 1, 0, atlas_dict_path(r, i)};
     rc = ds_detect_shard_bytes(si.path, d, &si.bytes, err);
     if (rc == 0) rc = add_shard(l, &si, o->split_rows, atlas_range_bytes, r, err);
   }
@@ -196,7 +202,7 @@ static int list_bcolz(const char *path, const ds_detected *d,
   if (bcolz_open(path, &t, err)) return -1;
   l->nshards = 1;
   l->total_rows = bcolz_nrows(t);
-  shard_info si = {0, path, bcolz_nrows(t), 0, 1, 0};
+  shard_info si = {0, path, bcolz_nrows(t), 0, 1, 0, NULL};
   int rc = ds_detect_shard_bytes(path, d, &si.bytes, err);
   if (rc == 0) rc = add_shard(l, &si, o->split_rows, bcolz_range_bytes, t, err);
   bcolz_close(t);
@@ -222,7 +228,10 @@ int ds_shards_list(const char *path, const ds_detected *d,
 }
 
 void ds_shard_listing_free(ds_shard_listing *l) {
-  for (size_t i = 0; i < l->n; i++) free(l->items[i].path);
+  for (size_t i = 0; i < l->n; i++) {
+    free(l->items[i].path);
+    free(l->items[i].dictionary);
+  }
   free(l->items);
   memset(l, 0, sizeof *l);
 }

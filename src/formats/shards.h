@@ -22,6 +22,9 @@ typedef struct ds_shard_entry {
   uint64_t rows;        /* rows in the entry */
   uint64_t bytes;       /* see ds_shards_list */
   uint64_t shard_index; /* index inside the shard of the first row */
+  char *dictionary;     /* atlas: the zstd dictionary file the shard decodes
+                           with (owned), or NULL: a shard folder opened
+                           alone needs it as option dictionary= */
 } ds_shard_entry;
 
 typedef struct ds_shard_listing {

@@ -257,20 +257,28 @@ int ds_plan_each_value(sqlite3_value *v, int is_in,
 /* Set the flag of one integer value (see ds_plan_flag_ints). */
 typedef struct flag_ctx {
   unsigned char *on;
+  uint64_t first;
   size_t n;
 } flag_ctx;
 
 static int flag_int(void *ctx, sqlite3_value *v) {
   flag_ctx *f = ctx;
   int64_t x;
-  if (ds_plan_int_value(v, &x) && x >= 0 && (uint64_t)x < f->n) f->on[x] = 1;
+  if (ds_plan_int_value(v, &x) && x >= 0 && (uint64_t)x >= f->first &&
+      (uint64_t)x - f->first < f->n)
+    f->on[(uint64_t)x - f->first] = 1;
   return 0;
 }
 
-unsigned char *ds_plan_flag_ints(sqlite3_value *v, int is_in, size_t n) {
-  flag_ctx f = {calloc(n ? n : 1, 1), n};
+unsigned char *ds_plan_flag_ints_from(sqlite3_value *v, int is_in, uint64_t first,
+                                      size_t n) {
+  flag_ctx f = {calloc(n ? n : 1, 1), first, n};
   if (f.on) ds_plan_each_value(v, is_in, flag_int, &f);
   return f.on;
+}
+
+unsigned char *ds_plan_flag_ints(sqlite3_value *v, int is_in, size_t n) {
+  return ds_plan_flag_ints_from(v, is_in, 0, n);
 }
 
 int ds_plan_decode(int idx, int argc, sqlite3_value **argv, int nargs,

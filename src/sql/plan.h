@@ -99,6 +99,9 @@ int ds_plan_each_value(sqlite3_value *v, int is_in,
  * array of n flags, flags[x] = 1 for every value x in [0, n) named
  * (e.g. the shards of `shard IN (...)`). NULL when out of memory. */
 unsigned char *ds_plan_flag_ints(sqlite3_value *v, int is_in, size_t n);
+/* The same for values [first, first + n): flags[x - first]. */
+unsigned char *ds_plan_flag_ints_from(sqlite3_value *v, int is_in, uint64_t first,
+                                      size_t n);
 
 /* Apply SQLite's INTEGER affinity to a constraint value: 1 and *out set
  * when it is an integer (or an integral REAL / numeric TEXT), else 0. */

@@ -131,13 +131,15 @@ static int dataset_changed(const ds_dataset *d) {
 }
 
 /* ds_dataset_ops.open: the CREATE form takes infer=, columns=,
- * unsupported= and cache_mb=, the table-valued form unsupported= and
- * cache_mb=. */
+ * unsupported=, cache_mb=, threads= and dictionary= (the shared zstd
+ * dictionary of a shard folder opened alone), the table-valued form all
+ * but infer= and columns=. */
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
   static const char *const create_known[] = {"infer", "columns", "unsupported",
-                                             "cache_mb", "threads", NULL};
-  static const char *const tvf_known[] = {"unsupported", "cache_mb", "threads", NULL};
+                                             "cache_mb", "threads", "dictionary", NULL};
+  static const char *const tvf_known[] = {"unsupported", "cache_mb", "threads",
+                                          "dictionary", NULL};
   static const char *const modes[] = {"error", "placeholder", NULL};
   int mode;
   int64_t infer, cache_mb, threads;
@@ -154,7 +156,8 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
   d->threads = (int)threads;
   d->infer = infer;
   atlas_cache_init(&d->cache, (size_t)cache_mb << 20);
-  if (atlas_open(path, &d->reader, err)) return -1;
+  /* dictionary=: a shard folder opened alone decodes with its root's */
+  if (atlas_open_dict(path, ds_options_get(o, "dictionary"), &d->reader, err)) return -1;
   size_t k = atlas_nshards(d->reader);
   d->first = malloc((k ? k : 1) * sizeof *d->first);
   d->counts = malloc((k ? k : 1) * sizeof *d->counts);
@@ -381,7 +384,8 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
   r->nshards = atlas_nshards(d->reader);
   r->first = d->first;
   r->counts = d->counts;
-  if (a->extra[0] && !(r->shard_on = ds_plan_flag_ints(a->extra[0], a->extra_in[0], r->nshards)))
+  if (a->extra[0] &&
+      !(r->shard_on = ds_cursor_shard_flags(base, a->extra[0], a->extra_in[0], r->nshards)))
     return ds_err(err, "out of memory");
   return 0;
 }
@@ -549,7 +553,7 @@ static int at_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   if (ds_cursor_arg_column(cur, ctx, col)) {
     return SQLITE_OK;
   } else if (col == t->col_shard) {
-    sqlite3_result_int64(ctx, (sqlite3_int64)c->shard);
+    sqlite3_result_int64(ctx, (sqlite3_int64)ds_cursor_shard(&c->base, c->shard));
   } else if (col == t->col_shard_index) {
     sqlite3_result_int64(ctx, (sqlite3_int64)(c->base.row - AT(c->base.ds)->first[c->shard]));
   } else {

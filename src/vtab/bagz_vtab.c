@@ -313,7 +313,8 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
   r->interleaved = map->layout == DS_LAYOUT_INTERLEAVED;
   r->first = map->first;
   r->counts = map->counts;
-  if (a->extra[0] && !(r->shard_on = ds_plan_flag_ints(a->extra[0], a->extra_in[0], map->nshards)))
+  if (a->extra[0] &&
+      !(r->shard_on = ds_cursor_shard_flags(base, a->extra[0], a->extra_in[0], map->nshards)))
     return ds_err(err, "out of memory");
   if (!a->extra[1]) return 0;
   if (dataset_index(d, err)) return -1;
@@ -444,7 +445,9 @@ static int bagz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
   }
   switch (col - f) {
     case COL_RECORD: column_record(c, ctx); break;
-    case COL_SHARD: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard); break;
+    case COL_SHARD:
+      sqlite3_result_int64(ctx, (sqlite3_int64)ds_cursor_shard(&c->base, c->shard));
+      break;
     case COL_SHARD_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard_index); break;
   }
   return SQLITE_OK;

@@ -13,8 +13,10 @@
 static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_options *o,
                         int tvf, const char *key, ds_dataset **out, char **err) {
   int64_t max_value;
+  ds_row_window win;
   if (ds_options_int(o, DS_OPTION_MAX_VALUE_BYTES, (int64_t)DS_MAX_VALUE_BYTES, 1,
-                     (int64_t)1 << 62, &max_value, err)) {
+                     (int64_t)1 << 62, &max_value, err) ||
+      ds_row_window_parse(o, &win, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
@@ -27,6 +29,7 @@ static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_op
     return -1;
   }
   d->max_value = (uint64_t)max_value;
+  d->win = win;
   d->key = strdup(key);
   d->path = strdup(path);
   if (!d->key || !d->path) {

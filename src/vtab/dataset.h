@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/options.h"
+#include "core/row_window.h"
 #include "sql/sqlite_api.h"
 
 typedef struct ds_dataset ds_dataset;
@@ -37,6 +38,9 @@ struct ds_dataset {
   int stale;          /* its files changed: unusable from now on */
   uint64_t max_value; /* option max_value_bytes (default DS_MAX_VALUE_BYTES):
                          cursors put it on their buffers and arenas */
+  ds_row_window win;  /* options shard, first_rowid, rowid_step,
+                         shard_index, rows: the rows a table shows and their
+                         whole-dataset numbers (vtab/table.c applies it) */
 };
 
 /* CREATE VIRTUAL TABLE t USING module(path, name=value, ...): open the

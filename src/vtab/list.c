@@ -130,10 +130,12 @@ static int list_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
   const ds_list_def *def = def_of(cur);
   if (col == def->ncols) {
     sqlite3_result_text(ctx, c->path_arg, -1, SQLITE_TRANSIENT);
-  } else if (col == def->ncols + 1) {
+  } else if (col == def->ncols + 1 && def->nargs == 2) {
     if (c->options_arg) sqlite3_result_text(ctx, c->options_arg, -1, SQLITE_TRANSIENT);
   } else if (col >= 0 && col < def->ncols) {
     def->column(c, c->i, col, ctx);
+  } else if (col > def->ncols + def->nargs - 1) { /* HIDDEN ones after the arguments */
+    def->column(c, c->i, col - def->nargs, ctx);
   }
   return SQLITE_OK;
 }

@@ -2,7 +2,8 @@
  * rows computed whole in xFilter (datadings_verify, bcolz_attrs,
  * bcolz_stats, dataset_info): one sqlite3_module for all of them, and a
  * ds_list_def per function saying its columns and how to fill and show
- * its rows. The HIDDEN argument columns (path, options) come last; the
+ * its rows (dataset_shards too). The HIDDEN argument columns (path,
+ * options) come after the visible ones (more HIDDEN columns may follow); the
  * helper plans (sql/plan.c, with LIMIT/OFFSET applied to the list), reads
  * the arguments, runs collect inside an interrupt scope (vtab/interrupt.h),
  * serves the argument columns and the rowid (the row's position). */
@@ -26,7 +27,9 @@ typedef struct ds_list_def {
   /* Fill c->rows / c->n for path and opts (NULL when not given). 0, or -1
    * with *err (malloc'd). Rows may use c->arena. */
   int (*collect)(ds_list_cursor *c, const char *path, const char *opts, char **err);
-  /* Column col (< ncols) of row i. */
+  /* Column col of row i: col < ncols, or ncols + k for the k-th column
+   * declared after the HIDDEN arguments (more HIDDEN columns: SQLite binds
+   * a call's arguments to the first HIDDEN ones). */
   void (*column)(ds_list_cursor *c, size_t i, int col, sqlite3_context *ctx);
   /* Free c->rows[0..n) (NULL: free(c->rows) only). */
   void (*clear)(ds_list_cursor *c);

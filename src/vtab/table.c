@@ -244,6 +244,20 @@ static int build_rowset(ds_cursor *c, ds_plan_args *a, ds_rows *r, char **err) {
   return 0;
 }
 
+/* The plan's rowids (=, IN, ranges) as rows of the files under the
+ * dataset's window (core/row_window.h), clipped to it. */
+static void window_plan(const ds_row_window *w, ds_plan_args *a) {
+  if (!w->on) return;
+  if (a->has_ids) {
+    size_t j = 0;
+    uint64_t l;
+    for (size_t i = 0; i < a->nids; i++)
+      if (ds_row_window_local(w, a->ids[i], &l)) a->ids[j++] = l;
+    a->nids = j;
+  }
+  ds_row_window_range(w, a->lo, a->hi, &a->lo, &a->hi);
+}
+
 /* xFilter inside its interrupt scope. */
 static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
                   sqlite3_value **argv) {
@@ -262,6 +276,7 @@ static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
   if (rc == 0) {
     c->ds = t->ds;
     ds_dataset_ref(c->ds);
+    window_plan(&c->ds->win, &a);
     if (def->select) rc = def->select(c, &a, &r, &err);
   }
   if (rc == 0) rc = build_rowset(c, &a, &r, &err);
@@ -323,6 +338,17 @@ int ds_cursor_next(sqlite3_vtab_cursor *cur) {
 int ds_cursor_eof(sqlite3_vtab_cursor *cur) { return ((ds_cursor *)cur)->eof; }
 
 int ds_cursor_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
-  *rowid = (sqlite3_int64)((ds_cursor *)cur)->row;
+  ds_cursor *c = (ds_cursor *)cur;
+  uint64_t g = c->ds && c->ds->win.on ? ds_row_window_rowid(&c->ds->win, c->row) : c->row;
+  *rowid = (sqlite3_int64)g;
   return SQLITE_OK;
+}
+
+uint64_t ds_cursor_shard(const ds_cursor *c, size_t s) {
+  return (c->ds ? c->ds->win.shard : 0) + s;
+}
+
+unsigned char *ds_cursor_shard_flags(const ds_cursor *c, sqlite3_value *v, int is_in,
+                                     size_t n) {
+  return ds_plan_flag_ints_from(v, is_in, c->ds ? c->ds->win.shard : 0, n);
 }

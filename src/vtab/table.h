@@ -12,7 +12,11 @@
  *              OFFSET), then the module's start hook and the first row
  *   xNext      ds_cursor_next: next row, the module's arrive hook, and the
  *              page-release pacing of ascending scans (one place, bytes)
- *   xEof, xRowid, xOpen, xClose, xDisconnect: here
+ *   xEof, xRowid, xOpen, xClose, xDisconnect: here; xRowid and the
+ *              plan's rowids go through the dataset's row window
+ *              (options shard, first_rowid, rowid_step, shard_index,
+ *              rows: core/row_window.h), so a table over one shard's
+ *              files keeps the whole dataset's numbers
  *   xColumn    the module's; ds_cursor_arg_column serves path/options.
  *
  * A module puts `ds_table base` / `ds_cursor base` first in its own table
@@ -190,6 +194,14 @@ int ds_cursor_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 int ds_cursor_next(sqlite3_vtab_cursor *cur);
 int ds_cursor_eof(sqlite3_vtab_cursor *cur);
 int ds_cursor_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
+
+/* The dataset's number of the files' shard s (option shard=K adds K:
+ * core/row_window.h); the shard column of a module. */
+uint64_t ds_cursor_shard(const ds_cursor *c, size_t s);
+/* A shard = / IN constraint's values as flags of the files' n shards
+ * (ds_plan_flag_ints less the window's shard). NULL: out of memory. */
+unsigned char *ds_cursor_shard_flags(const ds_cursor *c, sqlite3_value *v, int is_in,
+                                     size_t n);
 
 /* The default xNext step: the next row (fetch hook or iterator), the
  * arrive hook, page release. 0, or -1 with *err. */
