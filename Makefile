@@ -48,7 +48,7 @@ LIBS      += -lprotobuf-c
 EXT_OBJS  += $(BUILD)/ext/$(PROTO_C:.c=.o)
 CORE_OBJS += $(BUILD)/core/$(PROTO_C:.c=.o)
 TFEX_OBJS := $(foreach d,$(BUILD)/ext $(BUILD)/core build/fuzz/obj,\
-               $(d)/src/formats/tfexample.o)
+               $(patsubst %.c,$(d)/%.o,$(wildcard src/formats/tfexample*.c)))
 .DEFAULT_GOAL := all
 $(PROTO_C): proto/example.proto
 	@mkdir -p $(GEN)

@@ -85,7 +85,58 @@ char *bagz_tfex_declaration(bagz_tfex *x, const ds_options *o, int64_t infer,
   return sql;
 }
 
-void bagz_tfex_free(bagz_tfex *x) { ds_schema_free(&x->schema); }
+void bagz_tfex_free(bagz_tfex *x) {
+  ds_schema_free(&x->schema);
+  ds_tfex_builder_free(&x->builder);
+  ds_tfex_free(&x->check);
+}
+
+/* Put feature column c (value v, not NULL) into the builder. */
+static int put_feature(bagz_tfex *x, const ds_column *c, sqlite3_value *v, char **err) {
+  const char *name = c->field;
+  size_t len = c->field_len;
+  switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER: {
+      int64_t i = sqlite3_value_int64(v);
+      return ds_tfex_put_int64(&x->builder, name, len, &i, 1, err);
+    }
+    case SQLITE_FLOAT: {
+      float f = (float)sqlite3_value_double(v);
+      return ds_tfex_put_float(&x->builder, name, len, &f, 1, err);
+    }
+    case SQLITE_BLOB: {
+      const uint8_t *p = sqlite3_value_blob(v);
+      size_t n = (size_t)sqlite3_value_bytes(v);
+      int rc = ds_tfex_put_npy(&x->builder, name, len, p, n, err);
+      if (rc <= 0) return rc;
+      return ds_tfex_put_bytes(&x->builder, name, len, p, n, err);
+    }
+    default: {
+      const uint8_t *p = sqlite3_value_text(v);
+      return ds_tfex_put_bytes(&x->builder, name, len, p, (size_t)sqlite3_value_bytes(v), err);
+    }
+  }
+}
+
+int bagz_tfex_encode_row(bagz_tfex *x, sqlite3_value **cols, sqlite3_value *rec,
+                         ds_buf *out, char **err) {
+  int t = sqlite3_value_type(rec);
+  if (t == SQLITE_BLOB || t == SQLITE_TEXT) {
+    const uint8_t *p = t == SQLITE_BLOB ? sqlite3_value_blob(rec) : sqlite3_value_text(rec);
+    size_t n = (size_t)sqlite3_value_bytes(rec);
+    if (ds_tfex_decode(&x->check, p ? p : (const uint8_t *)"", n, err)) return -1;
+    return ds_buf_append(out, p ? p : (const uint8_t *)"", n) ? ds_err(err, "out of memory") : 0;
+  }
+  if (t != SQLITE_NULL) return ds_err(err, "record must be NULL, a BLOB or TEXT");
+  for (size_t i = 0; i < x->schema.n; i++)
+    if (sqlite3_value_type(cols[i]) != SQLITE_NULL &&
+        put_feature(x, &x->schema.cols[i], cols[i], err)) {
+      ds_err_prefix(err, x->schema.cols[i].name);
+      ds_tfex_builder_reset(&x->builder);
+      return -1;
+    }
+  return ds_tfex_build(&x->builder, out, err);
+}
 
 void bagz_tfex_row_free(bagz_tfex_row *r) {
   ds_tfex_free(&r->ex);

@@ -17,6 +17,7 @@
 #include "core/schema.h"
 #include "formats/bagz.h"
 #include "formats/tfexample.h"
+#include "formats/tfexample_write.h"
 #include "sql/sqlite_api.h"
 
 /* The options of this form (besides bagz's own). */
@@ -26,6 +27,8 @@ typedef struct bagz_tfex {
   int on;           /* records=tfexample */
   int bytes_text;   /* bytes=text */
   ds_schema schema; /* feature columns 0 .. schema.n-1 */
+  ds_tfex_builder builder; /* writing: the record being encoded */
+  ds_tfex check;    /* writing: a record given whole, decoded to check it */
 } bagz_tfex;
 
 /* Read records=, bytes= and infer= from o, and check the combination:
@@ -40,6 +43,16 @@ int bagz_tfex_options(bagz_tfex *x, const ds_options *o, int tvf, int64_t *infer
 char *bagz_tfex_declaration(bagz_tfex *x, const ds_options *o, int64_t infer,
                             const bagz_reader *r, uint64_t max_value, char **err);
 void bagz_tfex_free(bagz_tfex *x);
+
+/* Writing (INSERT): the record of one row, whose feature columns are
+ * cols[0 .. schema.n-1] and whose record column is rec. A non-NULL rec is
+ * the record itself (checked to be an Example); otherwise each non-NULL
+ * feature becomes one: INTEGER an int64 list, REAL a float list, a BLOB
+ * holding a bool/int/float .npy the list of its values, any other BLOB or
+ * TEXT one bytes value. The record is appended to out. 0, or -1 with
+ * *err. */
+int bagz_tfex_encode_row(bagz_tfex *x, sqlite3_value **cols, sqlite3_value *rec,
+                         ds_buf *out, char **err);
 
 /* A cursor's decoded record. Zero-initialise. */
 typedef struct bagz_tfex_row {

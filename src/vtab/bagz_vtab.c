@@ -195,11 +195,10 @@ static int declare(ds_table *t, const ds_options *o, char **err) {
   if (!t->tvf && (ds_table_writer_mode(o, &mode, err) ||
                   bagz_tfex_options(&v->tfex, o, 0, &infer, err)))
     return -1;
-  if (mode && v->tfex.on) {
-    *err = ds_strf("records=tfexample tables are read-only for now: write the serialized "
-                   "Examples into a plain bagz writer table's record column");
-    return -1;
-  }
+  if (mode && v->tfex.on && !ds_options_get(o, "columns"))
+    return ds_err(err, "%s: records=tfexample with mode=create or replace needs "
+                       "columns='name TYPE, ...' (there are no records to infer them from)",
+                  t->ds->path);
   if (mode && bagz_write_open(t->ds->path, o, mode, &v->writer, err)) return -1;
   if (v->tfex.on) return declare_tfexample(v, o, infer, err);
   if (t->tvf) ds_table_arg_columns(t, COL_PATH, COL_OPTIONS);
@@ -453,6 +452,16 @@ static int bagz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
   return SQLITE_OK;
 }
 
+/* xUpdate of a writer table (bagz_write.c), with the feature columns of
+ * records=tfexample. */
+static int update(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
+                  char **err) {
+  bagz_vtab *v = (bagz_vtab *)t;
+  return bagz_write_row(t, argc, argv, v->tfex.on ? &v->tfex : NULL, v->nfeat, rowid, err);
+}
+
+static const ds_table_write_ops write_ops = {update, DS_TABLE_WRITER_HOOKS};
+
 static const ds_table_def bagz_def = {
     .name = MOD, .ops = &bagz_ops, DS_TABLE_SIZES(bagz_vtab, bagz_cursor), .declare = declare,
     .table_free = table_free, /* the writer, the spare decompression context */
@@ -460,7 +469,7 @@ static const ds_table_def bagz_def = {
     .select = select_rows, .shard_of = shard_of, .start = start, /* plan -> rows */
     .fetch = fetch, .arrive = arrive,                             /* stepping */
     .row_bytes = row_bytes, .release = release,                   /* page release */
-    .write = &bagz_write_ops};                                    /* mode=create|replace */
+    .write = &write_ops};                                    /* mode=create|replace */
 
 static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, bagz_column);
 

@@ -9,7 +9,9 @@
  * given for them are ignored). Options as upstream's writer names them:
  * level (0 = zstd's default), dictionary=<file>, limits=tail|separate,
  * rows_per_shard with a name@*.ext / name@N.ext path, compression
- * (auto: zstd for .bagz names), threads=1|2. */
+ * (auto: zstd for .bagz names), threads=1|2. With records=tfexample the
+ * feature columns are encoded as one tf.train.Example a row. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,12 +88,26 @@ int bagz_write_open(const char *path, const ds_options *o, int mode,
   return 0;
 }
 
-/* xUpdate: one INSERT row; record is argv[2]. */
-static int bagz_update(ds_table *t, int argc, sqlite3_value **argv,
-                       sqlite3_int64 *rowid, char **err) {
+int bagz_write_row(ds_table *t, int argc, sqlite3_value **argv, bagz_tfex *x,
+                   int nfeat, sqlite3_int64 *rowid, char **err) {
   uint64_t row;
   if (ds_table_writer_insert(t, argc, argv, &row, err)) return -1;
-  sqlite3_value *rec = argv[2];
+  ds_table_writer *tw = ((ds_writable_table *)t)->writer;
+  sqlite3_value *rec = argv[2 + nfeat];
+  if (x) {
+    ds_buf out = {0};
+    int rc = bagz_tfex_encode_row(x, argv + 2, rec, &out, err);
+    if (rc) {
+      char where[32];
+      snprintf(where, sizeof where, "row %llu", (unsigned long long)row);
+      ds_err_prefix(err, where);
+    }
+    if (rc == 0) rc = bagz_writer_add(tw->w, out.data ? out.data : (const uint8_t *)"",
+                                      out.len, err);
+    ds_buf_free(&out);
+    if (rc == 0) *rowid = (sqlite3_int64)row;
+    return rc;
+  }
   int type = sqlite3_value_type(rec);
   if (type != SQLITE_BLOB && type != SQLITE_TEXT)
     return ds_err(err, "row %llu: record is %s: a record must be a BLOB or TEXT",
@@ -99,10 +115,7 @@ static int bagz_update(ds_table *t, int argc, sqlite3_value **argv,
                   type == SQLITE_NULL ? "NULL" : type == SQLITE_INTEGER ? "INTEGER" : "REAL");
   const void *p = type == SQLITE_BLOB ? sqlite3_value_blob(rec) : (const void *)sqlite3_value_text(rec);
   size_t n = (size_t)sqlite3_value_bytes(rec);
-  ds_table_writer *tw = ((ds_writable_table *)t)->writer;
   if (bagz_writer_add(tw->w, p ? p : (const void *)"", n, err)) return -1;
   *rowid = (sqlite3_int64)row;
   return 0;
 }
-
-const ds_table_write_ops bagz_write_ops = {bagz_update, DS_TABLE_WRITER_HOOKS};

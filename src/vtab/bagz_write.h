@@ -4,6 +4,7 @@
 #define DS_BAGZ_WRITE_H
 
 #include "core/options.h"
+#include "vtab/bagz_tfex.h"
 #include "vtab/table.h"
 #include "vtab/table_writer.h"
 
@@ -16,7 +17,11 @@ extern const char *const bagz_write_options[];
 int bagz_write_open(const char *path, const ds_options *o, int mode,
                     ds_table_writer **out, char **err);
 
-/* The hooks of the bagz module's def.write. */
-extern const ds_table_write_ops bagz_write_ops;
+/* xUpdate of a bagz writer table: one INSERT row. Its record is the
+ * record column (argv[2 + nfeat]), or with records=tfexample (x not NULL)
+ * the Example its nfeat feature columns (argv[2..]) make
+ * (bagz_tfex_encode_row). */
+int bagz_write_row(ds_table *t, int argc, sqlite3_value **argv, bagz_tfex *x,
+                   int nfeat, sqlite3_int64 *rowid, char **err);
 
 #endif

@@ -1,0 +1,156 @@
+/* tfexample_write.c - serialize tf.train.Example records with
+ * libprotobuf-c (see tfexample_write.h). The protobuf-c structs of one
+ * record live in the builder's arena; tensorflow__example__pack writes
+ * them (packed numbers, as TensorFlow writes them). */
+#include "tfexample_write.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "core/npy.h"
+#include "example.pb-c.h"
+
+/* A copy of p[0..n) in the arena (n may be 0). */
+static void *arena_copy(ds_arena *a, const void *p, size_t n) {
+  void *q = ds_arena_alloc(a, n ? n : 1);
+  if (q && n) memcpy(q, p, n);
+  return q;
+}
+
+/* A new map entry called name with an empty Feature, appended to b. */
+static Tensorflow__Feature *new_feature(ds_tfex_builder *b, const char *name,
+                                        size_t name_len) {
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 16;
+    void **e = realloc(b->entries, cap * sizeof *e);
+    if (!e) return NULL;
+    b->entries = e;
+    b->cap = cap;
+  }
+  Tensorflow__Features__FeatureEntry *e = ds_arena_alloc(&b->arena, sizeof *e);
+  Tensorflow__Feature *f = ds_arena_alloc(&b->arena, sizeof *f);
+  uint8_t *key = arena_copy(&b->arena, name, name_len);
+  if (!e || !f || !key) return NULL;
+  tensorflow__features__feature_entry__init(e);
+  tensorflow__feature__init(f);
+  e->key.data = key;
+  e->key.len = name_len;
+  e->value = f;
+  b->entries[b->n++] = e;
+  return f;
+}
+
+/* The error for a failed allocation. */
+static int fail(ds_tfex_builder *b, char **err) { return ds_arena_fail(&b->arena, err); }
+
+int ds_tfex_put_int64(ds_tfex_builder *b, const char *name, size_t name_len,
+                      const int64_t *v, size_t n, char **err) {
+  Tensorflow__Feature *f = new_feature(b, name, name_len);
+  Tensorflow__Int64List *l = f ? ds_arena_alloc(&b->arena, sizeof *l) : NULL;
+  int64_t *vals = l ? arena_copy(&b->arena, v, n * sizeof *v) : NULL;
+  if (!vals) return fail(b, err);
+  tensorflow__int64_list__init(l);
+  l->n_value = n;
+  l->value = vals;
+  f->kind_case = TENSORFLOW__FEATURE__KIND_INT64_LIST;
+  f->int64_list = l;
+  return 0;
+}
+
+int ds_tfex_put_float(ds_tfex_builder *b, const char *name, size_t name_len,
+                      const float *v, size_t n, char **err) {
+  Tensorflow__Feature *f = new_feature(b, name, name_len);
+  Tensorflow__FloatList *l = f ? ds_arena_alloc(&b->arena, sizeof *l) : NULL;
+  float *vals = l ? arena_copy(&b->arena, v, n * sizeof *v) : NULL;
+  if (!vals) return fail(b, err);
+  tensorflow__float_list__init(l);
+  l->n_value = n;
+  l->value = vals;
+  f->kind_case = TENSORFLOW__FEATURE__KIND_FLOAT_LIST;
+  f->float_list = l;
+  return 0;
+}
+
+int ds_tfex_put_bytes(ds_tfex_builder *b, const char *name, size_t name_len,
+                      const uint8_t *p, size_t n, char **err) {
+  Tensorflow__Feature *f = new_feature(b, name, name_len);
+  Tensorflow__BytesList *l = f ? ds_arena_alloc(&b->arena, sizeof *l) : NULL;
+  ProtobufCBinaryData *v = l ? ds_arena_alloc(&b->arena, sizeof *v) : NULL;
+  uint8_t *data = v ? arena_copy(&b->arena, p, n) : NULL;
+  if (!data) return fail(b, err);
+  tensorflow__bytes_list__init(l);
+  v->data = data;
+  v->len = n;
+  l->n_value = 1;
+  l->value = v;
+  f->kind_case = TENSORFLOW__FEATURE__KIND_BYTES_LIST;
+  f->bytes_list = l;
+  return 0;
+}
+
+int ds_tfex_put_npy(ds_tfex_builder *b, const char *name, size_t name_len,
+                    const uint8_t *p, size_t n, char **err) {
+  ds_npy a;
+  char *e = NULL;
+  if (ds_npy_parse(p, n, &a, &e)) {
+    free(e);
+    return 1;
+  }
+  int ints = a.kind == 'b' || a.kind == 'i' || a.kind == 'u';
+  if ((!ints && a.kind != 'f') || a.structured || a.has_object) return 1;
+  if (a.count > SIZE_MAX / 8) return ds_err(err, "array of %llu values is too big",
+                                            (unsigned long long)a.count);
+  int64_t *iv = ints ? ds_arena_alloc(&b->arena, a.count * 8 + 1) : NULL;
+  float *fv = ints ? NULL : ds_arena_alloc(&b->arena, a.count * 4 + 1);
+  if (!iv && !fv) return fail(b, err);
+  ds_buf scratch = {0};
+  int rc = 0;
+  for (uint64_t i = 0; i < a.count && rc == 0; i++) {
+    ds_value v;
+    /* logical C order: element i of the flattened array */
+    uint64_t idx[DS_NPY_MAX_DIMS], rest = i, pos;
+    for (int d = a.ndim - 1; d >= 0; d--) {
+      idx[d] = a.shape[d] ? rest % a.shape[d] : 0;
+      rest = a.shape[d] ? rest / a.shape[d] : 0;
+    }
+    rc = ds_npy_offset(&a, idx, &pos, err) || ds_npy_element(&a, pos, &v, &scratch, err);
+    if (rc) break;
+    if (v.type == DS_V_UINT && v.u.u > INT64_MAX)
+      rc = ds_err(err, "uint64 value %llu does not fit an int64 list",
+                  (unsigned long long)v.u.u);
+    else if (ints) iv[i] = v.type == DS_V_UINT ? (int64_t)v.u.u : v.u.i;
+    else fv[i] = v.type == DS_V_FLOAT ? (float)v.u.f : 0.0f;
+  }
+  ds_buf_free(&scratch);
+  if (rc) return -1;
+  return ints ? ds_tfex_put_int64(b, name, name_len, iv, (size_t)a.count, err)
+              : ds_tfex_put_float(b, name, name_len, fv, (size_t)a.count, err);
+}
+
+int ds_tfex_build(ds_tfex_builder *b, ds_buf *out, char **err) {
+  Tensorflow__Features fs = TENSORFLOW__FEATURES__INIT;
+  Tensorflow__Example ex = TENSORFLOW__EXAMPLE__INIT;
+  fs.n_feature = b->n;
+  fs.feature = (Tensorflow__Features__FeatureEntry **)b->entries;
+  ex.features = &fs;
+  size_t n = tensorflow__example__get_packed_size(&ex);
+  int rc = ds_buf_reserve(out, out->len + n);
+  if (rc == 0) out->len += tensorflow__example__pack(&ex, out->data + out->len);
+  ds_tfex_builder_reset(b);
+  if (rc) return out->over ? ds_err_too_big(err, "record", n, out->max)
+                           : ds_err(err, "out of memory");
+  return 0;
+}
+
+void ds_tfex_builder_reset(ds_tfex_builder *b) {
+  b->n = 0;
+  ds_arena_reset(&b->arena);
+}
+
+void ds_tfex_builder_free(ds_tfex_builder *b) {
+  ds_arena_free(&b->arena);
+  free(b->entries);
+  memset(b, 0, sizeof *b);
+}
