@@ -39,13 +39,14 @@ want() { # want ID : the workload runs (BENCH_ONLY unset or equal to ID)
   [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]
 }
 case "$ONLY" in
-  ""|b1|d1|a1|c1|fb1) ;;
-  *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1 or fb1" >&2; exit 2 ;;
+  ""|b1|d1|a1|c1|fb1|w) ;;
+  *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1, fb1 or w" >&2; exit 2 ;;
 esac
 build gen_b1 bench/gen_b1.c
 build bench_b1 bench/bench_b1.c bench/bench_common.c
 build gen_d1 bench/gen_d1.c
 build bench_d1 bench/bench_d1.c bench/bench_common.c
+build bench_w bench/bench_w.c bench/bench_common.c
 # bench_a1 links the tree's own pickle decoder and .npy parser (compiled
 # against libsqlite3 directly, as for the unit tests)
 build bench_a1 -Isrc -DSQLITE_CORE bench/bench_a1.c bench/bench_common.c \
@@ -76,11 +77,11 @@ gen_bcolz() { # gen_bcolz NAME COUNT [EXPECTEDLEN]: the ctable folder NAME
     "$OUT/gen_c1" "$BENCH_DIR" "$2" "$1" ${3:-}
   }
 }
-if want b1 || want fb1; then
+if want b1 || want fb1 || want w; then
   gen b1 1000000
   gen b1small 100000
 fi
-if want d1; then
+if want d1 || want w; then
   gen_dd d1 1000000
   gen_dd d1small 100000
 fi
@@ -270,6 +271,10 @@ if want fb1; then
   echo "== F-B1: B1 fanned out on Dask"
   /usr/bin/python3 bench/bench_fb1.py "$BENCH_DIR" "$EXT" "$RUNS" | tee "$OUT/RESULTS-fb1.txt" ||
     rc=1
+fi
+if want w; then
+  echo "bench: running W (writing: W-B1, W-D1)" >&2
+  BENCH_DIR="$BENCH_DIR" BENCH_EXT="$EXT" bench/run_w.sh || rc=$?
 fi
 if [ -z "$ONLY" ]; then
   /usr/bin/python3 bench/results_md.py "$OUT" >bench/RESULTS.md.tmp &&

@@ -82,6 +82,13 @@ const ds_value *ds_value_find_unsupported(const ds_value *v);
  * as it was). */
 int ds_value_json(ds_buf *out, const ds_value *v, char **err);
 
+/* Parse JSON text into a value tree allocated in `a` (value_from_json.c):
+ * objects -> MAP (TEXT keys, in order; a repeated key is an error), arrays
+ * -> LIST, integers -> INT (UINT / BIGINT decimal outside int64), other
+ * numbers -> FLOAT, strings -> TEXT. */
+int ds_value_from_json(const char *text, size_t n, ds_arena *a, ds_value *out,
+                       char **err);
+
 /* Parse a BIGINT's decimal text ("-?[0-9]+"). Returns 1 and sets *out when it
  * fits in int64, 0 when it is valid but does not fit, -1 when malformed. */
 int ds_bigint_to_i64(const uint8_t *p, size_t n, int64_t *out);

@@ -26,6 +26,7 @@
 #include "core/mapped_file.h"
 #include "core/shard_spec.h"
 #include "core/utf8.h"
+#include "formats/simplebloom.h"
 
 #define DD_EMPTY UINT32_MAX  /* free slot of a lookup table */
 #define DD_MAX_PROBE 256     /* longer probe runs mean a hostile file */
@@ -301,11 +302,7 @@ static int check_filter(dd_shard *s, char **err) {
     return ds_err(err, "%s: corrupt filter: capacity %llu (byte 16) and false "
                        "positive rate %g (byte 24) are not usable",
                   f->path, (unsigned long long)m, p);
-  /* exactly simplebloom's order of double operations */
-  double x = (double)m * log(p);
-  x = x / -0.4804530139182015;
-  x = x / 8.0;
-  double nbytes = ceil(x);
+  double nbytes = (double)simplebloom_bytes(m, p);
   if (nbytes != (double)(f->size - 32))
     return ds_err(err, "%s: corrupt filter: capacity %llu and rate %.17g give "
                        "%.0f bytes of bits, but the file holds %llu after the "
@@ -315,8 +312,7 @@ static int check_filter(dd_shard *s, char **err) {
   if (f->size == 32)
     return ds_err(err, "%s: corrupt filter: no bits after the header", f->path);
   s->bloom_bits = 8 * (f->size - 32);
-  double k = (double)s->bloom_bits / (double)m;
-  k = rint(k * 0.6931471805599453);
+  double k = simplebloom_hash_count(s->bloom_bits, m);
   if (!(k >= 0.0 && k <= DD_MAX_HASHES))
     return ds_err(err, "%s: corrupt filter: %.0f hash functions", f->path, k);
   s->bloom_k = (uint32_t)k;
@@ -726,21 +722,13 @@ void datadings_release_before(const datadings_reader *r, uint64_t g) {
 
 /* Bloom test with precomputed h1/h2 (section 7.3): 1 maybe, 0 absent. */
 static int bloom_test(const dd_shard *s, uint64_t h1, uint64_t h2) {
-  const uint8_t *bits = s->filter.data + 32;
-  for (uint64_t j = 0; j < s->bloom_k; j++) {
-    uint64_t pos = (h1 + j * h2) % s->bloom_bits;
-    if ((bits[pos >> 3] & (1u << (pos & 7))) == 0) return 0;
-  }
-  return 1;
+  return simplebloom_test(s->filter.data + 32, s->bloom_bits, s->bloom_k, h1, h2);
 }
 
 /* h1, h2 of the unsalted BLAKE2s digest of the key. */
 static void bloom_hashes(const uint8_t *key, size_t n, uint64_t *h1,
                          uint64_t *h2) {
-  uint8_t d[32];
-  blake2s_plain(key, n, d);
-  *h1 = be_n(d, 8);
-  *h2 = be_n(d + 8, 8);
+  simplebloom_hashes(key, n, h1, h2);
 }
 
 int datadings_filter_maybe(const datadings_reader *r, size_t s,

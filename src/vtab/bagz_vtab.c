@@ -28,6 +28,7 @@
 #include "formats/bagz_shards.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
+#include "vtab/bagz_write.h"
 #include "vtab/dataset.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
@@ -52,6 +53,7 @@ static bagz_dataset *BAG(ds_dataset *d) { return (bagz_dataset *)d; }
 
 typedef struct bagz_vtab {
   ds_table base;      /* db, form, dataset, argument columns */
+  ds_table_writer *writer; /* mode=create|replace (table_writer.h) */
   /* A zstd context and buffer kept between cursors: SQLite opens a cursor
    * per statement run, and a fresh decompression context costs more than
    * a lookup. */
@@ -81,6 +83,9 @@ typedef struct bagz_cursor {
 
 static const char *const known_options[] = {"compression", "limits", "layout",
                                             "dictionary", "threads", NULL};
+static const char *const create_options[] = {"compression", "limits", "layout",
+                                             "dictionary", "threads", "mode",
+                                             "level", "rows_per_shard", NULL};
 static const char *const compression_names[] = {"auto", "none", "zstd", NULL};
 static const char *const limits_names[] = {"tail", "separate", NULL};
 static const char *const layout_names[] = {"concatenated", "interleaved", NULL};
@@ -100,11 +105,11 @@ static int dataset_changed(const ds_dataset *d) {
 /* ds_dataset_ops.open: both forms take the same options. */
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
-  (void)tvf;
   bagz_options bo = {0};
-  int comp, lim, lay;
+  int comp, lim, lay, mode;
   int64_t threads;
-  if (ds_options_check_known(o, known_options, err) ||
+  if (ds_options_check_known(o, tvf ? known_options : create_options, err) ||
+      ds_table_writer_mode(o, &mode, err) ||
       ds_options_enum(o, "compression", compression_names, 0, &comp, err) ||
       ds_options_enum(o, "limits", limits_names, 0, &lim, err) ||
       ds_options_enum(o, "layout", layout_names, 0, &lay, err) ||
@@ -117,6 +122,8 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
   bo.layout = (ds_layout)lay;
   bo.dictionary_path = ds_options_get(o, "dictionary");
   BAG(base)->threads = (int)threads;
+  /* a writer's table reads what it has published: nothing yet */
+  if (mode) return bagz_open_memory(path, (const uint8_t *)"", 0, &bo, &BAG(base)->reader, err);
   return bagz_open(path, &bo, &BAG(base)->reader, err);
 }
 
@@ -154,7 +161,10 @@ static int dataset_index(bagz_dataset *d, char **err) {
 /* ds_table_def.declare: the same columns in both forms, and the HIDDEN
  * arguments in the table-valued one. */
 static int declare(ds_table *t, const ds_options *o, char **err) {
-  (void)o;
+  int mode = 0;
+  if (!t->tvf && (ds_table_writer_mode(o, &mode, err) ||
+                  (mode && bagz_write_open(t->ds->path, o, mode, &((bagz_vtab *)t)->writer, err))))
+    return -1;
   if (t->tvf) ds_table_arg_columns(t, COL_PATH, COL_OPTIONS);
   return ds_table_declare(
       t, t->tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
@@ -163,9 +173,10 @@ static int declare(ds_table *t, const ds_options *o, char **err) {
       err);
 }
 
-/* ds_table_def.table_free: the spare decompression context. */
+/* ds_table_def.table_free: the writer, the spare decompression context. */
 static void table_free(ds_table *base) {
   bagz_vtab *t = (bagz_vtab *)base;
+  ds_table_writer_free(t->writer);
   if (!t->spare) return;
   ds_zstd_ctx_free(&t->spare_z);
   ds_buf_free(&t->spare_buf);
@@ -358,13 +369,14 @@ static int bagz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
 
 static const ds_table_def bagz_def = {
     .name = MOD, .ops = &bagz_ops, DS_TABLE_SIZES(bagz_vtab, bagz_cursor), .declare = declare,
-    .table_free = table_free, /* the spare decompression context */
+    .table_free = table_free, /* the writer, the spare decompression context */
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, /* plan -> rows */
     .fetch = fetch, .arrive = arrive,                             /* stepping */
-    .row_bytes = row_bytes, .release = release};                  /* page release */
+    .row_bytes = row_bytes, .release = release,                   /* page release */
+    .write = &bagz_write_ops};                                    /* mode=create|replace */
 
-static sqlite3_module bagz_module = DS_TABLE_MODULE(bagz_best_index, bagz_column);
+static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, bagz_column);
 
 int ds_bagz_register(sqlite3 *db) {
   return sqlite3_create_module_v2(db, "bagz", &bagz_module, (void *)&bagz_def, NULL);

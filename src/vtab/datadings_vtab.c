@@ -30,6 +30,7 @@
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
 #include "sql/value_sql.h"
+#include "vtab/datadings_write.h"
 #include "vtab/dataset.h"
 #include "vtab/list.h"
 #include "vtab/modules.h"
@@ -52,6 +53,7 @@ static dd_dataset *DD(ds_dataset *d) { return (dd_dataset *)d; }
 
 typedef struct dd_vtab {
   ds_table base;      /* db, form, dataset, argument columns */
+  ds_table_writer *writer; /* mode=create|replace (table_writer.h) */
   ds_schema schema;   /* CREATE form: the field columns */
   int col_sample, col_raw;
 } dd_vtab;
@@ -70,23 +72,33 @@ static void dataset_close(ds_dataset *d) {
 
 /* ds_dataset_ops.changed */
 static int dataset_changed(const ds_dataset *d) {
-  return datadings_stale(((const dd_dataset *)d)->reader);
+  const dd_dataset *dd = (const dd_dataset *)d;
+  return dd->reader ? datadings_stale(dd->reader) : 0;
+}
+
+/* Samples of a dataset (a writer's table before its first commit has no
+ * reader: 0). */
+static uint64_t dd_count(const dd_dataset *d) {
+  return d->reader ? datadings_count(d->reader) : 0;
 }
 
 /* ds_dataset_ops.open: the CREATE form takes infer= and columns=, the
  * table-valued form no option. */
 static int dataset_open(ds_dataset *d, const char *path, const ds_options *o, int tvf,
                         char **err) {
-  static const char *const create_known[] = {"infer", "columns", NULL};
+  static const char *const create_known[] = {"infer", "columns", "mode", NULL};
   static const char *const tvf_known[] = {NULL};
   int64_t infer;
+  int mode;
   if (ds_options_check_known(o, tvf ? tvf_known : create_known, err) ||
+      ds_table_writer_mode(o, &mode, err) ||
       ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
   DD(d)->infer = infer;
-  return datadings_open(path, &DD(d)->reader, err);
+  /* a writer's table reads what it has published: nothing yet */
+  return mode ? 0 : datadings_open(path, &DD(d)->reader, err);
 }
 
 static const ds_dataset_ops datadings_ops = {"datadings('file.msgpack')", dataset_open,
@@ -120,10 +132,12 @@ static int create_form(dd_vtab *t, const ds_options *o, char **err) {
     ds_err_prefix(err, ds->path);
     return -1;
   }
-  if (!cols && datadings_infer_columns(DD(ds)->reader, ds->path, ds->max_value,
+  if (!cols && DD(ds)->reader && datadings_infer_columns(DD(ds)->reader, ds->path, ds->max_value,
                                        (uint64_t)DD(ds)->infer, &t->schema, err))
     return -1;
-  return declare_create(t, err);
+  int mode = 0;
+  if (declare_create(t, err) || ds_table_writer_mode(o, &mode, err)) return -1;
+  return mode ? datadings_write_open(ds->path, o, mode, &t->schema, &t->writer, err) : 0;
 }
 
 /* ds_table_def.declare */
@@ -139,14 +153,17 @@ static int declare(ds_table *base, const ds_options *o, char **err) {
 }
 
 /* ds_table_def.table_free */
-static void table_free(ds_table *t) { ds_schema_free(&((dd_vtab *)t)->schema); }
+static void table_free(ds_table *t) {
+  ds_table_writer_free(((dd_vtab *)t)->writer);
+  ds_schema_free(&((dd_vtab *)t)->schema);
+}
 
 /* Cost model: a row costs 1 to read and decode; rowid constraints touch
  * only their rows; key = costs about 2 rows a value (filter, hash table,
  * one key compare), which makes joins on key look the key up. */
 static int dd_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   ds_table *t = (ds_table *)vtab;
-  double n = t->ds ? (double)datadings_count(DD(t->ds)->reader) : 1e6;
+  double n = t->ds ? (double)dd_count(DD(t->ds)) : 1e6;
   ds_plan_extra extra[1] = {{0, "key", 1, 1}};
   return ds_table_plan(t, info, n, extra, 1);
 }
@@ -188,8 +205,8 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
   dd_cursor *c = (dd_cursor *)base;
   if (!c->doc) return ds_err(err, "out of memory");
   c->arena.limit = (size_t)base->ds->max_value; /* max_value_bytes */
-  r->total = datadings_count(DD(base->ds)->reader);
-  if (!a->extra[0]) return 0;
+  r->total = dd_count(DD(base->ds));
+  if (!a->extra[0] || !DD(base->ds)->reader) return 0;
   return ds_rows_lookup(r, a->extra[0], a->extra_in[0], pick_key, DD(base->ds), err);
 }
 
@@ -291,14 +308,30 @@ static int dd_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   return SQLITE_OK;
 }
 
+/* xUpdate: one INSERT row -> one sample (datadings_write.c). */
+static int dd_update(ds_table *base, int argc, sqlite3_value **argv,
+                     sqlite3_int64 *rowid, char **err) {
+  dd_vtab *t = (dd_vtab *)base;
+  uint64_t row;
+  if (ds_table_writer_insert(base, argc, argv, &row, err) ||
+      datadings_write_row(t->writer, &t->schema, argv + 2, t->col_sample, t->col_raw,
+                          row, err))
+    return -1;
+  *rowid = (sqlite3_int64)row;
+  return 0;
+}
+
+static const ds_table_write_ops dd_write_ops = {dd_update, DS_TABLE_WRITER_HOOKS};
+
 static const ds_table_def datadings_def = {
     .name = MOD, .ops = &datadings_ops, DS_TABLE_SIZES(dd_vtab, dd_cursor), .declare = declare,
-    .table_free = table_free, /* the schema */
+    .table_free = table_free, /* the writer, the schema */
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .arrive = arrive, /* key lookups; a new row is unparsed */
-    .paces = 1, .row_bytes = row_bytes, .release = release}; /* every ascending scan */
+    .paces = 1, .row_bytes = row_bytes, .release = release, /* every ascending scan */
+    .write = &dd_write_ops};                                 /* mode=create|replace */
 
-static sqlite3_module datadings_module = DS_TABLE_MODULE(dd_best_index, dd_column);
+static sqlite3_module datadings_module = DS_TABLE_WRITER_MODULE(dd_best_index, dd_column);
 
 /* ---- datadings_verify(path): one row per file listed in the .md5 ---- */
 

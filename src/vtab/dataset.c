@@ -91,6 +91,15 @@ int ds_dataset_check(ds_dataset *d, char **err) {
   return -1;
 }
 
+int ds_dataset_reopen(ds_dataset **d, const char *path, const ds_options *o,
+                      char **err) {
+  ds_dataset *n;
+  if (open_dataset((*d)->ops, path, o, 0, "", &n, err)) return -1;
+  ds_dataset_unref(*d);
+  *d = n;
+  return 0;
+}
+
 void ds_dataset_ref(ds_dataset *d) { d->refs++; }
 
 void ds_dataset_unref(ds_dataset *d) {

@@ -57,6 +57,12 @@ int ds_dataset_for_call(const ds_dataset_ops *ops, ds_dataset **cache,
  * changed (and it stays refused). */
 int ds_dataset_check(ds_dataset *d, char **err);
 
+/* A CREATE-form table's dataset opened again at `path` (what a writer
+ * just published) with options o; *d is replaced (the old one unref'd,
+ * cursors that hold it keep it). 0, or -1 with *err and *d unchanged. */
+int ds_dataset_reopen(ds_dataset **d, const char *path, const ds_options *o,
+                      char **err);
+
 void ds_dataset_ref(ds_dataset *d);
 void ds_dataset_unref(ds_dataset *d); /* NULL is fine */
 

@@ -1,0 +1,167 @@
+/* key_store.c - insertion-ordered keys in blocks with a uniqueness table
+ * (see key_store.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "hash_index.h"
+#include "key_store.h"
+
+#define BLOCK ((size_t)1 << 20)
+
+/* Move an iterator past exhausted blocks, so its position is that of the
+ * next key (or the end). */
+static void settle(const ds_key_store *s, ds_key_iter *it) {
+  while (it->block < s->nblocks && it->off >= s->fill[it->block]) {
+    it->block++;
+    it->off = 0;
+  }
+}
+
+/* The key at a table position. */
+static const uint8_t *key_at(const ds_key_store *s, uint64_t pos, size_t *len) {
+  const uint8_t *q = s->blocks[pos >> 32] + (pos & 0xffffffffu);
+  *len = ds_le32(q);
+  return q + 4;
+}
+
+/* The slot holding key k, or the empty slot where it would go. */
+static size_t probe(const ds_key_store *s, const uint8_t *k, size_t len) {
+  size_t mask = s->tcap - 1, i = (size_t)ds_hash64(k, len) & mask;
+  for (;; i = (i + 1) & mask) {
+    uint64_t e = s->table[i];
+    if (e == 0) return i;
+    size_t m;
+    const uint8_t *p = key_at(s, e - 1, &m);
+    if (m == len && memcmp(p, k, len) == 0) return i;
+  }
+}
+
+/* A table with room for `want` keys at most 3/4 full, holding every key. */
+static int rebuild(ds_key_store *s, uint64_t want) {
+  size_t cap = 16;
+  while (cap / 4 * 3 < want) cap *= 2;
+  uint64_t *t = calloc(cap, sizeof *t);
+  if (!t) return -1;
+  free(s->table);
+  s->table = t;
+  s->tcap = cap;
+  ds_key_iter it = {0, 0};
+  const uint8_t *p;
+  size_t len;
+  while (1) {
+    settle(s, &it);
+    uint64_t pos = (uint64_t)it.block << 32 | it.off;
+    if (!ds_key_store_next(s, &it, &p, &len)) break;
+    s->table[probe(s, p, len)] = pos + 1;
+  }
+  s->table_stale = 0;
+  return 0;
+}
+
+/* Room for 4 + len bytes at the end of the last block (or a new one). */
+static int room(ds_key_store *s, size_t need) {
+  if (s->nblocks && s->size[s->nblocks - 1] - s->fill[s->nblocks - 1] >= need) return 0;
+  if (s->nblocks == s->cap_blocks) {
+    size_t cap = s->cap_blocks ? 2 * s->cap_blocks : 16;
+    uint8_t **b = realloc(s->blocks, cap * sizeof *b);
+    if (b) s->blocks = b;
+    size_t *f = b ? realloc(s->fill, cap * sizeof *f) : NULL;
+    if (f) s->fill = f;
+    size_t *z = f ? realloc(s->size, cap * sizeof *z) : NULL;
+    if (!z) return -1;
+    s->size = z;
+    s->cap_blocks = cap;
+  }
+  size_t size = need > BLOCK ? need : BLOCK;
+  if (!(s->blocks[s->nblocks] = malloc(size))) return -1;
+  s->size[s->nblocks] = size;
+  s->fill[s->nblocks++] = 0;
+  return 0;
+}
+
+/* The insertion index of the key at table position pos (a walk: only for
+ * error messages). */
+static uint64_t index_of(const ds_key_store *s, uint64_t pos) {
+  ds_key_iter it = {0, 0};
+  const uint8_t *p;
+  size_t len;
+  uint64_t i = 0;
+  for (;;) {
+    settle(s, &it);
+    if (((uint64_t)it.block << 32 | it.off) == pos || !ds_key_store_next(s, &it, &p, &len)) break;
+    i++;
+  }
+  return i;
+}
+
+int ds_key_store_add(ds_key_store *s, const uint8_t *k, size_t len,
+                     uint64_t *index) {
+  if (len > UINT32_MAX) return -1;
+  if (!s->table || s->table_stale) { /* as many as there are, and room */
+    if (rebuild(s, s->n + 1 + s->n / 4)) return -1;
+  } else if (s->tcap / 4 * 3 < s->n + 1) { /* full: double */
+    if (rebuild(s, 2 * (s->n + 1))) return -1;
+  }
+  size_t slot = probe(s, k, len);
+  if (s->table[slot]) {
+    *index = index_of(s, s->table[slot] - 1);
+    return 1;
+  }
+  if (room(s, 4 + len)) return -1;
+  size_t b = s->nblocks - 1;
+  uint8_t *q = s->blocks[b] + s->fill[b];
+  q[0] = (uint8_t)len;
+  q[1] = (uint8_t)(len >> 8);
+  q[2] = (uint8_t)(len >> 16);
+  q[3] = (uint8_t)(len >> 24);
+  memcpy(q + 4, k, len);
+  s->table[slot] = ((uint64_t)b << 32 | s->fill[b]) + 1;
+  s->fill[b] += 4 + len;
+  s->n++;
+  return 0;
+}
+
+ds_key_mark ds_key_store_mark(const ds_key_store *s) {
+  ds_key_mark m = {s->nblocks, s->nblocks ? s->fill[s->nblocks - 1] : 0, s->n};
+  return m;
+}
+
+void ds_key_store_rollback(ds_key_store *s, ds_key_mark m) {
+  while (s->nblocks > m.nblocks) free(s->blocks[--s->nblocks]);
+  if (s->nblocks) s->fill[s->nblocks - 1] = m.fill;
+  s->n = m.n;
+  s->table_stale = 1;
+}
+
+void ds_key_store_drop_table(ds_key_store *s) {
+  free(s->table);
+  s->table = NULL;
+  s->tcap = 0;
+}
+
+int ds_key_store_next(const ds_key_store *s, ds_key_iter *it, const uint8_t **p,
+                      size_t *len) {
+  settle(s, it);
+  if (it->block >= s->nblocks) return 0;
+  const uint8_t *q = s->blocks[it->block] + it->off;
+  *len = ds_le32(q);
+  *p = q + 4;
+  it->off += 4 + *len;
+  return 1;
+}
+
+size_t ds_key_store_bytes(const ds_key_store *s) {
+  size_t b = s->tcap * sizeof *s->table;
+  for (size_t i = 0; i < s->nblocks; i++) b += s->size[i];
+  return b;
+}
+
+void ds_key_store_free(ds_key_store *s) {
+  for (size_t i = 0; i < s->nblocks; i++) free(s->blocks[i]);
+  free(s->blocks);
+  free(s->fill);
+  free(s->size);
+  free(s->table);
+  memset(s, 0, sizeof *s);
+}

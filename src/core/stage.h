@@ -1,0 +1,109 @@
+/* stage.h - writing a dataset transactionally, for every format: files are
+ * built under temporary names beside their target, made durable, and
+ * published by rename, so a reader sees the old dataset or the new one.
+ *
+ *   ds_stage_open      lock the target (one writer per path), remove the
+ *                      temporaries a dead writer left behind
+ *   ds_stage_file      a new append-only temporary file (ds_afile)
+ *   ds_stage_dir       a new temporary directory (atlas shards, bcolz)
+ *   ds_stage_final     say where a temporary goes at publish
+ *   ds_stage_obsolete  an existing file or directory the new dataset
+ *                      replaces (removed at publish if not overwritten)
+ *   ds_stage_sync      fsync every temporary (before the commit is final)
+ *   ds_stage_publish   rename them into place, remove obsolete paths,
+ *                      fsync the directories
+ *   ds_stage_discard   forget every temporary (rollback)
+ *
+ * Names. For a target directory D and a lock name K (the dataset's base
+ * name, e.g. "train.msgpack" or "clean@*.bagz"): the lock is "D/.K.ds-lock"
+ * (flock'ed; held for the stage's life), temporaries are
+ * "D/.K.ds-tmp.<pid>.<seq>.<label>". Only the holder of the lock creates
+ * temporaries of K, so whoever takes the lock may delete every
+ * "D/.K.ds-tmp.*" it finds: their owner is dead.
+ *
+ * Publish order: temporaries in the order ds_stage_final named them, the
+ * last one being the commit point (a multi-file dataset's readers look for
+ * it first: datadings' X.msgpack, bagz's shard 0). When the new dataset has
+ * several files, the old commit point (ds_stage_obsolete with first=1) is
+ * moved away before anything is published, so a reader killed or racing in
+ * between finds no dataset rather than a mixed one. A directory replaces
+ * a directory with renameat2(RENAME_EXCHANGE). Knows no SQLite. */
+#ifndef DS_STAGE_H
+#define DS_STAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+/* An append-only file written through a buffer. `size` is the logical
+ * size (written + buffered); ds_afile_truncate rolls it back. */
+typedef struct ds_afile {
+  int fd;
+  char *path;     /* the temporary path */
+  uint64_t size;  /* logical size */
+  uint8_t *buf;   /* pending bytes, flushed at 1 MiB */
+  size_t nbuf;
+} ds_afile;
+
+int ds_afile_write(ds_afile *f, const void *p, size_t n, char **err);
+/* Write everything buffered to the file. */
+int ds_afile_flush(ds_afile *f, char **err);
+/* Cut the file back to `size` bytes (<= f->size). */
+int ds_afile_truncate(ds_afile *f, uint64_t size, char **err);
+/* Append `len` bytes of the file at `src_path` from offset `off` (in-kernel
+ * copy where possible). */
+int ds_afile_copy_from(ds_afile *f, const char *src_path, uint64_t off,
+                       uint64_t len, char **err);
+
+typedef enum ds_stage_mode {
+  DS_STAGE_CREATE = 0, /* refuse when any target exists */
+  DS_STAGE_REPLACE = 1 /* the old dataset stays until publish */
+} ds_stage_mode;
+
+typedef struct ds_stage ds_stage;
+
+/* Lock `dir`/.`key`.ds-lock (an error naming the path when another writer
+ * holds it) and delete stale temporaries of `key`. */
+int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
+                  ds_stage **out, char **err);
+/* Remove every temporary, release the lock, free. NULL is fine. */
+void ds_stage_close(ds_stage *s);
+
+ds_stage_mode ds_stage_get_mode(const ds_stage *s);
+/* The directory targets live in (as given to ds_stage_open). */
+const char *ds_stage_dir_path(const ds_stage *s);
+
+/* mode=create: an error naming `path` when it exists ("already exists;
+ * use mode=replace"). mode=replace: nothing. */
+int ds_stage_check_absent(const ds_stage *s, const char *path, char **err);
+
+/* A new, empty temporary file; `label` ends its name (for people looking
+ * at the directory). The stage owns *out. */
+int ds_stage_file(ds_stage *s, const char *label, ds_afile **out, char **err);
+/* A new temporary directory (its path in *out, owned by the stage). */
+int ds_stage_dir(ds_stage *s, const char *label, const char **out, char **err);
+/* Publish temporary `tmp_path` (a file's f->path or a directory from
+ * ds_stage_dir) as `final_path`. The last one named is the commit point.
+ * A temporary never named is deleted at publish. */
+int ds_stage_final(ds_stage *s, const char *tmp_path, const char *final_path,
+                   char **err);
+/* `path` exists and belongs to the old dataset; `first`: it is the old
+ * commit point (moved away before the new files appear). */
+int ds_stage_obsolete(ds_stage *s, const char *path, int first, char **err);
+
+/* Flush and fsync every temporary file (and the files inside temporary
+ * directories). After this only renames remain. */
+int ds_stage_sync(ds_stage *s, char **err);
+/* Rename into place, remove the obsolete paths, fsync the directory.
+ * Afterwards the stage holds no temporaries, and the files just published
+ * are the obsolete paths of the next version (its commit point first). */
+int ds_stage_publish(ds_stage *s, char **err);
+/* Delete every temporary and forget the finals (the obsolete paths stay:
+ * they are still what the next publish replaces). */
+void ds_stage_discard(ds_stage *s);
+
+/* Remove a file or a whole directory tree (no error when absent). */
+int ds_remove_tree(const char *path, char **err);
+
+#endif

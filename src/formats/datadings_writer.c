@@ -1,0 +1,474 @@
+/* datadings_writer.c - staged datadings writing (see datadings_writer.h).
+ *
+ * While rows come: X.msgpack and X.msgpack.offsets grow as temporaries
+ * (their md5 kept running), keys go to an in-memory store with a hash
+ * table for uniqueness. prepare writes .keys, .key_hashes, .filter and .md5
+ * and names everything; X.msgpack is published last (the commit point). */
+#include <md5.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/key_store.h"
+#include "core/mapped_file.h"
+#include "formats/datadings.h"
+#include "formats/datadings_writer.h"
+#include "formats/msgpack_encode.h"
+#include "formats/msgpack_value.h"
+#include "formats/simplebloom.h"
+
+static const char *const SUFFIXES[] = {".offsets", ".keys", ".key_hashes",
+                                       ".filter", ".md5", ".index", NULL};
+#define MAX_SALT_TRIES 1000
+
+struct datadings_writer {
+  ds_stage *stage;
+  char *path;               /* X.msgpack */
+  ds_afile *data, *offsets; /* staging files of this transaction */
+  MD5_CTX data_md5, offsets_md5;
+  uint64_t n;               /* samples so far */
+  ds_key_store keys;        /* every key, for uniqueness and the index */
+  /* the published state a next transaction continues */
+  int published, in_txn;
+  uint64_t pub_n;
+  ds_key_mark pub_keys;
+  MD5_CTX pub_data_md5, pub_offsets_md5;
+  uint64_t pub_data_size, pub_offsets_size;
+  ds_buf scratch;           /* one encoded sample */
+  ds_arena arena;
+  ds_msgpack_doc doc;
+};
+
+typedef struct dd_mark {
+  uint64_t n, data_size, offsets_size;
+  ds_key_mark keys;
+  MD5_CTX data_md5, offsets_md5;
+} dd_mark;
+
+/* Add key k as sample w->n's; an error when it is already there. */
+static int add_key(datadings_writer *w, const uint8_t *k, size_t n, char **err) {
+  uint64_t dup;
+  int r = ds_key_store_add(&w->keys, k, n, &dup);
+  if (r < 0) return ds_err(err, "%s: out of memory for the key set", w->path);
+  if (r > 0)
+    return ds_err(err, "sample %llu: key \"%.*s\" is already sample %llu (keys "
+                       "must be unique)",
+                  (unsigned long long)w->n, (int)(n > 200 ? 200 : n), k,
+                  (unsigned long long)dup);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Open / close                                                         */
+
+int datadings_writer_target(const char *path, char **dir, char **key,
+                            char **err) {
+  const char *slash = strrchr(path, '/');
+  *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+  *key = strdup(slash ? slash + 1 : path);
+  if (!*dir || !*key) return ds_err(err, "out of memory");
+  if (!**key) return ds_err(err, "%s: names a directory, not a .msgpack file", path);
+  return 0;
+}
+
+int datadings_writer_open(ds_stage *stage, const char *path,
+                          datadings_writer **out, char **err) {
+  *out = NULL;
+  if (strpbrk(path, "*?["))
+    return ds_err(err, "%s: a writer takes one .msgpack path, not a glob", path);
+  datadings_writer *w = calloc(1, sizeof *w);
+  if (!w || !(w->path = strdup(path))) {
+    free(w);
+    return ds_err(err, "out of memory");
+  }
+  w->stage = stage;
+  ds_msgpack_doc_init(&w->doc);
+  MD5Init(&w->data_md5);
+  MD5Init(&w->offsets_md5);
+  int create = ds_stage_get_mode(stage) == DS_STAGE_CREATE, rc = 0;
+  for (int i = -1; SUFFIXES[i + 1] || i < 0; i++) {
+    char *p = i < 0 ? strdup(path) : ds_strf("%s%s", path, SUFFIXES[i]);
+    if (!p) rc = ds_err(err, "out of memory");
+    else if (create) rc = ds_stage_check_absent(stage, p, err);
+    else if (ds_path_exists(p, NULL)) rc = ds_stage_obsolete(stage, p, i < 0, err);
+    free(p);
+    if (rc) break;
+  }
+  if (rc) {
+    datadings_writer_close(w);
+    return -1;
+  }
+  *out = w;
+  return 0;
+}
+
+void datadings_writer_close(datadings_writer *w) {
+  if (!w) return;
+  datadings_writer_abort(w);
+  ds_key_store_free(&w->keys);
+  ds_buf_free(&w->scratch);
+  ds_arena_free(&w->arena);
+  ds_msgpack_doc_free(&w->doc);
+  free(w->path);
+  free(w);
+}
+
+/* ------------------------------------------------------------------ */
+/* Transactions                                                         */
+
+/* Append bytes to a staging file and its running md5. */
+static int put(ds_afile *f, MD5_CTX *md5, const void *p, size_t n, char **err) {
+  MD5Update(md5, p, n);
+  return ds_afile_write(f, p, n, err);
+}
+
+static int put_be64(ds_afile *f, MD5_CTX *md5, uint64_t v, char **err) {
+  uint8_t b[8];
+  for (int i = 7; i >= 0; i--, v >>= 8) b[i] = (uint8_t)v;
+  return put(f, md5, b, 8, err);
+}
+
+int datadings_writer_begin(datadings_writer *w, char **err) {
+  if (w->in_txn) return 0;
+  if (ds_stage_file(w->stage, "msgpack", &w->data, err) ||
+      ds_stage_file(w->stage, "offsets", &w->offsets, err))
+    return -1;
+  w->in_txn = 1;
+  if (!w->published) return put_be64(w->offsets, &w->offsets_md5, 0, err);
+  /* continue the published dataset */
+  char *op = ds_strf("%s.offsets", w->path);
+  int rc = op ? 0 : ds_err(err, "out of memory");
+  if (rc == 0) rc = ds_afile_copy_from(w->data, w->path, 0, w->pub_data_size, err);
+  if (rc == 0) rc = ds_afile_copy_from(w->offsets, op, 0, w->pub_offsets_size, err);
+  free(op);
+  w->data_md5 = w->pub_data_md5;
+  w->offsets_md5 = w->pub_offsets_md5;
+  return rc;
+}
+
+uint64_t datadings_writer_count(const datadings_writer *w) { return w->n; }
+
+/* Append one encoded sample under key k. */
+static int append(datadings_writer *w, const uint8_t *k, size_t kn,
+                  const uint8_t *p, size_t n, char **err) {
+  if (!w->in_txn && datadings_writer_begin(w, err)) return -1;
+  if (!ds_utf8_valid(k, kn))
+    return ds_err(err, "sample %llu: the key is not valid UTF-8",
+                  (unsigned long long)w->n);
+  if (add_key(w, k, kn, err)) return -1;
+  if (put(w->data, &w->data_md5, p, n, err) ||
+      put_be64(w->offsets, &w->offsets_md5, w->data->size, err))
+    return -1; /* the statement fails and rolls back to its savepoint */
+  w->n++;
+  return 0;
+}
+
+int datadings_writer_add_raw(datadings_writer *w, const uint8_t *key,
+                             size_t klen, const uint8_t *p, size_t n,
+                             int check, char **err) {
+  if (check) {
+    /* one msgpack object, walked without unpacking; then its "key" */
+    char *e = NULL;
+    const msgpack_object *k = NULL;
+    int r = ds_msgpack_scan(&w->doc, p, n, &e);
+    if (r == 0 && !w->doc.root_is_map) {
+      free(e);
+      return ds_err(err, "sample %llu: raw is not a msgpack map", (unsigned long long)w->n);
+    }
+    if (r == 0) r = ds_msgpack_get_field(&w->doc, "key", 3, &k, &e) < 0 ? -1 : 0;
+    if (r) {
+      int rc = ds_err(err, "sample %llu: raw is not one msgpack object: %s",
+                      (unsigned long long)w->n, e);
+      free(e);
+      return rc;
+    }
+    if (!k)
+      return ds_err(err, "sample %llu: raw has no \"key\" field", (unsigned long long)w->n);
+    if (k->type != MSGPACK_OBJECT_STR || k->via.str.size != klen ||
+        memcmp(k->via.str.ptr, key, klen) != 0)
+      return ds_err(err, "sample %llu: the \"key\" inside raw differs from the "
+                         "key column \"%.*s\"",
+                    (unsigned long long)w->n, (int)(klen > 200 ? 200 : klen), key);
+  }
+  return append(w, key, klen, p, n, err);
+}
+
+/* Refuse msgpack-numpy's marker names as top-level fields. */
+static int reserved(const datadings_writer *w, const uint8_t *name, size_t n,
+                    char **err) {
+  if ((n == 2 && memcmp(name, "nd", 2) == 0) || (n == 7 && memcmp(name, "complex", 7) == 0))
+    return ds_err(err, "sample %llu: field \"%.*s\" is reserved by msgpack-numpy",
+                  (unsigned long long)w->n, (int)n, name);
+  return 0;
+}
+
+/* Encode one field value (JSON text parsed first when asked). */
+static int pack_field(datadings_writer *w, const datadings_field *f, char **err) {
+  ds_value v = f->value;
+  if (f->json && v.type == DS_V_TEXT &&
+      ds_value_from_json((const char *)v.u.s.p, v.u.s.n, &w->arena, &v, err))
+    return -1;
+  return ds_msgpack_pack_value(&w->scratch, &v, err);
+}
+
+int datadings_writer_add_fields(datadings_writer *w, const uint8_t *key,
+                                size_t klen, const datadings_field *f,
+                                size_t nf, char **err) {
+  size_t live = 1;
+  for (size_t i = 0; i < nf; i++) {
+    if (reserved(w, (const uint8_t *)f[i].name, f[i].name_len, err)) return -1;
+    live += f[i].value.type != DS_V_NULL;
+  }
+  w->scratch.len = 0;
+  ds_arena_reset(&w->arena);
+  int rc = ds_msgpack_pack_map_header(&w->scratch, live, err) ||
+           ds_msgpack_pack_str(&w->scratch, (const uint8_t *)"key", 3, err) ||
+           ds_msgpack_pack_str(&w->scratch, key, klen, err);
+  for (size_t i = 0; i < nf && rc == 0; i++) {
+    if (f[i].value.type == DS_V_NULL) continue;
+    rc = ds_msgpack_pack_str(&w->scratch, (const uint8_t *)f[i].name, f[i].name_len, err) ||
+         pack_field(w, &f[i], err);
+    if (rc) ds_err_prefix(err, f[i].name);
+  }
+  if (rc) {
+    char where[64];
+    snprintf(where, sizeof where, "sample %llu", (unsigned long long)w->n);
+    ds_err_prefix(err, where);
+    return -1;
+  }
+  return append(w, key, klen, w->scratch.data, w->scratch.len, err);
+}
+
+int datadings_writer_add_json(datadings_writer *w, const uint8_t *key,
+                              size_t klen, const char *json, size_t n,
+                              char **err) {
+  ds_arena_reset(&w->arena);
+  ds_value v;
+  char where[64];
+  snprintf(where, sizeof where, "sample %llu", (unsigned long long)w->n);
+  if (ds_value_from_json(json, n, &w->arena, &v, err)) {
+    ds_err_prefix(err, where);
+    return -1;
+  }
+  if (v.type != DS_V_MAP)
+    return ds_err(err, "%s: the sample JSON is not an object", where);
+  const ds_value *own = NULL;
+  for (size_t i = 0; i < v.u.list.n; i++) {
+    const ds_value *k = &v.u.list.items[2 * i];
+    if (reserved(w, k->u.s.p, k->u.s.n, err)) return -1;
+    if (k->u.s.n == 3 && memcmp(k->u.s.p, "key", 3) == 0) own = &v.u.list.items[2 * i + 1];
+  }
+  if (own && own->type != DS_V_TEXT)
+    return ds_err(err, "%s: the sample's \"key\" is not a string", where);
+  if (own && key && (own->u.s.n != klen || memcmp(own->u.s.p, key, klen) != 0))
+    return ds_err(err, "%s: the sample's \"key\" differs from the key column", where);
+  if (!own && !key) return ds_err(err, "%s: no key (neither a key column nor \"key\")", where);
+  if (!key) {
+    key = own->u.s.p;
+    klen = own->u.s.n;
+  }
+  w->scratch.len = 0;
+  int rc;
+  if (own) {
+    rc = ds_msgpack_pack_value(&w->scratch, &v, err);
+  } else {
+    rc = ds_msgpack_pack_map_header(&w->scratch, v.u.list.n + 1, err) ||
+         ds_msgpack_pack_str(&w->scratch, (const uint8_t *)"key", 3, err) ||
+         ds_msgpack_pack_str(&w->scratch, key, klen, err);
+    for (size_t i = 0; i < 2 * v.u.list.n && rc == 0; i++)
+      rc = ds_msgpack_pack_value(&w->scratch, &v.u.list.items[i], err);
+  }
+  if (rc) {
+    ds_err_prefix(err, where);
+    return -1;
+  }
+  return append(w, key, klen, w->scratch.data, w->scratch.len, err);
+}
+
+int datadings_writer_mark(datadings_writer *w, void **mark, char **err) {
+  if (!w->in_txn && datadings_writer_begin(w, err)) return -1;
+  dd_mark *m = malloc(sizeof *m);
+  if (!m) return ds_err(err, "out of memory");
+  m->n = w->n;
+  m->data_size = w->data->size;
+  m->offsets_size = w->offsets->size;
+  m->keys = ds_key_store_mark(&w->keys);
+  m->data_md5 = w->data_md5;
+  m->offsets_md5 = w->offsets_md5;
+  *mark = m;
+  return 0;
+}
+
+int datadings_writer_rollback_to(datadings_writer *w, const void *mark,
+                                 char **err) {
+  const dd_mark *m = mark;
+  if (ds_afile_truncate(w->data, m->data_size, err) ||
+      ds_afile_truncate(w->offsets, m->offsets_size, err))
+    return -1;
+  w->n = m->n;
+  ds_key_store_rollback(&w->keys, m->keys);
+  w->data_md5 = m->data_md5;
+  w->offsets_md5 = m->offsets_md5;
+  return 0;
+}
+
+/* Hex md5 line "<hex>  <name>\n" of a finished context. */
+static int md5_line(ds_buf *out, MD5_CTX *c, const char *name) {
+  uint8_t d[MD5_DIGEST_LENGTH];
+  MD5Final(d, c);
+  for (int i = 0; i < MD5_DIGEST_LENGTH; i++)
+    if (ds_buf_printf(out, "%02x", d[i])) return -1;
+  return ds_buf_printf(out, "  %s\n", name);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* .key_hashes: salt_for(c) for the first c without a repeated hash. The
+ * hashes are written in key order, then sorted in memory to look for a
+ * repeat; a repeat truncates the file and tries the next salt. */
+static int write_key_hashes(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
+                            char **err) {
+  uint64_t *h = malloc((w->n ? w->n : 1) * sizeof *h);
+  if (!h) return ds_err(err, "%s: out of memory for key hashes", w->path);
+  int rc = 0, found = 0;
+  for (uint64_t c = 0; c < MAX_SALT_TRIES && rc == 0 && !found; c++) {
+    uint8_t salt[8];
+    datadings_salt_for(c, salt);
+    MD5Init(md5);
+    rc = ds_afile_truncate(f, 0, err) || put(f, md5, salt, 8, err);
+    ds_key_iter it = {0, 0};
+    const uint8_t *p;
+    size_t n;
+    for (uint64_t i = 0; rc == 0 && ds_key_store_next(&w->keys, &it, &p, &n); i++)
+      datadings_key_hash(salt, p, n, (uint8_t *)&h[i]);
+    if (rc == 0) rc = put(f, md5, h, 8 * w->n, err);
+    qsort(h, w->n, sizeof *h, cmp_u64);
+    found = 1;
+    for (uint64_t i = 1; i < w->n && found; i++) found = h[i] != h[i - 1];
+  }
+  free(h);
+  if (rc == 0 && !found)
+    rc = ds_err(err, "%s: no salt out of %d gives distinct key hashes", w->path,
+                MAX_SALT_TRIES);
+  return rc ? -1 : 0;
+}
+
+/* .filter: simplebloom over every key. */
+static int write_filter(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
+                        char **err) {
+  uint64_t m = w->n > 2 ? w->n : 2;
+  double p = 1.0 / (double)m;
+  uint64_t nbytes = simplebloom_bytes(m, p);
+  uint32_t k = (uint32_t)simplebloom_hash_count(8 * nbytes, m);
+  uint8_t *bits = calloc(nbytes ? nbytes : 1, 1);
+  if (!bits) return ds_err(err, "%s: out of memory for the filter", w->path);
+  ds_key_iter it = {0, 0};
+  const uint8_t *kp;
+  size_t kn;
+  while (ds_key_store_next(&w->keys, &it, &kp, &kn)) {
+    uint64_t h1, h2;
+    simplebloom_hashes(kp, kn, &h1, &h2);
+    simplebloom_add(bits, 8 * nbytes, k, h1, h2);
+  }
+  uint8_t hdr[SIMPLEBLOOM_HEADER];
+  simplebloom_header(hdr, SIMPLEBLOOM_HEADER + nbytes, m, p);
+  MD5Init(md5);
+  int rc = put(f, md5, hdr, sizeof hdr, err) || put(f, md5, bits, nbytes, err);
+  free(bits);
+  return rc ? -1 : 0;
+}
+
+/* .keys: one msgpack array of every key. */
+static int write_keys(datadings_writer *w, ds_afile *f, MD5_CTX *md5, char **err) {
+  MD5Init(md5);
+  ds_buf b = {0};
+  int rc = ds_msgpack_pack_array_header(&b, w->n, err);
+  ds_key_iter it = {0, 0};
+  const uint8_t *p;
+  size_t n;
+  while (rc == 0 && ds_key_store_next(&w->keys, &it, &p, &n)) {
+    rc = ds_msgpack_pack_str(&b, p, n, err);
+    if (rc == 0 && b.len >= (1u << 20)) {
+      rc = put(f, md5, b.data, b.len, err);
+      b.len = 0;
+    }
+  }
+  if (rc == 0 && b.len) rc = put(f, md5, b.data, b.len, err);
+  ds_buf_free(&b);
+  return rc;
+}
+
+int datadings_writer_prepare(datadings_writer *w, char **err) {
+  if (!w->in_txn && datadings_writer_begin(w, err)) return -1;
+  /* the table is not needed again before the next begin: give its memory
+   * to the index files */
+  ds_key_store_drop_table(&w->keys);
+  ds_afile *keys, *hashes, *filter, *md5f;
+  MD5_CTX mk, mh, mf, md = w->data_md5, mo = w->offsets_md5;
+  if (ds_stage_file(w->stage, "keys", &keys, err) || write_keys(w, keys, &mk, err) ||
+      ds_stage_file(w->stage, "key_hashes", &hashes, err) ||
+      write_key_hashes(w, hashes, &mh, err) ||
+      ds_stage_file(w->stage, "filter", &filter, err) ||
+      write_filter(w, filter, &mf, err) || ds_stage_file(w->stage, "md5", &md5f, err))
+    return -1;
+  const char *base = ds_basename(w->path);
+  ds_buf t = {0};
+  int rc = 0;
+  char *names[5];
+  for (int i = 0; i < 5; i++)
+    names[i] = i == 0 ? strdup(base) : ds_strf("%s%s", base, SUFFIXES[i - 1]);
+  MD5_CTX *ctx[5] = {&md, &mo, &mk, &mh, &mf};
+  for (int i = 0; i < 5 && rc == 0; i++)
+    rc = names[i] ? md5_line(&t, ctx[i], names[i]) : -1;
+  if (rc) ds_err(err, "out of memory");
+  if (rc == 0) rc = ds_afile_write(md5f, t.data, t.len, err);
+  ds_buf_free(&t);
+  for (int i = 0; i < 5; i++) free(names[i]);
+  ds_afile *files[6] = {w->offsets, keys, hashes, filter, md5f, w->data};
+  for (int i = 0; i < 6 && rc == 0; i++) {
+    char *fin = i == 5 ? strdup(w->path) : ds_strf("%s%s", w->path, SUFFIXES[i]);
+    rc = fin ? ds_stage_final(w->stage, files[i]->path, fin, err)
+             : ds_err(err, "out of memory");
+    free(fin);
+  }
+  return rc ? -1 : ds_stage_sync(w->stage, err);
+}
+
+int datadings_writer_publish(datadings_writer *w, char **err) {
+  uint64_t ds = w->data->size, os = w->offsets->size;
+  if (ds_stage_publish(w->stage, err)) return -1;
+  w->published = 1;
+  w->in_txn = 0;
+  w->pub_n = w->n;
+  w->pub_keys = ds_key_store_mark(&w->keys);
+  w->pub_data_md5 = w->data_md5;
+  w->pub_offsets_md5 = w->offsets_md5;
+  w->pub_data_size = ds;
+  w->pub_offsets_size = os;
+  w->data = w->offsets = NULL;
+  return 0;
+}
+
+void datadings_writer_abort(datadings_writer *w) {
+  if (!w->in_txn) return;
+  ds_stage_discard(w->stage);
+  w->in_txn = 0;
+  w->data = w->offsets = NULL;
+  w->n = w->published ? w->pub_n : 0;
+  ds_key_mark zero = {0, 0, 0};
+  ds_key_store_rollback(&w->keys, w->published ? w->pub_keys : zero);
+  if (!w->published) {
+    MD5Init(&w->data_md5);
+    MD5Init(&w->offsets_md5);
+  }
+}
+
+const char *datadings_writer_path(const datadings_writer *w) {
+  return w->published ? w->path : NULL;
+}
+
+size_t datadings_writer_key_bytes(const datadings_writer *w) {
+  return ds_key_store_bytes(&w->keys);
+}

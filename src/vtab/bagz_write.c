@@ -1,0 +1,108 @@
+/* bagz_write.c - INSERT INTO a bagz CREATE-form table:
+ *
+ *   CREATE VIRTUAL TABLE temp.out USING bagz('clean@*.bagz', mode=create,
+ *                                            level=3, rows_per_shard=100000);
+ *   INSERT INTO out(record) SELECT record FROM bagz('raw@8.bagz');
+ *
+ * Each row's record (a BLOB, or TEXT as its UTF-8 bytes) becomes one
+ * record, in insertion order; shard and shard_index are derived (values
+ * given for them are ignored). Options as upstream's writer names them:
+ * level (0 = zstd's default), dictionary=<file>, limits=tail|separate,
+ * rows_per_shard with a name@*.ext / name@N.ext path, compression
+ * (auto: zstd for .bagz names), threads=1|2. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "formats/bagz_writer.h"
+#include "vtab/bagz_write.h"
+
+const char *const bagz_write_options[] = {"level", "rows_per_shard", NULL};
+
+/* The format writer's steps, for writer_txn / table_writer. */
+static int step_begin(void *w, char **err) { return bagz_writer_begin(w, err); }
+static int step_mark(void *w, void **m, char **err) { return bagz_writer_mark(w, m, err); }
+static int step_rollback_to(void *w, const void *m, char **err) {
+  return bagz_writer_rollback_to(w, m, err);
+}
+static int step_prepare(void *w, char **err) { return bagz_writer_prepare(w, err); }
+static int step_publish(void *w, char **err) { return bagz_writer_publish(w, err); }
+static void step_abort(void *w) { bagz_writer_abort(w); }
+static void fmt_close(void *w) { bagz_writer_close(w); }
+static const char *fmt_published(void *w) { return bagz_writer_published_spec(w); }
+static uint64_t fmt_count(void *w) { return bagz_writer_count(w); }
+
+static const ds_table_writer_fmt bagz_fmt = {
+    {step_begin, step_mark, step_rollback_to, step_prepare, step_publish, step_abort,
+     fmt_count},
+    fmt_close, fmt_published, fmt_count};
+
+/* Writer options from the table's options. */
+static int parse_options(const char *path, const ds_options *o, bagz_writer_options *wo,
+                         char **err) {
+  static const char *const compression[] = {"auto", "none", "zstd", NULL};
+  static const char *const limits[] = {"tail", "separate", NULL};
+  int comp, lim;
+  int64_t level, rps, threads;
+  if (ds_options_enum(o, "compression", compression, 0, &comp, err) ||
+      ds_options_enum(o, "limits", limits, 0, &lim, err) ||
+      ds_options_int(o, "level", 0, -131072, 22, &level, err) ||
+      ds_options_int(o, "rows_per_shard", 0, 1, INT64_MAX, &rps, err) ||
+      ds_options_int(o, "threads", 1, 1, 2, &threads, err))
+    return -1;
+  size_t n = strlen(path);
+  wo->zstd = comp == 2 || (comp == 0 && n >= 5 && strcmp(path + n - 5, ".bagz") == 0);
+  wo->limits = (bagz_limits)lim;
+  wo->level = (int)level;
+  wo->rows_per_shard = (uint64_t)rps;
+  wo->threads = (int)threads;
+  return 0;
+}
+
+int bagz_write_open(const char *path, const ds_options *o, int mode,
+                    ds_table_writer **out, char **err) {
+  bagz_writer_options wo = {0};
+  ds_table_writer *tw = NULL;
+  ds_stage *stage = NULL;
+  bagz_writer *w = NULL;
+  char *dir = NULL, *key = NULL;
+  int rc = parse_options(path, o, &wo, err);
+  if (rc) ds_err_prefix(err, path);
+  wo.dictionary_path = ds_options_get(o, "dictionary");
+  if (rc == 0) rc = ds_table_writer_new(o, bagz_write_options, &tw, err);
+  if (rc == 0) rc = bagz_writer_target(path, &dir, &key, err);
+  if (rc == 0)
+    rc = ds_stage_open(dir, key, mode == 2 ? DS_STAGE_REPLACE : DS_STAGE_CREATE, &stage, err);
+  if (rc == 0) rc = bagz_writer_open(stage, path, &wo, &w, err);
+  free(dir);
+  free(key);
+  if (rc) {
+    ds_stage_close(stage);
+    ds_table_writer_free(tw);
+    return -1;
+  }
+  ds_table_writer_attach(tw, &bagz_fmt, w, stage);
+  *out = tw;
+  return 0;
+}
+
+/* xUpdate: one INSERT row; record is argv[2]. */
+static int bagz_update(ds_table *t, int argc, sqlite3_value **argv,
+                       sqlite3_int64 *rowid, char **err) {
+  uint64_t row;
+  if (ds_table_writer_insert(t, argc, argv, &row, err)) return -1;
+  sqlite3_value *rec = argv[2];
+  int type = sqlite3_value_type(rec);
+  if (type != SQLITE_BLOB && type != SQLITE_TEXT)
+    return ds_err(err, "row %llu: record is %s: a record must be a BLOB or TEXT",
+                  (unsigned long long)row,
+                  type == SQLITE_NULL ? "NULL" : type == SQLITE_INTEGER ? "INTEGER" : "REAL");
+  const void *p = type == SQLITE_BLOB ? sqlite3_value_blob(rec) : (const void *)sqlite3_value_text(rec);
+  size_t n = (size_t)sqlite3_value_bytes(rec);
+  ds_table_writer *tw = ((ds_writable_table *)t)->writer;
+  if (bagz_writer_add(tw->w, p ? p : (const void *)"", n, err)) return -1;
+  *rowid = (sqlite3_int64)row;
+  return 0;
+}
+
+const ds_table_write_ops bagz_write_ops = {bagz_update, DS_TABLE_WRITER_HOOKS};

@@ -1,0 +1,119 @@
+/* datadings_write.c - INSERT INTO a datadings CREATE-form table:
+ *
+ *   CREATE VIRTUAL TABLE temp.val USING datadings('val.msgpack', mode=create);
+ *   INSERT INTO val(key, raw) SELECT key, raw FROM datadings('train.msgpack')
+ *     WHERE rowid % 10 = 0;
+ *   CREATE VIRTUAL TABLE temp.lab USING datadings('lab.msgpack', mode=create,
+ *                                                 columns='label INTEGER, image BLOB');
+ *   INSERT INTO lab(key, label, image) SELECT ...;
+ *
+ * A row gives its sample one of three ways: `raw` (exact msgpack bytes,
+ * checked to be one map whose "key" is the key column), `sample` (a JSON
+ * object), or the field columns ({"key": key, field: value, ...}, NULL
+ * fields left out; JSON text, by its SQLite JSON subtype or a column
+ * declared JSON, becomes a msgpack map/list; a .npy BLOB an array). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/common.h"
+#include "formats/datadings_writer.h"
+#include "vtab/datadings_write.h"
+
+/* The format writer's steps. */
+static int step_begin(void *w, char **err) { return datadings_writer_begin(w, err); }
+static int step_mark(void *w, void **m, char **err) { return datadings_writer_mark(w, m, err); }
+static int step_rollback_to(void *w, const void *m, char **err) {
+  return datadings_writer_rollback_to(w, m, err);
+}
+static int step_prepare(void *w, char **err) { return datadings_writer_prepare(w, err); }
+static int step_publish(void *w, char **err) { return datadings_writer_publish(w, err); }
+static void step_abort(void *w) { datadings_writer_abort(w); }
+static void fmt_close(void *w) { datadings_writer_close(w); }
+static uint64_t fmt_count(void *w) { return datadings_writer_count(w); }
+
+static const char *fmt_published(void *w);
+
+static const ds_table_writer_fmt dd_fmt = {
+    {step_begin, step_mark, step_rollback_to, step_prepare, step_publish, step_abort,
+     fmt_count},
+    fmt_close, fmt_published, fmt_count};
+
+/* What the table reopens after a commit: the .msgpack path. */
+static const char *fmt_published(void *w) { return datadings_writer_path(w); }
+
+int datadings_write_open(const char *path, const ds_options *o, int mode,
+                         const ds_schema *s, ds_table_writer **out, char **err) {
+  for (size_t i = 0; i < s->n; i++)
+    if ((s->cols[i].field_len == 2 && memcmp(s->cols[i].field, "nd", 2) == 0) ||
+        (s->cols[i].field_len == 7 && memcmp(s->cols[i].field, "complex", 7) == 0))
+      return ds_err(err, "%s: column \"%s\" is a field name msgpack-numpy reserves",
+                    path, s->cols[i].name);
+  ds_table_writer *tw = NULL;
+  ds_stage *stage = NULL;
+  datadings_writer *w = NULL;
+  char *dir = NULL, *key = NULL;
+  int rc = ds_table_writer_new(o, NULL, &tw, err);
+  if (rc == 0) rc = datadings_writer_target(path, &dir, &key, err);
+  if (rc == 0)
+    rc = ds_stage_open(dir, key, mode == 2 ? DS_STAGE_REPLACE : DS_STAGE_CREATE, &stage, err);
+  if (rc == 0) rc = datadings_writer_open(stage, path, &w, err);
+  free(dir);
+  free(key);
+  if (rc) {
+    ds_stage_close(stage);
+    ds_table_writer_free(tw);
+    return -1;
+  }
+  ds_table_writer_attach(tw, &dd_fmt, w, stage);
+  *out = tw;
+  return 0;
+}
+
+/* 1 when a column is declared JSON. */
+static int json_column(const ds_column *c) {
+  return c->decltype && strcasecmp(c->decltype, "JSON") == 0;
+}
+
+/* The row's sample from its field columns. */
+static int write_fields(datadings_writer *w, const ds_schema *s, sqlite3_value **vals,
+                        const uint8_t *key, size_t klen, char **err) {
+  datadings_field *f = calloc(s->n ? s->n : 1, sizeof *f);
+  if (!f) return ds_err(err, "out of memory");
+  for (size_t i = 0; i < s->n; i++) {
+    f[i].name = s->cols[i].field;
+    f[i].name_len = s->cols[i].field_len;
+    ds_value_from_sql(vals[1 + i], &f[i].value);
+    f[i].json = ds_sql_is_json(vals[1 + i]) || json_column(&s->cols[i]);
+  }
+  int rc = datadings_writer_add_fields(w, key, klen, f, s->n, err);
+  free(f);
+  return rc;
+}
+
+int datadings_write_row(ds_table_writer *tw, const ds_schema *s,
+                        sqlite3_value **vals, int sample, int raw,
+                        uint64_t row, char **err) {
+  datadings_writer *w = tw->w;
+  int ktype = sqlite3_value_type(vals[0]);
+  const uint8_t *key = ktype == SQLITE_NULL ? NULL : sqlite3_value_text(vals[0]);
+  size_t klen = key ? (size_t)sqlite3_value_bytes(vals[0]) : 0;
+  if (ktype == SQLITE_BLOB)
+    return ds_err(err, "sample %llu: key is a BLOB: keys are text", (unsigned long long)row);
+  if (sqlite3_value_type(vals[raw]) != SQLITE_NULL) {
+    if (!key) return ds_err(err, "sample %llu: key is NULL", (unsigned long long)row);
+    if (sqlite3_value_type(vals[raw]) != SQLITE_BLOB)
+      return ds_err(err, "sample %llu: raw must be a BLOB of msgpack bytes",
+                    (unsigned long long)row);
+    const uint8_t *p = sqlite3_value_blob(vals[raw]);
+    size_t n = (size_t)sqlite3_value_bytes(vals[raw]);
+    return datadings_writer_add_raw(w, key, klen, p ? p : (const uint8_t *)"", n, 1, err);
+  }
+  if (sqlite3_value_type(vals[sample]) != SQLITE_NULL) {
+    const char *j = (const char *)sqlite3_value_text(vals[sample]);
+    size_t n = (size_t)sqlite3_value_bytes(vals[sample]);
+    return datadings_writer_add_json(w, key, klen, j ? j : "", n, err);
+  }
+  if (!key) return ds_err(err, "sample %llu: key is NULL", (unsigned long long)row);
+  return write_fields(w, s, vals, key, klen, err);
+}

@@ -1,0 +1,95 @@
+/* table_writer.h - what every writing module's CREATE form shares, on the
+ * skeleton's writer seam (table.h): the `mode` option, the transaction
+ * hooks (through writer_txn.h), the checks of an INSERT's rowid, UPDATE
+ * and DELETE refused, reopening the table's dataset on what a commit
+ * published, and sqlite3_value -> ds_value for the format encoders.
+ *
+ * A writing module's table struct starts with `ds_table base;` followed by
+ * `ds_table_writer *writer;` (NULL when the table only reads), so the
+ * hooks here find the writer of any module. The module gives its format
+ * writer as a ds_table_writer_fmt and its own xUpdate. */
+#ifndef DS_TABLE_WRITER_H
+#define DS_TABLE_WRITER_H
+
+#include <stdint.h>
+
+#include "core/options.h"
+#include "core/stage.h"
+#include "core/value.h"
+#include "sql/sqlite_api.h"
+#include "vtab/table.h"
+#include "vtab/writer_txn.h"
+
+typedef struct ds_table_writer_fmt {
+  ds_writer_steps steps;
+  void (*close)(void *w);
+  /* The path a reader opens to see what was published (NULL: nothing). */
+  const char *(*published)(void *w);
+  /* Rows so far (the next rowid). */
+  uint64_t (*count)(void *w);
+} ds_table_writer_fmt;
+
+typedef struct ds_table_writer {
+  const ds_table_writer_fmt *fmt;
+  void *w;              /* the format writer */
+  ds_stage *stage;
+  ds_txn txn;
+  ds_options read_opts; /* the table's options less the writing ones */
+} ds_table_writer;
+
+/* The layout every writing module's table struct starts with. */
+typedef struct ds_writable_table {
+  ds_table base;
+  ds_table_writer *writer;
+} ds_writable_table;
+
+/* mode=read (0, the default), create (1) or replace (2). */
+int ds_table_writer_mode(const ds_options *o, int *mode, char **err);
+/* xCreate = xConnect of a writing module (one function, so the
+ * table-valued form stays): ds_table_connect, but a writer table
+ * (mode=create|replace) must be TEMP or in an in-memory database: in a
+ * database file SQLite would run its CREATE again each time the file is
+ * opened, and mode=create would refuse its own dataset. */
+int ds_table_writer_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                            sqlite3_vtab **out, char **pzErr);
+/* A writer shell: read_opts = o without the names in write_only (NULL-
+ * terminated; "mode" is always left out). The module then opens its stage
+ * and format writer and calls ds_table_writer_attach. */
+int ds_table_writer_new(const ds_options *o, const char *const *write_only,
+                        ds_table_writer **out, char **err);
+void ds_table_writer_attach(ds_table_writer *tw, const ds_table_writer_fmt *fmt,
+                            void *w, ds_stage *stage);
+void ds_table_writer_free(ds_table_writer *tw);
+
+/* xUpdate's common part: DELETE and UPDATE are refused; the new rowid must
+ * be NULL or the next index. *row = that index. */
+int ds_table_writer_insert(ds_table *t, int argc, sqlite3_value **argv,
+                           uint64_t *row, char **err);
+
+/* An SQL value as a ds_value (TEXT and BLOB point into the value). */
+void ds_value_from_sql(sqlite3_value *v, ds_value *out);
+/* 1 when v is TEXT marked as JSON (SQLite's JSON subtype). */
+int ds_sql_is_json(sqlite3_value *v);
+
+/* The transaction hooks for a module's ds_table_write_ops:
+ *   static const ds_table_write_ops ops = {my_update, DS_TABLE_WRITER_HOOKS}; */
+int ds_table_writer_begin(ds_table *t, char **err);
+int ds_table_writer_sync(ds_table *t, char **err);
+int ds_table_writer_commit(ds_table *t, char **err);
+int ds_table_writer_rollback(ds_table *t, char **err);
+int ds_table_writer_savepoint(ds_table *t, int n, char **err);
+int ds_table_writer_release(ds_table *t, int n, char **err);
+int ds_table_writer_rollback_to(ds_table *t, int n, char **err);
+/* A writing module's sqlite3_module (DS_TABLE_MODULE with the write
+ * methods and version 2 for the savepoint methods). */
+#define DS_TABLE_WRITER_MODULE(best_index, column)                           \
+  {.iVersion = 2, .xCreate = ds_table_writer_connect,                       \
+   .xConnect = ds_table_writer_connect,                                      \
+   .xBestIndex = best_index, .xColumn = column, DS_TABLE_METHODS,            \
+   DS_TABLE_WRITE_METHODS}
+#define DS_TABLE_WRITER_HOOKS                                             \
+  ds_table_writer_begin, ds_table_writer_sync, ds_table_writer_commit,    \
+      ds_table_writer_rollback, ds_table_writer_savepoint,                \
+      ds_table_writer_release, ds_table_writer_rollback_to
+
+#endif

@@ -1,0 +1,182 @@
+/* test_stage.c - core/stage.c: the writer lock, stale temporaries of a
+ * dead writer, append files rolled back by truncation, publish order with
+ * an old dataset, directories replaced by exchange, discard. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/mapped_file.h"
+#include "core/stage.h"
+
+static char tmp[64];
+
+static const char *at(int slot, const char *name) {
+  static char buf[4][256];
+  snprintf(buf[slot], sizeof buf[slot], "%s/%s", tmp, name);
+  return buf[slot];
+}
+
+/* Whole content of a small file as a string ("" when absent). */
+static const char *content(const char *path) {
+  static char buf[256];
+  buf[0] = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return "(absent)";
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+static void put(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+}
+
+/* Entries of tmp whose names start with '.' */
+static int hidden(void) {
+  DIR *d = opendir(tmp);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL)
+    if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+  if (d) closedir(d);
+  return n;
+}
+
+static void test_lock_and_stale(void) {
+  char *err = NULL;
+  ds_stage *a, *b;
+  CHECK(ds_stage_open(tmp, "x.bin", DS_STAGE_CREATE, &a, &err) == 0);
+  CHECK(ds_stage_open(tmp, "x.bin", DS_STAGE_CREATE, &b, &err) == -1);
+  CHECK_CONTAINS(err, "another writer has this dataset open");
+  ds_stage *c;
+  CHECK(ds_stage_open(tmp, "y.bin", DS_STAGE_CREATE, &c, &err) == 0); /* other path */
+  ds_stage_close(c);
+  ds_stage_close(a);
+  CHECK(hidden() == 0);
+  /* a writer killed mid-way: its temporaries and lock stay behind */
+  pid_t pid = fork();
+  if (pid == 0) {
+    ds_stage *s;
+    ds_afile *f;
+    if (ds_stage_open(tmp, "x.bin", DS_STAGE_CREATE, &s, NULL) == 0 &&
+        ds_stage_file(s, "data", &f, NULL) == 0 && ds_stage_dir(s, "dir", &(const char *){0}, NULL) == 0)
+      _exit(0); /* no close: as if killed */
+    _exit(1);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK_MSG(hidden() == 3, "lock, file and directory left behind (%d)", hidden());
+  put(at(0, ".x.binary.ds-tmp.1.0.data"), "not ours"); /* another key */
+  CHECK(ds_stage_open(tmp, "x.bin", DS_STAGE_CREATE, &a, &err) == 0);
+  CHECK_MSG(hidden() == 2, "only the lock and the other key's file remain (%d)", hidden());
+  ds_stage_close(a);
+  unlink(at(0, ".x.binary.ds-tmp.1.0.data"));
+  CHECK(hidden() == 0);
+  free(err);
+}
+
+static void test_append_and_publish(void) {
+  char *err = NULL;
+  ds_stage *s;
+  put(at(0, "d.dat"), "old data");
+  put(at(0, "d.dat.idx"), "old index");
+  put(at(0, "d.dat.extra"), "old extra");
+  CHECK(ds_stage_open(tmp, "d.dat", DS_STAGE_CREATE, &s, &err) == 0);
+  CHECK(ds_stage_check_absent(s, at(0, "d.dat"), &err) == -1);
+  CHECK_CONTAINS(err, "d.dat: already exists");
+  ds_stage_close(s);
+  CHECK(ds_stage_open(tmp, "d.dat", DS_STAGE_REPLACE, &s, &err) == 0);
+  CHECK(ds_stage_check_absent(s, at(0, "d.dat"), &err) == 0);
+  CHECK(ds_stage_obsolete(s, at(0, "d.dat"), 1, &err) == 0);
+  CHECK(ds_stage_obsolete(s, at(0, "d.dat.idx"), 0, &err) == 0);
+  CHECK(ds_stage_obsolete(s, at(0, "d.dat.extra"), 0, &err) == 0);
+  ds_afile *data, *idx, *scratch;
+  CHECK(ds_stage_file(s, "data", &data, &err) == 0);
+  CHECK(ds_stage_file(s, "idx", &idx, &err) == 0);
+  CHECK(ds_stage_file(s, "scratch", &scratch, &err) == 0);
+  CHECK(ds_afile_write(data, "hello ", 6, &err) == 0);
+  uint64_t mark = data->size;
+  CHECK(ds_afile_write(data, "wrong", 5, &err) == 0 && ds_afile_flush(data, &err) == 0);
+  CHECK(ds_afile_truncate(data, mark, &err) == 0);
+  CHECK(ds_afile_write(data, "world", 5, &err) == 0);
+  CHECK(ds_afile_write(idx, "new index", 9, &err) == 0);
+  CHECK(ds_afile_write(scratch, "tmp", 3, &err) == 0);
+  CHECK(ds_stage_final(s, idx->path, at(0, "d.dat.idx"), &err) == 0);
+  CHECK(ds_stage_final(s, data->path, at(0, "d.dat"), &err) == 0);
+  CHECK(ds_stage_sync(s, &err) == 0);
+  CHECK_STR(content(at(0, "d.dat")), "old data"); /* old until publish */
+  CHECK(ds_stage_publish(s, &err) == 0);
+  CHECK_STR(content(at(0, "d.dat")), "hello world");
+  CHECK_STR(content(at(0, "d.dat.idx")), "new index");
+  CHECK_STR(content(at(0, "d.dat.extra")), "(absent)");
+  CHECK_MSG(hidden() == 1, "only the lock (%d)", hidden());
+  /* a next version replaces the published one; a discarded one nothing */
+  CHECK(ds_stage_file(s, "data", &data, &err) == 0);
+  CHECK(ds_afile_copy_from(data, at(0, "d.dat"), 6, 5, &err) == 0);
+  CHECK(ds_afile_write(data, "!", 1, &err) == 0);
+  CHECK(ds_stage_final(s, data->path, at(0, "d.dat"), &err) == 0);
+  CHECK(ds_stage_sync(s, &err) == 0 && ds_stage_publish(s, &err) == 0);
+  CHECK_STR(content(at(0, "d.dat")), "world!");
+  CHECK_STR(content(at(0, "d.dat.idx")), "(absent)"); /* not in the new version */
+  CHECK(ds_stage_file(s, "data", &data, &err) == 0);
+  CHECK(ds_stage_final(s, data->path, at(0, "d.dat"), &err) == 0);
+  ds_stage_discard(s);
+  CHECK_STR(content(at(0, "d.dat")), "world!");
+  ds_stage_close(s);
+  CHECK(hidden() == 0);
+  free(err);
+}
+
+static void test_directories(void) {
+  char *err = NULL;
+  ds_stage *s;
+  mkdir(at(0, "ds"), 0755);
+  put(at(0, "ds/old.txt"), "old");
+  CHECK(ds_stage_open(tmp, "ds", DS_STAGE_REPLACE, &s, &err) == 0);
+  const char *d;
+  CHECK(ds_stage_dir(s, "ds", &d, &err) == 0);
+  char p[300];
+  snprintf(p, sizeof p, "%s/new.txt", d);
+  put(p, "new");
+  CHECK(ds_stage_final(s, d, at(0, "ds"), &err) == 0);
+  CHECK(ds_stage_sync(s, &err) == 0);
+  CHECK_STR(content(at(0, "ds/old.txt")), "old");
+  CHECK(ds_stage_publish(s, &err) == 0);
+  CHECK_STR(content(at(0, "ds/new.txt")), "new");
+  CHECK_STR(content(at(0, "ds/old.txt")), "(absent)");
+  ds_stage_close(s);
+  CHECK(hidden() == 0);
+  CHECK(ds_stage_open(tmp, "fresh", DS_STAGE_CREATE, &s, &err) == 0);
+  CHECK(ds_stage_dir(s, "fresh", &d, &err) == 0);
+  CHECK(ds_stage_final(s, d, at(0, "fresh"), &err) == 0);
+  CHECK(ds_stage_sync(s, &err) == 0 && ds_stage_publish(s, &err) == 0);
+  int is_dir = 0;
+  CHECK(ds_path_exists(at(0, "fresh"), &is_dir) && is_dir);
+  ds_stage_close(s);
+  CHECK(ds_remove_tree(at(0, "ds"), &err) == 0 && !ds_path_exists(at(0, "ds"), NULL));
+  free(err);
+}
+
+int main(void) {
+  snprintf(tmp, sizeof tmp, "/tmp/ds_stage_XXXXXX");
+  if (!mkdtemp(tmp)) return 1;
+  test_lock_and_stale();
+  test_append_and_publish();
+  test_directories();
+  char *err = NULL;
+  ds_remove_tree(tmp, &err);
+  free(err);
+  return check_exit();
+}
