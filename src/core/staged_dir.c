@@ -140,3 +140,5 @@ const char *ds_staged_dir_published(void *vd) {
   ds_staged_dir *d = vd;
   return d->published ? d->path : NULL;
 }
+
+const void *ds_staged_dir_config(const ds_staged_dir *d) { return d->cfg; }

@@ -49,6 +49,8 @@ int ds_staged_dir_rollback_to(void *d, const void *mark, char **err);
 int ds_staged_dir_prepare(void *d, char **err);
 int ds_staged_dir_publish(void *d, char **err);
 void ds_staged_dir_abort(void *d);
+/* The cfg given to ds_staged_dir_open. */
+const void *ds_staged_dir_config(const ds_staged_dir *d);
 /* The published directory, or NULL before the first publish. */
 const char *ds_staged_dir_published(void *d);
 
