@@ -14,7 +14,9 @@
  * shard and shard_index. Options: infer, columns, unsupported=error|
  * placeholder (a pickled object outside the decoder's allow-list is an
  * error naming it, or the JSON {"$unsupported": "module.name"}), and
- * cache_mb=N and threads=1|2 (both forms; defaults 0 and 2).
+ * cache_mb=N and threads=1|2 (both forms; defaults 0 and 2). With
+ * mode=create|replace the CREATE form writes a new dataset
+ * (atlas_table_write.c).
  *
  * Blocks are decoded by the safe pickle decoders (formats/pickle_list.c
  * for the usual list of flat examples, else formats/pickle.c), never
@@ -46,6 +48,7 @@
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
 #include "sql/value_sql.h"
+#include "vtab/atlas_table_write.h"
 #include "vtab/dataset.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
@@ -93,6 +96,7 @@ static void res_free(at_res *r) {
 
 typedef struct at_vtab {
   ds_table base;        /* db, form, dataset, argument columns */
+  ds_table_writer *writer; /* mode=create|replace (table_writer.h) */
   example_shape shape;  /* CREATE form */
   ds_schema schema;     /* SHAPE_DICT: the key columns */
   size_t nseq;          /* SHAPE_SEQ: number of c<i> columns */
@@ -127,8 +131,14 @@ static void dataset_close(ds_dataset *base) {
 
 /* ds_dataset_ops.changed */
 static int dataset_changed(const ds_dataset *d) {
-  return atlas_stale(((const at_dataset *)d)->reader);
+  const atlas_reader *r = ((const at_dataset *)d)->reader;
+  return r ? atlas_stale(r) : 0;
 }
+
+/* Examples of a dataset (a writer's table before its first commit has no
+ * reader: 0). */
+static uint64_t count_of(const at_dataset *d) { return d->reader ? atlas_count(d->reader) : 0; }
+static size_t nshards_of(const at_dataset *d) { return d->reader ? atlas_nshards(d->reader) : 0; }
 
 /* ds_dataset_ops.open: the CREATE form takes infer=, columns=,
  * unsupported=, cache_mb=, threads= and dictionary= (the shared zstd
@@ -138,12 +148,16 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
                         char **err) {
   static const char *const create_known[] = {"infer", "columns", "unsupported",
                                              "cache_mb", "threads", "dictionary", NULL};
+  static const char *const write_known[] = {"infer", "columns", "unsupported", "cache_mb",
+                                            "threads", "mode", "block_size", "strategy",
+                                            "level", "dict_size", "shard_size", NULL};
   static const char *const tvf_known[] = {"unsupported", "cache_mb", "threads",
                                           "dictionary", NULL};
   static const char *const modes[] = {"error", "placeholder", NULL};
-  int mode;
+  int mode, wmode = 0;
   int64_t infer, cache_mb, threads;
-  if (ds_options_check_known(o, tvf ? tvf_known : create_known, err) ||
+  if ((!tvf && ds_table_writer_mode(o, &wmode, err)) ||
+      ds_options_check_known(o, tvf ? tvf_known : wmode ? write_known : create_known, err) ||
       ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err) ||
       ds_options_enum(o, "unsupported", modes, 0, &mode, err) ||
       ds_options_int(o, "cache_mb", 0, 0, (int64_t)(SIZE_MAX >> 21), &cache_mb, err) ||
@@ -156,9 +170,11 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
   d->threads = (int)threads;
   d->infer = infer;
   atlas_cache_init(&d->cache, (size_t)cache_mb << 20);
-  /* dictionary=: a shard folder opened alone decodes with its root's */
-  if (atlas_open_dict(path, ds_options_get(o, "dictionary"), &d->reader, err)) return -1;
-  size_t k = atlas_nshards(d->reader);
+  /* a writer's table reads what it has published: nothing yet;
+   * dictionary=: a shard folder opened alone decodes with its root's */
+  if (!wmode && atlas_open_dict(path, ds_options_get(o, "dictionary"), &d->reader, err))
+    return -1;
+  size_t k = nshards_of(d);
   d->first = malloc((k ? k : 1) * sizeof *d->first);
   d->counts = malloc((k ? k : 1) * sizeof *d->counts);
   if (!d->first || !d->counts) return ds_err(err, "out of memory");
@@ -189,7 +205,7 @@ static int check_supported(const at_dataset *d, const ds_value *v, size_t shard,
 /* What the first `infer` examples look like, and their dict keys. */
 static int infer_schema(at_vtab *t, int64_t infer, char **err) {
   at_dataset *d = AT(t->base.ds);
-  uint64_t n = atlas_count(d->reader), seen = 0;
+  uint64_t n = count_of(d), seen = 0;
   int all_dict = 1, all_seq = 1;
   size_t maxlen = 0;
   at_res res;
@@ -278,11 +294,15 @@ static int declare_create(at_vtab *t, char **err) {
 }
 
 /* CREATE VIRTUAL TABLE t USING atlas(path, infer=N | columns='...', ...):
- * the columns given, or the shape of the first examples. */
+ * the columns given, or the shape of the first examples. A writer table
+ * (mode=create|replace) has the columns given, or one column `value`. */
 static int create_form(at_vtab *t, const ds_options *o, char **err) {
   const char *cols = ds_options_get(o, "columns");
-  int rc = 0;
-  if (cols) {
+  int rc = 0, mode = 0;
+  if (ds_table_writer_mode(o, &mode, err)) return -1;
+  if (mode && !cols) {
+    t->shape = SHAPE_VALUE;
+  } else if (cols) {
     t->shape = SHAPE_DICT;
     if (ds_schema_parse_columns(&t->schema, cols, err)) {
       ds_err_prefix(err, t->base.ds->path);
@@ -291,7 +311,9 @@ static int create_form(at_vtab *t, const ds_options *o, char **err) {
   } else {
     rc = infer_schema(t, AT(t->base.ds)->infer, err);
   }
-  return rc ? rc : declare_create(t, err);
+  if (rc == 0) rc = declare_create(t, err);
+  if (rc == 0 && mode) rc = atlas_table_write_open(t->base.ds->path, o, mode, &t->writer, err);
+  return rc;
 }
 
 /* ds_table_def.declare */
@@ -307,6 +329,7 @@ static int declare(ds_table *base, const ds_options *o, char **err) {
 /* ds_table_def.table_free */
 static void table_free(ds_table *base) {
   at_vtab *t = (at_vtab *)base;
+  ds_table_writer_free(t->writer);
   if (t->spare) res_free(&t->spare_res);
   ds_schema_free(&t->schema);
 }
@@ -317,8 +340,8 @@ static void table_free(ds_table *base) {
 static int at_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   at_vtab *t = (at_vtab *)vtab;
   ds_dataset *ds = t->base.ds;
-  double n = ds ? (double)atlas_count(AT(ds)->reader) : 1e6;
-  double k = ds && atlas_nshards(AT(ds)->reader) ? (double)atlas_nshards(AT(ds)->reader) : 4;
+  double n = ds ? (double)count_of(AT(ds)) : 1e6;
+  double k = ds && nshards_of(AT(ds)) ? (double)nshards_of(AT(ds)) : 4;
   ds_plan_extra extra[1] = {{t->col_shard, "shard", n / k, 0}};
   return ds_table_plan(&t->base, info, n, extra, 1);
 }
@@ -380,8 +403,8 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
   at_cursor *c = (at_cursor *)base;
   at_dataset *d = AT(base->ds);
   c->r.z.max_out = base->ds->max_value; /* max_value_bytes (atlas_decode.h) */
-  r->total = atlas_count(d->reader);
-  r->nshards = atlas_nshards(d->reader);
+  r->total = count_of(d);
+  r->nshards = nshards_of(d);
   r->first = d->first;
   r->counts = d->counts;
   if (a->extra[0] &&
@@ -394,7 +417,7 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
 static size_t shard_of(ds_cursor *base, uint64_t g) {
   size_t s;
   uint64_t b, pos;
-  if (g >= atlas_count(AT(base->ds)->reader)) return SIZE_MAX;
+  if (g >= count_of(AT(base->ds))) return SIZE_MAX;
   atlas_locate(AT(base->ds)->reader, g, &s, &b, &pos);
   return s;
 }
@@ -573,14 +596,30 @@ static int at_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   return SQLITE_OK;
 }
 
+/* xUpdate: one INSERT row -> one example (atlas_table_write.c). */
+static int at_update(ds_table *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
+                     char **err) {
+  at_vtab *t = (at_vtab *)base;
+  uint64_t row;
+  if (ds_table_writer_insert(base, argc, argv, &row, err) ||
+      atlas_table_write_row(t->writer, &t->schema, t->shape == SHAPE_DICT, argv + 2,
+                            argv[2 + t->col_example], row, err))
+    return -1;
+  *rowid = (sqlite3_int64)row;
+  return 0;
+}
+
+static const ds_table_write_ops at_write_ops = {at_update, DS_TABLE_WRITER_HOOKS};
+
 static const ds_table_def atlas_def = {
     .name = MOD, .ops = &atlas_ops, DS_TABLE_SIZES(at_vtab, at_cursor), .declare = declare,
     .table_free = table_free, /* the spare decoder, the schema */
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, .arrive = arrive,
-    .paces = 1, .row_bytes = row_bytes, .release = release}; /* data.bin pages */
+    .paces = 1, .row_bytes = row_bytes, .release = release, /* data.bin pages */
+    .write = &at_write_ops};                                 /* mode=create|replace */
 
-static sqlite3_module atlas_module = DS_TABLE_MODULE(at_best_index, at_column);
+static sqlite3_module atlas_module = DS_TABLE_WRITER_MODULE(at_best_index, at_column);
 
 int ds_atlas_register(sqlite3 *db) {
   return sqlite3_create_module_v2(db, "atlas", &atlas_module, (void *)&atlas_def, NULL);

@@ -1,5 +1,7 @@
 /* bcolz_vtab.c - the `bcolz`, `bcolz_attrs` and `bcolz_stats` virtual
  * tables: SQL over bcolz carrays and ctables (blosc-compressed columns).
+ * With mode=create|replace the CREATE form writes a new table
+ * (bcolz_table_write.c).
  *
  *   SELECT row FROM bcolz('data/table') LIMIT 3;
  *   CREATE VIRTUAL TABLE temp.t USING bcolz('data/table' [, bytes=blob]);
@@ -53,6 +55,7 @@
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
 #include "sql/value_sql.h"
+#include "vtab/bcolz_table_write.h"
 #include "vtab/dataset.h"
 #include "vtab/interrupt.h"
 #include "vtab/list.h"
@@ -82,6 +85,7 @@ static bz_dataset *BZ(ds_dataset *d) { return (bz_dataset *)d; }
 
 typedef struct bz_vtab {
   ds_table base;  /* db, form, dataset, argument columns */
+  ds_table_writer *writer; /* mode=create|replace (table_writer.h) */
   int col_row;    /* tvf form: the row as JSON */
 } bz_vtab;
 
@@ -121,18 +125,27 @@ static void dataset_close(ds_dataset *d) {
 
 /* ds_dataset_ops.changed: did a mapped chunk file change? */
 static int dataset_changed(const ds_dataset *d) {
-  return bcolz_stale(((const bz_dataset *)d)->table);
+  const bcolz_table *t = ((const bz_dataset *)d)->table;
+  return t ? bcolz_stale(t) : 0;
 }
+
+/* Rows and columns (a writer's table before its first commit has no
+ * table: none). */
+static uint64_t nrows_of(const bz_dataset *d) { return d->table ? bcolz_nrows(d->table) : 0; }
+static size_t ncols_of(const bz_dataset *d) { return d->table ? bcolz_ncols(d->table) : 0; }
 
 /* ds_dataset_ops.open: option bytes=text|blob in both forms. */
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
-  (void)tvf;
   static const char *const known[] = {"bytes", "cache_mb", NULL};
+  static const char *const write_known[] = {"bytes", "cache_mb", "mode", "columns",
+                                            "chunklen", "expectedlen", "cname", "clevel",
+                                            "shuffle", NULL};
   static const char *const bytes_modes[] = {"text", "blob", NULL};
-  int bytes;
+  int bytes, mode = 0;
   int64_t cache_mb;
-  if (ds_options_check_known(o, known, err) ||
+  if ((!tvf && ds_table_writer_mode(o, &mode, err)) ||
+      ds_options_check_known(o, mode ? write_known : known, err) ||
       ds_options_enum(o, "bytes", bytes_modes, 0, &bytes, err) ||
       ds_options_int(o, "cache_mb", DEFAULT_CACHE_MB, 0, INT64_C(1) << 40, &cache_mb, err)) {
     ds_err_prefix(err, path);
@@ -141,7 +154,8 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
   bz_dataset *d = BZ(base);
   d->flags = bytes ? BCOLZ_BYTES_BLOB : 0;
   d->cache_budget = (uint64_t)cache_mb << 20;
-  return bcolz_open(path, &d->table, err);
+  /* a writer's table reads what it has published: nothing yet */
+  return mode ? 0 : bcolz_open(path, &d->table, err);
 }
 
 static const ds_dataset_ops bcolz_ops = {"bcolz('table/dir' [, 'bytes=blob'])",
@@ -160,18 +174,23 @@ static const char *decltype_of(const bcolz_dtype *dt, int flags) {
   }
 }
 
-/* CREATE TABLE text of the CREATE form: one column per bcolz column. */
-static char *create_sql(const bz_dataset *d) {
+/* CREATE TABLE text of the CREATE form: one column per bcolz column (or
+ * per column a writer declares: wc). */
+static char *create_sql(const bz_dataset *d, const bcolz_wcols *wc) {
   ds_buf b = {0};
   ds_buf_puts(&b, "CREATE TABLE x(");
-  for (size_t c = 0; c < bcolz_ncols(d->table); c++) {
-    const char *name = bcolz_is_ctable(d->table) ? bcolz_col_name(d->table, c) : "value";
+  size_t n = wc ? wc->n : bcolz_ncols(d->table);
+  for (size_t c = 0; c < n; c++) {
+    const char *name = wc ? wc->names[c]
+                     : bcolz_is_ctable(d->table) ? bcolz_col_name(d->table, c) : "value";
     ds_buf_puts(&b, c ? ", \"" : "\"");
     for (const char *p = name; *p; p++) {
       if (*p == '"') ds_buf_puts(&b, "\""); /* "" inside a quoted name */
       ds_buf_append(&b, p, 1);
     }
-    ds_buf_printf(&b, "\" %s", decltype_of(bcolz_col_dtype(d->table, c), d->flags));
+    ds_buf_printf(&b, "\" %s", wc && (wc->inferred || wc->json[c]) ? ""
+                               : decltype_of(wc ? &wc->types[c].dt : bcolz_col_dtype(d->table, c),
+                                             d->flags));
   }
   ds_buf_puts(&b, ")");
   if (ds_buf_append(&b, "", 1)) {
@@ -184,18 +203,29 @@ static char *create_sql(const bz_dataset *d) {
 /* ds_table_def.declare: the row as JSON (table-valued form), or one
  * column per bcolz column. */
 static int declare(ds_table *base, const ds_options *o, char **err) {
-  (void)o;
   bz_vtab *t = (bz_vtab *)base;
   t->col_row = base->tvf ? 0 : -1;
   if (base->tvf) {
     ds_table_arg_columns(base, 1, 2);
     return ds_table_declare(base, "CREATE TABLE x(row TEXT, path HIDDEN, options HIDDEN)", err);
   }
-  char *sql = create_sql(BZ(base->ds));
+  int mode = 0;
+  bcolz_wcols wc = {0};
+  if (ds_table_writer_mode(o, &mode, err)) return -1;
+  if (mode && bcolz_wcols_parse(ds_options_get(o, "columns"), &wc, err)) {
+    ds_err_prefix(err, base->ds->path);
+    return -1;
+  }
+  char *sql = create_sql(BZ(base->ds), mode ? &wc : NULL);
   int rc = ds_table_declare(base, sql, err);
   free(sql);
+  if (rc == 0 && mode) rc = bcolz_table_write_open(base->ds->path, o, mode, &wc, &t->writer, err);
+  bcolz_wcols_free(&wc);
   return rc;
 }
+
+/* ds_table_def.table_free: the writer. */
+static void table_free(ds_table *base) { ds_table_writer_free(((bz_vtab *)base)->writer); }
 
 /* The pushed operator for a constraint op, or -1. */
 static int pushed_op(unsigned char op) {
@@ -226,6 +256,7 @@ static const char *const OP_TEXT[] = {"=?", "<?", "<=?", ">?", ">=?", " IS NULL"
  * only. */
 static int push_filters(ds_table *t, sqlite3_index_info *info) {
   bcolz_table *tb = BZ(t->ds)->table;
+  if (!tb) return SQLITE_OK; /* a writer's table before its first commit */
   int n = 0, npush = 0;
   for (int i = 0; i < info->nConstraint; i++)
     if (info->aConstraintUsage[i].argvIndex > n) n = info->aConstraintUsage[i].argvIndex;
@@ -278,7 +309,7 @@ static int push_filters(ds_table *t, sqlite3_index_info *info) {
  * pushed comparisons keep a fraction of them. */
 static int bz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   ds_table *t = (ds_table *)vtab;
-  double n = t->ds ? (double)bcolz_nrows(BZ(t->ds)->table) : 1e6;
+  double n = t->ds ? (double)nrows_of(BZ(t->ds)) : 1e6;
   int rc = ds_table_plan(t, info, n, NULL, 0);
   if (rc == SQLITE_OK && !t->tvf) rc = push_filters(t, info);
   return rc;
@@ -366,7 +397,7 @@ static int set_filters(bz_cursor *c, const char *idxStr, int argc,
 static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
   (void)a;
   (void)err;
-  r->total = bcolz_nrows(BZ(base->ds)->table);
+  r->total = nrows_of(BZ(base->ds));
   return 0;
 }
 
@@ -376,7 +407,7 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   bz_cursor *c = (bz_cursor *)base;
   bz_dataset *d = BZ(base->ds);
   const ds_rowset *rs = &base->rs;
-  c->ncols = bcolz_ncols(d->table);
+  c->ncols = ncols_of(d);
   c->cols = calloc(c->ncols ? c->ncols : 1, sizeof *c->cols);
   if (!c->cols) return ds_err(err, "out of memory");
   /* max_value_bytes caps chunks, rows and values */
@@ -647,12 +678,26 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   return SQLITE_OK;
 }
 
+/* xUpdate: one INSERT row (bcolz_table_write.c). */
+static int bz_update(ds_table *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
+                     char **err) {
+  uint64_t row;
+  if (ds_table_writer_insert(base, argc, argv, &row, err) ||
+      bcolz_table_write_row(((bz_vtab *)base)->writer, argv + 2, row, err))
+    return -1;
+  *rowid = (sqlite3_int64)row;
+  return 0;
+}
+
+static const ds_table_write_ops bz_write_ops = {bz_update, DS_TABLE_WRITER_HOOKS};
+
 static const ds_table_def bcolz_def = {
     .name = MOD, .ops = &bcolz_ops, DS_TABLE_SIZES(bz_vtab, bz_cursor), .declare = declare,
-    .cursor_reset = cursor_reset, .cursor_free = cursor_free,
-    .select = select_rows, .start = start, .next = bz_next}; /* filtered scans */
+    .table_free = table_free, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
+    .select = select_rows, .start = start, .next = bz_next, /* filtered scans */
+    .write = &bz_write_ops};                                 /* mode=create|replace */
 
-static sqlite3_module bcolz_module = DS_TABLE_MODULE(bz_best_index, bz_column);
+static sqlite3_module bcolz_module = DS_TABLE_WRITER_MODULE(bz_best_index, bz_column);
 
 /* ---- bcolz_attrs(path) and bcolz_stats(path): small row lists ---- */
 

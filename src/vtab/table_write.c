@@ -33,7 +33,8 @@ int ds_table_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
     const ds_table_write_ops *w = ops_of(vtab);                \
     char *err = NULL;                                          \
     if (!w || !w->hook) return SQLITE_OK;                      \
-    return result(vtab, w->hook((ds_table *)vtab, &err), err); \
+    int rc = w->hook((ds_table *)vtab, &err); /* before err */ \
+    return result(vtab, rc, err);                              \
   }
 TXN_METHOD(ds_table_begin, begin)
 TXN_METHOD(ds_table_sync, sync)
@@ -46,7 +47,8 @@ TXN_METHOD(ds_table_rollback, rollback)
     const ds_table_write_ops *w = ops_of(vtab);                   \
     char *err = NULL;                                             \
     if (!w || !w->hook) return SQLITE_OK;                         \
-    return result(vtab, w->hook((ds_table *)vtab, n, &err), err); \
+    int rc = w->hook((ds_table *)vtab, n, &err); /* before err */ \
+    return result(vtab, rc, err);                                 \
   }
 SAVEPOINT_METHOD(ds_table_savepoint, savepoint)
 SAVEPOINT_METHOD(ds_table_release, release)

@@ -189,9 +189,10 @@ for name in ("ctable_basic", "carray_int32"):
     check_split("bcolz " + name, root, w, 7000)
 
 # ---- options: each module's own are accepted, others refused
-# (INTERFACE.md "Writing datasets": what only a mode=create|replace table takes)
-WRITE_ONLY = {"mode", "level", "rows_per_shard", "block_size", "strategy",
-              "dict_size", "shard_size", "chunklen", "cname", "clevel", "shuffle"}
+# (the options of writer tables, mode=create|replace, describe a dataset to
+# write: dataset_shards lists one that exists)
+WRITING_OPTIONS = {"mode", "level", "rows_per_shard", "block_size", "strategy", "dict_size",
+                   "shard_size", "chunklen", "expectedlen", "cname", "clevel", "shuffle"}
 for fmt, path in (("bagz", os.path.join(BAGZ, "concat@4.bagz")), ("datadings", dd),
                   ("atlas", os.path.join(ATLAS, "many_shards")),
                   ("bcolz", os.path.join(BCOLZ, "ctable_basic"))):
@@ -206,7 +207,7 @@ for fmt, path in (("bagz", os.path.join(BAGZ, "concat@4.bagz")), ("datadings", d
     known = msg.split("known options: ")[-1].rstrip(")").split(", ")
     C.check(len(known) > 1, fmt + " module lists its options", msg)
     for opt in known:
-        if opt in WRITE_ONLY:  # options of a writer table, not of reading
+        if opt in WRITING_OPTIONS:  # a writer table's, not a dataset's
             continue
         value = {"limits": "tail", "layout": "concatenated"}.get(opt, "1")
         try:

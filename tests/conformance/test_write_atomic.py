@@ -1,5 +1,5 @@
-"""test_write_atomic.py - what is atomic when writing datasets, for bagz and
-datadings: ROLLBACK, a statement failing at row 100 of 1000 (alone, and
+"""test_write_atomic.py - what is atomic when writing datasets, for bagz,
+datadings and the directory datasets atlas and bcolz: ROLLBACK, a statement failing at row 100 of 1000 (alone, and
 inside a transaction), ROLLBACK TO a savepoint, mode=create over an
 existing dataset, mode=replace (another connection reads the old data until
 the commit), a connection closed without commit, and a writer process
@@ -33,12 +33,36 @@ def temporaries():
     return sorted(f for f in os.listdir(TMP) if ".ds-tmp." in f or f.endswith(".ds-lock"))
 
 
+def snapshot(keep):
+    """{path: bytes} of every file below TMP whose top-level name passes keep
+    (directory datasets included)."""
+    out = {}
+    for x in os.listdir(TMP):
+        if not keep(x):
+            continue
+        if os.path.isdir(p(x)):
+            for root, _, files in os.walk(p(x)):
+                for f in files:
+                    out[os.path.join(root, f)] = open(os.path.join(root, f), "rb").read()
+        else:
+            out[p(x)] = open(p(x), "rb").read()
+    return out
+
+
+def tree_size(path):
+    """Bytes of a file, or of every file below a directory."""
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(path) for f in fs)
+
+
 class Fmt:
     """How to make a writer, insert rows and read them for one format."""
 
-    def __init__(self, module, ext, cols, value_sql, bad_sql):
+    def __init__(self, module, ext, cols, value_sql, bad_sql, big_sql=None):
         self.module, self.ext, self.cols = module, ext, cols
         self.value_sql, self.bad_sql = value_sql, bad_sql
+        self.big_sql = big_sql or value_sql  # rows of the SIGKILL case
 
     def writer(self, conn, name, mode="create"):
         _n[0] += 1
@@ -69,6 +93,10 @@ FORMATS = [
         "CASE WHEN {i} = %d THEN NULL ELSE CAST({i} AS TEXT) END"),
     Fmt("datadings", ".msgpack", "key, sample", "'k' || {i}, '{\"i\": ' || {i} || '}'",
         "CASE WHEN {i} = %d THEN 'k0' ELSE 'k' || {i} END, '{}'"),
+    Fmt("atlas", ".atlas", "example", "'{\"i\": ' || {i} || '}'",
+        "CASE WHEN {i} = %d THEN 'not json' ELSE '{\"i\": ' || {i} || '}' END"),
+    Fmt("bcolz", ".bcolz", "value", "{i}", "CASE WHEN {i} = %d THEN 'x' ELSE {i} END",
+        "random()"),  # blosc packs a series of integers too well to grow
 ]
 
 for f in FORMATS:
@@ -111,6 +139,10 @@ for f in FORMATS:
     if m == "bagz":
         got = [r[0] for r in conn.execute("SELECT record FROM bagz(?)", (p("sp.bag"),))]
         C.eq(got, [str(i).encode() for i in list(range(10)) + [40, 41]], "bagz: ROLLBACK TO rows in order")
+    elif m in ("atlas", "bcolz"):
+        sql = "SELECT json_extract(example, '$.i') FROM atlas(?)" if m == "atlas" else "SELECT row FROM bcolz(?)"
+        got = [int(r[0]) for r in conn.execute(sql, (p("sp" + f.ext),))]
+        C.eq(got, list(range(10)) + [40, 41], "%s: ROLLBACK TO rows in order" % m)
     else:
         got = [r[0] for r in conn.execute("SELECT key FROM datadings(?)", (p("sp.msgpack"),))]
         C.eq(got, ["k%d" % i for i in list(range(10)) + [40, 41]], "datadings: ROLLBACK TO rows in order")
@@ -118,9 +150,9 @@ for f in FORMATS:
              "datadings: md5 right after ROLLBACK TO")
     conn.execute("DROP TABLE %s" % t)  # its writer lock goes with it
     # mode=create over an existing dataset: refused, untouched
-    before = {x: open(p(x), "rb").read() for x in os.listdir(TMP) if x.startswith("sp.")}
+    before = snapshot(lambda x: x.startswith("sp."))
     C.raises(lambda: f.writer(conn, "sp"), "%s: mode=create refuses an existing dataset" % m, "already exists")
-    C.eq({x: open(p(x), "rb").read() for x in os.listdir(TMP) if x.startswith("sp.")}, before,
+    C.eq(snapshot(lambda x: x.startswith("sp.")), before,
          "%s: mode=create left the files untouched" % m)
     # mode=replace: another connection sees the old data until the commit
     other = connect(BUILD)
@@ -142,7 +174,7 @@ for f in FORMATS:
 for f in FORMATS:
     m = f.module
     path = p("sp" + f.ext)
-    old = {x: open(p(x), "rb").read() for x in os.listdir(TMP) if x.startswith("sp.") or x == "sp" + f.ext}
+    old = snapshot(lambda x: x.startswith("sp.") or x == "sp" + f.ext)
     script = ("import sqlite3, sys\n"
               "conn = sqlite3.connect(':memory:')\n"
               "conn.enable_load_extension(True)\n"
@@ -150,20 +182,20 @@ for f in FORMATS:
               "conn.execute(\"CREATE VIRTUAL TABLE temp.w USING %s(%s, mode=replace)\")\n"
               "conn.execute(\"\"\"%sINSERT INTO w(%s) SELECT %s FROM s\"\"\")\n"
               "conn.commit()\n" % (m, sql_quote(path).replace('"', '\\"'), SERIES % 50000000, f.cols,
-                                   f.value_sql.replace("{i}", "i").replace('"', '\\"')))
+                                   f.big_sql.replace("{i}", "i").replace('"', '\\"')))
     child = subprocess.Popen([sys.executable, "-c", script, os.path.join(BUILD, "datasets")])
     deadline = time.time() + 60
     grown = False
     while time.time() < deadline and child.poll() is None:
         tmps = [x for x in os.listdir(TMP) if ".ds-tmp." in x]
-        if any(os.path.getsize(p(x)) > (4 << 20) for x in tmps if os.path.isfile(p(x))):
+        if any(tree_size(p(x)) > (4 << 20) for x in tmps):
             grown = True
             break
         time.sleep(0.05)
     child.send_signal(signal.SIGKILL)
     child.wait()
     C.check(grown, "%s: the child was killed in the middle of its INSERT" % m)
-    now = {x: open(p(x), "rb").read() for x in os.listdir(TMP) if x.startswith("sp.") or x == "sp" + f.ext}
+    now = snapshot(lambda x: x.startswith("sp.") or x == "sp" + f.ext)
     C.check(now == old, "%s: after SIGKILL the old dataset is untouched" % m)
     C.check(any(".ds-tmp." in x for x in os.listdir(TMP)), "%s: the dead writer left temporaries" % m)
     conn = connect(BUILD)

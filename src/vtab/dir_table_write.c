@@ -1,0 +1,96 @@
+/* dir_table_write.c - what the atlas and bcolz writer tables share (see
+ * dir_table_write.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/common.h"
+#include "core/npy.h"
+#include "vtab/dir_table_write.h"
+
+/* The staged directory, its configuration, and the stage's steps. */
+typedef struct dir_writer {
+  ds_staged_dir *d;
+  void *cfg;
+  void (*free_cfg)(void *);
+} dir_writer;
+
+static int step_begin(void *w, char **err) { return ds_staged_dir_begin(((dir_writer *)w)->d, err); }
+static int step_mark(void *w, void **m, char **err) {
+  return ds_staged_dir_mark(((dir_writer *)w)->d, m, err);
+}
+static int step_rollback_to(void *w, const void *m, char **err) {
+  return ds_staged_dir_rollback_to(((dir_writer *)w)->d, m, err);
+}
+static int step_prepare(void *w, char **err) { return ds_staged_dir_prepare(((dir_writer *)w)->d, err); }
+static int step_publish(void *w, char **err) { return ds_staged_dir_publish(((dir_writer *)w)->d, err); }
+static void step_abort(void *w) { ds_staged_dir_abort(((dir_writer *)w)->d); }
+static uint64_t fmt_count(void *w) { return ds_staged_dir_count(((dir_writer *)w)->d); }
+static const char *fmt_published(void *w) { return ds_staged_dir_published(((dir_writer *)w)->d); }
+
+/* Close the staged directory (its temporaries) and free the configuration. */
+static void fmt_close(void *vw) {
+  dir_writer *w = vw;
+  if (!w) return;
+  ds_staged_dir_close(w->d);
+  if (w->free_cfg) w->free_cfg(w->cfg);
+  free(w);
+}
+
+static const ds_table_writer_fmt dir_fmt = {
+    {step_begin, step_mark, step_rollback_to, step_prepare, step_publish, step_abort,
+     fmt_count},
+    fmt_close, fmt_published, fmt_count};
+
+int ds_dir_write_open(const char *path, const ds_options *o, int mode,
+                      const char *const *write_only, const ds_dir_format *fmt,
+                      void *cfg, void (*free_cfg)(void *), ds_table_writer **out,
+                      char **err) {
+  ds_table_writer *tw = NULL;
+  ds_stage *stage = NULL;
+  dir_writer *w = calloc(1, sizeof *w);
+  char *dir = NULL, *key = NULL;
+  int rc = w ? 0 : ds_err(err, "out of memory");
+  if (w) {
+    w->cfg = cfg;
+    w->free_cfg = free_cfg;
+  } else if (free_cfg) {
+    free_cfg(cfg);
+  }
+  if (rc == 0) rc = ds_table_writer_new(o, write_only, &tw, err);
+  if (rc == 0) rc = ds_staged_dir_target(path, &dir, &key, err);
+  if (rc == 0)
+    rc = ds_stage_open(dir, key, mode == 2 ? DS_STAGE_REPLACE : DS_STAGE_CREATE, &stage, err);
+  if (rc == 0) rc = ds_staged_dir_open(stage, path, fmt, cfg, &w->d, err);
+  free(dir);
+  free(key);
+  if (rc) {
+    fmt_close(w);
+    ds_stage_close(stage);
+    ds_table_writer_free(tw);
+    return -1;
+  }
+  ds_table_writer_attach(tw, &dir_fmt, w, stage);
+  *out = tw;
+  return 0;
+}
+
+ds_staged_dir *ds_dir_write_target(ds_table_writer *tw) { return ((dir_writer *)tw->w)->d; }
+
+int ds_dir_write_json_column(const ds_column *c) {
+  return c->decltype && strcasecmp(c->decltype, "JSON") == 0;
+}
+
+int ds_dir_write_value(sqlite3_value *v, int json_column, ds_arena *a, ds_value *out,
+                       char **err) {
+  ds_value_from_sql(v, out);
+  if (out->type == DS_V_TEXT && (json_column || ds_sql_is_json(v)))
+    return ds_value_from_json((const char *)out->u.s.p, out->u.s.n, a, out, err);
+  if (out->type == DS_V_BYTES) {
+    ds_npy npy;
+    char *e = NULL;
+    if (ds_npy_parse(out->u.s.p, out->u.s.n, &npy, &e) == 0) out->type = DS_V_NDARRAY;
+    free(e); /* not a valid .npy: plain bytes */
+  }
+  return 0;
+}
