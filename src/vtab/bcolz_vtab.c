@@ -797,8 +797,8 @@ int ds_bcolz_register(sqlite3 *db) {
   if (rc == SQLITE_OK) rc = ds_list_register(db, &attrs_def);
   if (rc == SQLITE_OK) rc = ds_list_register(db, &stats_def);
   if (rc == SQLITE_OK)
-    rc = sqlite3_create_function(db, "bcolz_decoded", 1, SQLITE_UTF8, NULL, decoded_func,
-                                 NULL, NULL);
+    rc = sqlite3_create_function(db, "bcolz_decoded", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+                                 NULL, decoded_func, NULL, NULL); /* it reads files */
   return rc;
 }
 
