@@ -79,10 +79,15 @@ const char *ds_schema_decltype(const ds_column *c) {
   return "";
 }
 
-/* Is `name` used (ignoring case) by a named column before `upto`, or by a
- * reserved name? */
+/* SQLite's names of the row index: a column so named would hide it. */
+static const char *const rowid_names[] = {"rowid", "oid", "_rowid_", NULL};
+
+/* Is `name` used (ignoring case) by a named column before `upto`, by a
+ * reserved name or by a name of the row index? */
 static int taken(const ds_schema *s, size_t upto, const char *name,
                  const char *const *reserved) {
+  for (const char *const *r = rowid_names; *r; r++)
+    if (strcasecmp(*r, name) == 0) return 1;
   for (size_t i = 0; i < upto; i++)
     if (s->cols[i].name && strcasecmp(s->cols[i].name, name) == 0) return 1;
   for (const char *const *r = reserved; r && *r; r++)

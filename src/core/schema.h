@@ -4,8 +4,8 @@
  * BLOB'), then written as the CREATE TABLE text SQLite needs.
  *
  * Column names are the field names, quoted; a name equal (ignoring case, as
- * SQLite compares names) to an earlier column or a reserved name gets a
- * "_2", "_3", ... suffix. The declared type follows the values seen:
+ * SQLite compares names) to an earlier column, a reserved name or a name
+ * of the row index (rowid, oid, _rowid_) gets a "_2", "_3", ... suffix. The declared type follows the values seen:
  * integers INTEGER, floats (or floats and integers) REAL, text and JSON
  * containers TEXT, bytes and arrays BLOB, anything mixed no type. */
 #ifndef DS_SCHEMA_H
