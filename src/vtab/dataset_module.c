@@ -24,6 +24,7 @@
 #include "sql/sqlite_api.h"
 #include "formats/detect.h"
 #include "vtab/modules.h"
+#include "vtab/table.h"
 #include "vtab/vtab_util.h"
 
 #define MOD "dataset"
@@ -87,6 +88,15 @@ static int fwd_init(sqlite3 *db, int argc, const char *const *argv,
   char *err = NULL;
   int rc = ds_detect(path, &d, &err);
   free(path);
+  if (rc && !ds_table_creating(db)) {
+    /* reconnecting without the files: bagz's placeholder table, which
+     * DROP TABLE can drop and queries fail on */
+    free(err);
+    rc = 0;
+    d.format = DS_FORMAT_BAGZ;
+    d.module = "bagz";
+    d.bagz_separate = 0;
+  }
   if (rc) return ds_set_error(pzErr, MOD, err);
   const char **args = malloc((size_t)(argc + 1) * sizeof *args);
   if (!args) return SQLITE_NOMEM;

@@ -39,6 +39,14 @@ def rows(sql, *args, db=None):
     return (db or conn).execute(sql, args).fetchall()
 
 
+def result(sql, *args, db=None):
+    """The rows of sql, or the text of its error."""
+    try:
+        return rows(sql, *args, db=db)
+    except sqlite3.Error as e:
+        return str(e)
+
+
 def error_of(fn):
     try:
         fn()
@@ -97,18 +105,83 @@ for mod, path, fields in (("datadings", DD_ROWID, ("rowid", "ROWID", "oid", "x")
                           ("atlas", AT_ROWID, ("rowid", "x"))):
     conn.execute("CREATE VIRTUAL TABLE temp.rid_%s USING %s(%s)" % (mod, mod, sql_quote(path)))
     t = "rid_" + mod
-    C.eq(rows("SELECT rowid FROM %s" % t), [(i,) for i in range(5)],
+    C.eq(result("SELECT rowid FROM %s" % t), [(i,) for i in range(5)],
          "%s: rowid is the row index with a field named rowid (11.8)" % mod)
-    C.eq(rows("SELECT x FROM %s WHERE rowid = 3" % t), [(3,)],
+    C.eq(result("SELECT x FROM %s WHERE rowid = 3" % t), [(3,)],
          "%s: WHERE rowid = 3 finds the row (11.8)" % mod)
     cols = [r[1] for r in rows("PRAGMA table_xinfo(%s)" % t)]
     C.check("rowid_2" in cols, "%s: the field rowid is the column rowid_2" % mod, cols)
-    C.eq(rows("SELECT rowid_2 FROM %s WHERE rowid = 1" % t), [(101,)],
+    C.eq(result("SELECT rowid_2 FROM %s WHERE rowid = 1" % t), [(101,)],
          "%s: rowid_2 holds the field's values" % mod)
     C.check(not {"rowid", "oid", "_rowid_"} & {c.lower() for c in cols},
             "%s: no column is named like the row index" % mod, cols)
     if mod == "datadings":
-        C.eq(rows("SELECT ROWID_3, oid_2 FROM %s WHERE rowid = 2" % t), [(-2, 4)],
+        C.eq(result("SELECT ROWID_3, oid_2 FROM %s WHERE rowid = 2" % t), [(-2, 4)],
              "datadings: ROWID and oid become ROWID_3 and oid_2")
+
+# ------------------------------ 11.11 dropping a table whose dataset is gone
+
+def copy_fixture(rel, dst):
+    src = os.path.join(FIXTURES, rel)
+    dst = os.path.join(T, dst)
+    if os.path.isdir(src):
+        shutil.copytree(src, dst, copy_function=shutil.copyfile)
+    else:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copyfile(src, dst)
+        if rel.endswith(".msgpack"):
+            for f in os.listdir(os.path.dirname(src)):
+                if f.startswith(os.path.basename(src) + "."):
+                    shutil.copyfile(os.path.join(os.path.dirname(src), f),
+                                    os.path.join(os.path.dirname(dst), f))
+    return dst
+
+
+def open_db(path):
+    db = sqlite3.connect(path, isolation_level=None)
+    db.enable_load_extension(True)
+    db.load_extension(os.path.join(BUILD, "datasets"))
+    return db
+
+
+GONE = os.path.join(T, "gone")
+GONE_SETS = {
+    "bagz": copy_fixture("bagz/mid.bagz", "gone/mid.bagz"),
+    "datadings": copy_fixture("datadings/mid/mid.msgpack", "gone/dd/mid.msgpack"),
+    "atlas": copy_fixture("atlas/mid", "gone/atlas_mid"),
+    "bcolz": copy_fixture("bcolz/ctable_basic", "gone/ctable_basic"),
+}
+GONE_SETS["dataset"] = GONE_SETS["bagz"]
+gone_db = os.path.join(T, "gone.db")
+db = open_db(gone_db)
+for mod, path in GONE_SETS.items():
+    db.execute("CREATE VIRTUAL TABLE g_%s USING %s(%s)" % (mod, mod, sql_quote(path)))
+counts = {mod: rows("SELECT count(*) FROM g_%s" % mod, db=db)[0][0] for mod in GONE_SETS}
+db.close()
+os.rename(GONE, GONE + ".moved")
+db = open_db(gone_db)
+for mod in GONE_SETS:
+    expect_error(lambda: rows("SELECT count(*) FROM g_%s" % mod, db=db),
+                 "%s: a query of a table whose dataset is gone says why (11.11)" % mod,
+                 "cannot open", "DROP TABLE")
+db.close()
+os.rename(GONE + ".moved", GONE)
+db = open_db(gone_db)
+for mod in GONE_SETS:
+    C.eq(result("SELECT count(*) FROM g_%s" % mod, db=db), [(counts[mod],)],
+         "%s: the files back, the table reads again after a reopen" % mod)
+db.close()
+os.rename(GONE, GONE + ".moved")
+db = open_db(gone_db)
+for mod in GONE_SETS:
+    e = error_of(lambda: db.execute("DROP TABLE g_%s" % mod))
+    C.check(e is None, "%s: DROP TABLE of a table whose dataset is gone (11.11)" % mod, e)
+C.eq(rows("SELECT name FROM sqlite_master WHERE name LIKE 'g\\_%' ESCAPE '\\'", db=db), [],
+     "every table whose dataset was gone is dropped")
+for mod, path in GONE_SETS.items():
+    expect_error(lambda: db.execute("CREATE VIRTUAL TABLE h_%s USING %s(%s)"
+                                    % (mod, mod, sql_quote(path))),
+                 "%s: CREATE VIRTUAL TABLE over a missing path still fails" % mod, path)
+db.close()
 
 C.exit()
