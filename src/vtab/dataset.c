@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/abspath.h"
 #include "core/codec.h"
 #include "core/common.h"
 #include "vtab/vtab_util.h"
@@ -41,8 +42,12 @@ int ds_dataset_create(const ds_dataset_ops *ops, int argc, const char *const *ar
                       ds_options *o, ds_dataset **out, char **err) {
   memset(o, 0, sizeof *o);
   *out = NULL;
-  char *path = argc > 3 ? ds_dequote(argv[3]) : NULL;
-  if (!path) return ds_err(err, argc > 3 ? "out of memory" : "no path given");
+  char *given = argc > 3 ? ds_dequote(argv[3]) : NULL;
+  if (!given) return ds_err(err, argc > 3 ? "out of memory" : "no path given");
+  /* resolved now and kept: a later chdir does not move the table */
+  char *path = *given ? ds_path_absolute(given, err) : given;
+  if (path != given) free(given);
+  if (!path) return -1;
   int rc = 0;
   for (int i = 4; i < argc && rc == 0; i++)
     if (ds_options_add(o, argv[i], err)) {

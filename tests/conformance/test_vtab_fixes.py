@@ -184,4 +184,36 @@ for mod, path in GONE_SETS.items():
                  "%s: CREATE VIRTUAL TABLE over a missing path still fails" % mod, path)
 db.close()
 
+# ------------------------------ 12.1 relative paths survive a chdir
+
+REL = os.path.join(T, "rel")
+copy_fixture("bagz/mid.bagz", "rel/mid.bagz")
+for k in range(4):
+    copy_fixture("bagz/concat-%05d-of-00004.bagz" % k, "rel/concat-%05d-of-00004.bagz" % k)
+copy_fixture("datadings/mid/mid.msgpack", "rel/dd/mid.msgpack")
+copy_fixture("atlas/mid", "rel/atlas_mid")
+copy_fixture("bcolz/ctable_basic", "rel/ctable_basic")
+RELATIVE = [
+    ("bagz", "mid.bagz"),
+    ("bagz", "concat-00000-of-00004.bagz,concat-00001-of-00004.bagz"),
+    ("bagz", "concat@4.bagz"),
+    ("datadings", "dd/mid.msgpack"),
+    ("datadings", "dd/m*.msgpack"),
+    ("atlas", "atlas_mid"),
+    ("bcolz", "ctable_basic"),
+    ("dataset", "atlas_mid"),
+]
+here = os.getcwd()
+os.chdir(REL)
+want = {}
+for k, (mod, path) in enumerate(RELATIVE):
+    conn.execute("CREATE VIRTUAL TABLE temp.rel%d USING %s(%s)" % (k, mod, sql_quote(path)))
+    want[k] = rows("SELECT * FROM temp.rel%d" % k)
+    C.check(len(want[k]) > 0, "%s('%s'): rows before the chdir" % (mod, path))
+os.chdir(T)
+for k, (mod, path) in enumerate(RELATIVE):
+    C.eq(result("SELECT * FROM temp.rel%d" % k), want[k],
+         "%s('%s'): the table reads the same rows after a chdir (12.1)" % (mod, path))
+os.chdir(here)
+
 C.exit()
