@@ -216,4 +216,23 @@ for k, (mod, path) in enumerate(RELATIVE):
          "%s('%s'): the table reads the same rows after a chdir (12.1)" % (mod, path))
 os.chdir(here)
 
+# ------------------------------ 12.2 the host's CPU affinity is left alone
+
+import threading  # noqa: E402
+
+mask = os.sched_getaffinity(0)  # this (the querying) thread's mask
+MID = os.path.join(FIXTURES, "bagz", "mid.bagz")
+for form in ("bagz(%s, 'threads=2')" % sql_quote(MID),):
+    cur = conn.execute("SELECT length(record) FROM %s" % form)
+    cur.fetchmany(2000)  # the read-ahead is running
+    during = os.sched_getaffinity(0)
+    seen = []
+    th = threading.Thread(target=lambda: seen.append(os.sched_getaffinity(0)))
+    th.start()
+    th.join()
+    C.eq(during, mask, "threads=2 scan: the querying thread's CPU mask is unchanged during it (12.2)")
+    C.eq(seen, [mask], "threads=2 scan: a thread started during it has the process's mask")
+    cur.fetchall()
+    C.eq(os.sched_getaffinity(0), mask, "threads=2 scan: the CPU mask is unchanged after it")
+
 C.exit()
