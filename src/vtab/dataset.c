@@ -43,10 +43,14 @@ int ds_dataset_create(const ds_dataset_ops *ops, int argc, const char *const *ar
   memset(o, 0, sizeof *o);
   *out = NULL;
   char *given = argc > 3 ? ds_dequote(argv[3]) : NULL;
-  if (!given) return ds_err(err, argc > 3 ? "out of memory" : "no path given");
+  if (!given && argc > 3) return ds_err(err, "out of memory");
+  if (!given || !*given) {
+    free(given);
+    return ds_err(err, DS_NO_PATH, ops->usage);
+  }
   /* resolved now and kept: a later chdir does not move the table */
-  char *path = *given ? ds_path_absolute(given, err) : given;
-  if (path != given) free(given);
+  char *path = ds_path_absolute(given, err);
+  free(given);
   if (!path) return -1;
   int rc = 0;
   for (int i = 4; i < argc && rc == 0; i++)

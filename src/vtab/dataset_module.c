@@ -76,14 +76,16 @@ static int has_option(int argc, const char *const *argv, const char *name) {
 
 static int fwd_init(sqlite3 *db, int argc, const char *const *argv,
                     sqlite3_vtab **out, char **pzErr) {
-  if (argc <= 3)
+  char *path = argc > 3 ? ds_dequote(argv[3]) : NULL;
+  if (argc > 3 && !path) return SQLITE_NOMEM;
+  if (!path || !*path) {
+    free(path);
     return ds_set_error(
         pzErr, MOD,
-        strdup("no path given: use CREATE VIRTUAL TABLE t USING dataset('path' "
-               "[, name=value ...]), or SELECT * FROM dataset_info('path') for "
-               "a look without a table"));
-  char *path = ds_dequote(argv[3]);
-  if (!path) return SQLITE_NOMEM;
+        ds_strf(DS_NO_PATH, "CREATE VIRTUAL TABLE t USING dataset('path' "
+                            "[, name=value ...]), or SELECT * FROM dataset_info('path') for "
+                            "a look without a table"));
+  }
   ds_detected d;
   char *err = NULL;
   int rc = ds_detect(path, &d, &err);

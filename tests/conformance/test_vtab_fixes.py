@@ -235,4 +235,39 @@ for form in ("bagz(%s, 'threads=2')" % sql_quote(MID),):
     cur.fetchall()
     C.eq(os.sched_getaffinity(0), mask, "threads=2 scan: the CPU mask is unchanged after it")
 
+# ------------------------------ 12.3 literal paths win; one empty-path message
+
+LIT = os.path.join(T, "lit")
+lit_bagz = copy_fixture("bagz/mid.bagz", "lit/m,id.bagz")
+lit_at = copy_fixture("bagz/mid.bagz", "lit/x@2.bagz")
+lit_dd = copy_fixture("datadings/mid/mid.msgpack", "lit/dd[1]/mid.msgpack")
+datadings(os.path.join(LIT, "dd1", "mid.msgpack"), [{"key": "other%d" % i} for i in range(3)])
+want_bagz = rows("SELECT rowid, record FROM bagz(?) WHERE rowid < 50", MID)
+want_dd = rows("SELECT key, sample FROM datadings(?) WHERE rowid < 50",
+               os.path.join(FIXTURES, "datadings", "mid", "mid.msgpack"))
+for label, path in (("a comma", lit_bagz), ("an @N", lit_at)):
+    C.eq(result("SELECT rowid, record FROM bagz(?) WHERE rowid < 50", path), want_bagz,
+         "bagz: a file whose name holds %s opens as written (12.3)" % label)
+    conn.execute("DROP TABLE IF EXISTS temp.lit")
+    e = error_of(lambda: conn.execute("CREATE VIRTUAL TABLE temp.lit USING bagz(%s)" % sql_quote(path)))
+    C.eq(result("SELECT rowid, record FROM temp.lit WHERE rowid < 50") if e is None else e,
+         want_bagz, "bagz CREATE form: a file whose name holds %s opens as written" % label)
+C.eq(result("SELECT key, sample FROM datadings(?) WHERE rowid < 50", lit_dd), want_dd,
+     "datadings: a file whose path holds [1] opens as written, not as a pattern (12.3)")
+C.eq(result("SELECT value FROM dataset_info(?) WHERE property = 'format'", lit_dd), [("datadings",)],
+     "dataset_info: a path holding [1] is the file as written")
+C.eq(result("SELECT count(*) FROM datadings(?)", os.path.join(LIT, "dd[1-9]", "mid.msgpack")),
+     result("SELECT count(*) FROM datadings(?)", os.path.join(LIT, "dd1", "mid.msgpack")),
+     "datadings: a pattern naming no file as written is still a glob")
+msgs = set()
+for mod in ("bagz", "datadings", "atlas", "bcolz", "dataset_info", "datadings_verify",
+            "bcolz_attrs", "bcolz_stats", "dataset_shards"):
+    e = error_of(lambda: rows("SELECT * FROM %s('')" % mod))
+    msgs.add((e or "no error").split(": ", 1)[-1].split(": use ")[0])
+for mod in ("bagz", "datadings", "atlas", "bcolz", "dataset"):
+    e = error_of(lambda: conn.execute("CREATE VIRTUAL TABLE temp.empty USING %s('')" % mod))
+    msgs.add((e or "no error").split(": ", 1)[-1].split(": use ")[0])
+C.eq(sorted(msgs), ["no path given"],
+     "the empty path gets one message in every module and form (12.3)")
+
 C.exit()
