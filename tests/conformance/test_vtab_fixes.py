@@ -270,4 +270,23 @@ for mod in ("bagz", "datadings", "atlas", "bcolz", "dataset"):
 C.eq(sorted(msgs), ["no path given"],
      "the empty path gets one message in every module and form (12.3)")
 
+# ------------------------------ 12.12 help in SQL
+
+v = result("SELECT datasets_version()")
+C.check(isinstance(v, list) and v[0][0].startswith("sqlite-datasets ")
+        and sqlite3.sqlite_version in v[0][0],
+        "datasets_version() names the extension and the SQLite it runs in (12.12)", v)
+for lib in ("bagz", "datadings", "atlas", "bcolz"):
+    one = sqlite3.connect(":memory:")
+    one.enable_load_extension(True)
+    one.load_extension(os.path.join(BUILD, lib))
+    C.eq(result("SELECT datasets_version()", db=one), v,
+         "datasets_version() in the %s library" % lib)
+    one.close()
+for mod in ("bagz", "datadings", "atlas", "bcolz", "dataset_info", "datadings_verify",
+            "bcolz_attrs", "bcolz_stats", "dataset_shards"):
+    expect_error(lambda: rows("SELECT * FROM %s()" % mod),
+                 "%s() with no arguments shows its usage (12.12)" % mod,
+                 "%s: no path given: use %s('" % (mod, mod))
+
 C.exit()
