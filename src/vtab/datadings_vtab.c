@@ -20,6 +20,7 @@
  * reads are converted. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/common.h"
 #include "core/options.h"
@@ -80,8 +81,9 @@ static int dataset_open(ds_dataset *d, const char *path, const ds_options *o, in
   static const char *const create_known[] = {"infer", "columns", NULL};
   static const char *const tvf_known[] = {NULL};
   int64_t infer;
-  if (ds_options_check_known(o, tvf ? tvf_known : create_known, err) ||
-      ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err)) {
+  if (ds_options_create_only(o, tvf, err) ||
+      ds_options_check_known(o, tvf ? tvf_known : create_known, err) ||
+      ds_options_infer(o, DEFAULT_INFER, &infer, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
@@ -111,6 +113,22 @@ static int declare_create(dd_vtab *t, char **err) {
   return rc;
 }
 
+/* columns='key TEXT, ...' names the key column, which is always there:
+ * drop it from the field columns instead of adding key_2. */
+static void drop_key_column(ds_schema *s) {
+  size_t j = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    if (strcasecmp(s->cols[i].field, "key") == 0) {
+      free(s->cols[i].field);
+      free(s->cols[i].decltype);
+      free(s->cols[i].name);
+      continue;
+    }
+    s->cols[j++] = s->cols[i];
+  }
+  s->n = j;
+}
+
 /* CREATE VIRTUAL TABLE t USING datadings(path, infer=N | columns='...'):
  * the field columns given, or inferred from the first samples. */
 static int create_form(dd_vtab *t, const ds_options *o, char **err) {
@@ -120,6 +138,7 @@ static int create_form(dd_vtab *t, const ds_options *o, char **err) {
     ds_err_prefix(err, ds->path);
     return -1;
   }
+  if (cols) drop_key_column(&t->schema);
   if (!cols && datadings_infer_columns(DD(ds)->reader, ds->path, ds->max_value,
                                        (uint64_t)DD(ds)->infer, &t->schema, err))
     return -1;

@@ -289,4 +289,45 @@ for mod in ("bagz", "datadings", "atlas", "bcolz", "dataset_info", "datadings_ve
                  "%s() with no arguments shows its usage (12.12)" % mod,
                  "%s: no path given: use %s('" % (mod, mod))
 
+# ------------------------------ 12.7 strict columns=, infer=all, form-only options
+
+DDM = os.path.join(FIXTURES, "datadings", "mid", "mid.msgpack")
+ATM = os.path.join(FIXTURES, "atlas", "mid")
+for mod, path in (("datadings", DDM), ("atlas", ATM)):
+    expect_error(lambda: conn.execute("CREATE VIRTUAL TABLE temp.s1_%s USING %s(%s, "
+                                      "columns='n INTEGER c INTEGER')" % (mod, mod, sql_quote(path))),
+                 "%s: columns= with a missing comma is an error (12.7)" % mod,
+                 "column 'n' has type 'INTEGER c INTEGER'", "separated by commas")
+    expect_error(lambda: rows("SELECT * FROM %s(?, 'infer=5')" % mod, path),
+                 "%s: infer= in the table-valued form says it is for the CREATE form" % mod,
+                 "'infer' is only for the CREATE form")
+    expect_error(lambda: rows("SELECT * FROM %s(?, 'columns=a')" % mod, path),
+                 "%s: columns= in the table-valued form says it is for the CREATE form" % mod,
+                 "'columns' is only for the CREATE form")
+    expect_error(lambda: conn.execute("CREATE VIRTUAL TABLE temp.s2_%s USING %s(%s, 'infer=5, "
+                                      "max_value_bytes=9999')" % (mod, mod, sql_quote(path))),
+                 "%s: one quoted string of options says to give each as its own argument" % mod,
+                 "give each option as its own argument")
+conn.execute("CREATE VIRTUAL TABLE temp.kc USING datadings(%s, columns='key TEXT, n INTEGER')"
+             % sql_quote(DDM))
+C.eq([r[1] for r in rows("PRAGMA table_info(kc)")], ["key", "n"],
+     "datadings: columns='key TEXT, ...' names the key column, no key_2 (12.7)")
+C.eq(rows("SELECT key, n FROM kc WHERE rowid < 3"),
+     rows("SELECT key, sample ->> '$.n' FROM datadings(?) WHERE rowid < 3", DDM),
+     "datadings: columns='key TEXT, n INTEGER' reads the keys and n")
+conn.execute("CREATE VIRTUAL TABLE temp.cs USING datadings(%s, columns='n INTEGER, c')"
+             % sql_quote(DDM))
+C.eq([r[1] for r in rows("PRAGMA table_info(cs)")], ["key", "n", "c"],
+     "datadings: a well-formed columns= still works")
+late = [{"key": "s%d" % i, "a": i} for i in range(150)] + [{"key": "last", "late": 7}]
+LATE = datadings(os.path.join(T, "late", "late.msgpack"), late)
+for infer, has in (("infer=100", False), ("infer=all", True)):
+    conn.execute("DROP TABLE IF EXISTS temp.inf")
+    e = error_of(lambda: conn.execute("CREATE VIRTUAL TABLE temp.inf USING datadings(%s, %s)"
+                                      % (sql_quote(LATE), infer)))
+    cols = [r[1] for r in rows("PRAGMA table_info(inf)")] if e is None else e
+    C.check(isinstance(cols, list) and ("late" in cols) == has,
+            "datadings %s: a field first seen in the last sample is %s column (12.7)"
+            % (infer, "a" if has else "not a"), cols)
+
 C.exit()
