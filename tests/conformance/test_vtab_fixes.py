@@ -330,4 +330,24 @@ for infer, has in (("infer=100", False), ("infer=all", True)):
             "datadings %s: a field first seen in the last sample is %s column (12.7)"
             % (infer, "a" if has else "not a"), cols)
 
+# ------------------------------ 12.10 datadings shard and shard_index
+
+SH = os.path.join(FIXTURES, "datadings", "sharded")
+parts = sorted(f for f in os.listdir(SH) if f.endswith(".msgpack"))
+want = []
+for k, f in enumerate(parts):
+    want += [(key, k, i) for i, key in rows("SELECT rowid, key FROM datadings(?)",
+                                           os.path.join(SH, f))]
+glob_path = os.path.join(SH, "part-*.msgpack")
+C.eq(result("SELECT key, shard, shard_index FROM datadings(?)", glob_path), want,
+     "datadings glob: shard and shard_index of every row, as each shard file gives (12.10)")
+conn.execute("CREATE VIRTUAL TABLE temp.shd USING datadings(%s)" % sql_quote(glob_path))
+C.eq(result("SELECT key, shard, shard_index FROM temp.shd"), want,
+     "datadings glob, CREATE form: shard and shard_index")
+C.eq(result("SELECT shard, count(*) FROM temp.shd GROUP BY shard"),
+     [(k, n) for k, n in ((k, sum(1 for w in want if w[1] == k)) for k in range(len(parts))) if n],
+     "datadings: rows per shard")
+C.eq(result("SELECT shard, shard_index FROM datadings(?) WHERE rowid = 3", DDM), [(0, 3)],
+     "datadings: one file is shard 0")
+
 C.exit()
