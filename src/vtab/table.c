@@ -272,6 +272,14 @@ static int build_rowset(ds_cursor *c, ds_plan_args *a, ds_rows *r, char **err) {
 }
 
 /* xFilter inside its interrupt scope. */
+/* max_value_bytes is never above what this connection can return
+ * (SQLITE_LIMIT_LENGTH, 1e9 by default): a value too long for SQLite fails
+ * with the max_value_bytes error before it is decompressed. */
+static void cap_to_connection(ds_dataset *d, sqlite3 *db) {
+  int lim = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+  if (lim > 0 && d->max_value > (uint64_t)lim) d->max_value = (uint64_t)lim;
+}
+
 static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
                   sqlite3_value **argv) {
   ds_table *t = ds_table_of(&c->base);
@@ -289,6 +297,7 @@ static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
   if (rc == 0) {
     c->ds = t->ds;
     ds_dataset_ref(c->ds);
+    cap_to_connection(c->ds, t->db);
     if (def->select) rc = def->select(c, &a, &r, &err);
   }
   if (rc == 0) rc = build_rowset(c, &a, &r, &err);

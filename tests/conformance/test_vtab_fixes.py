@@ -350,4 +350,21 @@ C.eq(result("SELECT shard, count(*) FROM temp.shd GROUP BY shard"),
 C.eq(result("SELECT shard, shard_index FROM datadings(?) WHERE rowid = 3", DDM), [(0, 3)],
      "datadings: one file is shard 0")
 
+# ------------------------------ 11.13 SQLITE_LIMIT_LENGTH before decompressing
+
+BIG = os.path.join(FIXTURES, "bagz", "bigframe.bagz")
+lim = sqlite3.connect(":memory:")
+lim.enable_load_extension(True)
+lim.load_extension(os.path.join(BUILD, "datasets"))
+biggest = rows("SELECT max(length(record)) FROM bagz(?)", BIG, db=lim)[0][0]
+lim.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 5000)
+C.check(biggest > 5000, "bigframe.bagz holds a record longer than the limit", biggest)
+expect_error(lambda: rows("SELECT max(length(record)) FROM bagz(?)", BIG, db=lim),
+             "a record over the connection's SQLITE_LIMIT_LENGTH fails naming the file and "
+             "the cap, before decompressing (11.13)", "bigframe.bagz", "max_value_bytes=5000")
+C.eq(result("SELECT count(*) FROM bagz(?)", BIG, db=lim),
+     rows("SELECT count(*) FROM bagz(?)", BIG),
+     "rows that fit still read under a low SQLITE_LIMIT_LENGTH")
+lim.close()
+
 C.exit()
