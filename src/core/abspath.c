@@ -8,12 +8,20 @@
 
 #include "common.h"
 
+/* Does e[0..n) start with a file system prefix such as `gs:` (left for
+ * the reader to refuse by name)? */
+static int has_scheme(const char *e, size_t n) {
+  size_t i = 0;
+  while (i < n && ((e[i] >= 'a' && e[i] <= 'z') || (e[i] >= 'A' && e[i] <= 'Z'))) i++;
+  return i >= 2 && i < n && e[i] == ':';
+}
+
 /* Append one element to b: the `posix:` prefix, the directory, the rest.
  * Nonzero when out of memory. */
 static int put_element(ds_buf *b, const char *elem, size_t n, const char *cwd) {
   size_t pre = n >= 6 && strncmp(elem, "posix:", 6) == 0 ? 6 : 0;
   int rc = ds_buf_append(b, elem, pre);
-  if (n > pre && elem[pre] != '/') {
+  if (n > pre && elem[pre] != '/' && !has_scheme(elem + pre, n - pre)) {
     rc |= ds_buf_puts(b, cwd);
     if (strcmp(cwd, "/") != 0) rc |= ds_buf_puts(b, "/");
   }
