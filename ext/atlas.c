@@ -5,6 +5,7 @@
 SQLITE_EXTENSION_INIT1
 
 #include "sql/npy_sql.h"
+#include "sql/version_sql.h"
 #include "vtab/modules.h"
 
 #ifdef _WIN32
@@ -17,6 +18,7 @@ int sqlite3_atlas_init(sqlite3 *db, char **pzErrMsg,
   (void)pzErrMsg;
   SQLITE_EXTENSION_INIT2(pApi);
   int rc = ds_npy_register_functions(db);
+  if (rc == SQLITE_OK) rc = ds_version_register(db);
   if (rc == SQLITE_OK) rc = ds_atlas_register(db);
   return rc;
 }

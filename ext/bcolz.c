@@ -6,6 +6,7 @@
 SQLITE_EXTENSION_INIT1
 
 #include "sql/npy_sql.h"
+#include "sql/version_sql.h"
 #include "vtab/modules.h"
 
 #ifdef _WIN32
@@ -18,6 +19,7 @@ int sqlite3_bcolz_init(sqlite3 *db, char **pzErrMsg,
   (void)pzErrMsg;
   SQLITE_EXTENSION_INIT2(pApi);
   int rc = ds_npy_register_functions(db);
+  if (rc == SQLITE_OK) rc = ds_version_register(db);
   if (rc == SQLITE_OK) rc = ds_bcolz_register(db);
   return rc;
 }

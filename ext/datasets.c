@@ -5,6 +5,7 @@
 SQLITE_EXTENSION_INIT1
 
 #include "sql/npy_sql.h"
+#include "sql/version_sql.h"
 #include "vtab/modules.h"
 #include "sql/tfexample_sql.h"
 
@@ -18,6 +19,7 @@ int sqlite3_datasets_init(sqlite3 *db, char **pzErrMsg,
   (void)pzErrMsg;
   SQLITE_EXTENSION_INIT2(pApi);
   int rc = ds_npy_register_functions(db);
+  if (rc == SQLITE_OK) rc = ds_version_register(db);
   if (rc == SQLITE_OK) rc = ds_bagz_register(db);
   if (rc == SQLITE_OK) rc = ds_tfexample_register_functions(db);
   if (rc == SQLITE_OK) rc = ds_datadings_register(db);

@@ -41,6 +41,16 @@ static const char *trim(const char *s, size_t *n) {
   return s;
 }
 
+/* Is type[0..n) a type columns= accepts (ignoring case; empty: none)? */
+static int known_type(const char *type, size_t n) {
+  static const char *const types[] = {"INTEGER", "INT", "REAL", "FLOAT", "DOUBLE",
+                                      "TEXT", "BLOB", "NUMERIC", NULL};
+  if (n == 0) return 1;
+  for (const char *const *t = types; *t; t++)
+    if (strlen(*t) == n && strncasecmp(*t, type, n) == 0) return 1;
+  return 0;
+}
+
 int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
   const char *p = spec;
   while (*p) {
@@ -52,6 +62,10 @@ int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
     while (name_len < n && !isspace((unsigned char)item[name_len])) name_len++;
     size_t type_len = n - name_len;
     const char *type = trim(item + name_len, &type_len);
+    if (!known_type(type, type_len))
+      return ds_err(err, "columns='%s': column '%.*s' has type '%.*s', not one of INTEGER, "
+                         "REAL, TEXT, BLOB, NUMERIC or none (columns are separated by commas)",
+                    spec, (int)name_len, item, (int)type_len, type);
     ds_column *c = add_column(s);
     if (!c || !(c->field = ds_strf("%.*s", (int)name_len, item)) ||
         !(c->decltype = ds_strf("%.*s", (int)type_len, type)))
@@ -79,10 +93,15 @@ const char *ds_schema_decltype(const ds_column *c) {
   return "";
 }
 
-/* Is `name` used (ignoring case) by a named column before `upto`, or by a
- * reserved name? */
+/* SQLite's names of the row index: a column so named would hide it. */
+static const char *const rowid_names[] = {"rowid", "oid", "_rowid_", NULL};
+
+/* Is `name` used (ignoring case) by a named column before `upto`, by a
+ * reserved name or by a name of the row index? */
 static int taken(const ds_schema *s, size_t upto, const char *name,
                  const char *const *reserved) {
+  for (const char *const *r = rowid_names; *r; r++)
+    if (strcasecmp(*r, name) == 0) return 1;
   for (size_t i = 0; i < upto; i++)
     if (s->cols[i].name && strcasecmp(s->cols[i].name, name) == 0) return 1;
   for (const char *const *r = reserved; r && *r; r++)

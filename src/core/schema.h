@@ -4,8 +4,8 @@
  * BLOB'), then written as the CREATE TABLE text SQLite needs.
  *
  * Column names are the field names, quoted; a name equal (ignoring case, as
- * SQLite compares names) to an earlier column or a reserved name gets a
- * "_2", "_3", ... suffix. The declared type follows the values seen:
+ * SQLite compares names) to an earlier column, a reserved name or a name
+ * of the row index (rowid, oid, _rowid_) gets a "_2", "_3", ... suffix. The declared type follows the values seen:
  * integers INTEGER, floats (or floats and integers) REAL, text and JSON
  * containers TEXT, bytes and arrays BLOB, anything mixed no type. */
 #ifndef DS_SCHEMA_H
@@ -32,7 +32,9 @@ typedef struct ds_schema {
  * sight). */
 int ds_schema_observe(ds_schema *s, const char *field, size_t len, ds_vtype t,
                       char **err);
-/* Columns from 'name TYPE, name TYPE, ...' (TYPE optional). */
+/* Columns from 'name TYPE, name TYPE, ...' (TYPE optional; one of
+ * INTEGER, INT, REAL, FLOAT, DOUBLE, TEXT, BLOB, NUMERIC, any case: anything
+ * else, such as a missing comma, is an error). */
 int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err);
 /* The declared type of a column: "INTEGER", "REAL", "TEXT", "BLOB" or "". */
 const char *ds_schema_decltype(const ds_column *c);

@@ -5,6 +5,7 @@
 #include <glob.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -127,6 +128,8 @@ static int expand_element(const char *orig, const char *elem,
 
 int ds_shard_spec_expand(const char *spec, ds_shard_list *out, char **err) {
   memset(out, 0, sizeof *out);
+  if (*spec && access(spec, F_OK) == 0) /* a file so named wins over the syntax */
+    return list_push(out, strdup(spec), err);
   char *copy = strdup(spec);
   if (!copy) return ds_err(err, "out of memory");
   int rc = 0;

@@ -6,6 +6,8 @@
  *   name@N.ext  -> name-00000-of-0000N.ext ... name-0000(N-1)-of-0000N.ext
  *   name@*.ext  -> the same with N found on disk (largest set present)
  *   anything else is a plain path.
+ * A spec that names an existing file as written is that one file (commas,
+ * `@` and all).
  * N is 1..99999 (leading zeros allowed); `name@0.x`, `name@x.y` are plain. */
 #ifndef DS_SHARD_SPEC_H
 #define DS_SHARD_SPEC_H

@@ -11,7 +11,6 @@
 #include "bagz_readahead.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,9 +44,6 @@ struct bagz_readahead {
   pthread_cond_t cv;
   pthread_t worker;
   int has_worker;
-  pthread_t caller;      /* the thread pinned by pin_apart, and its old mask */
-  cpu_set_t caller_mask;
-  int caller_pinned;
   ds_zstd_ctx zworker, zcursor;
   ds_buf tmp_worker, tmp_cursor;
   slot slots[NSLOTS];
@@ -132,30 +128,6 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-/* Keep the two threads on different CPUs for the length of the scan. Some
- * schedulers (seen on this project's 2-vCPU VMs) pull a woken thread onto
- * its waker's CPU, so a process's threads end up sharing one CPU and the
- * read-ahead gains nothing. The calling thread is pinned to the CPU it is
- * on and the worker to the others; the caller's own mask is put back by
- * bagz_readahead_free. Failures are harmless: the scan is just slower. */
-static void pin_apart(bagz_readahead *ra) {
-  cpu_set_t other, mine;
-  if (pthread_getaffinity_np(pthread_self(), sizeof ra->caller_mask, &ra->caller_mask) != 0)
-    return;
-  int me = sched_getcpu();
-  if (me < 0 || me >= CPU_SETSIZE || !CPU_ISSET(me, &ra->caller_mask)) return;
-  CPU_ZERO(&other);
-  for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-    if (cpu != me && CPU_ISSET(cpu, &ra->caller_mask)) CPU_SET(cpu, &other);
-  if (CPU_COUNT(&other) == 0) return;
-  CPU_ZERO(&mine);
-  CPU_SET(me, &mine);
-  if (pthread_setaffinity_np(ra->worker, sizeof other, &other) != 0) return;
-  if (pthread_setaffinity_np(pthread_self(), sizeof mine, &mine) != 0) return;
-  ra->caller = pthread_self();
-  ra->caller_pinned = 1;
-}
-
 int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
                          uint64_t max_value, bagz_readahead **out, char **err) {
   *out = NULL;
@@ -169,7 +141,6 @@ int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
   pthread_mutex_init(&ra->mu, NULL);
   pthread_cond_init(&ra->cv, NULL);
   ra->has_worker = pthread_create(&ra->worker, NULL, worker_main, ra) == 0;
-  if (ra->has_worker) pin_apart(ra);
   *out = ra;
   return 0;
 }
@@ -246,8 +217,6 @@ void bagz_readahead_free(bagz_readahead *ra) {
   pthread_cond_broadcast(&ra->cv);
   pthread_mutex_unlock(&ra->mu);
   if (ra->has_worker) pthread_join(ra->worker, NULL);
-  if (ra->caller_pinned && pthread_equal(ra->caller, pthread_self()))
-    pthread_setaffinity_np(ra->caller, sizeof ra->caller_mask, &ra->caller_mask);
   pthread_mutex_destroy(&ra->mu);
   pthread_cond_destroy(&ra->cv);
   for (int i = 0; i < NSLOTS; i++) {

@@ -16,6 +16,7 @@
 #include <md5.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -91,7 +92,7 @@ static int cmp_path(const void *a, const void *b) {
  * least one match) or the path itself. */
 int datadings_expand_paths(const char *path, ds_shard_list *out, char **err) {
   memset(out, 0, sizeof *out);
-  if (!is_glob(path)) {
+  if (!is_glob(path) || access(path, F_OK) == 0) { /* an existing file wins */
     out->paths = malloc(sizeof *out->paths);
     if (!out->paths || !(out->paths[0] = strdup(path))) {
       free(out->paths);

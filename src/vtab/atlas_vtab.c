@@ -157,8 +157,9 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
   int mode, wmode = 0;
   int64_t infer, cache_mb, threads;
   if ((!tvf && ds_table_writer_mode(o, &wmode, err)) ||
+      ds_options_create_only(o, tvf, err) ||
       ds_options_check_known(o, tvf ? tvf_known : wmode ? write_known : create_known, err) ||
-      ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err) ||
+      ds_options_infer(o, DEFAULT_INFER, &infer, err) ||
       ds_options_enum(o, "unsupported", modes, 0, &mode, err) ||
       ds_options_int(o, "cache_mb", 0, 0, (int64_t)(SIZE_MAX >> 21), &cache_mb, err) ||
       ds_options_int(o, "threads", 2, 1, 2, &threads, err)) {

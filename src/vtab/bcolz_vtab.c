@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/abspath.h"
 #include "core/common.h"
 #include "core/options.h"
 #include "core/rowset.h"
@@ -811,7 +812,8 @@ static const ds_list_def stats_def = {
     8, 1, "bcolz_stats('table/dir')", 10, stats_collect, list_column, NULL};
 
 /* bcolz_decoded(path): JSON {column: decompressions} of the table at path
- * in this process so far (see bcolz_decode_count): proof that a query
+ * (as written and, when relative, as resolved against the current
+ * directory) in this process so far (see bcolz_decode_count): proof that a query
  * decompressed only the columns and chunks it needed. */
 static void decoded_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
@@ -829,7 +831,14 @@ static void decoded_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     const char *name = bcolz_is_ctable(tb) ? bcolz_col_name(tb, col) : "value";
     if (col) ds_buf_puts(&b, ",");
     ds_json_string(&b, (const uint8_t *)name, strlen(name));
-    ds_buf_printf(&b, ":%llu", (unsigned long long)bcolz_decode_count(bcolz_col_path(tb, col)));
+    const char *dir = bcolz_col_path(tb, col);
+    uint64_t n = bcolz_decode_count(dir);
+    char *abs = dir[0] != '/' ? ds_path_absolute(dir, &err) : NULL;
+    if (abs) n += bcolz_decode_count(abs); /* a CREATE-form table's resolved path */
+    free(abs);
+    free(err);
+    err = NULL;
+    ds_buf_printf(&b, ":%llu", (unsigned long long)n);
   }
   ds_buf_puts(&b, "}");
   bcolz_close(tb);
@@ -842,8 +851,8 @@ int ds_bcolz_register(sqlite3 *db) {
   if (rc == SQLITE_OK) rc = ds_list_register(db, &attrs_def);
   if (rc == SQLITE_OK) rc = ds_list_register(db, &stats_def);
   if (rc == SQLITE_OK)
-    rc = sqlite3_create_function(db, "bcolz_decoded", 1, SQLITE_UTF8, NULL, decoded_func,
-                                 NULL, NULL);
+    rc = sqlite3_create_function(db, "bcolz_decoded", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+                                 NULL, decoded_func, NULL, NULL); /* it reads files */
   return rc;
 }
 

@@ -20,6 +20,7 @@
  * reads are converted. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/common.h"
 #include "core/options.h"
@@ -55,7 +56,7 @@ typedef struct dd_vtab {
   ds_table base;      /* db, form, dataset, argument columns */
   ds_table_writer *writer; /* mode=create|replace (table_writer.h) */
   ds_schema schema;   /* CREATE form: the field columns */
-  int col_sample, col_raw;
+  int col_sample, col_raw, col_shard, col_shard_index;
 } dd_vtab;
 
 typedef struct dd_cursor {
@@ -90,9 +91,10 @@ static int dataset_open(ds_dataset *d, const char *path, const ds_options *o, in
   static const char *const tvf_known[] = {NULL};
   int64_t infer;
   int mode;
-  if (ds_options_check_known(o, tvf ? tvf_known : create_known, err) ||
+  if (ds_options_create_only(o, tvf, err) ||
+      ds_options_check_known(o, tvf ? tvf_known : create_known, err) ||
       ds_table_writer_mode(o, &mode, err) ||
-      ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, &infer, err)) {
+      ds_options_infer(o, DEFAULT_INFER, &infer, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
@@ -111,7 +113,14 @@ static int declare_create(dd_vtab *t, char **err) {
   if (ds_schema_name_columns(&t->schema, reserved, err)) return -1;
   char *sample = ds_schema_free_name(&t->schema, "sample", reserved);
   char *raw = ds_schema_free_name(&t->schema, "raw", reserved);
-  char *tail = sample && raw ? ds_strf("\"%s\" HIDDEN, \"%s\" HIDDEN", sample, raw) : NULL;
+  char *sh = ds_schema_free_name(&t->schema, "shard", reserved);
+  char *si = ds_schema_free_name(&t->schema, "shard_index", reserved);
+  char *tail = sample && raw && sh && si
+                   ? ds_strf("\"%s\" HIDDEN, \"%s\" HIDDEN, \"%s\" INTEGER HIDDEN, "
+                             "\"%s\" INTEGER HIDDEN", sample, raw, sh, si)
+                   : NULL;
+  free(sh);
+  free(si);
   char *sql = tail ? ds_schema_sql(&t->schema, "key TEXT", tail) : NULL;
   free(sample);
   free(raw);
@@ -120,7 +129,25 @@ static int declare_create(dd_vtab *t, char **err) {
   free(sql);
   t->col_sample = 1 + (int)t->schema.n;
   t->col_raw = t->col_sample + 1;
+  t->col_shard = t->col_sample + 2;
+  t->col_shard_index = t->col_sample + 3;
   return rc;
+}
+
+/* columns='key TEXT, ...' names the key column, which is always there:
+ * drop it from the field columns instead of adding key_2. */
+static void drop_key_column(ds_schema *s) {
+  size_t j = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    if (strcasecmp(s->cols[i].field, "key") == 0) {
+      free(s->cols[i].field);
+      free(s->cols[i].decltype);
+      free(s->cols[i].name);
+      continue;
+    }
+    s->cols[j++] = s->cols[i];
+  }
+  s->n = j;
 }
 
 /* CREATE VIRTUAL TABLE t USING datadings(path, infer=N | columns='...'):
@@ -132,6 +159,7 @@ static int create_form(dd_vtab *t, const ds_options *o, char **err) {
     ds_err_prefix(err, ds->path);
     return -1;
   }
+  if (cols) drop_key_column(&t->schema);
   if (!cols && DD(ds)->reader && datadings_infer_columns(DD(ds)->reader, ds->path, ds->max_value,
                                        (uint64_t)DD(ds)->infer, &t->schema, err))
     return -1;
@@ -146,10 +174,11 @@ static int declare(ds_table *base, const ds_options *o, char **err) {
   if (!base->tvf) return create_form(t, o, err);
   /* the arguments fill the first HIDDEN columns, so path and options come
    * before raw */
-  t->col_sample = 1, t->col_raw = 4;
+  t->col_sample = 1, t->col_raw = 4, t->col_shard = 5, t->col_shard_index = 6;
   ds_table_arg_columns(base, 2, 3);
   return ds_table_declare(base, "CREATE TABLE x(key TEXT, sample TEXT, path HIDDEN,"
-                                " options HIDDEN, raw BLOB HIDDEN)", err);
+                                " options HIDDEN, raw BLOB HIDDEN, shard INTEGER HIDDEN,"
+                                " shard_index INTEGER HIDDEN)", err);
 }
 
 /* ds_table_def.table_free */
@@ -252,6 +281,21 @@ static void column_field(dd_cursor *c, sqlite3_context *ctx, const ds_column *co
   else if (found) ds_value_result(ctx, &v);
 }
 
+/* The shard of the current row, or its index inside that shard. */
+static void column_shard(dd_cursor *c, sqlite3_context *ctx, int want_index) {
+  const datadings_reader *r = DD(c->base.ds)->reader;
+  size_t shard;
+  uint64_t start, end;
+  char *err = NULL;
+  if (datadings_sample_range(r, c->base.row, &shard, &start, &end, &err)) {
+    ds_result_error(ctx, MOD, err);
+    return;
+  }
+  uint64_t first = 0; /* rows of the shards before: a short loop per shard */
+  for (size_t s = 0; want_index && s < shard; s++) first += datadings_shard_count(r, s);
+  sqlite3_result_int64(ctx, (sqlite3_int64)(want_index ? c->base.row - first : shard));
+}
+
 /* The whole sample as JSON. */
 static void column_sample(dd_cursor *c, sqlite3_context *ctx) {
   char *err = NULL;
@@ -303,6 +347,8 @@ static int dd_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   if (col == 0) column_key(c, ctx);
   else if (col == t->col_sample) column_sample(c, ctx);
   else if (col == t->col_raw) column_raw(c, ctx);
+  else if (col == t->col_shard || col == t->col_shard_index)
+    column_shard(c, ctx, col == t->col_shard_index);
   else if (!t->base.tvf && col >= 1 && (size_t)col <= t->schema.n)
     column_field(c, ctx, &t->schema.cols[col - 1]);
   return SQLITE_OK;

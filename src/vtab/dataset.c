@@ -4,7 +4,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "core/abspath.h"
 #include "core/codec.h"
 #include "core/common.h"
 #include "vtab/vtab_util.h"
@@ -40,15 +42,61 @@ static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_op
   return 0;
 }
 
+int ds_options_create_only(const ds_options *o, int tvf, char **err) {
+  static const char *const create_only[] = {"infer", "columns", NULL};
+  for (const char *const *n = create_only; tvf && *n; n++)
+    if (ds_options_get(o, *n))
+      return ds_err(err, "option '%s' is only for the CREATE form (CREATE VIRTUAL TABLE t "
+                         "USING module('path', %s=...)): the table-valued form has fixed "
+                         "columns", *n, *n);
+  return 0;
+}
+
+int ds_options_infer(const ds_options *o, int64_t def, int64_t *out, char **err) {
+  const char *v = ds_options_get(o, "infer");
+  if (v && strcasecmp(v, "all") == 0) {
+    *out = INT64_MAX;
+    return 0;
+  }
+  return ds_options_int(o, "infer", def, 0, INT64_MAX, out, err);
+}
+
+/* 1 when a CREATE argument is a whole option list in one quoted string
+ * ('a=1, b=2'): a comma followed by `name=`. */
+static int option_list_in_one(const char *arg) {
+  for (const char *c = strchr(arg, ','); c; c = strchr(c + 1, ',')) {
+    const char *p = c + 1;
+    while (*p == ' ') p++;
+    const char *name = p;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_') p++;
+    while (*p == ' ') p++;
+    if (p > name && *p == '=') return 1;
+  }
+  return 0;
+}
+
 int ds_dataset_create(const ds_dataset_ops *ops, int argc, const char *const *argv,
                       ds_options *o, ds_dataset **out, char **err) {
   memset(o, 0, sizeof *o);
   *out = NULL;
-  char *path = argc > 3 ? ds_dequote(argv[3]) : NULL;
-  if (!path) return ds_err(err, argc > 3 ? "out of memory" : "no path given");
+  char *given = argc > 3 ? ds_dequote(argv[3]) : NULL;
+  if (!given && argc > 3) return ds_err(err, "out of memory");
+  if (!given || !*given) {
+    free(given);
+    return ds_err(err, DS_NO_PATH, ops->usage);
+  }
+  /* resolved now and kept: a later chdir does not move the table */
+  char *path = ds_path_absolute(given, err);
+  free(given);
+  if (!path) return -1;
   int rc = 0;
   for (int i = 4; i < argc && rc == 0; i++)
-    if (ds_options_add(o, argv[i], err)) {
+    if ((argv[i][0] == '\'' || argv[i][0] == '"') && option_list_in_one(argv[i])) {
+      ds_err(err, "%s: %s holds several options in one string: in CREATE VIRTUAL TABLE "
+                  "give each option as its own argument, unquoted (module('path', a=1, b=2))",
+             path, argv[i]);
+      rc = -1;
+    } else if (ds_options_add(o, argv[i], err)) {
       ds_err_prefix(err, path);
       rc = -1;
     }

@@ -43,6 +43,12 @@ struct ds_dataset {
                          whole-dataset numbers (vtab/table.c applies it) */
 };
 
+/* The options only the CREATE form has (infer=, columns=) given to the
+ * table-valued form: an error saying so. 0 when there are none. */
+int ds_options_create_only(const ds_options *o, int tvf, char **err);
+/* Option infer=N|all (all: every row) into *out; def when absent. */
+int ds_options_infer(const ds_options *o, int64_t def, int64_t *out, char **err);
+
 /* CREATE VIRTUAL TABLE t USING module(path, name=value, ...): open the
  * dataset; *o gets the parsed options (free with ds_options_free) for the
  * module's own use (column inference, ...). */

@@ -24,6 +24,7 @@
 #include "sql/sqlite_api.h"
 #include "formats/detect.h"
 #include "vtab/modules.h"
+#include "vtab/table.h"
 #include "vtab/vtab_util.h"
 
 #define MOD "dataset"
@@ -75,18 +76,29 @@ static int has_option(int argc, const char *const *argv, const char *name) {
 
 static int fwd_init(sqlite3 *db, int argc, const char *const *argv,
                     sqlite3_vtab **out, char **pzErr) {
-  if (argc <= 3)
+  char *path = argc > 3 ? ds_dequote(argv[3]) : NULL;
+  if (argc > 3 && !path) return SQLITE_NOMEM;
+  if (!path || !*path) {
+    free(path);
     return ds_set_error(
         pzErr, MOD,
-        strdup("no path given: use CREATE VIRTUAL TABLE t USING dataset('path' "
-               "[, name=value ...]), or SELECT * FROM dataset_info('path') for "
-               "a look without a table"));
-  char *path = ds_dequote(argv[3]);
-  if (!path) return SQLITE_NOMEM;
+        ds_strf(DS_NO_PATH, "CREATE VIRTUAL TABLE t USING dataset('path' "
+                            "[, name=value ...]), or SELECT * FROM dataset_info('path') for "
+                            "a look without a table"));
+  }
   ds_detected d;
   char *err = NULL;
   int rc = ds_detect(path, &d, &err);
   free(path);
+  if (rc && !ds_table_creating(db)) {
+    /* reconnecting without the files: bagz's placeholder table, which
+     * DROP TABLE can drop and queries fail on */
+    free(err);
+    rc = 0;
+    d.format = DS_FORMAT_BAGZ;
+    d.module = "bagz";
+    d.bagz_separate = 0;
+  }
   if (rc) return ds_set_error(pzErr, MOD, err);
   const char **args = malloc((size_t)(argc + 1) * sizeof *args);
   if (!args) return SQLITE_NOMEM;

@@ -45,6 +45,7 @@ int ds_table_declare(ds_table *t, const char *sql, char **err) {
 static void table_free(ds_table *t) {
   if (t->def->table_free) t->def->table_free(t);
   ds_dataset_unref(t->ds);
+  free(t->unavailable);
   sqlite3_free(t->base.zErrMsg);
   sqlite3_free(t);
 }
@@ -65,6 +66,27 @@ int ds_table_done(ds_table *t, int rc, char *err, sqlite3_vtab **out, char **pzE
   return ds_set_error(pzErr, name, err);
 }
 
+int ds_table_creating(sqlite3 *db) {
+  for (sqlite3_stmt *s = sqlite3_next_stmt(db, NULL); s; s = sqlite3_next_stmt(db, s)) {
+    const char *sql = sqlite3_sql(s);
+    if (!sql || !sqlite3_stmt_busy(s)) continue;
+    while (*sql == ' ' || *sql == '\t' || *sql == '\n' || *sql == '\r') sql++;
+    if (sqlite3_strnicmp(sql, "CREATE", 6) == 0) return 1;
+  }
+  return 0;
+}
+
+/* A CREATE-form table reconnected (database reopened) whose dataset cannot
+ * be opened: keep why, declare one placeholder column, so that DROP TABLE
+ * works; every query fails with the reason (ds_table_plan). */
+static int declare_unavailable(ds_table *t, char **err) {
+  t->unavailable = *err ? *err : strdup("cannot open the dataset");
+  *err = NULL;
+  ds_dataset_unref(t->ds);
+  t->ds = NULL;
+  return ds_table_declare(t, "CREATE TABLE x(unavailable HIDDEN)", err);
+}
+
 int ds_table_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                      sqlite3_vtab **out, char **pzErr) {
   const ds_table_def *def = aux;
@@ -74,6 +96,7 @@ int ds_table_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   int rc = ds_table_open(db, def, argc, argv, &o, &t, &err);
   if (rc == 0) rc = def->declare(t, &o, &err);
   ds_options_free(&o);
+  if (rc && t && !t->tvf && !ds_table_creating(db)) rc = declare_unavailable(t, &err);
   return ds_table_done(t, rc, err, out, pzErr);
 }
 
@@ -84,6 +107,14 @@ int ds_table_disconnect(sqlite3_vtab *vtab) {
 
 int ds_table_plan(ds_table *t, sqlite3_index_info *info, double nrows,
                   const ds_plan_extra *extra, int nextra) {
+  if (t->unavailable) {
+    sqlite3_free(t->base.zErrMsg);
+    t->base.zErrMsg = sqlite3_mprintf(
+        "%s: %s (the database was opened without the table's dataset: DROP TABLE "
+        "works; reopen the database once the files are back)",
+        t->def->name, t->unavailable);
+    return SQLITE_ERROR;
+  }
   int args[2] = {t->col_path, t->col_options};
   ds_plan_config cfg = {nrows, 1.0, extra, nextra, args, t->tvf ? 2 : 0, t->tvf ? 1 : 0};
   return ds_plan_best_index(info, &cfg);
@@ -259,6 +290,14 @@ static void window_plan(const ds_row_window *w, ds_plan_args *a) {
 }
 
 /* xFilter inside its interrupt scope. */
+/* max_value_bytes is never above what this connection can return
+ * (SQLITE_LIMIT_LENGTH, 1e9 by default): a value too long for SQLite fails
+ * with the max_value_bytes error before it is decompressed. */
+static void cap_to_connection(ds_dataset *d, sqlite3 *db) {
+  int lim = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+  if (lim > 0 && d->max_value > (uint64_t)lim) d->max_value = (uint64_t)lim;
+}
+
 static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
                   sqlite3_value **argv) {
   ds_table *t = ds_table_of(&c->base);
@@ -277,6 +316,7 @@ static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
     c->ds = t->ds;
     ds_dataset_ref(c->ds);
     window_plan(&c->ds->win, &a);
+    cap_to_connection(c->ds, t->db);
     if (def->select) rc = def->select(c, &a, &r, &err);
   }
   if (rc == 0) rc = build_rowset(c, &a, &r, &err);

@@ -121,6 +121,7 @@ struct ds_table {
   int tvf;            /* table-valued form: the dataset comes with xFilter */
   ds_dataset *ds;     /* CREATE form: the table's; tvf: the last one used */
   int col_path, col_options; /* HIDDEN argument columns, -1 when absent */
+  char *unavailable;  /* CREATE form reconnected without its dataset: why */
 };
 
 struct ds_cursor {
@@ -142,6 +143,8 @@ static inline ds_table *ds_table_of(sqlite3_vtab_cursor *cur) {
 
 /* xCreate and xConnect of every module: ds_table_open, def->declare (the
  * def is the module's aux pointer), ds_table_done. */
+/* 1 while a CREATE statement runs on db (xCreate, not a reconnect). */
+int ds_table_creating(sqlite3 *db);
 int ds_table_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                      sqlite3_vtab **out, char **pzErr);
 

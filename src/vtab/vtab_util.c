@@ -49,7 +49,7 @@ int ds_tvf_call(const sqlite3_value *const *args, const char *usage,
   sqlite3_value *pv = (sqlite3_value *)args[0], *ov = (sqlite3_value *)args[1];
   *path = pv ? (const char *)sqlite3_value_text(pv) : NULL;
   *opts = ov ? (const char *)sqlite3_value_text(ov) : NULL;
-  if (!*path) return ds_err(err, "no path given: use %s", usage);
+  if (!*path || !**path) return ds_err(err, DS_NO_PATH, usage);
   *path_arg = sqlite3_mprintf("%s", *path);
   *options_arg = *opts ? sqlite3_mprintf("%s", *opts) : NULL;
   *key = ds_strf("%s\n%s", *path, *opts ? *opts : "");

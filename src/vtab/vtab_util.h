@@ -24,6 +24,9 @@ int ds_recheck_due(int64_t *last_ns);
 /* The error for a CREATE-form table whose files changed under it. */
 char *ds_changed_error(const char *path);
 
+/* The one message for a missing or empty path, with the usage (%s). */
+#define DS_NO_PATH "no path given: use %s"
+
 /* The arguments of a table-valued call (plan.c's argument columns 0 and
  * 1): *path and *opts point at the SQL values' text (opts may be NULL),
  * *path_arg / *options_arg are sqlite3_malloc'd copies for the HIDDEN
