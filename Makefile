@@ -145,6 +145,7 @@ install: all
 	install -d $(DESTDIR)$(EXTDIR) $(DESTDIR)$(PYDIR)/sqlite_datasets
 	install -m 0644 $(LIBS_SO) $(DESTDIR)$(EXTDIR)/
 	install -m 0644 python/sqlite_datasets/*.py $(DESTDIR)$(PYDIR)/sqlite_datasets/
+	@echo "installed: $(notdir $(LIBS_SO)) in $(DESTDIR)$(EXTDIR) (.load datasets finds them there); the sqlite_datasets package in $(DESTDIR)$(PYDIR)"
 
 uninstall:
 	rm -f $(LIBS_SO:$(BUILD)/%=$(DESTDIR)$(EXTDIR)/%)
