@@ -44,7 +44,7 @@ static const char *trim(const char *s, size_t *n) {
 /* Is type[0..n) a type columns= accepts (ignoring case; empty: none)? */
 static int known_type(const char *type, size_t n) {
   static const char *const types[] = {"INTEGER", "INT", "REAL", "FLOAT", "DOUBLE",
-                                      "TEXT", "BLOB", "NUMERIC", NULL};
+                                      "TEXT", "BLOB", "NUMERIC", "JSON", NULL};
   if (n == 0) return 1;
   for (const char *const *t = types; *t; t++)
     if (strlen(*t) == n && strncasecmp(*t, type, n) == 0) return 1;
@@ -64,7 +64,7 @@ int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
     const char *type = trim(item + name_len, &type_len);
     if (!known_type(type, type_len))
       return ds_err(err, "columns='%s': column '%.*s' has type '%.*s', not one of INTEGER, "
-                         "REAL, TEXT, BLOB, NUMERIC or none (columns are separated by commas)",
+                         "REAL, TEXT, BLOB, NUMERIC, JSON or none (columns are separated by commas)",
                     spec, (int)name_len, item, (int)type_len, type);
     ds_column *c = add_column(s);
     if (!c || !(c->field = ds_strf("%.*s", (int)name_len, item)) ||
