@@ -25,6 +25,7 @@ REG = os.path.join(HERE, "regressions", "queries")
 # name -> virtual table argument list (the fixture and its options)
 TABLES = {
     "bagz": "bagz('%s/bagz/concat@4.bagz')" % FIX,
+    "bagz_inter": "bagz('%s/bagz/inter@3.bagz', 'layout=interleaved')" % FIX,
     "datadings": "datadings('%s/datadings/sharded/part-*.msgpack')" % FIX,
     "atlas": "atlas('%s/atlas/per_shard_dict')" % FIX,
     "bcolz": "bcolz('%s/bcolz/ctable_appended')" % FIX,
@@ -76,8 +77,9 @@ def lit(v):
 
 
 class Gen:
-    """Random query templates: {T} is the table under test, {R} its rowid,
-    {N} the native copy (always n_<name>) for joins."""
+    """Random query templates: {T} is the table under test, {R} its qualified
+    rowid, {RC} the bare rowid column; {B}/{BRC} the native copy (always
+    n_<name>) and its rid, for joins."""
 
     def __init__(self, rng, tab):
         self.r, self.t = rng, tab
@@ -162,30 +164,32 @@ class Gen:
             if t.intcols:
                 agg.append("sum({T}.%s)" % q(r.choice(t.intcols)))
             return ("SELECT %s FROM {T}%s" % (", ".join(r.sample(agg, 2)), self.where()), True)
-        # join between the table under test (alias a) and the native copy (b)
+        # join of the table under test (alias a) with its native copy or itself (b)
         arid = "a.{RC}"
-        on = [("b.rid = a.{RC}", "a"), ("a.{RC} = b.rid", "a")]
+        on = [("b.{BRC} = a.{RC}", "a"), ("a.{RC} = b.{BRC}", "a")]
         if t.keys:
             on.append(("a.key = b.key", "a"))
         cond, _ = r.choice(on)
         first_native = r.random() < 0.5
-        src = ("{N} AS b JOIN {T} AS a ON " if first_native else "{T} AS a JOIN {N} AS b ON ") + cond
+        src = ("{B} AS b JOIN {T} AS a ON " if first_native else "{T} AS a JOIN {B} AS b ON ") + cond
         col = q(r.choice(t.cols))
         w = self.where("a", arid)
-        order = r.choice(["", " ORDER BY %s" % arid, " ORDER BY b.rid DESC"])
+        order = r.choice(["", " ORDER BY %s" % arid, " ORDER BY b.{BRC} DESC"])
         lim = self.limit()
         if lim and not order:
-            order = " ORDER BY b.rid"
-        return ("SELECT %s, b.rid, a.%s FROM %s%s%s%s" % (arid, col, src, w, order, lim),
-                bool(order))
+            order = " ORDER BY b.{BRC}"
+        sql = ("SELECT %s, b.{BRC}, a.%s FROM %s%s%s%s" % (arid, col, src, w, order, lim))
+        if r.random() < 0.3:  # self-join: b is the table under test too
+            sql = sql.replace("{B}", "{T}").replace("{BRC}", "{RC}")
+        return sql, bool(order)
 
 
 def render(tmpl, tab, native):
     """The template as SQL for the virtual table, or for the native copy."""
     T = tab.nt if native else tab.vt
     R = "rid" if native else "rowid"
-    return (tmpl.replace("{RC}", R).replace("{R}", T + "." + R)
-            .replace("{T}", T).replace("{N}", tab.nt))
+    return (tmpl.replace("{BRC}", "rid").replace("{B}", tab.nt)
+            .replace("{RC}", R).replace("{R}", T + "." + R).replace("{T}", T))
 
 
 def sortkey(row):
