@@ -20,13 +20,14 @@
 #include "core/npy.h"
 #include "formats/pickle.h"
 
-/* Mapped chunk files kept per column (address space only: the pages are
- * the page cache's). */
+/* Chunk files kept loaded per column for row lookups (a scan decompresses
+ * a chunk whole and lets its file go at once). Files are read, never
+ * mapped: one that shrinks is an error, not a fault. */
 #define MAP_SLOTS 32
 typedef struct chunk_map {
   ds_file f;
   uint64_t k;
-  int open;
+  int open; /* 1: f loaded; 2: only its identity kept (for bcolz_stale) */
 } chunk_map;
 
 typedef struct bcolz_col {
@@ -36,8 +37,8 @@ typedef struct bcolz_col {
   char *attrs;       /* compact JSON */
   bcolz_dtype dt;
   uint64_t len, chunklen, nfull, leftover, nchunks;
-  /* cache: up to MAP_SLOTS mapped chunk files (chunk k in slot k %
-   * MAP_SLOTS), so random row reads do not map a file each; cf is the one
+  /* cache: up to MAP_SLOTS loaded chunk files (chunk k in slot k %
+   * MAP_SLOTS), so random row reads do not read a file each; cf is the one
    * map_chunk returned last */
   chunk_map maps[MAP_SLOTS];
   ds_file *cf;
@@ -76,7 +77,7 @@ static json_t *json_from_bytes(const uint8_t *p, size_t n, const char *path,
 /* Parse the file `path` as JSON. */
 static json_t *load_json(const char *path, char **err) {
   ds_file f;
-  if (ds_file_open(&f, path, err)) return NULL;
+  if (ds_file_load(&f, path, err)) return NULL;
   json_t *j = json_from_bytes(f.data, (size_t)f.size, path, err);
   ds_file_close(&f);
   return j;
@@ -358,13 +359,13 @@ static int open_carray(bcolz_col *c, char **err) {
            c->path);
     goto done;
   }
-  if (ds_file_open(&tf, tp, err)) goto done;
+  if (ds_file_load(&tf, tp, err)) goto done;
   topen = 1;
   if (!ds_path_exists(sp, NULL)) {
     ds_err(err, "%s: missing meta/sizes", c->path);
     goto done;
   }
-  if (ds_file_open(&sf, sp, err)) goto done;
+  if (ds_file_load(&sf, sp, err)) goto done;
   sopen = 1;
   if (parse_meta(c, tp, tf.data, (size_t)tf.size, sp, sf.data, (size_t)sf.size,
                  err))
@@ -694,27 +695,27 @@ uint64_t bcolz_decode_count(const char *column_dir) {
   return n ? __atomic_load_n(n, __ATOMIC_RELAXED) : 0;
 }
 
-/* Map (or reuse the mapping of) chunk k's file; check it and the size it
- * must hold. *nbytes = the Blosc uncompressed size. */
+/* Load (or reuse the loaded copy of) chunk k's file; check it and the size
+ * it must hold. *nbytes = the Blosc uncompressed size. */
 static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
   if (k >= c->nchunks)
     return ds_err(err, "%s: chunk %llu out of range (%llu chunks)", c->path,
                   (unsigned long long)k, (unsigned long long)c->nchunks);
   chunk_map *m = &c->maps[k % MAP_SLOTS];
-  if (!m->open || m->k != k) {
+  if (m->open != 1 || m->k != k) {
     if (m->open) {
       ds_file_close(&m->f);
       m->open = 0;
     }
     char *fp = ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)k);
     if (!fp) return ds_err(err, "out of memory");
-    if (!ds_path_exists(fp, NULL)) {
+    if (!ds_path_exists(fp, NULL) && errno == ENOENT) {
       ds_err(err, "%s: chunk file not found (column '%s' needs chunks 0..%llu)",
              fp, c->name, (unsigned long long)(c->nchunks - 1));
       free(fp);
       return -1;
     }
-    int rc = ds_file_open(&m->f, fp, err);
+    int rc = ds_file_load(&m->f, fp, err); /* other errors say what is wrong */
     free(fp);
     if (rc) return -1;
     m->open = 1;
@@ -744,10 +745,15 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   uint64_t nbytes;
   if (map_chunk(c, k, &nbytes, err)) return -1;
   count_decode(c);
-  if (decompress(c->cf->data + 16, nbytes, c->cf->path, buf, err)) return -1;
-  /* the whole chunk is in buf now: give the mapped pages back so a scan's
-   * memory does not grow with the mappings kept */
-  ds_file_drop(c->cf, 0, c->cf->size);
+  int rc = decompress(c->cf->data + 16, nbytes, c->cf->path, buf, err);
+  /* the whole chunk is in buf now (or failed): let its bytes go, so a
+   * scan's memory does not grow with the files kept; its identity stays
+   * for bcolz_stale (decompressed chunks may be cached) */
+  chunk_map *m = &c->maps[k % MAP_SLOTS];
+  ds_file_forget_data(&m->f);
+  m->open = 2;
+  c->cf = NULL;
+  if (rc) return -1;
   *p = buf->data;
   if (c->dt.kind == 'O') {
     *rows = 1;
@@ -1514,7 +1520,7 @@ int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
   char *fp = ds_strf("%s/data/__0.blp", c->path);
   if (!fp) return ds_err(err, "out of memory");
   ds_file f;
-  int rc = ds_file_open(&f, fp, err);
+  int rc = ds_file_load(&f, fp, err);
   free(fp);
   if (rc) return -1;
   uint64_t nbytes;

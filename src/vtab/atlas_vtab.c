@@ -54,9 +54,6 @@
 
 #define MOD "atlas"
 #define DEFAULT_INFER 100
-/* An ascending scan drops the data.bin pages it has passed every this
- * many bytes (and at each new shard). */
-#define RELEASE_STEP ((uint64_t)1 << 20)
 
 typedef enum { SHAPE_DICT, SHAPE_SEQ, SHAPE_VALUE } example_shape;
 
@@ -78,6 +75,7 @@ static at_dataset *AT(ds_dataset *d) { return (at_dataset *)d; }
  * ZSTD_DCtx and buffers cost about as much as a lookup. */
 typedef struct at_res {
   ds_zstd_ctx z;
+  ds_view in;         /* window on data.bin */
   atlas_dblock *own;  /* the block decoded into when the cache is off */
   ds_pickle_list pl;  /* the fast decoder's scratch */
 } at_res;
@@ -89,6 +87,7 @@ static void res_init(at_res *r) {
 
 static void res_free(at_res *r) {
   ds_zstd_ctx_free(&r->z);
+  ds_view_free(&r->in);
   atlas_dblock_free(r->own);
   ds_pickle_list_free(&r->pl);
   r->own = NULL;
@@ -123,8 +122,6 @@ typedef struct at_cursor {
   atlas_readahead *ra;   /* a scan decoding ahead on a second thread */
   int blk_ra;            /* blk belongs to ra */
   uint64_t loads;        /* blocks loaded since the filter */
-  size_t rel_shard;      /* pages of data.bin dropped up to here */
-  uint64_t rel_off;
   at_res r;
   char *path_arg, *options_arg;
 } at_cursor;
@@ -226,7 +223,7 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
       char *e = NULL;
       have_shard = s;
       have_block = b;
-      bad_block = atlas_decode_block(d->reader, &res.z, &res.pl, blk, s, b, UINT64_MAX, &e) != 0;
+      bad_block = atlas_decode_block(d->reader, &res.z, &res.in, &res.pl, blk, s, b, UINT64_MAX, &e) != 0;
       free(e); /* a bad block is reported when a query reads it */
     }
     if (bad_block) continue;
@@ -540,30 +537,17 @@ static int at_next(sqlite3_vtab_cursor *cur) {
 
 static int at_eof(sqlite3_vtab_cursor *cur) { return ((at_cursor *)cur)->eof; }
 
-/* An ascending scan left its block for (shard, block): drop the data.bin
- * pages it has passed, every RELEASE_STEP bytes and at each new shard. */
-static void release_pages(at_cursor *c) {
-  const atlas_reader *r = AT(c->ds)->reader;
-  uint64_t off = atlas_index_entry(r, c->shard, c->block);
-  if (c->shard == c->rel_shard && off - c->rel_off < RELEASE_STEP && off >= c->rel_off)
-    return;
-  atlas_release_before(r, c->shard, c->block);
-  c->rel_shard = c->shard;
-  c->rel_off = off;
-}
-
 /* Make c->blk the decoded block (shard, block): from the cache, or
  * decoded (into the cache, or into the cursor's own block). */
 static int load_block(at_cursor *c, char **err) {
   at_dataset *d = AT(c->ds);
-  if (c->blk && !c->rs.desc) release_pages(c); /* an ascending scan left it */
   drop_block(c);
   c->blk_ra = 0;
   if (d->cache.limit) {
     atlas_dblock *b = atlas_cache_get(&d->cache, c->shard, c->block);
     if (!b) {
       if (!(b = atlas_dblock_new())) return ds_err(err, "out of memory");
-      if (atlas_decode_block(d->reader, &c->r.z, &c->r.pl, b, c->shard, c->block, UINT64_MAX, err)) {
+      if (atlas_decode_block(d->reader, &c->r.z, &c->r.in, &c->r.pl, b, c->shard, c->block, UINT64_MAX, err)) {
         atlas_dblock_free(b);
         return -1;
       }
@@ -584,7 +568,7 @@ static int load_block(at_cursor *c, char **err) {
     }
   }
   if (!c->r.own && !(c->r.own = atlas_dblock_new())) return ds_err(err, "out of memory");
-  if (atlas_decode_block(d->reader, &c->r.z, &c->r.pl, c->r.own, c->shard, c->block,
+  if (atlas_decode_block(d->reader, &c->r.z, &c->r.in, &c->r.pl, c->r.own, c->shard, c->block,
                          c->single ? c->pos : UINT64_MAX, err))
     return -1;
   c->blk = c->r.own;

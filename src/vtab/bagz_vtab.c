@@ -79,7 +79,7 @@ typedef struct bagz_cursor {
   char *path_arg, *options_arg;
   int located;             /* row/shard/shard_index are valid */
   int reads_records;       /* the plan reads the record column */
-  bagz_release_state release; /* pages behind an ascending scan */
+  bagz_io io;              /* windows on the files (reads with pread) */
 } bagz_cursor;
 
 /* idxNum flag (module-specific bit of plan.h's encoding): the query reads
@@ -145,23 +145,27 @@ static const ds_dataset_ops bagz_ops = {
 typedef struct index_ctx {
   bagz_reader *r;
   ds_zstd_ctx z;
+  bagz_io io;
   ds_buf buf;
 } index_ctx;
 
 static int index_get(void *ctx, uint64_t row, const uint8_t **p, size_t *n,
                      char **err) {
   index_ctx *c = ctx;
-  return bagz_read(c->r, &c->z, row, &c->buf, p, n, err);
+  return bagz_read(c->r, &c->z, &c->io, row, &c->buf, p, n, err);
 }
 
 /* Build the record index once per dataset. */
 static int dataset_index(bagz_dataset *d, char **err) {
   if (d->indexed) return 0;
-  index_ctx c = {d->reader, {0}, {0}};
+  index_ctx c;
+  memset(&c, 0, sizeof c);
+  c.r = d->reader;
   ds_zstd_ctx_init(&c.z, d->reader->dict);
   c.buf.max = (size_t)d->base.max_value;
   int rc = ds_hash_index_build(&d->index, bagz_count(d->reader), index_get, &c, err);
   ds_zstd_ctx_free(&c.z);
+  bagz_io_free(&c.io);
   ds_buf_free(&c.buf);
   if (rc == 0) d->indexed = 1;
   return rc;
@@ -264,6 +268,7 @@ static int bagz_close_cursor(sqlite3_vtab_cursor *cur) {
   bagz_cursor *c = (bagz_cursor *)cur;
   bagz_vtab *t = (bagz_vtab *)cur->pVtab;
   cursor_reset(c);
+  bagz_io_free(&c->io);
   if (!t->spare && c->scratch.cap <= ((size_t)1 << 20)) {
     t->spare_z = c->z; /* keep for the next cursor */
     t->spare_buf = c->scratch;
@@ -280,6 +285,7 @@ static int bagz_close_cursor(sqlite3_vtab_cursor *cur) {
 typedef struct record_pick {
   bagz_dataset *d;
   ds_zstd_ctx *z;
+  bagz_io *io;
   ds_buf *buf;
   uint64_t *ids;
   size_t n;
@@ -296,7 +302,7 @@ static int pick_record(void *ctx, sqlite3_value *v) {
   for (size_t i = 0; i < m; i++) {
     const uint8_t *rec;
     size_t len;
-    if (bagz_read(p->d->reader, p->z, e[i].row, p->buf, &rec, &len, &p->err)) return 1;
+    if (bagz_read(p->d->reader, p->z, p->io, e[i].row, p->buf, &rec, &len, &p->err)) return 1;
     if (len != klen || (klen && memcmp(rec, key, klen) != 0)) continue;
     uint64_t *ids = realloc(p->ids, (p->n + 1) * sizeof *ids);
     if (!ids) return ds_err(&p->err, "out of memory"), 1;
@@ -334,7 +340,7 @@ static int build_rowset(bagz_cursor *c, ds_plan_args *a, char **err) {
   }
   if (a->extra[1]) { /* record */
     if (dataset_index(BAG(c->ds), err)) { free(on); return -1; }
-    record_pick rp = {BAG(c->ds), &c->z, &c->scratch, NULL, 0, NULL};
+    record_pick rp = {BAG(c->ds), &c->z, &c->io, &c->scratch, NULL, 0, NULL};
     if (ds_plan_each_value(a->extra[1], a->extra_in[1], pick_record, &rp)) {
       free(rp.ids);
       free(on);
@@ -410,8 +416,6 @@ static int cursor_step(bagz_cursor *c) {
   }
   c->row = g;
   c->located = 1;
-  if (!c->rs.desc && (c->ra || c->reads_records))
-    bagz_release_track(r, &c->release, c->shard, c->shard_index);
   return SQLITE_OK;
 }
 
@@ -454,7 +458,6 @@ static int filter(sqlite3_vtab_cursor *cur, int idxNum, int argc, sqlite3_value 
   c->eof = 0;
   c->located = 0;
   c->reads_records = (idxNum & PLAN_RECORD_USED) != 0;
-  memset(&c->release, 0, sizeof c->release);
   if ((idxNum & PLAN_RECORD_USED) && BAG(c->ds)->threads > 1 &&
       rowset_has(&c->rs, READAHEAD_MIN_ROWS) &&
       bagz_readahead_start(BAG(c->ds)->reader, &c->rs, c->ds->max_value, &c->ra, &err))
@@ -484,7 +487,7 @@ static void column_record(bagz_cursor *c, sqlite3_context *ctx) {
   const uint8_t *p = c->ra_rec;
   size_t n = c->ra_len;
   char *err = NULL;
-  if (!c->ra && bagz_read_at(BAG(c->ds)->reader, &c->z, c->shard, c->shard_index, c->row,
+  if (!c->ra && bagz_read_at(BAG(c->ds)->reader, &c->z, &c->io, c->shard, c->shard_index, c->row,
                    &c->scratch, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
     return;

@@ -68,7 +68,7 @@ typedef struct dd_cursor {
   ds_msgpack_doc doc;
   ds_arena arena;      /* values of the current row */
   char *path_arg, *options_arg;
-  uint64_t since_release; /* rows since pages behind the scan were dropped */
+  datadings_io io;     /* windows on the files (reads with pread) */
   /* the fields this query has read so far: later samples are walked only
    * as far as the last of them (msgpack_value.c checks the rest only when
    * a query needs it) */
@@ -77,8 +77,6 @@ typedef struct dd_cursor {
   size_t nwant;
 } dd_cursor;
 
-/* An ascending scan drops the pages behind it this often (rows). */
-#define RELEASE_EVERY 2048
 
 /* ds_dataset_ops.close */
 static void dataset_close(ds_dataset *d) {
@@ -123,8 +121,11 @@ static char *sample_error(const dd_dataset *d, uint64_t g, char *why) {
   uint64_t start, end;
   char *ignored = NULL;
   const char *file = d->base.path;
-  if (datadings_sample_range(d->reader, g, &shard, &start, &end, &ignored) == 0)
+  datadings_io io;
+  memset(&io, 0, sizeof io);
+  if (datadings_sample_range(d->reader, &io, g, &shard, &start, &end, &ignored) == 0)
     file = datadings_shard_path(d->reader, shard);
+  datadings_io_free(&io);
   free(ignored);
   char *m = ds_strf("%s: sample %llu: %s", file, (unsigned long long)g,
                     why ? why : "out of memory");
@@ -133,13 +134,13 @@ static char *sample_error(const dd_dataset *d, uint64_t g, char *why) {
 }
 
 /* The bytes of sample g, at most max_value_bytes of them. */
-static int sample_bytes(const dd_dataset *d, uint64_t g, const uint8_t **p, size_t *n,
-                        char **err) {
-  if (datadings_sample(d->reader, g, p, n, err)) return -1;
+static int sample_bytes(const dd_dataset *d, datadings_io *io, uint64_t g,
+                        const uint8_t **p, size_t *n, char **err) {
+  if (datadings_sample(d->reader, io, g, p, n, err)) return -1;
   if (*n <= d->base.max_value) return 0;
   size_t shard;
   uint64_t start = 0, end;
-  datadings_sample_range(d->reader, g, &shard, &start, &end, err);
+  datadings_sample_range(d->reader, io, g, &shard, &start, &end, err);
   ds_err(err, "sample of %zu bytes at offset %llu is more than max_value_bytes=%llu", *n,
          (unsigned long long)start, (unsigned long long)d->base.max_value);
   *err = sample_error(d, g, *err);
@@ -147,11 +148,11 @@ static int sample_bytes(const dd_dataset *d, uint64_t g, const uint8_t **p, size
 }
 
 /* Parse sample g into doc. */
-static int parse_sample(const dd_dataset *d, uint64_t g, ds_msgpack_doc *doc,
-                        char **err) {
+static int parse_sample(const dd_dataset *d, datadings_io *io, uint64_t g,
+                        ds_msgpack_doc *doc, char **err) {
   const uint8_t *p;
   size_t n;
-  if (sample_bytes(d, g, &p, &n, err)) return -1;
+  if (sample_bytes(d, io, g, &p, &n, err)) return -1;
   doc->max_bytes = (size_t)d->base.max_value;
   if (ds_msgpack_scan(doc, p, n, err)) {
     *err = sample_error(d, g, *err);
@@ -167,13 +168,15 @@ static int infer_schema(dd_vtab *t, int64_t infer, char **err) {
   uint64_t n = datadings_count(DD(t->ds)->reader);
   ds_msgpack_doc doc;
   ds_msgpack_doc_init(&doc);
+  datadings_io io;
+  memset(&io, 0, sizeof io);
   ds_arena arena = {0};
   arena.limit = (size_t)t->ds->max_value;
   int rc = 0;
   for (uint64_t g = 0; g < n && g < (uint64_t)infer && rc == 0; g++) {
     char *e = NULL;
     const msgpack_object *root;
-    if (parse_sample(DD(t->ds), g, &doc, &e) || ds_msgpack_get_root(&doc, &root, &e) ||
+    if (parse_sample(DD(t->ds), &io, g, &doc, &e) || ds_msgpack_get_root(&doc, &root, &e) ||
         root->type != MSGPACK_OBJECT_MAP) {
       free(e);
       continue;
@@ -194,6 +197,7 @@ static int infer_schema(dd_vtab *t, int64_t infer, char **err) {
   }
   ds_arena_free(&arena);
   ds_msgpack_doc_free(&doc);
+  datadings_io_free(&io);
   return rc;
 }
 
@@ -310,7 +314,6 @@ static void cursor_reset(dd_cursor *c) {
   c->path_arg = c->options_arg = NULL;
   c->eof = 1;
   c->parsed = 0;
-  c->since_release = 0;
   c->nwant = 0;
   ds_msgpack_want(&c->doc, NULL, NULL, 0);
 }
@@ -318,6 +321,7 @@ static void cursor_reset(dd_cursor *c) {
 static int dd_close(sqlite3_vtab_cursor *cur) {
   dd_cursor *c = (dd_cursor *)cur;
   cursor_reset(c);
+  datadings_io_free(&c->io);
   ds_msgpack_doc_free(&c->doc);
   ds_arena_free(&c->arena);
   sqlite3_free(c);
@@ -401,10 +405,6 @@ static void cursor_step(dd_cursor *c) {
     return;
   }
   c->row = g;
-  if (!c->rs.desc && ++c->since_release >= RELEASE_EVERY) { /* constant memory */
-    datadings_release_before(DD(c->ds)->reader, g);
-    c->since_release = 0;
-  }
 }
 
 static int filter(sqlite3_vtab_cursor *cur, int idxNum, int argc, sqlite3_value **argv) {
@@ -454,7 +454,7 @@ static int dd_eof(sqlite3_vtab_cursor *cur) { return ((dd_cursor *)cur)->eof; }
 static int ensure_parsed(dd_cursor *c, char **err) {
   if (c->parsed) return 0;
   ds_arena_reset(&c->arena);
-  if (parse_sample(DD(c->ds), c->row, &c->doc, err)) return -1;
+  if (parse_sample(DD(c->ds), &c->io, c->row, &c->doc, err)) return -1;
   c->parsed = 1;
   return 0;
 }
@@ -524,7 +524,7 @@ static void column_raw(dd_cursor *c, sqlite3_context *ctx) {
   const uint8_t *p;
   size_t n;
   char *err = NULL;
-  if (sample_bytes(DD(c->ds), c->row, &p, &n, &err)) {
+  if (sample_bytes(DD(c->ds), &c->io, c->row, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }

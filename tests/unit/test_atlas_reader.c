@@ -19,6 +19,9 @@
 #include "core/npy.h"
 #include "formats/atlas.h"
 
+/* The window blocks are read through (one for the whole test). */
+static ds_view t_view;
+
 #define FIX "tests/fixtures/upstream/atlas/"
 
 static char tmp_dir[64];
@@ -145,7 +148,7 @@ static char *read_all(const atlas_reader *r) {
     for (uint64_t b = 0; b < atlas_num_blocks(r, k) && !err; b++) {
       const uint8_t *p;
       size_t n;
-      if (atlas_block(r, &z, k, b, &buf, &p, &n, &err)) break;
+      if (atlas_block(r, &z, &t_view, k, b, &buf, &p, &n, &err)) break;
     }
   ds_buf_free(&buf);
   ds_zstd_ctx_free(&z);
@@ -197,10 +200,10 @@ static int blocks_match(const atlas_reader *r, size_t k, json_t *blocks,
     size_t sn, n;
     ok = atlas_block_range(r, k, b, &off, &len, &err) == 0 &&
          off == ju(jb, "offset") && len == ju(jb, "length") &&
-         atlas_block_stored(r, k, b, &sp, &sn, &err) == 0 && sn == len;
+         atlas_block_stored(r, &t_view, k, b, &sp, &sn, &err) == 0 && sn == len;
     json_t *fr = json_object_get(jb, "zstd_frame");
     if (ok && fr) ok = ds_zstd_frame_dict_id(sp, sn) == ju(fr, "dict_id");
-    ok = ok && atlas_block(r, &z, k, b, &buf, &p, &n, &err) == 0 &&
+    ok = ok && atlas_block(r, &z, &t_view, k, b, &buf, &p, &n, &err) == 0 &&
          n == ju(jb, "pickle_length") && n >= 3 && p[0] == 0x80 &&
          p[1] == ju(jb, "pickle_protocol") && (p[1] == 4 || p[1] == 5) &&
          p[n - 1] == '.';
@@ -489,16 +492,16 @@ static void test_bad_index(void) {
     const uint8_t *q;
     size_t qn;
     err = NULL;
-    CHECK(atlas_block(r, &z, 0, 0, &buf, &q, &qn, &err) == -1);
+    CHECK(atlas_block(r, &z, &t_view, 0, 0, &buf, &q, &qn, &err) == -1);
     CHECK_CONTAINS(err, "moved/0/data.bin: block 0 (");
     printf("    (error: %s)\n", err);
-    CHECK(atlas_block(r, &z, 0, 1, &buf, &q, &qn, &err) == -1);
+    CHECK(atlas_block(r, &z, &t_view, 0, 1, &buf, &q, &qn, &err) == -1);
     CHECK_CONTAINS(err, "moved/0/data.bin: block 1 (");
     printf("    (error: %s)\n", err);
-    CHECK(atlas_block(r, &z, 0, 2, &buf, &q, &qn, &err) == 0);
-    CHECK(atlas_block(r, &z, 0, 4, &buf, &q, &qn, &err) == -1);
+    CHECK(atlas_block(r, &z, &t_view, 0, 2, &buf, &q, &qn, &err) == 0);
+    CHECK(atlas_block(r, &z, &t_view, 0, 4, &buf, &q, &qn, &err) == -1);
     CHECK_CONTAINS(err, "moved/0: block 4 does not exist (4 blocks)");
-    CHECK(atlas_block(r, &z, 9, 0, &buf, &q, &qn, &err) == -1);
+    CHECK(atlas_block(r, &z, &t_view, 9, 0, &buf, &q, &qn, &err) == -1);
     CHECK_CONTAINS(err, "shard 9 does not exist (4 shards)");
     free(err);
     ds_buf_free(&buf);

@@ -236,7 +236,7 @@ static void test_mapped_file(void) {
   char *err = NULL;
   char path[256];
   snprintf(path, sizeof path, "%s/plain.bag", FIX);
-  CHECK(ds_file_open(&f, path, &err) == 0);
+  CHECK(ds_file_load(&f, path, &err) == 0);
   CHECK(f.size == 11479);
   const uint8_t *p;
   CHECK(ds_file_slice(&f, 11479, 0, &p, &err) == 0);
@@ -251,7 +251,47 @@ static void test_mapped_file(void) {
   CHECK(ds_file_open(&f, "tests/no-such-file", &err) == -1);
   CHECK_CONTAINS(err, "tests/no-such-file: cannot open: No such file or directory");
   CHECK(ds_file_open(&f, "tests", &err) == -1);
-  CHECK_CONTAINS(err, "not a regular file");
+  CHECK_CONTAINS(err, "a directory, not a regular file");
+  free(err);
+}
+
+/* Streamed files read through a window; one that shrinks under the window
+ * gives an error naming it and the offset, not a fault. */
+static void test_view_shrink(void) {
+  char src[256], dst[] = "/tmp/ds-view-XXXXXX";
+  snprintf(src, sizeof src, "%s/plain.bag", FIX);
+  int fd = mkstemp(dst);
+  CHECK(fd >= 0);
+  FILE *in = fopen(src, "rb");
+  char buf[4096];
+  size_t k;
+  while (in && (k = fread(buf, 1, sizeof buf, in)) > 0) CHECK(write(fd, buf, k) == (ssize_t)k);
+  if (in) fclose(in);
+  close(fd);
+  ds_file f;
+  char *err = NULL;
+  ds_view v = {0};
+  const uint8_t *p, *q;
+  CHECK(ds_file_open(&f, dst, &err) == 0 && f.data == NULL && f.size == 11479);
+  CHECK(ds_view_read(&v, &f, 11471, 8, &p, &err) == 0);
+  CHECK(ds_view_read(&v, &f, 11471, 9, &p, &err) == -1);
+  CHECK_CONTAINS(err, "9 bytes at offset 11471 run past the end of the file (11479 bytes)");
+  CHECK(ds_view_read(&v, &f, 0, 16, &p, &err) == 0);
+  CHECK(ds_view_read(&v, &f, 16, 16, &q, &err) == 0);             /* forward: */
+  CHECK(ds_view_read(&v, &f, 11000, 8, &p, &err) == 0 && p == q + 10984); /* read ahead */
+  CHECK(truncate(dst, 4096) == 0);
+  CHECK(ds_view_read(&v, &f, 100, 8, &p, &err) == 0); /* still in the window */
+  ds_view_reset(&v);
+  CHECK(ds_view_read(&v, &f, 11000, 8, &p, &err) == -1);
+  CHECK_CONTAINS(err, "cannot read 8 bytes at offset 11000: the file was truncated to 4096 "
+                      "bytes while in use (it had 11479 when opened)");
+  CHECK_CONTAINS(err, dst);
+  uint64_t x;
+  CHECK(ds_file_u64le(&f, 11471, &x, &err) == -1);
+  CHECK(ds_file_stale(&f) == 1);
+  ds_view_free(&v);
+  ds_file_close(&f);
+  unlink(dst);
   free(err);
 }
 
@@ -472,6 +512,7 @@ int main(void) {
   test_options();
   test_rowset();
   test_mapped_file();
+  test_view_shrink();
   test_zstd();
   test_caps();
   test_cancel();
