@@ -304,7 +304,7 @@ static int pick_record(void *ctx, sqlite3_value *v) {
     size_t len;
     if (bagz_read(p->d->reader, p->z, p->io, e[i].row, p->buf, &rec, &len, &p->err)) return 1;
     if (len != klen || (klen && memcmp(rec, key, klen) != 0)) continue;
-    uint64_t *ids = realloc(p->ids, (p->n + 1) * sizeof *ids);
+    uint64_t *ids = ds_grow(p->ids, p->n, sizeof *ids);
     if (!ids) return ds_err(&p->err, "out of memory"), 1;
     p->ids = ids;
     p->ids[p->n++] = e[i].row;

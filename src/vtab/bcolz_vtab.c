@@ -898,7 +898,7 @@ static void text_value(ds_arena *a, const char *s, ds_value *v) {
 
 /* Append one row; NULL when out of memory. */
 static list_row *add_row(list_cursor *c) {
-  list_row *r = realloc(c->rows, (c->n + 1) * sizeof *r);
+  list_row *r = ds_grow(c->rows, c->n, sizeof *r);
   if (!r) return NULL;
   c->rows = r;
   memset(&r[c->n], 0, sizeof *r);

@@ -347,7 +347,7 @@ static int pick_key(void *ctx, sqlite3_value *v) {
   int r = datadings_find(p->d->reader, k ? k : (const unsigned char *)"", n, &g, &p->err);
   if (r < 0) return 1;
   if (r == 0) return 0;
-  uint64_t *ids = realloc(p->ids, (p->n + 1) * sizeof *ids);
+  uint64_t *ids = ds_grow(p->ids, p->n, sizeof *ids);
   if (!ids) return ds_err(&p->err, "out of memory"), 1;
   p->ids = ids;
   p->ids[p->n++] = g;
