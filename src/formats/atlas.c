@@ -256,6 +256,35 @@ static int map_data(atlas_shard *s, char **err) {
 }
 
 /* Offsets start at 0, never decrease, and end at the size of data.bin. */
+/* meta.json's block_size must be a count the blocks can hold: a pickled
+ * example takes at least one byte, and a block of n stored bytes holds at
+ * most n bytes of pickle (uncompressed) or what a zstd frame of n bytes
+ * can expand to (128 KiB per 3-byte block header). A claim no block can
+ * hold (10^15 examples over a block of a few bytes) is refused at open,
+ * rather than have count(*) walk rows that cannot exist. */
+static int check_claims(const atlas_shard *s, char **err) {
+  uint64_t largest = 0;
+  for (uint64_t b = 0; b < s->num_blocks; b++) {
+    uint64_t a = entry(s, b), e = entry(s, b + 1);
+    if (e - a > largest) largest = e - a;
+  }
+  if (s->num_blocks == 0) return 0;
+  uint64_t cap = s->meta.compression_strategy == ATLAS_NO_COMPRESSION
+                     ? largest
+                     : (largest / 3 + 1) * (uint64_t)ZSTD_BLOCKSIZE_MAX;
+  uint64_t want = s->meta.block_size < s->meta.stored_examples ? s->meta.block_size
+                                                               : s->meta.stored_examples;
+  if (want > cap)
+    return ds_err(err, "%s/meta.json: block_size %llu and stored_examples %llu "
+                       "cannot be right: the largest block of %s has %llu bytes, "
+                       "room for at most %llu examples",
+                  s->dir, (unsigned long long)s->meta.block_size,
+                  (unsigned long long)s->meta.stored_examples,
+                  s->has_data ? s->data.path : "data.bin",
+                  (unsigned long long)largest, (unsigned long long)cap);
+  return 0;
+}
+
 static int check_offsets(const atlas_shard *s, char **err) {
   uint64_t prev = entry(s, 0);
   if (prev != 0)
@@ -277,15 +306,16 @@ static int check_offsets(const atlas_shard *s, char **err) {
                          "does not exist",
                     s->index.path, (unsigned long long)s->num_blocks,
                     (unsigned long long)prev, s->dir);
-    return ds_err(err, "%s: last entry (entry %llu) is %llu, but %s has %llu "
-                       "bytes%s",
-                  s->index.path, (unsigned long long)s->num_blocks,
-                  (unsigned long long)prev, s->data.path,
-                  (unsigned long long)s->data.size,
-                  prev > s->data.size ? " (truncated, or the index points past "
-                                        "its end)" : "");
+    /* a data.bin cut short opens: its intact blocks read, the ones past
+     * its end fail naming the file and offset (stored_range) */
+    if (prev < s->data.size)
+      return ds_err(err, "%s: last entry (entry %llu) is %llu, but %s has %llu "
+                         "bytes",
+                    s->index.path, (unsigned long long)s->num_blocks,
+                    (unsigned long long)prev, s->data.path,
+                    (unsigned long long)s->data.size);
   }
-  return 0;
+  return check_claims(s, err);
 }
 
 /* ---------------------------------------------------- dictionaries */

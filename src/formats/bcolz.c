@@ -6,10 +6,12 @@
 #include "bcolz.h"
 
 #include <blosc.h>
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -343,6 +345,40 @@ done:
   return rc;
 }
 
+/* meta/sizes must claim rows the chunk files can hold. When the last
+ * chunk file it implies is missing, the chunk files present are counted:
+ * a claim that needs more than twice as many (2^60 rows over two files) is
+ * refused at open, rather than have count(*) walk rows that cannot exist;
+ * a few missing files are damage, and fail the rows they held. */
+static int check_chunk_claim(const bcolz_col *c, char **err) {
+  if (c->nchunks == 0) return 0;
+  char *last = ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)(c->nchunks - 1));
+  char *dir = ds_strf("%s/data", c->path);
+  int rc = 0;
+  if (!last || !dir) {
+    rc = ds_err(err, "out of memory");
+  } else if (!ds_path_exists(last, NULL)) {
+    uint64_t present = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+      unsigned long long k;
+      char tail[8];
+      if (sscanf(e->d_name, "__%llu.bl%7s", &k, tail) == 2 && strcmp(tail, "p") == 0 &&
+          k < c->nchunks)
+        present++;
+    }
+    if (d) closedir(d);
+    if (present < c->nchunks / 2)
+      rc = ds_err(err, "%s/meta/sizes: %llu rows in chunks of %llu need %llu chunk "
+                       "files, but %s holds %llu of them: the sizes cannot be right",
+                  c->path, (unsigned long long)c->len, (unsigned long long)c->chunklen,
+                  (unsigned long long)c->nchunks, dir, (unsigned long long)present);
+  }
+  free(last);
+  free(dir);
+  return rc;
+}
+
 /* Read meta/sizes, meta/storage and __attrs__ of the carray at c->path. */
 static int open_carray(bcolz_col *c, char **err) {
   int rc = -1;
@@ -370,6 +406,7 @@ static int open_carray(bcolz_col *c, char **err) {
   if (parse_meta(c, tp, tf.data, (size_t)tf.size, sp, sf.data, (size_t)sf.size,
                  err))
     goto done;
+  if (check_chunk_claim(c, err)) goto done;
   if (read_attrs(c->path, &c->attrs, err)) goto done;
   rc = 0;
 done:
