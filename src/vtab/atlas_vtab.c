@@ -630,7 +630,7 @@ static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
     return;
   }
   ds_buf json = {0};
-  if (ds_value_json(&json, v, &err))
+  if (ds_value_json_capped(&json, v, c->ds->max_value, NULL, &err))
     ds_result_error(ctx, MOD, ds_strf("%s: block %llu: example %llu: %s",
                                       atlas_shard_path(AT(c->ds)->reader, c->shard),
                                       (unsigned long long)c->block,

@@ -751,7 +751,15 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     if (c->options_arg) sqlite3_result_text(ctx, c->options_arg, -1, SQLITE_TRANSIENT);
   } else if (col == t->col_row) {
     ds_buf json = {0};
-    if (row_json(c, &json, &err)) ds_result_error(ctx, MOD, err);
+    json.max = (size_t)c->ds->max_value; /* max_value_bytes holds for the text too */
+    if (row_json(c, &json, &err)) {
+      if (json.over) {
+        free(err);
+        err = ds_strf("row %llu: JSON text of more than %zu bytes: more than "
+                      "max_value_bytes=%zu", (unsigned long long)c->row, json.max, json.max);
+      }
+      ds_result_error(ctx, MOD, err);
+    }
     else ds_result_json(ctx, &json);
     ds_buf_free(&json);
   } else {

@@ -502,7 +502,7 @@ static void column_sample(dd_cursor *c, sqlite3_context *ctx) {
   const msgpack_object *root;
   if (ds_msgpack_get_root(&c->doc, &root, &err) ||
       ds_msgpack_to_value(root, &c->arena, &v, &err) ||
-      ds_value_json(&json, &v, &err))
+      ds_value_json_capped(&json, &v, c->ds->max_value, &c->arena, &err))
     ds_result_error(ctx, MOD, sample_error(DD(c->ds), c->row, err));
   else
     ds_result_json(ctx, &json);

@@ -134,6 +134,20 @@ for form, t in (("tvf", "datadings(%s)" % sql_quote(p)), ("create", create("data
 C.eq(rows("SELECT file, ok FROM datadings_verify(%s)" % sql_quote(p)), [("cut.msgpack", 0)],
      "cut in sample 998: datadings_verify reports the file")
 
+# --- item 6: max_value_bytes holds for the JSON we return ------------------
+p = os.path.join(tmp, "big.msgpack")
+write_datadings(p, [{"key": "b0", "blob": b"\x01" * 3000000}])
+for form, t in (("tvf", "datadings(%s, 'max_value_bytes=3000100')" % sql_quote(p)),
+                ("create", create("datadings", p, "max_value_bytes=3000100"))):
+    C.eq(rows("SELECT length(raw) FROM %s" % t),
+         [(len(msgpack.packb({"key": "b0", "blob": b"\x01" * 3000000}, use_bin_type=True)),)],
+         "3 MB sample under max_value_bytes=3000100: raw reads (%s)" % form)
+    expect_error(lambda: rows("SELECT sample FROM %s" % t),
+                 "3 MB of bytes as 4 MB of JSON: over max_value_bytes=3000100 (%s)" % form,
+                 "JSON text of more than", "max_value_bytes=3000100", "big.msgpack", "sample 0")
+C.check(rows("SELECT length(sample) FROM datadings(%s)" % sql_quote(p))[0][0] > 4000000,
+        "3 MB sample with the default max_value_bytes: JSON of 4 MB")
+
 # --- item 4: absurd claims are refused at open ------------------------------
 p = os.path.join(tmp, "atlas-lie")
 shutil.copytree(os.path.join(FIXTURES, "atlas", "single_shard"), p)

@@ -255,6 +255,24 @@ static void test_mapped_file(void) {
   free(err);
 }
 
+/* ds_grow: reallocates only when the count is a power of two. */
+static void test_grow(void) {
+  uint64_t *a = NULL;
+  size_t grows = 0, n = 0;
+  for (; n < 100000; n++) {
+    uint64_t *b = ds_grow(a, n, sizeof *a);
+    if (!b) break;
+    if (n == 0 || (n & (n - 1)) == 0) grows++; /* the only counts that may move it */
+    else if (b != a) break;                    /* a move at any other count: wrong */
+    a = b;
+    a[n] = n;
+  }
+  CHECK(n == 100000);
+  CHECK(grows == 18); /* at 0, 1, 2, 4, ..., 65536: log2 steps, not n */
+  CHECK(a && a[99999] == 99999 && a[65536] == 65536);
+  free(a);
+}
+
 /* Streamed files read through a window; one that shrinks under the window
  * gives an error naming it and the offset, not a fault. */
 static void test_view_shrink(void) {
@@ -513,6 +531,7 @@ int main(void) {
   test_rowset();
   test_mapped_file();
   test_view_shrink();
+  test_grow();
   test_zstd();
   test_caps();
   test_cancel();
