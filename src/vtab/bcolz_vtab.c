@@ -755,8 +755,9 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     if (row_json(c, &json, &err)) {
       if (json.over) {
         free(err);
-        err = ds_strf("row %llu: JSON text of more than %zu bytes: more than "
-                      "max_value_bytes=%zu", (unsigned long long)c->row, json.max, json.max);
+        err = ds_strf("%s: row %llu: JSON text of more than %zu bytes: more than "
+                      "max_value_bytes=%zu", bcolz_path(BZ(c->ds)->table),
+                      (unsigned long long)c->row, json.max, json.max);
       }
       ds_result_error(ctx, MOD, err);
     }
@@ -780,8 +781,8 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     case BCOLZ_NUM_NULL: return SQLITE_OK;
     default: break;
     }
-    ds_value v;
-    if (bcolz_cell_value(dt, p, n, BZ(c->ds)->flags, &c->arena, &v, &err))
+    ds_value v; /* through cell(): errors name the column's file and the row */
+    if (cell(c, (size_t)col, &v, &err))
       ds_result_error(ctx, MOD, err);
     else
       ds_value_result(ctx, &v);

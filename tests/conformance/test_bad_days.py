@@ -148,6 +148,34 @@ for form, t in (("tvf", "datadings(%s, 'max_value_bytes=3000100')" % sql_quote(p
 C.check(rows("SELECT length(sample) FROM datadings(%s)" % sql_quote(p))[0][0] > 4000000,
         "3 MB sample with the default max_value_bytes: JSON of 4 MB")
 
+# --- item 12: errors say what is really wrong ------------------------------
+fifo = os.path.join(tmp, "fifo")
+os.mkfifo(fifo)
+loop = os.path.join(tmp, "loop")
+os.symlink(loop + "2", loop)
+os.symlink(loop, loop + "2")
+for path, what in (("/dev/zero", "a character device"), (fifo, "a FIFO"),
+                   (loop, "a loop of symbolic links"), (tmp + "/" + "a" * 5000, "the path is too long"),
+                   (os.path.join(tmp, "nope"), "no such file or directory")):
+    expect_error(lambda: rows("SELECT * FROM dataset_info(?)", path),
+                 "dataset_info on %s: says %s" % (path[:40], what), what)
+p = os.path.join(tmp, "bcolz-loop")
+shutil.copytree(os.path.join(FIXTURES, "bcolz", "carray_int32"), p)
+os.unlink(os.path.join(p, "data", "__0.blp"))
+os.symlink(os.path.join(p, "data", "__0.blp"), os.path.join(p, "data", "__0.blp"))
+expect_error(lambda: rows("SELECT * FROM bcolz(?) WHERE rowid = 0", p),
+             "bcolz: a chunk that is a symlink loop says so", "__0.blp", "a loop of symbolic links")
+p = os.path.join(tmp, "bcolz-obj")
+shutil.copytree(os.path.join(FIXTURES, "bcolz", "carray_object"), p)
+import blosc  # noqa: E402
+with open(os.path.join(p, "data", "__0.blp"), "wb") as f:
+    f.write(b"blpk\x01\0\0\0" + struct.pack("<Q", 1)
+            + blosc.compress(b"\x80\x04cposix\nsystem\n.", typesize=1))
+t = create("bcolz", p)
+expect_error(lambda: rows("SELECT * FROM %s WHERE rowid = 0" % t),
+             "bcolz create: an object cell's error names the column, the row and the global",
+             p + ": row 0", "posix.system")
+
 # --- item 4: absurd claims are refused at open ------------------------------
 p = os.path.join(tmp, "atlas-lie")
 shutil.copytree(os.path.join(FIXTURES, "atlas", "single_shard"), p)
