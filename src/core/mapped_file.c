@@ -184,6 +184,19 @@ int ds_file_read(const ds_file *f, uint64_t off, uint64_t len, uint8_t *dst,
   return 0;
 }
 
+uint8_t *ds_file_copy(const ds_file *f, uint64_t off, uint64_t len, char **err) {
+  uint8_t *p = len <= SIZE_MAX ? malloc(len ? (size_t)len : 1) : NULL;
+  if (!p) {
+    ds_err(err, "%s: out of memory for %llu bytes", f->path, (unsigned long long)len);
+    return NULL;
+  }
+  if (ds_file_read(f, off, len, p, err)) {
+    free(p);
+    return NULL;
+  }
+  return p;
+}
+
 int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err) {
   uint8_t b[8];
   if (ds_file_read(f, off, 8, b, err)) return -1;
@@ -207,6 +220,7 @@ int ds_view_read(ds_view *v, const ds_file *f, uint64_t off, uint64_t len,
   /* Reads that go forward from the window (a scan) read ahead, doubling up
    * to DS_VIEW_AHEAD; a jump reads just what it needs. */
   int sequential = same && off >= v->off && off - v->off <= v->buf.len + 4096;
+  if (!sequential) v->jumps++;
   v->ahead = sequential ? (v->ahead ? v->ahead * 2 : 16384) : 0;
   if (v->ahead > DS_VIEW_AHEAD) v->ahead = DS_VIEW_AHEAD;
   uint64_t want = len > v->ahead ? len : v->ahead;

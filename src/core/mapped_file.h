@@ -63,7 +63,8 @@ typedef struct ds_view {
   const ds_file *file;   /* whose bytes buf holds, or NULL */
   uint64_t dev, ino;     /* that file's identity */
   uint64_t off;
-  uint64_t ahead;        /* read-ahead now (grows while reads are sequential) */
+  uint64_t ahead;
+  uint64_t jumps;        /* reads that missed the window and were not sequential */        /* read-ahead now (grows while reads are sequential) */
 } ds_view;
 
 #define DS_VIEW_AHEAD ((uint64_t)1 << 20)
@@ -72,6 +73,14 @@ typedef struct ds_view {
  * v (or for as long as f, when f is loaded or in memory). */
 int ds_view_read(ds_view *v, const ds_file *f, uint64_t off, uint64_t len,
                  const uint8_t **out, char **err);
+/* Readers load a table they would otherwise read entry by entry (bagz
+ * limits, datadings offsets) into memory once a view has jumped this often:
+ * scans stay flat in memory, lookups then cost one read, not two. */
+#define DS_VIEW_JUMPS_TO_LOAD 64
+/* The part [off, off + len) of any file as owned memory (malloc'd; NULL
+ * with *err when it cannot be read). */
+uint8_t *ds_file_copy(const ds_file *f, uint64_t off, uint64_t len, char **err);
+
 /* Forget what v holds (keeps the buffer unless it grew past 4 MiB). */
 void ds_view_reset(ds_view *v);
 void ds_view_free(ds_view *v);

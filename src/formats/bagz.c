@@ -174,6 +174,7 @@ void bagz_close(bagz_reader *r) {
   for (size_t i = 0; i < r->nshards; i++) {
     ds_file_close(&r->shards[i].data);
     ds_file_close(&r->shards[i].limits_file);
+    free(r->shards[i].limits_mem);
   }
   free(r->shards);
   ds_shard_map_free(&r->map);
@@ -187,6 +188,26 @@ void bagz_io_free(bagz_io *io) {
   ds_view_free(&io->data);
 }
 
+/* The shard's limits in memory once lookups through io jump around (the
+ * first thread to get there reads them; NULL until then, or when they
+ * cannot be read: the caller reads them entry by entry). */
+static const uint8_t *limits_in_memory(bagz_shard *s, bagz_io *io) {
+  const uint8_t *mem = __atomic_load_n(&s->limits_mem, __ATOMIC_ACQUIRE);
+  if (mem || io->limits.jumps < DS_VIEW_JUMPS_TO_LOAD || s->count > ((uint64_t)1 << 26))
+    return mem;
+  char *err = NULL;
+  uint8_t *copy = ds_file_copy(s->limits, s->limits_off, 8 * s->count, &err);
+  free(err);
+  if (!copy) return NULL;
+  uint8_t *none = NULL;
+  if (!__atomic_compare_exchange_n(&s->limits_mem, &none, copy, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE)) {
+    free(copy); /* another thread was first */
+    return none;
+  }
+  return copy;
+}
+
 /* Where record `index` of shard `shard` lies in its file: [*start, *end),
  * from its limits (read through io->limits), checked against the records
  * section. */
@@ -196,12 +217,14 @@ static int record_range(const bagz_reader *r, bagz_io *io, size_t shard,
   if (shard >= r->nshards || index >= r->shards[shard].count)
     return ds_err(err, "record %llu of shard %zu does not exist",
                   (unsigned long long)index, shard);
-  const bagz_shard *s = &r->shards[shard];
+  bagz_shard *s = &r->shards[shard];
   uint64_t off = s->limits_off + 8 * index;
   const uint8_t *lp;
+  const uint8_t *mem = limits_in_memory(s, io);
   /* the limit before it (the record's start) and its own (its end) */
-  if (ds_view_read(&io->limits, s->limits, index ? off - 8 : off, index ? 16 : 8,
-                   &lp, err))
+  if (mem) lp = mem + 8 * index - (index ? 8 : 0);
+  else if (ds_view_read(&io->limits, s->limits, index ? off - 8 : off, index ? 16 : 8,
+                        &lp, err))
     return -1;
   *start = index ? ds_le64(lp) : 0;
   *end = ds_le64(index ? lp + 8 : lp);

@@ -32,6 +32,8 @@ typedef struct bagz_shard {
   uint64_t records_size; /* bytes of the records section */
   uint64_t count;
   int zstd;              /* records are zstd frames */
+  uint8_t *limits_mem;   /* the limits in memory, loaded once lookups jump
+                            around (DS_VIEW_JUMPS_TO_LOAD); set atomically */
 } bagz_shard;
 
 typedef struct bagz_reader {

@@ -44,6 +44,8 @@ typedef struct dd_shard {
   ds_view hview;       /* window on .key_hashes while a table is built */
   uint8_t salt[8];     /* .key_hashes bytes 0..8 */
   uint8_t *bloom;      /* the filter's bits, loaded on first use, or NULL */
+  uint8_t *offsets_mem; /* .offsets in memory once lookups jump around
+                           (DS_VIEW_JUMPS_TO_LOAD), or NULL */
   uint64_t bloom_capacity; /* filter header: capacity and rate bits */
   uint64_t bloom_pbits;
   uint64_t n;          /* samples */
@@ -496,6 +498,7 @@ static void shard_close(dd_shard *s) {
   ds_view_free(&s->kview);
   ds_view_free(&s->hview);
   free(s->bloom);
+  free(s->offsets_mem);
   if (!s->keypos_borrowed) free(s->keypos);
   free(s->idxpos);
   free(s->idx_off);
@@ -569,7 +572,7 @@ static int locate(const datadings_reader *r, uint64_t g, size_t *shard,
 
 /* Start and end offsets of sample i: from .offsets (read through io) or
  * the legacy index. */
-static int offsets_of(const dd_shard *s, datadings_io *io, uint64_t i,
+static int offsets_of(dd_shard *s, datadings_io *io, uint64_t i,
                       uint64_t *a, uint64_t *b, char **err) {
   if (!s->offsets.path) {
     *a = s->idx_off[i];
@@ -577,7 +580,14 @@ static int offsets_of(const dd_shard *s, datadings_io *io, uint64_t i,
     return 0;
   }
   const uint8_t *p;
-  if (ds_view_read(&io->offsets, &s->offsets, 8 * i, 16, &p, err)) return -1;
+  if (!s->offsets_mem && io->offsets.jumps >= DS_VIEW_JUMPS_TO_LOAD &&
+      s->offsets.size <= ((uint64_t)1 << 29)) {
+    char *e = NULL; /* unreadable now: read entry by entry, which reports it */
+    s->offsets_mem = ds_file_copy(&s->offsets, 0, s->offsets.size, &e);
+    free(e);
+  }
+  if (s->offsets_mem) p = s->offsets_mem + 8 * i;
+  else if (ds_view_read(&io->offsets, &s->offsets, 8 * i, 16, &p, err)) return -1;
   *a = be_n(p, 8);
   *b = be_n(p + 8, 8);
   return 0;
