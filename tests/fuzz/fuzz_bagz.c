@@ -132,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (bagz_stored(r, &t_io, 0, count, &p, &n, &err) == 0)
     fail("stored read past the last record succeeded", count);
   expect_err(&err, count);
-  if (bagz_stored(r, 1, 0, &p, &n, &err) == 0)
+  if (bagz_stored(r, &t_io, 1, 0, &p, &n, &err) == 0)
     fail("stored read of a missing shard succeeded", 0);
   expect_err(&err, 0);
 
