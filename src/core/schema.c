@@ -62,6 +62,7 @@ static int grow_fields(ds_schema *s) {
 
 int ds_schema_observe(ds_schema *s, const char *field, size_t len, ds_vtype t,
                       char **err) {
+  if (ds_cancel_poll()) return ds_err(err, DS_CANCEL_MSG);
   if (grow_fields(s)) return ds_err(err, "out of memory");
   size_t k = (size_t)name_hash(field, len, 0) & (s->nslots - 1);
   for (; s->slots[k]; k = (k + 1) & (s->nslots - 1)) {
@@ -83,7 +84,6 @@ int ds_schema_observe(ds_schema *s, const char *field, size_t len, ds_vtype t,
   c->field_len = len;
   c->types = 1u << t;
   s->slots[k] = s->n;
-  if ((s->n & 255) == 0 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
   return 0;
 }
 

@@ -49,6 +49,7 @@
 #include "formats/pickle.h"
 #include "formats/pickle_list.h"
 #include "vtab/dataset.h"
+#include "vtab/interrupt.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -308,10 +309,12 @@ static int create_form(sqlite3 *db, at_vtab *t, int argc, const char *const *arg
       ds_err_prefix(err, path);
       rc = -1;
     }
-  } else if (rc == 0) {
-    rc = infer_schema(t, infer, err);
   }
+  ds_interrupt it; /* inferring and naming columns stop when asked */
+  ds_interrupt_begin(&it, db);
+  if (rc == 0 && !cols) rc = infer_schema(t, infer, err);
   if (rc == 0) rc = declare_create(db, t, err);
+  ds_interrupt_end(&it);
   ds_options_free(&o);
   return rc;
 }

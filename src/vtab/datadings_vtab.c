@@ -233,8 +233,11 @@ static int create_form(sqlite3 *db, dd_vtab *t, int argc, const char *const *arg
     ds_err_prefix(err, t->ds->path);
     rc = -1;
   }
+  ds_interrupt it; /* inferring and naming columns stop when asked */
+  ds_interrupt_begin(&it, db);
   if (rc == 0 && !cols) rc = infer_schema(t, infer, err);
   if (rc == 0) rc = declare_create(db, t, err);
+  ds_interrupt_end(&it);
   ds_options_free(&o);
   return rc;
 }

@@ -100,6 +100,17 @@ expect_error(lambda: create("datadings", p), "3000 fields: refused at once, nami
 C.eq(rows("SELECT count(*) FROM datadings(%s)" % sql_quote(p)), [(1,)],
      "3000 fields: the table-valued form still reads the sample")
 
+p = os.path.join(tmp, "many.msgpack")
+write_datadings(p, [dict({"key": "k%d" % j}, **{"f%04d" % i: i for i in range(1000)})
+                    for j in range(100)])
+conn.set_progress_handler(lambda: 1, 10)
+expect_error(lambda: create("datadings", p), "inferring 100 samples of 1000 fields stops at "
+             "a progress handler that asks", "interrupted")
+conn.set_progress_handler(None, 10)
+t = create("datadings", p)
+C.eq(len(rows("PRAGMA temp.table_xinfo(%s)" % t.split(".")[1])), 1003,
+     "inferring 100 samples of 1000 fields: 1000 columns without the handler")
+
 # --- item 9: duplicate keys in a damaged index ------------------------------
 p = os.path.join(tmp, "dup.msgpack")
 write_datadings(p, [{"key": "a", "v": 1}, {"key": "b", "v": 2}, {"key": "a", "v": 3},
