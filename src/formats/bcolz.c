@@ -1,6 +1,6 @@
 /* bcolz.c - reader for bcolz 1.x carrays and ctables (see bcolz.h and
  * shared/formats/bcolz.md). Metadata is read at open; chunk files are
- * mapped on demand, checked (blpk header, Blosc header against the file
+ * read whole on demand (never mapped), checked (blpk header, Blosc header against the file
  * size, uncompressed size against the rows the chunk must hold) and
  * decompressed with c-blosc 1.x (_ctx functions, one thread). */
 #include "bcolz.h"

@@ -130,7 +130,7 @@ static void dataset_close(ds_dataset *d) {
   free(d);
 }
 
-/* ds_dataset_ops.changed: did a mapped chunk file change? */
+/* ds_dataset_ops.changed: did a chunk file read so far change? */
 static int dataset_changed(const ds_dataset *d) {
   return bcolz_stale(((const bz_dataset *)d)->table);
 }
