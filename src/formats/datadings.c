@@ -931,8 +931,24 @@ static int shard_find(dd_shard *s, uint64_t seed, const uint8_t *key, size_t n,
   return table_find(s, seed, key, n, i, err);
 }
 
+static int find_key(datadings_reader *r, const uint8_t *key, size_t n, uint64_t *g,
+                    char **err);
+
 int datadings_find(datadings_reader *r, const uint8_t *key, size_t n,
                    uint64_t *g, char **err) {
+  /* the key may be one datadings_key returned, in a window this lookup
+   * reads through: work on a copy */
+  uint8_t small[256], *copy = n <= sizeof small ? small : malloc(n);
+  if (!copy) return ds_err(err, "out of memory");
+  if (n) memcpy(copy, key, n);
+  int rc = find_key(r, copy, n, g, err);
+  if (copy != small) free(copy);
+  return rc;
+}
+
+/* datadings_find on a key that no window holds. */
+static int find_key(datadings_reader *r, const uint8_t *key, size_t n, uint64_t *g,
+                    char **err) {
   uint64_t h1 = 0, h2 = 0;
   int have_bloom = 0;
   for (size_t k = 0; k < r->nshards; k++) {

@@ -255,6 +255,31 @@ static void test_mapped_file(void) {
   free(err);
 }
 
+/* A frame that declares no size and expands past the cap is refused with
+ * its buffer grown to at most the cap (+1 byte), not to twice it. */
+static void test_zstd_stream_cap(void) {
+  size_t n = (size_t)3 << 20, cap = ((size_t)1 << 20) + 12345;
+  uint8_t *src = calloc(n, 1), *frame = malloc(ZSTD_compressBound(n));
+  ZSTD_CCtx *cc = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 0);
+  size_t fn = ZSTD_compress2(cc, frame, ZSTD_compressBound(n), src, n);
+  CHECK(!ZSTD_isError(fn) && ds_zstd_content_size(frame, fn) == 0);
+  ds_zstd_ctx z;
+  ds_zstd_ctx_init(&z, NULL);
+  ds_buf out = {0};
+  out.max = cap;
+  char *err = NULL;
+  CHECK(ds_zstd_decompress(&z, frame, fn, &out, &err) == -1);
+  CHECK_CONTAINS(err, "max_value_bytes");
+  CHECK_MSG(out.cap <= cap + 1, "buffer grew to %zu bytes for a cap of %zu", out.cap, cap);
+  free(err);
+  ds_buf_free(&out);
+  ds_zstd_ctx_free(&z);
+  ZSTD_freeCCtx(cc);
+  free(src);
+  free(frame);
+}
+
 /* ds_grow: reallocates only when the count is a power of two. */
 static void test_grow(void) {
   uint64_t *a = NULL;
@@ -532,6 +557,7 @@ int main(void) {
   test_mapped_file();
   test_view_shrink();
   test_grow();
+  test_zstd_stream_cap();
   test_zstd();
   test_caps();
   test_cancel();
