@@ -44,6 +44,7 @@ typedef struct bcolz_col {
    * map_chunk returned last */
   chunk_map maps[MAP_SLOTS];
   ds_file *cf;
+  uint64_t last_whole; /* the chunk bcolz_chunk decompressed last (+1 = a scan) */
   uint64_t *decodes; /* this column directory's counter (see below) */
 } bcolz_col;
 
@@ -783,13 +784,18 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   if (map_chunk(c, k, &nbytes, err)) return -1;
   count_decode(c);
   int rc = decompress(c->cf->data + 16, nbytes, c->cf->path, buf, err);
-  /* the whole chunk is in buf now (or failed): let its bytes go, so a
-   * scan's memory does not grow with the files kept; its identity stays
-   * for bcolz_stale (decompressed chunks may be cached) */
-  chunk_map *m = &c->maps[k % MAP_SLOTS];
-  ds_file_forget_data(&m->f);
-  m->open = 2;
-  c->cf = NULL;
+  /* a scan (chunk k right after chunk k-1): let the previous file's bytes
+   * go, so a scan's memory does not grow with the files kept; lookups keep
+   * theirs (at most MAP_SLOTS). The identity stays for bcolz_stale
+   * (decompressed chunks may be cached). */
+  if (k > 0 && c->last_whole == k - 1) {
+    chunk_map *m = &c->maps[(k - 1) % MAP_SLOTS];
+    if (m->open == 1 && m->k == k - 1) {
+      ds_file_forget_data(&m->f);
+      m->open = 2;
+    }
+  }
+  c->last_whole = k;
   if (rc) return -1;
   *p = buf->data;
   if (c->dt.kind == 'O') {
