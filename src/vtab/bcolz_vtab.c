@@ -119,7 +119,7 @@ static void dataset_close(ds_dataset *d) {
   bcolz_close(BZ(d)->table);
 }
 
-/* ds_dataset_ops.changed: did a mapped chunk file change? */
+/* ds_dataset_ops.changed: did a chunk file read so far change? */
 static int dataset_changed(const ds_dataset *d) {
   return bcolz_stale(((const bz_dataset *)d)->table);
 }
@@ -622,7 +622,16 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     return SQLITE_OK;
   } else if (col == t->col_row) {
     ds_buf json = {0};
-    if (row_json(c, &json, &err)) ds_result_error(ctx, MOD, err);
+    json.max = (size_t)c->base.ds->max_value; /* max_value_bytes holds for the text too */
+    if (row_json(c, &json, &err)) {
+      if (json.over) {
+        free(err);
+        err = ds_strf("%s: row %llu: JSON text of more than %zu bytes: more than "
+                      "max_value_bytes=%zu", bcolz_path(BZ(c->base.ds)->table),
+                      (unsigned long long)c->base.row, json.max, json.max);
+      }
+      ds_result_error(ctx, MOD, err);
+    }
     else ds_result_json(ctx, &json);
     ds_buf_free(&json);
   } else {
