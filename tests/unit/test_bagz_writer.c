@@ -89,8 +89,8 @@ static int same_file(const char *a, const char *b) {
   ds_file fa, fb;
   char *err = NULL;
   int ok = 0;
-  if (ds_file_open(&fa, a, &err) == 0) {
-    if (ds_file_open(&fb, b, &err) == 0) {
+  if (ds_file_load(&fa, a, &err) == 0) {
+    if (ds_file_load(&fb, b, &err) == 0) {
       ok = fa.size == fb.size && (fa.size == 0 || memcmp(fa.data, fb.data, fa.size) == 0);
       if (!ok) printf("    %s (%llu bytes) differs from %s (%llu bytes)\n", a,
                       (unsigned long long)fa.size, b, (unsigned long long)fb.size);
@@ -208,7 +208,7 @@ static void test_zstd(void) {
   /* a raw-content dictionary, as upstream's dict.bagz */
   ds_file d;
   char *err = NULL;
-  if (CHECK(ds_file_open(&d, FIX "dict_raw.txt", &err) == 0)) {
+  if (CHECK(ds_file_load(&d, FIX "dict_raw.txt", &err) == 0)) {
     bagz_options dro = {.dictionary_path = FIX "dict_raw.txt"};
     bagz_writer_options dwo = {.zstd = 1, .level = 3, .dictionary = d.data,
                                .dictionary_len = d.size};

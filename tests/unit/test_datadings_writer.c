@@ -82,8 +82,8 @@ static int same_file(const char *a, const char *b) {
   ds_file fa, fb;
   char *err = NULL;
   int ok = 0;
-  if (ds_file_open(&fa, a, &err) == 0) {
-    if (ds_file_open(&fb, b, &err) == 0) {
+  if (ds_file_load(&fa, a, &err) == 0) {
+    if (ds_file_load(&fb, b, &err) == 0) {
       ok = fa.size == fb.size && (!fa.size || memcmp(fa.data, fb.data, fa.size) == 0);
       ds_file_close(&fb);
     }
@@ -124,7 +124,7 @@ static void test_byte_identical(void) {
   snprintf(src, sizeof src, "%s/salt1.msgpack.key_hashes", tmp);
   ds_file f;
   char *err = NULL;
-  if (CHECK(ds_file_open(&f, src, &err) == 0)) {
+  if (CHECK(ds_file_load(&f, src, &err) == 0)) {
     CHECK(f.size == 168 && memcmp(f.data, "\x65\x2e\x53\x0e\xde\xe5\x89\x3b", 8) == 0);
     ds_file_close(&f);
   }
