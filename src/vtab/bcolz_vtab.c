@@ -647,8 +647,8 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     }
     v.kind = bcolz_cell_number(dt, p, &v.i, &v.f);
     if (result_cell(ctx, &v)) return SQLITE_OK;
-    ds_value val;
-    if (bcolz_cell_value(dt, p, n, BZ(c->base.ds)->flags, &c->arena, &val, &err))
+    ds_value val; /* through cell(): errors name the column's file and the row */
+    if (cell(c, (size_t)col, &val, &err))
       ds_result_error(ctx, MOD, err);
     else
       ds_value_result(ctx, &val);
