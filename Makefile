@@ -5,6 +5,7 @@
 #                   (T=name runs only the tests whose name contains it)
 #   make demo       install missing packages, build, run sql/demo.sql
 #   make asan       the whole test suite under AddressSanitizer + UBSan
+#   make tsan       the C tests (threads, read-ahead) under ThreadSanitizer
 #   make fuzz       libFuzzer harnesses (clang); FUZZ_SECONDS=N runs each
 #   make bench      the benchmark workloads (data generated outside the tree)
 #   make install    the libraries and the Python package (DESTDIR stages)
@@ -57,7 +58,7 @@ $(PROTO_C:.c=.h): $(PROTO_C)
 $(TFEX_OBJS): $(PROTO_C:.c=.h)
 # ----------------------------------------------------------------------------
 
-.PHONY: all deps test demo asan fuzz bench clean unit install uninstall
+.PHONY: all deps test demo asan tsan fuzz bench clean unit install uninstall
 .SECONDARY:
 all: $(LIBS_SO)
 
@@ -109,6 +110,15 @@ asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g" \
 	    EXTRA_CFLAGS="$(ASAN_FLAGS)" EXTRA_LDFLAGS="$(ASAN_FLAGS)" all unit
 	@DS_SANITIZE=1 tests/run.sh build/asan
+
+# make tsan: the C test programs (test_threads runs several connections on
+# several threads, with the bagz and atlas read-ahead threads) built with
+# -fsanitize=thread; any data race ends a program with a report and fails.
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=build/tsan OPT="-O1 -g" \
+	    EXTRA_CFLAGS="$(TSAN_FLAGS)" EXTRA_LDFLAGS="$(TSAN_FLAGS)" unit
+	@TSAN_OPTIONS="halt_on_error=1 exitcode=66" tests/run.sh build/tsan unit/
 
 # make fuzz: build every harness (the sources are compiled once, with
 # clang's sanitizers); FUZZ_SECONDS=N then runs each for N seconds.

@@ -100,8 +100,10 @@ static int decompress_stream(ds_zstd_ctx *c, ZSTD_DCtx *d, const uint8_t *src,
     uint64_t want = (uint64_t)out->len + 131072;
     if (want > cap + 1) want = cap + 1;
     if (out->cap - out->len < 65536 && want > out->cap) {
-      size_t max = out->max; /* may pass the buffer's max by that one byte */
-      out->max = 0;
+      /* grow geometrically, but never past cap + 1 (it may pass the
+       * buffer's own max by that one byte) */
+      size_t max = out->max;
+      out->max = cap + 1 < SIZE_MAX ? (size_t)(cap + 1) : 0;
       int rc = ds_buf_reserve(out, (size_t)want);
       out->max = max;
       if (rc) return ds_err(err, "out of memory");

@@ -25,6 +25,13 @@ int ds_buf_reserve(ds_buf *b, size_t cap) {
   return 0;
 }
 
+void *ds_grow(void *arr, size_t n, size_t size) {
+  if (arr && n && (n & (n - 1)) != 0) return arr; /* room up to the next power of two */
+  size_t cap = n ? 2 * n : 1;
+  if (size && cap > SIZE_MAX / size) return NULL;
+  return realloc(arr, cap * size);
+}
+
 int ds_buf_append(ds_buf *b, const void *p, size_t n) {
   if (n == 0) return 0;
   if (n > SIZE_MAX - b->len || ds_buf_reserve(b, b->len + n)) return -1;

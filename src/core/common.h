@@ -43,6 +43,13 @@ int ds_buf_printf(ds_buf *b, const char *fmt, ...)
 /* Free the bytes (max stays). */
 void ds_buf_free(ds_buf *b);
 
+/* Room for one more element in an array of n elements of `size` bytes
+ * whose capacity is implied by n (the next power of two): returns arr when
+ * there is room, a larger copy (twice n) when n is a power of two, or NULL
+ * when out of memory (arr is then unchanged). Appending n elements costs
+ * O(n), not O(n^2). */
+void *ds_grow(void *arr, size_t n, size_t size);
+
 /* malloc'd printf; NULL only when out of memory. */
 char *ds_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *ds_vstrf(const char *fmt, va_list ap);

@@ -20,10 +20,10 @@ json_t *ds_json_parse(const uint8_t *p, size_t n, size_t flags,
   return j;
 }
 
-/* Map a file and parse it. */
+/* Load a file (read into memory, never mapped) and parse it. */
 json_t *ds_json_load_file(const char *path, size_t flags, char **err) {
   ds_file f;
-  if (ds_file_open(&f, path, err)) return NULL;
+  if (ds_file_load(&f, path, err)) return NULL;
   json_t *j = ds_json_parse(f.data, (size_t)f.size, flags, path, err);
   ds_file_close(&f);
   return j;

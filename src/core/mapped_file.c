@@ -1,24 +1,51 @@
-/* mapped_file.c - read-only mmap of dataset files and bounds-checked slices.
- * Nothing here trusts an offset: every access checks off + len against the
- * file size without overflowing. */
+/* mapped_file.c - dataset files read with pread or loaded whole, never
+ * mapped: a mapping of a file that shrinks faults (SIGBUS) and would take
+ * the host process down, while a short pread is just an error. Nothing
+ * here trusts an offset: every access checks off + len against the file
+ * size without overflowing. (The name is historical.) */
 #include "mapped_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common.h"
 
+/* What kind of non-regular file st is, for errors. */
+static const char *file_kind(const struct stat *st) {
+  if (S_ISDIR(st->st_mode)) return "a directory";
+  if (S_ISFIFO(st->st_mode)) return "a FIFO";
+  if (S_ISCHR(st->st_mode)) return "a character device";
+  if (S_ISBLK(st->st_mode)) return "a block device";
+  if (S_ISSOCK(st->st_mode)) return "a socket";
+  return "not a regular file";
+}
+
+/* "<path>: cannot open: <why>" with a hint where errno alone misleads. */
+static int open_error(const char *path, int e, char **err) {
+  if (e == EMFILE || e == ENFILE)
+    return ds_err(err, "%s: cannot open: %s (the process has reached its limit "
+                       "of open files; each open table keeps one per data file: "
+                       "raise `ulimit -n` or open fewer shards at once)",
+                  path, strerror(e));
+  if (e == ENAMETOOLONG)
+    return ds_err(err, "%s: cannot open: the path is too long (%zu bytes)", path,
+                  strlen(path));
+  if (e == ELOOP)
+    return ds_err(err, "%s: cannot open: a loop of symbolic links", path);
+  return ds_err(err, "%s: cannot open: %s", path, strerror(e));
+}
+
 int ds_file_open(ds_file *f, const char *path, char **err) {
   memset(f, 0, sizeof *f);
+  f->fd = -1;
   /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
    * below as not a regular file. */
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return ds_err(err, "%s: cannot open: %s", path, strerror(errno));
+  if (fd < 0) return open_error(path, errno, err);
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int e = errno;
@@ -27,36 +54,49 @@ int ds_file_open(ds_file *f, const char *path, char **err) {
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);
-    return ds_err(err, "%s: not a regular file", path);
+    return ds_err(err, "%s: cannot read: %s, not a regular file", path, file_kind(&st));
   }
   f->path = strdup(path);
   if (!f->path) {
     close(fd);
     return ds_err(err, "%s: out of memory", path);
   }
+  f->fd = fd;
+  f->on_disk = 1;
   f->size = (uint64_t)st.st_size;
   f->dev = (uint64_t)st.st_dev;
   f->ino = (uint64_t)st.st_ino;
   f->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+  return 0;
+}
+
+int ds_file_load(ds_file *f, const char *path, char **err) {
+  if (ds_file_open(f, path, err)) return -1;
   if (f->size > 0) {
-    void *p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      int e = errno;
-      close(fd);
-      free(f->path);
-      f->path = NULL;
-      return ds_err(err, "%s: cannot map: %s", path, strerror(e));
+    uint8_t *p = f->size <= SIZE_MAX ? malloc((size_t)f->size) : NULL;
+    if (!p) {
+      ds_err(err, "%s: out of memory for its %llu bytes", path,
+             (unsigned long long)f->size);
+      ds_file_close(f);
+      return -1;
+    }
+    if (ds_file_read(f, 0, f->size, p, err)) {
+      free(p);
+      ds_file_close(f);
+      return -1;
     }
     f->data = p;
-    f->mapped = 1;
+    f->owned = 1;
   }
-  close(fd);
+  close(f->fd);
+  f->fd = -1;
   return 0;
 }
 
 int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,
                         uint64_t size, char **err) {
   memset(f, 0, sizeof *f);
+  f->fd = -1;
   f->path = strdup(name);
   if (!f->path) return ds_err(err, "%s: out of memory", name);
   f->data = size ? data : NULL;
@@ -65,49 +105,164 @@ int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,
 }
 
 void ds_file_close(ds_file *f) {
-  if (f->mapped && f->data) munmap((void *)f->data, (size_t)f->size);
+  if (f->path && f->fd >= 0) close(f->fd);
+  if (f->owned) free((void *)f->data);
   free(f->path);
   memset(f, 0, sizeof *f);
+  f->fd = -1;
+}
+
+void ds_file_forget_data(ds_file *f) {
+  if (f->owned) free((void *)f->data);
+  f->data = NULL;
+  f->owned = 0;
+}
+
+/* The bounds error of every access. */
+static int past_end(const ds_file *f, uint64_t off, uint64_t len, char **err) {
+  return ds_err(err,
+                "%s: %llu bytes at offset %llu run past the end of the file "
+                "(%llu bytes)",
+                f->path, (unsigned long long)len, (unsigned long long)off,
+                (unsigned long long)f->size);
 }
 
 int ds_file_slice(const ds_file *f, uint64_t off, uint64_t len,
                   const uint8_t **out, char **err) {
-  if (off > f->size || len > f->size - off)
-    return ds_err(err,
-                  "%s: %llu bytes at offset %llu run past the end of the file "
-                  "(%llu bytes)",
-                  f->path, (unsigned long long)len, (unsigned long long)off,
-                  (unsigned long long)f->size);
+  if (off > f->size || len > f->size - off) return past_end(f, off, len, err);
+  if (!f->data && f->size > 0)
+    return ds_err(err, "%s: internal error: %llu bytes at offset %llu asked of a "
+                       "streamed file without a view",
+                  f->path, (unsigned long long)len, (unsigned long long)off);
   *out = f->data ? f->data + off : (const uint8_t *)"";
   return 0;
 }
 
-int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err) {
-  const uint8_t *p = NULL;
-  if (ds_file_slice(f, off, 8, &p, err)) return -1;
-  *out = ds_le64(p);
+/* pread until len bytes are in, or fewer when the file ends first (the
+ * count read is returned; -1 with errno on an I/O error). */
+static int64_t pread_full(int fd, uint8_t *dst, uint64_t len, uint64_t off) {
+  uint64_t got = 0;
+  while (got < len) {
+    size_t want = len - got > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)(len - got);
+    ssize_t n = pread(fd, dst + got, want, (off_t)(off + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) break;
+    got += (uint64_t)n;
+  }
+  return (int64_t)got;
+}
+
+/* The error for a read that came back short: the file shrank. */
+static int short_read(const ds_file *f, uint64_t off, uint64_t len, char **err) {
+  struct stat st;
+  if (fstat(f->fd, &st) == 0 && (uint64_t)st.st_size < f->size)
+    return ds_err(err, "%s: cannot read %llu bytes at offset %llu: the file was "
+                       "truncated to %llu bytes while in use (it had %llu when "
+                       "opened)",
+                  f->path, (unsigned long long)len, (unsigned long long)off,
+                  (unsigned long long)st.st_size, (unsigned long long)f->size);
+  return ds_err(err, "%s: cannot read %llu bytes at offset %llu: the file ended "
+                     "early (it had %llu bytes when opened)",
+                f->path, (unsigned long long)len, (unsigned long long)off,
+                (unsigned long long)f->size);
+}
+
+int ds_file_read(const ds_file *f, uint64_t off, uint64_t len, uint8_t *dst,
+                 char **err) {
+  if (off > f->size || len > f->size - off) return past_end(f, off, len, err);
+  if (len == 0) return 0;
+  if (f->data) {
+    memcpy(dst, f->data + off, (size_t)len);
+    return 0;
+  }
+  int64_t n = pread_full(f->fd, dst, len, off);
+  if (n < 0)
+    return ds_err(err, "%s: cannot read %llu bytes at offset %llu: %s", f->path,
+                  (unsigned long long)len, (unsigned long long)off, strerror(errno));
+  if ((uint64_t)n < len) return short_read(f, off, len, err);
   return 0;
 }
 
+uint8_t *ds_file_copy(const ds_file *f, uint64_t off, uint64_t len, char **err) {
+  uint8_t *p = len <= SIZE_MAX ? malloc(len ? (size_t)len : 1) : NULL;
+  if (!p) {
+    ds_err(err, "%s: out of memory for %llu bytes", f->path, (unsigned long long)len);
+    return NULL;
+  }
+  if (ds_file_read(f, off, len, p, err)) {
+    free(p);
+    return NULL;
+  }
+  return p;
+}
+
+int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err) {
+  uint8_t b[8];
+  if (ds_file_read(f, off, 8, b, err)) return -1;
+  *out = ds_le64(b);
+  return 0;
+}
+
+int ds_view_read(ds_view *v, const ds_file *f, uint64_t off, uint64_t len,
+                 const uint8_t **out, char **err) {
+  if (off > f->size || len > f->size - off) return past_end(f, off, len, err);
+  if (f->data || len == 0) {
+    *out = f->data ? f->data + off : (const uint8_t *)"";
+    return 0;
+  }
+  int same = v->file == f && v->ino == f->ino && v->dev == f->dev;
+  if (same && off >= v->off && off - v->off <= v->buf.len &&
+      len <= v->buf.len - (off - v->off)) {
+    *out = v->buf.data + (off - v->off);
+    return 0;
+  }
+  /* Reads that go forward from the window (a scan) read ahead, doubling up
+   * to DS_VIEW_AHEAD; a jump reads just what it needs. */
+  int sequential = same && off >= v->off && off - v->off <= v->buf.len + 4096;
+  if (!sequential) v->jumps++;
+  v->ahead = sequential ? (v->ahead ? v->ahead * 2 : 16384) : 0;
+  if (v->ahead > DS_VIEW_AHEAD) v->ahead = DS_VIEW_AHEAD;
+  uint64_t want = len > v->ahead ? len : v->ahead;
+  if (want > f->size - off) want = f->size - off;
+  v->file = NULL;
+  v->buf.len = 0;
+  if (want > SIZE_MAX || ds_buf_reserve(&v->buf, (size_t)want))
+    return ds_err(err, "%s: out of memory reading %llu bytes at offset %llu",
+                  f->path, (unsigned long long)want, (unsigned long long)off);
+  int64_t n = pread_full(f->fd, v->buf.data, want, off);
+  if (n < 0)
+    return ds_err(err, "%s: cannot read %llu bytes at offset %llu: %s", f->path,
+                  (unsigned long long)len, (unsigned long long)off, strerror(errno));
+  if ((uint64_t)n < len) return short_read(f, off, len, err);
+  v->file = f;
+  v->ino = f->ino; /* a file closed and another opened at the same address */
+  v->dev = f->dev; /* must not hit this window */
+  v->off = off;
+  v->buf.len = (size_t)n;
+  *out = v->buf.data;
+  return 0;
+}
+
+void ds_view_reset(ds_view *v) {
+  v->file = NULL;
+  v->buf.len = 0;
+  v->ahead = 0;
+  if (v->buf.cap > ((size_t)4 << 20)) ds_buf_free(&v->buf);
+}
+
+void ds_view_free(ds_view *v) {
+  ds_buf_free(&v->buf);
+  memset(v, 0, sizeof *v);
+}
+
 int ds_file_stale(const ds_file *f) {
-  if (!f->mapped) return 0; /* in memory, or an empty file: nothing to fault */
+  if (!f->on_disk) return 0; /* in memory, or never opened */
   struct stat st;
   if (stat(f->path, &st) != 0) return 1;
   return (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino ||
          (uint64_t)st.st_size != f->size ||
          (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != f->mtime_ns;
-}
-
-void ds_file_drop(const ds_file *f, uint64_t off, uint64_t len) {
-  if (!f->mapped || !f->data || off >= f->size) return;
-  if (len > f->size - off) len = f->size - off;
-  uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-  uint64_t a = (off + page - 1) / page * page, b = (off + len) / page * page;
-  int prefix = off == 0;
-  if (prefix && b < f->dropped) ((ds_file *)f)->dropped = 0; /* a new pass */
-  if (prefix && a < f->dropped) a = f->dropped; /* already given back */
-  if (b > a) madvise((void *)(f->data + a), (size_t)(b - a), MADV_DONTNEED);
-  if (prefix && b > f->dropped) ((ds_file *)f)->dropped = b;
 }
 
 char *ds_path_join(const char *dir, const char *name) {

@@ -1,50 +1,93 @@
-/* mapped_file.h - read-only files mapped into memory, and bounds-checked
- * access to their bytes. Every error names the file and the byte offset. */
+/* mapped_file.h - dataset files, read without mmap so that a file that
+ * shrinks while we use it gives an error, never SIGBUS (see README
+ * "Files that change under a query").
+ *
+ * A ds_file is either *loaded* (the whole file in owned memory: indexes,
+ * meta, dictionaries, chunk files) or *streamed* (an open descriptor; its
+ * bytes are read with pread into a caller's ds_view, a buffer that belongs
+ * to one cursor or thread). Every access is bounds-checked against the size
+ * seen at open, and every error names the file and the byte offset. */
 #ifndef DS_MAPPED_FILE_H
 #define DS_MAPPED_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
+
 typedef struct ds_file {
   char *path;          /* as given; owned */
-  const uint8_t *data; /* NULL when size == 0 */
-  uint64_t size;
-  int mapped;          /* 1 when data is an mmap to unmap on close */
-  uint64_t dev, ino;   /* identity and last change when mapped, */
+  const uint8_t *data; /* loaded or borrowed bytes; NULL when streamed or empty */
+  uint64_t size;       /* at open */
+  int fd;              /* streamed: the open descriptor; else -1 */
+  int owned;           /* 1 when data is malloc'd by ds_file_load */
+  int on_disk;         /* 1 when opened from a path (not from memory) */
+  uint64_t dev, ino;   /* identity and last change at open, */
   int64_t mtime_ns;    /* to notice a file replaced or rewritten */
-  uint64_t dropped;    /* [0, dropped) already given back by ds_file_drop */
 } ds_file;
 
-/* Map `path` read-only. On failure *err says "<path>: cannot open: <why>". */
+/* Open `path` for streamed reads (reads nothing yet). On failure *err says
+ * "<path>: <what is wrong>" (missing, a directory, a FIFO or device, a
+ * loop of symbolic links, a name too long, too many open files, ...). */
 int ds_file_open(ds_file *f, const char *path, char **err);
+/* Read the whole of `path` into owned memory (for small files). */
+int ds_file_load(ds_file *f, const char *path, char **err);
 /* Wrap bytes already in memory (fuzzers, tests). The bytes are borrowed:
  * they must outlive the ds_file. */
 int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,
                         uint64_t size, char **err);
 void ds_file_close(ds_file *f);
+/* Free a loaded file's bytes but keep its path and identity, so that
+ * ds_file_stale still tells whether it changed on disk. */
+void ds_file_forget_data(ds_file *f);
 
-/* *out = pointer to bytes [off, off + len) of the file, or an error
- * "<path>: <len> bytes at offset <off> run past the end of the file
- * (<size> bytes)". */
+/* *out = pointer to bytes [off, off + len) of a loaded or in-memory file,
+ * or an error "<path>: <len> bytes at offset <off> run past the end of the
+ * file (<size> bytes)". A streamed file is an error here: use a ds_view. */
 int ds_file_slice(const ds_file *f, uint64_t off, uint64_t len,
                   const uint8_t **out, char **err);
-/* Read a little-endian u64 at `off`, bounds-checked like ds_file_slice. */
+/* Read a little-endian u64 at `off` (any kind of file). */
 int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err);
+/* Copy bytes [off, off + len) of any kind of file into dst: bounds-checked
+ * against the size at open; a file that is now shorter is an error naming
+ * the file, the offset and both sizes. */
+int ds_file_read(const ds_file *f, uint64_t off, uint64_t len, uint8_t *dst,
+                 char **err);
 
-/* Tell the kernel this process no longer needs the mapped pages wholly
- * inside [off, off + len): they leave the resident set and come back from
- * the page cache if touched again. Contents never change, so this is
- * always safe; scans use it to stream in constant memory. A scan drops
- * growing prefixes [0, n): the file remembers how far it has dropped, so
- * each call only walks the new pages (that mark is the one field a const
- * ds_file lets change; only the scanning thread calls this). */
-void ds_file_drop(const ds_file *f, uint64_t off, uint64_t len);
+/* A reader's window on streamed files: it holds the bytes of the last read
+ * (and, for reads that follow each other, up to DS_VIEW_AHEAD bytes after
+ * them, so a scan makes one system call per window, not per row). One per
+ * cursor or thread; zero-initialise, free with ds_view_free. */
+typedef struct ds_view {
+  ds_buf buf;            /* file bytes [off, off + buf.len) */
+  const ds_file *file;   /* whose bytes buf holds, or NULL */
+  uint64_t dev, ino;     /* that file's identity */
+  uint64_t off;
+  uint64_t ahead;        /* read-ahead now (grows while reads are sequential) */
+  uint64_t jumps;        /* reads that missed the window and were not sequential */
+} ds_view;
 
-/* 1 when the file on disk is no longer the one mapped (replaced,
+#define DS_VIEW_AHEAD ((uint64_t)1 << 20)
+
+/* *out = bytes [off, off + len) of f, valid until the next read through
+ * v (or for as long as f, when f is loaded or in memory). */
+int ds_view_read(ds_view *v, const ds_file *f, uint64_t off, uint64_t len,
+                 const uint8_t **out, char **err);
+/* Readers load a table they would otherwise read entry by entry (bagz
+ * limits, datadings offsets) into memory once a view has jumped this often:
+ * scans stay flat in memory, lookups then cost one read, not two. */
+#define DS_VIEW_JUMPS_TO_LOAD 64
+/* The part [off, off + len) of any file as owned memory (malloc'd; NULL
+ * with *err when it cannot be read). */
+uint8_t *ds_file_copy(const ds_file *f, uint64_t off, uint64_t len, char **err);
+
+/* Forget what v holds (keeps the buffer unless it grew past 4 MiB). */
+void ds_view_reset(ds_view *v);
+void ds_view_free(ds_view *v);
+
+/* 1 when the file on disk is no longer the one opened (replaced,
  * truncated, rewritten: its identity, size or change time differ, or it is
- * gone). Reading a mapping whose file shrank would fault, so readers check
- * this before reusing a dataset opened earlier. */
+ * gone). Readers check this before reusing a dataset opened earlier. */
 int ds_file_stale(const ds_file *f);
 
 /* The last path component (points into path). */

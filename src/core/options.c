@@ -61,7 +61,7 @@ int ds_options_add(ds_options *o, const char *arg, char **err) {
   if (!*name) rc = ds_err(err, "an option has an empty name");
   else if (ds_options_get(o, name)) rc = ds_err(err, "option '%s' is given twice", name);
   if (rc == 0) {
-    ds_option *p = realloc(o->items, (o->n + 1) * sizeof *p);
+    ds_option *p = ds_grow(o->items, o->n, sizeof *p);
     if (!p) rc = ds_err(err, "out of memory");
     else {
       o->items = p;

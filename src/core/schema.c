@@ -1,5 +1,7 @@
 /* schema.c - inferred or hand-given columns for record-like rows (see
- * schema.h). */
+ * schema.h). Fields are found through a hash table of their exact bytes
+ * and names made unique through one of their case-folded names, so both
+ * stay linear in the number of fields, however the names clash. */
 #include "schema.h"
 
 #include <ctype.h>
@@ -7,30 +9,81 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cancel.h"
 #include "common.h"
 
-/* Append an empty column; NULL when out of memory. */
-static ds_column *add_column(ds_schema *s) {
-  ds_column *c = realloc(s->cols, (s->n + 1) * sizeof *c);
-  if (!c) return NULL;
-  s->cols = c;
-  memset(&c[s->n], 0, sizeof *c);
-  return &c[s->n++];
+/* Append an empty column (the array grows geometrically); NULL when out of
+ * memory or past DS_SCHEMA_MAX_COLUMNS (then *full = 1). */
+static ds_column *add_column(ds_schema *s, int *full) {
+  if (s->n >= DS_SCHEMA_MAX_COLUMNS) {
+    *full = 1;
+    return NULL;
+  }
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 16;
+    ds_column *c = realloc(s->cols, cap * sizeof *c);
+    if (!c) return NULL;
+    s->cols = c;
+    s->cap = cap;
+  }
+  memset(&s->cols[s->n], 0, sizeof *s->cols);
+  return &s->cols[s->n++];
+}
+
+/* FNV-1a of p[0..n), ASCII letters folded to lower case when `fold` (SQLite
+ * compares column names ignoring ASCII case only). */
+static uint64_t name_hash(const char *p, size_t n, int fold) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)p[i];
+    if (fold && c >= 'A' && c <= 'Z') c = (unsigned char)(c + 32);
+    h = (h ^ c) * 1099511628211ull;
+  }
+  return h;
+}
+
+/* Grow the field table (slots hold column index + 1; 0 is empty) to keep
+ * it at most half full. */
+static int grow_fields(ds_schema *s) {
+  if (2 * (s->n + 1) <= s->nslots) return 0;
+  size_t n = s->nslots ? 2 * s->nslots : 64;
+  size_t *t = calloc(n, sizeof *t);
+  if (!t) return -1;
+  for (size_t i = 0; i < s->n; i++) {
+    size_t k = (size_t)name_hash(s->cols[i].field, s->cols[i].field_len, 0) & (n - 1);
+    while (t[k]) k = (k + 1) & (n - 1);
+    t[k] = i + 1;
+  }
+  free(s->slots);
+  s->slots = t;
+  s->nslots = n;
+  return 0;
 }
 
 int ds_schema_observe(ds_schema *s, const char *field, size_t len, ds_vtype t,
                       char **err) {
-  for (size_t i = 0; i < s->n; i++)
-    if (s->cols[i].field_len == len && memcmp(s->cols[i].field, field, len) == 0) {
-      s->cols[i].types |= 1u << t;
+  if (ds_cancel_poll()) return ds_err(err, DS_CANCEL_MSG);
+  if (grow_fields(s)) return ds_err(err, "out of memory");
+  size_t k = (size_t)name_hash(field, len, 0) & (s->nslots - 1);
+  for (; s->slots[k]; k = (k + 1) & (s->nslots - 1)) {
+    ds_column *c = &s->cols[s->slots[k] - 1];
+    if (c->field_len == len && memcmp(c->field, field, len) == 0) {
+      c->types |= 1u << t;
       return 0;
     }
-  ds_column *c = add_column(s);
+  }
+  int full = 0;
+  ds_column *c = add_column(s, &full);
+  if (full)
+    return ds_err(err, "more than %d distinct fields (SQLite tables hold at most "
+                       "2000 columns): name the ones you need with columns='name "
+                       "TYPE, ...'", DS_SCHEMA_MAX_COLUMNS);
   if (!c || !(c->field = malloc(len + 1))) return ds_err(err, "out of memory");
   memcpy(c->field, field, len);
   c->field[len] = 0;
   c->field_len = len;
   c->types = 1u << t;
+  s->slots[k] = s->n;
   return 0;
 }
 
@@ -66,7 +119,10 @@ int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
       return ds_err(err, "columns='%s': column '%.*s' has type '%.*s', not one of INTEGER, "
                          "REAL, TEXT, BLOB, NUMERIC, JSON or none (columns are separated by commas)",
                     spec, (int)name_len, item, (int)type_len, type);
-    ds_column *c = add_column(s);
+    int full = 0;
+    ds_column *c = add_column(s, &full);
+    if (full)
+      return ds_err(err, "columns= names more than %d columns", DS_SCHEMA_MAX_COLUMNS);
     if (!c || !(c->field = ds_strf("%.*s", (int)name_len, item)) ||
         !(c->decltype = ds_strf("%.*s", (int)type_len, type)))
       return ds_err(err, "out of memory");
@@ -96,32 +152,78 @@ const char *ds_schema_decltype(const ds_column *c) {
 /* SQLite's names of the row index: a column so named would hide it. */
 static const char *const rowid_names[] = {"rowid", "oid", "_rowid_", NULL};
 
-/* Is `name` used (ignoring case) by a named column before `upto`, by a
- * reserved name or by a name of the row index? */
-static int taken(const ds_schema *s, size_t upto, const char *name,
-                 const char *const *reserved) {
+/* Is `name` a reserved name or a name of the row index (ignoring case)? */
+static int reserved_name(const char *name, const char *const *reserved) {
   for (const char *const *r = rowid_names; *r; r++)
     if (strcasecmp(*r, name) == 0) return 1;
-  for (size_t i = 0; i < upto; i++)
-    if (s->cols[i].name && strcasecmp(s->cols[i].name, name) == 0) return 1;
   for (const char *const *r = reserved; r && *r; r++)
     if (strcasecmp(*r, name) == 0) return 1;
   return 0;
 }
 
+/* Is `name` used (ignoring case) by a named column before `upto`, or by a
+ * reserved name? (Linear: for single questions, not for naming.) */
+static int taken(const ds_schema *s, size_t upto, const char *name,
+                 const char *const *reserved) {
+  for (size_t i = 0; i < upto; i++)
+    if (s->cols[i].name && strcasecmp(s->cols[i].name, name) == 0) return 1;
+  return reserved_name(name, reserved);
+}
+
+/* The names given so far, by case-folded hash: each slot holds a column
+ * index + 1 (0: empty), and `next` the suffix to try next for a field
+ * whose name clashed (so n equal names cost n steps, not n^2). */
+typedef struct name_set {
+  size_t *slots;
+  size_t mask;
+} name_set;
+
+/* Slot of `name` in the set, or of the empty slot where it would go. */
+static size_t name_slot(const name_set *ns, const ds_schema *s, const char *name) {
+  size_t k = (size_t)name_hash(name, strlen(name), 1) & ns->mask;
+  while (ns->slots[k] && strcasecmp(s->cols[ns->slots[k] - 1].name, name) != 0)
+    k = (k + 1) & ns->mask;
+  return k;
+}
+
 int ds_schema_name_columns(ds_schema *s, const char *const *reserved,
                            char **err) {
-  for (size_t i = 0; i < s->n; i++) {
+  name_set ns = {0};
+  size_t n = 64;
+  while (n < 4 * s->n) n *= 2;
+  ns.slots = calloc(n, sizeof *ns.slots);
+  int *next = calloc(s->n ? s->n : 1, sizeof *next); /* per column: next suffix */
+  if (!ns.slots || !next) {
+    free(ns.slots);
+    free(next);
+    return ds_err(err, "out of memory");
+  }
+  ns.mask = n - 1;
+  int rc = 0;
+  for (size_t i = 0; i < s->n && rc == 0; i++) {
     ds_column *c = &s->cols[i];
     free(c->name);
     c->name = strdup(c->field);
-    for (int k = 2; c->name && taken(s, i, c->name, reserved); k++) {
+    size_t k = c->name ? name_slot(&ns, s, c->name) : 0;
+    /* a clash: continue from the suffix the first holder of this name
+     * reached (kept on that holder), not from _2 again */
+    size_t owner = c->name && ns.slots[k] ? ns.slots[k] - 1 : SIZE_MAX;
+    int suffix = owner != SIZE_MAX && next[owner] ? next[owner] : 2;
+    while (c->name && (ns.slots[k] || reserved_name(c->name, reserved))) {
       free(c->name);
-      c->name = ds_strf("%s_%d", c->field, k);
+      c->name = ds_strf("%s_%d", c->field, suffix++);
+      if (c->name) k = name_slot(&ns, s, c->name);
+      if ((suffix & 255) == 0 && ds_cancel_check()) rc = ds_err(err, DS_CANCEL_MSG);
+      if (rc) break;
     }
-    if (!c->name) return ds_err(err, "out of memory");
+    if (owner != SIZE_MAX) next[owner] = suffix;
+    if (!c->name && !rc) rc = ds_err(err, "out of memory");
+    if (rc == 0) ns.slots[k] = i + 1;
+    if (rc == 0 && (i & 255) == 0 && ds_cancel_check()) rc = ds_err(err, DS_CANCEL_MSG);
   }
-  return 0;
+  free(ns.slots);
+  free(next);
+  return rc;
 }
 
 char *ds_schema_free_name(const ds_schema *s, const char *want,
@@ -176,6 +278,6 @@ void ds_schema_free(ds_schema *s) {
     free(s->cols[i].decltype);
   }
   free(s->cols);
-  s->cols = NULL;
-  s->n = 0;
+  free(s->slots);
+  memset(s, 0, sizeof *s);
 }

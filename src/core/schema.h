@@ -25,11 +25,19 @@ typedef struct ds_column {
 
 typedef struct ds_schema {
   ds_column *cols;
-  size_t n;
+  size_t n, cap;
+  size_t *slots;  /* fields by hash (column index + 1), for observe */
+  size_t nslots;
 } ds_schema;
 
+/* At most this many columns come from fields or columns=: SQLite allows
+ * 2000 in a table, and the tables add a few of their own. Observing one
+ * more distinct field is an error, found at once. */
+#define DS_SCHEMA_MAX_COLUMNS 1990
+
 /* Record that field[0..len) held a value of type t (adds it on first
- * sight). */
+ * sight; constant time). Stops with DS_CANCEL_MSG when a core/cancel.h
+ * scope asks. */
 int ds_schema_observe(ds_schema *s, const char *field, size_t len, ds_vtype t,
                       char **err);
 /* Columns from 'name TYPE, name TYPE, ...' (TYPE optional; one of
@@ -39,7 +47,7 @@ int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err);
 /* The declared type of a column: "INTEGER", "REAL", "TEXT", "BLOB" or "". */
 const char *ds_schema_decltype(const ds_column *c);
 /* Give every column a unique SQL name, avoiding `reserved` names
- * (NULL-terminated, compared ignoring case). */
+ * (NULL-terminated, compared ignoring case): linear in the columns. */
 int ds_schema_name_columns(ds_schema *s, const char *const *reserved,
                            char **err);
 /* A name not used by any column nor by `reserved`: `want`, else "_want",

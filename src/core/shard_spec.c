@@ -14,7 +14,7 @@
 /* Append a malloc'd path to the list (takes ownership). */
 static int list_push(ds_shard_list *l, char *path, char **err) {
   if (!path) return ds_err(err, "out of memory");
-  char **p = realloc(l->paths, (l->n + 1) * sizeof *p);
+  char **p = ds_grow(l->paths, l->n, sizeof *p);
   if (!p) {
     free(path);
     return ds_err(err, "out of memory");

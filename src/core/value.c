@@ -186,6 +186,19 @@ const ds_value *ds_value_find_unsupported(const ds_value *v) {
   return find_unsupported(v, 0);
 }
 
+int ds_value_json_capped(ds_buf *out, const ds_value *v, uint64_t max,
+                         const ds_arena *values, char **err) {
+  size_t used = values ? values->total : 0;
+  size_t room = !max ? 0 : max > used ? (size_t)(max - used) : 1;
+  if (room && (!out->max || room < out->max)) out->max = room;
+  out->over = 0;
+  if (ds_value_json(out, v, err) == 0) return 0;
+  if (out->over && max)
+    ds_err(err, "JSON text of more than %zu bytes%s: more than max_value_bytes=%llu", room,
+           used ? " (on top of the decoded values)" : "", (unsigned long long)max);
+  return -1;
+}
+
 int ds_value_json(ds_buf *out, const ds_value *v, char **err) {
   size_t start = out->len;
   if (json_value(out, v, 0, err)) {

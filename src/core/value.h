@@ -81,6 +81,12 @@ const ds_value *ds_value_find_unsupported(const ds_value *v);
 /* JSON text of v appended to out. 0 ok, -1 with *err set (out is then left
  * as it was). */
 int ds_value_json(ds_buf *out, const ds_value *v, char **err);
+/* ds_value_json held to max_value_bytes (max, 0: none): the JSON text, plus
+ * the decoded values it was made from (`values`, NULL when they do not
+ * count), may not take more than max bytes; more is an error that says
+ * so, found before the text grows past the cap. */
+int ds_value_json_capped(ds_buf *out, const ds_value *v, uint64_t max,
+                         const ds_arena *values, char **err);
 
 /* Parse JSON text into a value tree allocated in `a` (value_from_json.c):
  * objects -> MAP (TEXT keys, in order; a repeated key is an error), arrays

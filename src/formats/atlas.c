@@ -26,12 +26,12 @@ typedef struct atlas_shard {
   atlas_meta meta;
   uint64_t num_blocks;      /* ceil(stored_examples / block_size) */
   uint64_t first;           /* global index of the shard's first example */
-  ds_file index;            /* index.npy, mapped */
+  ds_file index;            /* index.npy, loaded */
   const uint8_t *entries;   /* its num_blocks + 1 offsets */
   unsigned width;           /* bytes per entry: 1, 2, 4 or 8 */
   int big_endian;           /* entries are stored '>' */
   char dtype[8];            /* "|u1", "<u2", ... */
-  ds_file data;             /* data.bin, mapped (size 0 when absent) */
+  ds_file data;             /* data.bin, streamed (size 0 when absent) */
   int has_data;
   ds_zstd_dict *own_dict;   /* strategy 3: <shard>/zstd_dict.bin */
   const ds_zstd_dict *dict; /* what blocks decode with (own or shared) */
@@ -186,11 +186,11 @@ static uint64_t entry(const atlas_shard *s, uint64_t i) {
   return v;
 }
 
-/* Map index.npy and check its header: 1-D unsigned, num_blocks + 1 long. */
+/* Load index.npy and check its header: 1-D unsigned, num_blocks + 1 long. */
 static int map_index(atlas_shard *s, char **err) {
   char *path = ds_path_join(s->dir, "index.npy");
   if (!path) return ds_err(err, "out of memory");
-  int rc = ds_file_open(&s->index, path, err);
+  int rc = ds_file_load(&s->index, path, err);
   free(path);
   if (rc) return -1;
   ds_npy a;
@@ -218,7 +218,7 @@ static int map_index(atlas_shard *s, char **err) {
   return 0;
 }
 
-/* Map data.bin; only an empty shard may lack it. */
+/* Open data.bin (read block by block); only an empty shard may lack it. */
 static int map_data(atlas_shard *s, char **err) {
   char *path = ds_path_join(s->dir, "data.bin");
   if (!path) return ds_err(err, "out of memory");
@@ -236,6 +236,35 @@ static int map_data(atlas_shard *s, char **err) {
 }
 
 /* Offsets start at 0, never decrease, and end at the size of data.bin. */
+/* meta.json's block_size must be a count the blocks can hold: a pickled
+ * example takes at least one byte, and a block of n stored bytes holds at
+ * most n bytes of pickle (uncompressed) or what a zstd frame of n bytes
+ * can expand to (128 KiB per 3-byte block header). A claim no block can
+ * hold (10^15 examples over a block of a few bytes) is refused at open,
+ * rather than have count(*) walk rows that cannot exist. */
+static int check_claims(const atlas_shard *s, char **err) {
+  uint64_t largest = 0;
+  for (uint64_t b = 0; b < s->num_blocks; b++) {
+    uint64_t a = entry(s, b), e = entry(s, b + 1);
+    if (e - a > largest) largest = e - a;
+  }
+  if (s->num_blocks == 0) return 0;
+  uint64_t cap = s->meta.compression_strategy == ATLAS_NO_COMPRESSION
+                     ? largest
+                     : (largest / 3 + 1) * (uint64_t)ZSTD_BLOCKSIZE_MAX;
+  uint64_t want = s->meta.block_size < s->meta.stored_examples ? s->meta.block_size
+                                                               : s->meta.stored_examples;
+  if (want > cap)
+    return ds_err(err, "%s/meta.json: block_size %llu and stored_examples %llu "
+                       "cannot be right: the largest block of %s has %llu bytes, "
+                       "room for at most %llu examples",
+                  s->dir, (unsigned long long)s->meta.block_size,
+                  (unsigned long long)s->meta.stored_examples,
+                  s->has_data ? s->data.path : "data.bin",
+                  (unsigned long long)largest, (unsigned long long)cap);
+  return 0;
+}
+
 static int check_offsets(const atlas_shard *s, char **err) {
   uint64_t prev = entry(s, 0);
   if (prev != 0)
@@ -257,15 +286,16 @@ static int check_offsets(const atlas_shard *s, char **err) {
                          "does not exist",
                     s->index.path, (unsigned long long)s->num_blocks,
                     (unsigned long long)prev, s->dir);
-    return ds_err(err, "%s: last entry (entry %llu) is %llu, but %s has %llu "
-                       "bytes%s",
-                  s->index.path, (unsigned long long)s->num_blocks,
-                  (unsigned long long)prev, s->data.path,
-                  (unsigned long long)s->data.size,
-                  prev > s->data.size ? " (truncated, or the index points past "
-                                        "its end)" : "");
+    /* a data.bin cut short opens: its intact blocks read, the ones past
+     * its end fail naming the file and offset (stored_range) */
+    if (prev < s->data.size)
+      return ds_err(err, "%s: last entry (entry %llu) is %llu, but %s has %llu "
+                         "bytes",
+                    s->index.path, (unsigned long long)s->num_blocks,
+                    (unsigned long long)prev, s->data.path,
+                    (unsigned long long)s->data.size);
   }
-  return 0;
+  return check_claims(s, err);
 }
 
 /* ---------------------------------------------------- dictionaries */
@@ -274,7 +304,7 @@ static int check_offsets(const atlas_shard *s, char **err) {
 static int load_dict(const char *path, ds_zstd_dict **out, unsigned *id,
                      char **err) {
   ds_file f;
-  if (ds_file_open(&f, path, err)) return -1;
+  if (ds_file_load(&f, path, err)) return -1;
   int rc = 0;
   if (f.size == 0) rc = ds_err(err, "%s: empty dictionary file", path);
   else if (ds_zstd_dict_new(f.data, (size_t)f.size, out, err) == 0)
@@ -673,55 +703,77 @@ static int check_frame_dict(const atlas_shard *s, uint64_t block,
                 s->dict_id, s->dict_id ? "" : " (raw content, no ID)");
 }
 
-int atlas_block_stored(const atlas_reader *r, size_t shard, uint64_t block,
-                       const uint8_t **p, size_t *n, char **err) {
-  uint64_t off, len;
-  if (atlas_block_range(r, shard, block, &off, &len, err)) return -1;
+/* The block's range in data.bin, refusing an empty block. */
+static int stored_range(const atlas_reader *r, size_t shard, uint64_t block,
+                        uint64_t *off, uint64_t *len, char **err) {
+  if (atlas_block_range(r, shard, block, off, len, err)) return -1;
   const atlas_shard *s = &r->shards[shard];
-  if (ds_file_slice(&s->data, off, len, p, err)) {
-    ds_err_prefix(err, s->dir);
-    return -1;
-  }
-  if (len == 0)
+  if (*off > s->data.size || *len > s->data.size - *off)
+    return ds_err(err, "%s: block %llu: %llu bytes at offset %llu run past the end "
+                       "of the file (%llu bytes)",
+                  s->data.path, (unsigned long long)block, (unsigned long long)*len,
+                  (unsigned long long)*off, (unsigned long long)s->data.size);
+  if (*len == 0)
     return ds_err(err, "%s: block %llu is empty (0 bytes at offset %llu)",
-                  s->data.path, (unsigned long long)block, (unsigned long long)off);
+                  s->data.path, (unsigned long long)block, (unsigned long long)*off);
+  return 0;
+}
+
+int atlas_block_stored(const atlas_reader *r, ds_view *v, size_t shard,
+                       uint64_t block, const uint8_t **p, size_t *n, char **err) {
+  uint64_t off, len;
+  if (stored_range(r, shard, block, &off, &len, err)) return -1;
+  if (ds_view_read(v, &r->shards[shard].data, off, len, p, err)) return -1;
   *n = (size_t)len;
   return 0;
 }
 
-int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, size_t shard,
+/* Prefix *err with "<data.bin>: block B (N bytes at offset O): ". */
+static int block_error(const atlas_shard *s, uint64_t block, uint64_t len,
+                       uint64_t off, char **err) {
+  char *why = *err;
+  *err = NULL;
+  ds_err(err, "%s: block %llu (%llu bytes at offset %llu): %s", s->data.path,
+         (unsigned long long)block, (unsigned long long)len, (unsigned long long)off,
+         why ? why : "?");
+  free(why);
+  return -1;
+}
+
+int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, ds_view *v, size_t shard,
                 uint64_t block, ds_buf *buf, const uint8_t **p, size_t *n,
                 char **err) {
-  const uint8_t *src;
-  size_t len;
-  if (atlas_block_stored(r, shard, block, &src, &len, err)) return -1;
+  uint64_t off, len;
+  if (stored_range(r, shard, block, &off, &len, err)) return -1;
   const atlas_shard *s = &r->shards[shard];
-  int raw = s->meta.compression_strategy == ATLAS_NO_COMPRESSION;
-  if (raw && (!buf->max || len <= buf->max)) {
-    *p = src;
-    *n = len;
+  if (s->meta.compression_strategy == ATLAS_NO_COMPRESSION) {
+    /* the pickle itself: read into buf, which the decoded values may
+     * point into for as long as the block is kept */
+    if ((buf->max && len > buf->max) || len > SIZE_MAX)
+      return ds_err_too_big(err, "block", len, buf->max), block_error(s, block, len, off, err);
+    if (ds_buf_reserve(buf, (size_t)len))
+      return ds_err(err, "%s: block %llu: out of memory for %llu bytes", s->data.path,
+                    (unsigned long long)block, (unsigned long long)len);
+    if (ds_file_read(&s->data, off, len, buf->data, err)) return -1;
+    buf->len = (size_t)len;
+    *p = buf->data;
+    *n = buf->len;
     return 0;
   }
-  if (!raw && check_frame_dict(s, block, src, len, err)) return -1;
+  const uint8_t *src;
+  if (ds_view_read(v, &s->data, off, len, &src, err)) return -1;
+  if (check_frame_dict(s, block, src, (size_t)len, err)) return -1;
   z->dict = s->dict;
-  if (!raw && !buf->cap) { /* a fresh buffer: exactly the size the frame
-                            * declares (when plausible and within max_value_bytes:
-                            * codec.c refuses the rest) */
-    uint64_t want = ds_zstd_content_size(src, len);
+  if (!buf->cap) { /* a fresh buffer: exactly the size the frame declares
+                    * (when plausible and within max_value_bytes: codec.c
+                    * refuses the rest) */
+    uint64_t want = ds_zstd_content_size(src, (size_t)len);
     if (want && want <= z->max_out && (!buf->max || want <= buf->max) &&
         want / ZSTD_BLOCKSIZE_MAX <= len / 3 + 1 && (buf->data = malloc((size_t)want)) != NULL)
       buf->cap = (size_t)want;
   }
-  if (raw ? ds_err_too_big(err, "block", len, buf->max)
-          : ds_zstd_decompress(z, src, len, buf, err)) {
-    char *why = *err;
-    *err = NULL;
-    ds_err(err, "%s: block %llu (%zu bytes at offset %llu): %s", s->data.path,
-           (unsigned long long)block, len,
-           (unsigned long long)(src - s->data.data), why ? why : "?");
-    free(why);
-    return -1;
-  }
+  if (ds_zstd_decompress(z, src, (size_t)len, buf, err))
+    return block_error(s, block, len, off, err);
   *p = buf->data;
   *n = buf->len;
   return 0;
@@ -731,15 +783,6 @@ int atlas_stale(const atlas_reader *r) {
   for (size_t k = 0; k < r->nshards; k++)
     if (ds_file_stale(&r->shards[k].index) || ds_file_stale(&r->shards[k].data)) return 1;
   return 0;
-}
-
-void atlas_release_before(const atlas_reader *r, size_t shard, uint64_t block) {
-  for (size_t k = 0; k < shard && k < r->nshards; k++)
-    ds_file_drop(&r->shards[k].data, 0, r->shards[k].data.size);
-  if (shard >= r->nshards) return;
-  const atlas_shard *s = &r->shards[shard];
-  if (block > s->num_blocks) block = s->num_blocks;
-  ds_file_drop(&s->data, 0, atlas_index_entry(r, shard, block));
 }
 
 int atlas_block_checked(const atlas_reader *r, size_t shard, uint64_t block) {

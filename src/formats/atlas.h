@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/codec.h"
+#include "core/mapped_file.h"
 #include "core/common.h"
 
 typedef struct atlas_reader atlas_reader;
@@ -86,10 +87,11 @@ unsigned atlas_dict_id(const atlas_reader *r, size_t shard);
  * or block does not exist. */
 int atlas_block_range(const atlas_reader *r, size_t shard, uint64_t block,
                       uint64_t *offset, uint64_t *length, char **err);
-/* The stored (possibly compressed) bytes of a block, pointing into the
- * mapped data.bin; bounds-checked. */
-int atlas_block_stored(const atlas_reader *r, size_t shard, uint64_t block,
-                       const uint8_t **p, size_t *n, char **err);
+/* The stored (possibly compressed) bytes of a block, read from data.bin
+ * through the caller's window v; bounds-checked; valid until the next
+ * read through v. */
+int atlas_block_stored(const atlas_reader *r, ds_view *v, size_t shard,
+                       uint64_t block, const uint8_t **p, size_t *n, char **err);
 
 /* Global example index g (< count) -> shard, block, position in block.
  * Shards with no examples are never returned. g >= count gives shard
@@ -102,23 +104,18 @@ uint64_t atlas_shard_first(const atlas_reader *r, size_t shard);
 uint64_t atlas_block_examples(const atlas_reader *r, size_t shard,
                               uint64_t block);
 
-/* The pickle bytes of one block: decompressed into `buf` with `z` (and the
- * shard's dictionary), or pointing into the mapped data.bin when the shard
- * is uncompressed. A wrong or missing dictionary, a truncated frame or a
- * block past the end of data.bin is an error naming the shard and block.
- * Sets z->dict to the shard's dictionary. *p stays valid until the next
- * call with the same buf (or atlas_close for uncompressed shards). A
- * buffer with no capacity yet gets exactly the frame's declared size.
- * buf->max, when set, is max_value_bytes: a larger block is an error,
- * copied or not. */
-int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, size_t shard,
+/* The pickle bytes of one block, in `buf`: decompressed with `z` (and the
+ * shard's dictionary) from the stored bytes read through the window v, or
+ * read straight into buf when the shard is uncompressed. A wrong or
+ * missing dictionary, a truncated frame, a block past the end of data.bin
+ * or a data.bin that shrank since it was opened is an error naming the
+ * file and block. Sets z->dict to the shard's dictionary. *p stays valid
+ * until the next call with the same buf. A buffer with no capacity yet
+ * gets exactly the frame's declared size. buf->max, when set, is
+ * max_value_bytes: a larger block is an error. */
+int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, ds_view *v, size_t shard,
                 uint64_t block, ds_buf *buf, const uint8_t **p, size_t *n,
                 char **err);
-
-/* A scan has passed every block of `shard` before `block` and every shard
- * before it: drop their data.bin pages from memory (they come back from
- * the page cache if read again). */
-void atlas_release_before(const atlas_reader *r, size_t shard, uint64_t block);
 
 /* Blocks the decoder has checked whole (atlas_decode.c): a bit per block
  * (memory: one bit per block of each shard), set and read atomically, so
@@ -126,7 +123,7 @@ void atlas_release_before(const atlas_reader *r, size_t shard, uint64_t block);
 int atlas_block_checked(const atlas_reader *r, size_t shard, uint64_t block);
 void atlas_block_set_checked(const atlas_reader *r, size_t shard, uint64_t block);
 
-/* 1 when a mapped file (index.npy, data.bin) changed on disk since opening. */
+/* 1 when a file (index.npy, data.bin) changed on disk since opening. */
 int atlas_stale(const atlas_reader *r);
 
 #endif

@@ -6,7 +6,8 @@
 
 #include "formats/pickle.h"
 
-int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_pickle_list *pl,
+int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_view *v,
+                       ds_pickle_list *pl,
                        atlas_dblock *b, size_t shard, uint64_t block, uint64_t pos,
                        char **err) {
   const uint8_t *p;
@@ -17,7 +18,7 @@ int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_pickle_list *pl
   ds_arena_reset(&b->arena);
   /* max_value_bytes: the block and the memory of its decoded values */
   b->buf.max = b->arena.limit = (size_t)z->max_out;
-  if (atlas_block(r, z, shard, block, &b->buf, &p, &n, err)) return -1;
+  if (atlas_block(r, z, v, shard, block, &b->buf, &p, &n, err)) return -1;
   uint64_t want = atlas_block_examples(r, shard, block);
   size_t count;
   int found = 0;

@@ -13,8 +13,8 @@
 #include "formats/atlas_cache.h"
 #include "formats/pickle_list.h"
 
-/* Decode block (shard, block) of r into b, with the context z and the
- * fast decoder's scratch pl (one pair per thread). b's key (shard, block)
+/* Decode block (shard, block) of r into b, with the context z, the window
+ * v on data.bin and the fast decoder's scratch pl (one set per thread). b's key (shard, block)
  * and size are set on success only. With pos < UINT64_MAX (a lookup of
  * one example) the whole block is walked and checked but only example pos
  * is built when the fast decoder can (b->partial, the example in b->ex);
@@ -26,7 +26,8 @@
  * name the shard directory and the block. z->max_out is max_value_bytes: a
  * larger block (raw or decompressed), or decoded values needing more
  * memory, is an error. */
-int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_pickle_list *pl,
+int atlas_decode_block(const atlas_reader *r, ds_zstd_ctx *z, ds_view *v,
+                       ds_pickle_list *pl,
                        atlas_dblock *b, size_t shard, uint64_t block, uint64_t pos,
                        char **err);
 

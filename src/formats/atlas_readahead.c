@@ -44,6 +44,7 @@ typedef struct slot {
 /* What one thread decodes with. */
 typedef struct tools {
   ds_zstd_ctx z;
+  ds_view in;          /* window on data.bin */
   ds_pickle_list pl;
 } tools;
 
@@ -107,7 +108,7 @@ static void fill(atlas_readahead *ra, slot *s, tools *t) {
     s->err = strdup("out of memory");
     return;
   }
-  atlas_decode_block(ra->r, &t->z, &t->pl, s->b, s->shard, s->block, UINT64_MAX, &s->err);
+  atlas_decode_block(ra->r, &t->z, &t->in, &t->pl, s->b, s->shard, s->block, UINT64_MAX, &s->err);
 }
 
 /* With mu held: slots were freed. The idle worker is woken only once
@@ -248,6 +249,8 @@ void atlas_readahead_free(atlas_readahead *ra) {
   }
   ds_zstd_ctx_free(&ra->tw.z);
   ds_zstd_ctx_free(&ra->tc.z);
+  ds_view_free(&ra->tw.in);
+  ds_view_free(&ra->tc.in);
   ds_pickle_list_free(&ra->tw.pl);
   ds_pickle_list_free(&ra->tc.pl);
   free(ra);

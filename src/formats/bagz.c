@@ -1,7 +1,9 @@
 /* bagz.c - the bagz reader (see bagz.h). Opening reads only each file's
  * last 8 bytes (tail) or sizes (separate); limits are checked when a
- * record is read, and every slice is bounds-checked, so a corrupt file
- * gives an error naming the file, record and byte offset. */
+ * record is read, and every read is bounds-checked, so a corrupt file
+ * gives an error naming the file, record and byte offset. Limits and
+ * records are read with pread through the caller's bagz_io windows, so a
+ * file that shrinks meanwhile is an error, not a fault. */
 #include "bagz.h"
 
 #include <stdio.h>
@@ -107,7 +109,7 @@ static int shard_is_zstd(const bagz_options *o, const char *path) {
 static int load_dictionary(bagz_reader *r, char **err) {
   if (!r->opts.dictionary_path) return 0;
   ds_file f;
-  if (ds_file_open(&f, r->opts.dictionary_path, err)) return -1;
+  if (ds_file_load(&f, r->opts.dictionary_path, err)) return -1;
   int rc = ds_zstd_dict_new(f.data ? f.data : (const uint8_t *)"", (size_t)f.size,
                             &r->dict, err);
   if (rc) ds_err_prefix(err, r->opts.dictionary_path);
@@ -205,6 +207,7 @@ void bagz_close(bagz_reader *r) {
   for (size_t i = 0; i < r->nshards; i++) {
     ds_file_close(&r->shards[i].data);
     ds_file_close(&r->shards[i].limits_file);
+    free(r->shards[i].limits_mem);
   }
   free(r->shards);
   ds_shard_map_free(&r->map);
@@ -213,16 +216,51 @@ void bagz_close(bagz_reader *r) {
   free(r);
 }
 
-int bagz_stored_range(const bagz_reader *r, size_t shard, uint64_t index,
-                      uint64_t *start, uint64_t *end, char **err) {
+void bagz_io_free(bagz_io *io) {
+  ds_view_free(&io->limits);
+  ds_view_free(&io->data);
+}
+
+/* The shard's limits in memory once lookups through io jump around (the
+ * first thread to get there reads them; NULL until then, or when they
+ * cannot be read: the caller reads them entry by entry). */
+static const uint8_t *limits_in_memory(bagz_shard *s, bagz_io *io) {
+  const uint8_t *mem = __atomic_load_n(&s->limits_mem, __ATOMIC_ACQUIRE);
+  if (mem || io->limits.jumps < DS_VIEW_JUMPS_TO_LOAD || s->count > ((uint64_t)1 << 26))
+    return mem;
+  char *err = NULL;
+  uint8_t *copy = ds_file_copy(s->limits, s->limits_off, 8 * s->count, &err);
+  free(err);
+  if (!copy) return NULL;
+  uint8_t *none = NULL;
+  if (!__atomic_compare_exchange_n(&s->limits_mem, &none, copy, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE)) {
+    free(copy); /* another thread was first */
+    return none;
+  }
+  return copy;
+}
+
+/* Where record `index` of shard `shard` lies in its file: [*start, *end),
+ * from its limits (read through io->limits), checked against the records
+ * section. */
+int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
+                      uint64_t index, uint64_t *start, uint64_t *end,
+                      char **err) {
   if (shard >= r->nshards || index >= r->shards[shard].count)
     return ds_err(err, "record %llu of shard %zu does not exist",
                   (unsigned long long)index, shard);
-  const bagz_shard *s = &r->shards[shard];
+  bagz_shard *s = &r->shards[shard];
   uint64_t off = s->limits_off + 8 * index;
-  *start = 0;
-  if (ds_file_u64le(s->limits, off, end, err)) return -1;
-  if (index > 0 && ds_file_u64le(s->limits, off - 8, start, err)) return -1;
+  const uint8_t *lp;
+  const uint8_t *mem = limits_in_memory(s, io);
+  /* the limit before it (the record's start) and its own (its end) */
+  if (mem) lp = mem + 8 * index - (index ? 8 : 0);
+  else if (ds_view_read(&io->limits, s->limits, index ? off - 8 : off, index ? 16 : 8,
+                        &lp, err))
+    return -1;
+  *start = index ? ds_le64(lp) : 0;
+  *end = ds_le64(index ? lp + 8 : lp);
   if (*start > *end)
     return ds_err(err, "%s: record %llu: limits are not monotonic (the record "
                        "would start at byte %llu and end at byte %llu; limit at "
@@ -239,36 +277,41 @@ int bagz_stored_range(const bagz_reader *r, size_t shard, uint64_t index,
   return 0;
 }
 
-int bagz_stored(const bagz_reader *r, size_t shard, uint64_t index,
+int bagz_stored(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
                 const uint8_t **p, size_t *n, char **err) {
   uint64_t start, end;
-  if (bagz_stored_range(r, shard, index, &start, &end, err)) return -1;
-  if (ds_file_slice(&r->shards[shard].data, start, end - start, p, err)) return -1;
+  if (bagz_stored_range(r, io, shard, index, &start, &end, err)) return -1;
+  if (ds_view_read(&io->data, &r->shards[shard].data, start, end - start, p, err))
+    return -1;
   *n = (size_t)(end - start);
   return 0;
 }
 
-int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, size_t shard,
+int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard,
                  uint64_t index, uint64_t g, ds_buf *scratch,
                  const uint8_t **p, size_t *n, char **err) {
-  const uint8_t *stored;
-  size_t len;
-  if (bagz_stored(r, shard, index, &stored, &len, err)) return -1;
-  int raw = !r->shards[shard].zstd || len == 0;
-  if (raw && (!scratch->max || len <= scratch->max)) {
+  uint64_t start, end;
+  if (bagz_stored_range(r, io, shard, index, &start, &end, err)) return -1;
+  const bagz_shard *s = &r->shards[shard];
+  size_t len = (size_t)(end - start);
+  int raw = !s->zstd || len == 0;
+  const uint8_t *stored = NULL;
+  int rc = raw && scratch->max && len > scratch->max
+               ? ds_err_too_big(err, "record", len, scratch->max)
+               : ds_view_read(&io->data, &s->data, start, len, &stored, err);
+  if (rc == 0 && raw) {
     *p = stored;
     *n = len;
     return 0;
   }
   z->dict = r->dict;
-  if (raw ? ds_err_too_big(err, "record", len, scratch->max)
-          : ds_zstd_decompress(z, stored, len, scratch, err)) {
-    const bagz_shard *s = &r->shards[shard];
+  if (rc == 0) rc = ds_zstd_decompress(z, stored, len, scratch, err);
+  if (rc) {
     char *why = *err;
     *err = NULL;
     ds_err(err, "%s: record %llu (row %llu, %zu stored bytes at offset %llu): %s",
            s->data.path, (unsigned long long)index, (unsigned long long)g, len,
-           (unsigned long long)(stored - s->data.data), why ? why : "?");
+           (unsigned long long)start, why ? why : "?");
     free(why);
     return -1;
   }
@@ -277,7 +320,7 @@ int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, size_t shard,
   return 0;
 }
 
-int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, uint64_t g,
+int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, uint64_t g,
               ds_buf *scratch, const uint8_t **p, size_t *n, char **err) {
   if (g >= r->map.total)
     return ds_err(err, "row %llu out of range [0, %llu)", (unsigned long long)g,
@@ -285,42 +328,7 @@ int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, uint64_t g,
   size_t shard;
   uint64_t index;
   ds_shard_map_locate(&r->map, g, &shard, &index);
-  return bagz_read_at(r, z, shard, index, g, scratch, p, n, err);
-}
-
-void bagz_release_before(const bagz_reader *r, size_t shard, uint64_t index) {
-  if (shard >= r->nshards) return;
-  const bagz_shard *s = &r->shards[shard];
-  if (index > s->count) index = s->count;
-  uint64_t end = 0;
-  if (index > 0) {
-    const uint8_t *p;
-    char *err = NULL;
-    if (ds_file_slice(s->limits, s->limits_off + 8 * (index - 1), 8, &p, &err)) {
-      free(err);
-      return;
-    }
-    end = ds_le64(p);
-    if (end > s->records_size) end = s->records_size;
-  }
-  ds_file_drop(&s->data, 0, end);
-  ds_file_drop(s->limits, s->limits_off, 8 * index);
-}
-
-#define BAGZ_RELEASE_EVERY 8192
-
-void bagz_release_track(const bagz_reader *r, bagz_release_state *st,
-                        size_t shard, uint64_t index) {
-  if (st->started && shard != st->shard) {
-    bagz_release_before(r, st->shard, UINT64_MAX); /* left that shard */
-    st->rows = 0;
-  } else if (++st->rows >= BAGZ_RELEASE_EVERY) {
-    bagz_release_before(r, shard, index);
-    st->rows = 0;
-  }
-  st->started = 1;
-  st->shard = shard;
-  st->index = index;
+  return bagz_read_at(r, z, io, shard, index, g, scratch, p, n, err);
 }
 
 int bagz_stale(const bagz_reader *r) {

@@ -32,6 +32,8 @@ typedef struct bagz_shard {
   uint64_t records_size; /* bytes of the records section */
   uint64_t count;
   int zstd;              /* records are zstd frames */
+  uint8_t *limits_mem;   /* the limits in memory, loaded once lookups jump
+                            around (DS_VIEW_JUMPS_TO_LOAD); set atomically */
 } bagz_shard;
 
 typedef struct bagz_reader {
@@ -53,43 +55,36 @@ void bagz_close(bagz_reader *r);
 
 static inline uint64_t bagz_count(const bagz_reader *r) { return r->map.total; }
 
+/* One cursor's or thread's windows on the limits and records it reads
+ * (see ds_view). Zero-initialise; free with bagz_io_free. */
+typedef struct bagz_io {
+  ds_view limits, data;
+} bagz_io;
+void bagz_io_free(bagz_io *io);
+
 /* The stored bytes of record `index` of shard `shard`, checked against
- * the records section. */
-int bagz_stored(const bagz_reader *r, size_t shard, uint64_t index,
+ * the records section; *p is valid until the next read through io. */
+int bagz_stored(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
                 const uint8_t **p, size_t *n, char **err);
 /* Where those bytes are: [*start, *end) of the shard's file, from its
- * limits alone, checked the same way. */
-int bagz_stored_range(const bagz_reader *r, size_t shard, uint64_t index,
-                      uint64_t *start, uint64_t *end, char **err);
+ * limits alone (read through io->limits), checked the same way. */
+int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
+                      uint64_t index, uint64_t *start, uint64_t *end,
+                      char **err);
 
 /* Record g (global index < count), decompressed when the shard is zstd.
- * *p points into the mapped file (uncompressed) or into `scratch`; it stays
- * valid until the next call with the same scratch. scratch->max, when set,
- * is max_value_bytes: a larger record is an error, copied or not. */
-int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, uint64_t g,
+ * *p points into io's window (uncompressed) or into `scratch`; it stays
+ * valid until the next call with the same io and scratch. scratch->max,
+ * when set, is max_value_bytes: a larger record is an error, copied or not.
+ * A file that shrank since it was opened is an error naming it. */
+int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, uint64_t g,
               ds_buf *scratch, const uint8_t **p, size_t *n, char **err);
 /* Same by (shard, index). */
-int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, size_t shard,
+int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard,
                  uint64_t index, uint64_t g, ds_buf *scratch,
                  const uint8_t **p, size_t *n, char **err);
 
 /* 1 when any file of the bag changed on disk since it was opened. */
 int bagz_stale(const bagz_reader *r);
-
-/* A scan has passed every record of `shard` before `index` (index ==
- * count: the whole shard): drop their pages from memory. */
-void bagz_release_before(const bagz_reader *r, size_t shard, uint64_t index);
-
-/* Ascending scans call this for every row they visit; every
- * BAGZ_RELEASE_EVERY rows, and when the shard changes, it releases what lies
- * behind. `state` starts zeroed. */
-typedef struct bagz_release_state {
-  size_t shard;
-  uint64_t index;
-  uint64_t rows;
-  int started;
-} bagz_release_state;
-void bagz_release_track(const bagz_reader *r, bagz_release_state *st,
-                        size_t shard, uint64_t index);
 
 #endif

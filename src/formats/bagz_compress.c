@@ -278,9 +278,12 @@ int bagz_compressor_drain(bagz_compressor *c, char **err) {
   pthread_cond_broadcast(&c->cv);
   pthread_mutex_unlock(&c->mu);
   int rc = make_room(c, -1, err);
-  /* everything emitted: start filling at head again */
+  /* everything emitted: start filling at head again (the helper reads
+   * the states under the mutex) */
+  pthread_mutex_lock(&c->mu);
   c->fill = c->head;
   c->b[c->fill].state = B_FILLING;
+  pthread_mutex_unlock(&c->mu);
   return rc;
 }
 

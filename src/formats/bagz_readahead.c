@@ -19,6 +19,12 @@
 #define NSLOTS 6
 #define BATCH_ROWS 1024
 #define BATCH_BYTES (1u << 20)
+/* Decompressed bytes the ready batches may hold before the threads stop
+ * claiming more: a batch is cut at BATCH_BYTES of *expected* output, and a
+ * frame that declares no size counts as a whole batch, so with records of
+ * any size the ring holds at most this plus the one or two batches being
+ * read and filled (one record each when records are huge). */
+#define RING_BYTES (4u << 20)
 
 typedef struct slot {
   uint64_t batch;       /* which batch the slot holds */
@@ -44,14 +50,18 @@ struct bagz_readahead {
   pthread_cond_t cv;
   pthread_t worker;
   int has_worker;
+  uint64_t held;         /* bytes in ready slots not yet released: guarded by mu */
   ds_zstd_ctx zworker, zcursor;
+  bagz_io io_claim;      /* used under mu only */
+  bagz_io io_worker, io_cursor;
   ds_buf tmp_worker, tmp_cursor;
   slot slots[NSLOTS];
 };
 
 /* Expected decompressed size of row g: the frame's declared content size,
- * else a guess from the stored size. Errors are left for fill() to report. */
-static uint64_t expected_size(const bagz_reader *r, uint64_t g) {
+ * else a whole batch (so it travels alone). Errors are left for fill()
+ * to report. */
+static uint64_t expected_size(const bagz_reader *r, bagz_io *io, uint64_t g) {
   size_t shard;
   uint64_t idx;
   const uint8_t *p;
@@ -59,13 +69,13 @@ static uint64_t expected_size(const bagz_reader *r, uint64_t g) {
   char *err = NULL;
   if (g >= bagz_count(r)) return 0;
   ds_shard_map_locate(&r->map, g, &shard, &idx);
-  if (bagz_stored(r, shard, idx, &p, &n, &err)) {
+  if (bagz_stored(r, io, shard, idx, &p, &n, &err)) {
     free(err);
     return 0;
   }
-  if (!r->shards[shard].zstd) return n;
+  if (!r->shards[shard].zstd || n == 0) return n;
   uint64_t declared = ds_zstd_content_size(p, n);
-  return declared ? declared : 4 * (uint64_t)n;
+  return declared ? declared : BATCH_BYTES;
 }
 
 /* With mu held: take the next rows of the walk into the slot for batch b,
@@ -82,14 +92,17 @@ static void claim(bagz_readahead *ra, slot *s, uint64_t b) {
       break;
     }
     s->rows[s->nrows++] = g;
-    bytes += expected_size(ra->r, g);
+    bytes += expected_size(ra->r, &ra->io_claim, g);
   }
   if (ra->walk_done) s->last = 1;
   ra->next_claim = b + 1;
 }
 
-/* Without the lock: decompress a claimed slot's rows. */
-static void fill(bagz_readahead *ra, slot *s, ds_zstd_ctx *z, ds_buf *tmp) {
+/* Without the lock: decompress a claimed slot's rows. The first record
+ * goes straight into the slot (a huge record is never held twice); the
+ * others through tmp. */
+static void fill(bagz_readahead *ra, slot *s, ds_zstd_ctx *z, bagz_io *io,
+                 ds_buf *tmp) {
   s->data.len = 0;
   s->off[0] = 0;
   free(s->err);
@@ -97,14 +110,21 @@ static void fill(bagz_readahead *ra, slot *s, ds_zstd_ctx *z, ds_buf *tmp) {
   for (size_t i = 0; i < s->nrows; i++) {
     const uint8_t *p;
     size_t n;
-    if (bagz_read(ra->r, z, s->rows[i], tmp, &p, &n, &s->err)) break;
-    if (ds_buf_append(&s->data, p, n)) {
+    ds_buf *out = i == 0 ? &s->data : tmp;
+    out->max = tmp->max;
+    int rc = bagz_read(ra->r, z, io, s->rows[i], out, &p, &n, &s->err);
+    s->data.max = 0;
+    if (rc) break;
+    int in_place = i == 0 && n > 0 && p == s->data.data; /* decompressed there */
+    if (i == 0 && !in_place) s->data.len = 0;
+    if (!in_place && ds_buf_append(&s->data, p, n)) {
       ds_err(&s->err, "out of memory");
       break;
     }
     s->off[i + 1] = s->data.len;
     s->ndone = i + 1;
   }
+  if (tmp->cap > 4 * (size_t)BATCH_BYTES) ds_buf_free(tmp); /* max stays */
 }
 
 static void *worker_main(void *arg) {
@@ -112,16 +132,17 @@ static void *worker_main(void *arg) {
   pthread_mutex_lock(&ra->mu);
   for (;;) {
     while (!ra->stop && !ra->walk_done &&
-           ra->next_claim - ra->consumer >= NSLOTS)
+           (ra->next_claim - ra->consumer >= NSLOTS || ra->held > RING_BYTES))
       pthread_cond_wait(&ra->cv, &ra->mu);
     if (ra->stop || ra->walk_done) break;
     uint64_t b = ra->next_claim;
     slot *s = &ra->slots[b % NSLOTS];
     claim(ra, s, b);
     pthread_mutex_unlock(&ra->mu);
-    fill(ra, s, &ra->zworker, &ra->tmp_worker);
+    fill(ra, s, &ra->zworker, &ra->io_worker, &ra->tmp_worker);
     pthread_mutex_lock(&ra->mu);
     s->state = 2;
+    ra->held += s->data.len;
     pthread_cond_broadcast(&ra->cv);
   }
   pthread_mutex_unlock(&ra->mu);
@@ -150,9 +171,10 @@ static void claim_and_fill(bagz_readahead *ra, uint64_t b) {
   slot *s = &ra->slots[b % NSLOTS];
   claim(ra, s, b);
   pthread_mutex_unlock(&ra->mu);
-  fill(ra, s, &ra->zcursor, &ra->tmp_cursor);
+  fill(ra, s, &ra->zcursor, &ra->io_cursor, &ra->tmp_cursor);
   pthread_mutex_lock(&ra->mu);
   s->state = 2;
+  ra->held += s->data.len;
   pthread_cond_broadcast(&ra->cv);
 }
 
@@ -171,7 +193,8 @@ static slot *current_slot(bagz_readahead *ra) {
         return NULL;
       }
       claim_and_fill(ra, b);
-    } else if (!ra->walk_done && ra->next_claim - ra->consumer < NSLOTS) {
+    } else if (!ra->walk_done && ra->next_claim - ra->consumer < NSLOTS &&
+               ra->held <= RING_BYTES) {
       claim_and_fill(ra, ra->next_claim);
     } else {
       pthread_cond_wait(&ra->cv, &ra->mu);
@@ -203,6 +226,8 @@ int bagz_readahead_next(bagz_readahead *ra, uint64_t *g, const uint8_t **p,
     /* release the slot and move on */
     pthread_mutex_lock(&ra->mu);
     s->state = 0;
+    ra->held -= s->data.len;
+    if (s->data.cap > 4 * (size_t)BATCH_BYTES) ds_buf_free(&s->data);
     ra->consumer++;
     ra->pos = 0;
     pthread_cond_broadcast(&ra->cv);
@@ -227,5 +252,8 @@ void bagz_readahead_free(bagz_readahead *ra) {
   ds_zstd_ctx_free(&ra->zcursor);
   ds_buf_free(&ra->tmp_worker);
   ds_buf_free(&ra->tmp_cursor);
+  bagz_io_free(&ra->io_claim);
+  bagz_io_free(&ra->io_worker);
+  bagz_io_free(&ra->io_cursor);
   free(ra);
 }

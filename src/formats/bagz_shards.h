@@ -1,7 +1,6 @@
 /* bagz_shards.h - what the SQL layer asks of a bag's shards, without
  * reaching into bagz_reader: the global-row map, each shard's file, size
- * and compression, the dictionary for decompression contexts, and the
- * stored size of a record; and handing back the pages behind a scan. */
+ * and compression, and the dictionary for decompression contexts. */
 #ifndef DS_BAGZ_SHARDS_H
 #define DS_BAGZ_SHARDS_H
 
@@ -21,14 +20,5 @@ uint64_t bagz_shard_count(const bagz_reader *r, size_t s);
 int bagz_shard_zstd(const bagz_reader *r, size_t s);
 /* The zstd dictionary of option dictionary= (NULL: none). */
 const ds_zstd_dict *bagz_dictionary(const bagz_reader *r);
-
-/* Stored (compressed) bytes of record `index` of `shard`; 0 when the
- * limits do not say. */
-uint64_t bagz_stored_size(const bagz_reader *r, size_t shard, uint64_t index);
-
-/* A scan in the bag's order went from global row `from` to row g: drop
- * the pages of every record before g (concatenated: the shards from
- * from's to g's, g's up to it; interleaved: each shard up to g's place). */
-void bagz_release_rows(const bagz_reader *r, uint64_t from, uint64_t g);
 
 #endif

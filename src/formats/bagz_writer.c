@@ -276,7 +276,7 @@ int bagz_writer_open(ds_stage *stage, const char *spec,
   w->split = !star && n && !o->rows_per_shard;
   ds_file df = {0};
   if (rc == 0 && !o->dictionary && o->dictionary_path &&
-      (rc = ds_file_open(&df, o->dictionary_path, err)) == 0) {
+      (rc = ds_file_load(&df, o->dictionary_path, err)) == 0) {
     w->o.dictionary = df.size ? df.data : (const uint8_t *)"";
     w->o.dictionary_len = df.size;
   }

@@ -1,6 +1,6 @@
 /* bcolz.c - reader for bcolz 1.x carrays and ctables (see bcolz.h and
  * docs/formats/bcolz.md). Metadata is read at open; chunk files are
- * mapped on demand, checked (blpk header, Blosc header against the file
+ * read whole on demand (never mapped), checked (blpk header, Blosc header against the file
  * size, uncompressed size against the rows the chunk must hold) and
  * decompressed with c-blosc 1.x: blosc_decompress_ctx (one thread) for a
  * whole chunk, blosc_getitem for one row's items. Cells become values here;
@@ -8,10 +8,12 @@
 #include "bcolz.h"
 
 #include <blosc.h>
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,13 +27,14 @@
 #include "core/utf8.h"
 #include "formats/pickle.h"
 
-/* Mapped chunk files kept per column (address space only: the pages are
- * the page cache's). */
+/* Chunk files kept loaded per column for row lookups (a scan decompresses
+ * a chunk whole and lets its file go at once). Files are read, never
+ * mapped: one that shrinks is an error, not a fault. */
 #define MAP_SLOTS 32
 typedef struct chunk_map {
   ds_file f;
   uint64_t k;
-  int open;
+  int open; /* 1: f loaded; 2: only its identity kept (for bcolz_stale) */
 } chunk_map;
 
 typedef struct bcolz_col {
@@ -41,11 +44,12 @@ typedef struct bcolz_col {
   char *attrs;       /* compact JSON */
   bcolz_dtype dt;
   uint64_t len, chunklen, nfull, leftover, nchunks;
-  /* cache: up to MAP_SLOTS mapped chunk files (chunk k in slot k %
-   * MAP_SLOTS), so random row reads do not map a file each; cf is the one
+  /* cache: up to MAP_SLOTS loaded chunk files (chunk k in slot k %
+   * MAP_SLOTS), so random row reads do not read a file each; cf is the one
    * map_chunk returned last */
   chunk_map maps[MAP_SLOTS];
   ds_file *cf;
+  uint64_t last_whole; /* the chunk bcolz_chunk decompressed last (+1 = a scan) */
   uint64_t *decodes; /* this column directory's counter (see below) */
 } bcolz_col;
 
@@ -323,6 +327,40 @@ done:
   return rc;
 }
 
+/* meta/sizes must claim rows the chunk files can hold. When the last
+ * chunk file it implies is missing, the chunk files present are counted:
+ * a claim that needs more than twice as many (2^60 rows over two files) is
+ * refused at open, rather than have count(*) walk rows that cannot exist;
+ * a few missing files are damage, and fail the rows they held. */
+static int check_chunk_claim(const bcolz_col *c, char **err) {
+  if (c->nchunks == 0) return 0;
+  char *last = ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)(c->nchunks - 1));
+  char *dir = ds_strf("%s/data", c->path);
+  int rc = 0;
+  if (!last || !dir) {
+    rc = ds_err(err, "out of memory");
+  } else if (!ds_path_exists(last, NULL)) {
+    uint64_t present = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+      unsigned long long k;
+      char tail[8];
+      if (sscanf(e->d_name, "__%llu.bl%7s", &k, tail) == 2 && strcmp(tail, "p") == 0 &&
+          k < c->nchunks)
+        present++;
+    }
+    if (d) closedir(d);
+    if (present < c->nchunks / 2)
+      rc = ds_err(err, "%s/meta/sizes: %llu rows in chunks of %llu need %llu chunk "
+                       "files, but %s holds %llu of them: the sizes cannot be right",
+                  c->path, (unsigned long long)c->len, (unsigned long long)c->chunklen,
+                  (unsigned long long)c->nchunks, dir, (unsigned long long)present);
+  }
+  free(last);
+  free(dir);
+  return rc;
+}
+
 /* Read meta/sizes, meta/storage and __attrs__ of the carray at c->path. */
 static int open_carray(bcolz_col *c, char **err) {
   int rc = -1;
@@ -339,17 +377,18 @@ static int open_carray(bcolz_col *c, char **err) {
            c->path);
     goto done;
   }
-  if (ds_file_open(&tf, tp, err)) goto done;
+  if (ds_file_load(&tf, tp, err)) goto done;
   topen = 1;
   if (!ds_path_exists(sp, NULL)) {
     ds_err(err, "%s: missing meta/sizes", c->path);
     goto done;
   }
-  if (ds_file_open(&sf, sp, err)) goto done;
+  if (ds_file_load(&sf, sp, err)) goto done;
   sopen = 1;
   if (parse_meta(c, tp, tf.data, (size_t)tf.size, sp, sf.data, (size_t)sf.size,
                  err))
     goto done;
+  if (check_chunk_claim(c, err)) goto done;
   if (read_attrs(c->path, &c->attrs, err)) goto done;
   rc = 0;
 done:
@@ -703,27 +742,27 @@ uint64_t bcolz_decode_count(const char *column_dir) {
   return n ? __atomic_load_n(n, __ATOMIC_RELAXED) : 0;
 }
 
-/* Map (or reuse the mapping of) chunk k's file; check it and the size it
- * must hold. *nbytes = the Blosc uncompressed size. */
+/* Load (or reuse the loaded copy of) chunk k's file; check it and the size
+ * it must hold. *nbytes = the Blosc uncompressed size. */
 static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
   if (k >= c->nchunks)
     return ds_err(err, "%s: chunk %llu out of range (%llu chunks)", c->path,
                   (unsigned long long)k, (unsigned long long)c->nchunks);
   chunk_map *m = &c->maps[k % MAP_SLOTS];
-  if (!m->open || m->k != k) {
+  if (m->open != 1 || m->k != k) {
     if (m->open) {
       ds_file_close(&m->f);
       m->open = 0;
     }
     char *fp = ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)k);
     if (!fp) return ds_err(err, "out of memory");
-    if (!ds_path_exists(fp, NULL)) {
+    if (!ds_path_exists(fp, NULL) && errno == ENOENT) {
       ds_err(err, "%s: chunk file not found (column '%s' needs chunks 0..%llu)",
              fp, c->name, (unsigned long long)(c->nchunks - 1));
       free(fp);
       return -1;
     }
-    int rc = ds_file_open(&m->f, fp, err);
+    int rc = ds_file_load(&m->f, fp, err); /* other errors say what is wrong */
     free(fp);
     if (rc) return -1;
     m->open = 1;
@@ -754,10 +793,20 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   uint64_t nbytes;
   if (map_chunk(c, k, &nbytes, err)) return -1;
   count_decode(c);
-  if (decompress(c->cf->data + 16, nbytes, c->cf->path, buf, err)) return -1;
-  /* the whole chunk is in buf now: give the mapped pages back so a scan's
-   * memory does not grow with the mappings kept */
-  ds_file_drop(c->cf, 0, c->cf->size);
+  int rc = decompress(c->cf->data + 16, nbytes, c->cf->path, buf, err);
+  /* a scan (chunk k right after chunk k-1): let the previous file's bytes
+   * go, so a scan's memory does not grow with the files kept; lookups keep
+   * theirs (at most MAP_SLOTS). The identity stays for bcolz_stale
+   * (decompressed chunks may be cached). */
+  if (k > 0 && c->last_whole == k - 1) {
+    chunk_map *m = &c->maps[(k - 1) % MAP_SLOTS];
+    if (m->open == 1 && m->k == k - 1) {
+      ds_file_forget_data(&m->f);
+      m->open = 2;
+    }
+  }
+  c->last_whole = k;
+  if (rc) return -1;
   *p = buf->data;
   if (c->dt.kind == 'O') {
     *rows = 1;
@@ -1019,7 +1068,7 @@ int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
   char *fp = ds_strf("%s/data/__0.blp", c->path);
   if (!fp) return ds_err(err, "out of memory");
   ds_file f;
-  int rc = ds_file_open(&f, fp, err);
+  int rc = ds_file_load(&f, fp, err);
   free(fp);
   if (rc) return -1;
   uint64_t nbytes;

@@ -6,8 +6,8 @@
  * and jansson. Format notes: docs/formats/bcolz.md.
  *
  * Errors follow core/common.h (0 / -1 and a malloc'd *err) and name the
- * file involved. A bcolz_table keeps a per-column cache of the last mapped
- * chunk file, so one handle is used by one thread at a time. */
+ * file involved. A bcolz_table keeps a per-column cache of the last loaded
+ * chunk files, so one handle is used by one thread at a time. */
 #ifndef DS_BCOLZ_H
 #define DS_BCOLZ_H
 
@@ -192,8 +192,8 @@ void bcolz_stats_free(bcolz_stats *s);
  * (bcolz_col_path; a carray's root), over every table handle. */
 uint64_t bcolz_decode_count(const char *column_dir);
 
-/* 1 when a chunk file the table has mapped changed on disk since it was
- * mapped (reading that mapping again could fault). */
+/* 1 when a chunk file the table has read changed on disk since it was
+ * read (its decompressed chunks may be cached). */
 int bcolz_stale(const bcolz_table *t);
 
 /* ---- For dataset_info: how a column was compressed ---- */

@@ -1,5 +1,9 @@
 /* datadings.c - the datadings reader (see datadings.h; format notes in
- * docs/formats/datadings.md). Every file is mapped with ds_file and every
+ * docs/formats/datadings.md). Files are never mapped: the data file,
+ * .offsets, .keys and .key_hashes are read with pread through windows
+ * (ds_view: the caller's for samples, the shard's own for keys), the
+ * legacy .index is loaded whole and the Bloom filter's bits on first use,
+ * so a file that shrinks is an error, not a fault. Every
  * stored number is checked before it is used: counts against file sizes at
  * open, offsets lazily when a sample is read, msgpack headers of keys when
  * the key position table is built. Key lookups go Bloom filter -> salted
@@ -39,7 +43,15 @@ typedef enum dd_keysrc { DD_KEYS_NONE, DD_KEYS_FILE, DD_KEYS_INDEX } dd_keysrc;
 /* One .msgpack file with its siblings. Optional files have path == NULL
  * when absent. */
 typedef struct dd_shard {
-  ds_file data, offsets, keys, hashes, filter, index;
+  ds_file data, offsets, keys, hashes, filter, index; /* index: loaded */
+  ds_view kview;       /* window on .keys (or the index) for key reads */
+  ds_view hview;       /* window on .key_hashes while a table is built */
+  uint8_t salt[8];     /* .key_hashes bytes 0..8 */
+  uint8_t *bloom;      /* the filter's bits, loaded on first use, or NULL */
+  uint8_t *offsets_mem; /* .offsets in memory once lookups jump around
+                           (DS_VIEW_JUMPS_TO_LOAD), or NULL */
+  uint64_t bloom_capacity; /* filter header: capacity and rate bits */
+  uint64_t bloom_pbits;
   uint64_t n;          /* samples */
   dd_keysrc keysrc;    /* where keys come from */
   uint64_t keys_hdr;   /* bytes of the .keys array header */
@@ -125,22 +137,24 @@ int datadings_expand_paths(const char *path, ds_shard_list *out, char **err) {
   return 0;
 }
 
-/* Map `base``suffix` if it exists; a missing file leaves f zeroed. */
+/* Open `base``suffix` if it exists (load it whole when `load`); a missing
+ * file leaves f zeroed. */
 static int open_optional(ds_file *f, const char *base, const char *suffix,
-                         char **err) {
+                         int load, char **err) {
   memset(f, 0, sizeof *f);
   char *p = ds_strf("%s%s", base, suffix);
   if (!p) return ds_err(err, "out of memory");
   struct stat st;
   int rc = 0;
   if (stat(p, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) rc = 0;
-  else rc = ds_file_open(f, p, err);
+  else rc = load ? ds_file_load(f, p, err) : ds_file_open(f, p, err);
   free(p);
   return rc;
 }
 
-/* A bounds-checked pointer to `len` bytes at `off` (the file was sized at
- * open, so failures here mean a hostile number slipped through). */
+/* A bounds-checked pointer to `len` bytes at `off` of a loaded file (the
+ * file was sized at open, so failures here mean a hostile number slipped
+ * through). */
 static int bytes_at(const ds_file *f, uint64_t off, uint64_t len,
                     const uint8_t **p, char **err) {
   return ds_file_slice(f, off, len, p, err);
@@ -157,7 +171,9 @@ static int container_header(const ds_file *f, int want_map, uint64_t *count,
   if (f->size == 0)
     return ds_err(err, "%s: empty file, expected a msgpack %s header at byte 0",
                   f->path, what);
-  uint8_t b = f->data[0];
+  uint8_t head[5];
+  if (ds_file_read(f, 0, f->size < 5 ? f->size : 5, head, err)) return -1;
+  uint8_t b = head[0];
   uint8_t fix = want_map ? 0x80 : 0x90, c16 = want_map ? 0xde : 0xdc;
   int k = 0;
   if ((b & 0xf0) == fix) {
@@ -170,22 +186,29 @@ static int container_header(const ds_file *f, int want_map, uint64_t *count,
   else
     return ds_err(err, "%s: expected a msgpack %s header at byte 0, found 0x%02x",
                   f->path, what, b);
-  const uint8_t *p;
-  if (bytes_at(f, 1, (uint64_t)k, &p, err)) return -1;
-  *count = be_n(p, k);
+  if ((uint64_t)k >= f->size)
+    return ds_err(err, "%s: %d bytes at offset 1 run past the end of the file "
+                       "(%llu bytes)", f->path, k, (unsigned long long)f->size);
+  *count = be_n(head + 1, k);
   *hdr = 1 + (uint64_t)k;
   return 0;
 }
 
-/* Parse the str header at `off`: *hdr header bytes, *len payload bytes,
- * checked to lie inside the file. `idx` is the key number for errors. */
-static int str_at(const ds_file *f, uint64_t off, uint64_t idx, uint64_t *hdr,
-                  uint64_t *len, char **err) {
+/* Parse the str header at `off` (read through v): *hdr header bytes, *len
+ * payload bytes, checked to lie inside the file; *p (when not NULL) = the
+ * payload, valid until the next read through v. `idx` is the key number
+ * for errors. */
+static int str_at(ds_view *v, const ds_file *f, uint64_t off, uint64_t idx,
+                  uint64_t *hdr, uint64_t *len, const uint8_t **p, char **err) {
   if (off >= f->size)
     return ds_err(err, "%s: key %llu: expected a msgpack str at byte %llu, "
                        "but the file ends there",
                   f->path, (unsigned long long)idx, (unsigned long long)off);
-  uint8_t b = f->data[off];
+  /* one read for the header and, usually, the key after it */
+  uint64_t first = f->size - off < 64 ? f->size - off : 64;
+  const uint8_t *h;
+  if (ds_view_read(v, f, off, first, &h, err)) return -1;
+  uint8_t b = h[0];
   int k;
   if ((b & 0xe0) == 0xa0) k = 0;
   else if (b == 0xd9) k = 1;
@@ -195,16 +218,24 @@ static int str_at(const ds_file *f, uint64_t off, uint64_t idx, uint64_t *hdr,
     return ds_err(err, "%s: key %llu at byte %llu: expected a msgpack str, "
                        "found 0x%02x",
                   f->path, (unsigned long long)idx, (unsigned long long)off, b);
-  const uint8_t *p;
-  if (bytes_at(f, off + 1, (uint64_t)k, &p, err)) return -1;
+  if (1 + (uint64_t)k > first)
+    return ds_err(err, "%s: key %llu at byte %llu: str header runs past the end "
+                       "of the file (%llu bytes)",
+                  f->path, (unsigned long long)idx, (unsigned long long)off,
+                  (unsigned long long)f->size);
   *hdr = 1 + (uint64_t)k;
-  *len = k ? be_n(p, k) : (uint64_t)(b & 0x1f);
+  *len = k ? be_n(h + 1, k) : (uint64_t)(b & 0x1f);
   if (*len > f->size - off - *hdr)
     return ds_err(err, "%s: key %llu at byte %llu: str of %llu bytes runs past "
                        "the end of the file (%llu bytes)",
                   f->path, (unsigned long long)idx, (unsigned long long)off,
                   (unsigned long long)*len, (unsigned long long)f->size);
-  return 0;
+  if (!p) return 0;
+  if (*hdr + *len <= first) {
+    *p = h + *hdr;
+    return 0;
+  }
+  return ds_view_read(v, f, off + *hdr, *len, p, err);
 }
 
 /* Parse the unsigned integer at `off` of the legacy index (entry idx). */
@@ -289,10 +320,14 @@ static int check_filter(dd_shard *s, char **err) {
     return ds_err(err, "%s: %llu bytes, too short for the 32-byte simplebloom "
                        "header",
                   f->path, (unsigned long long)f->size);
-  if (memcmp(f->data, "SIMPBLOO", 8) != 0)
+  uint8_t head[32];
+  if (ds_file_read(f, 0, 32, head, err)) return -1;
+  if (memcmp(head, "SIMPBLOO", 8) != 0)
     return ds_err(err, "%s: bad magic at byte 0 (expected \"SIMPBLOO\")", f->path);
-  uint64_t total = be_n(f->data + 8, 8), m = be_n(f->data + 16, 8);
-  uint64_t pbits = be_n(f->data + 24, 8);
+  uint64_t total = be_n(head + 8, 8), m = be_n(head + 16, 8);
+  uint64_t pbits = be_n(head + 24, 8);
+  s->bloom_capacity = m;
+  s->bloom_pbits = pbits;
   double p;
   memcpy(&p, &pbits, sizeof p);
   if (total != f->size)
@@ -333,7 +368,7 @@ static int parse_index(dd_shard *s, uint64_t count, uint64_t hdr, char **err) {
   if (!s->idxpos || !s->idx_off) return ds_err(err, "%s: out of memory", f->path);
   uint64_t pos = hdr, h = 0, len = 0, used = 0;
   for (uint64_t i = 0; i < count; i++) {
-    if (str_at(f, pos, i, &h, &len, err)) return -1;
+    if (str_at(&s->kview, f, pos, i, &h, &len, NULL, err)) return -1;
     if ((i & 1023) == 0 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
     s->idxpos[i] = pos;
     pos += h + len;
@@ -393,7 +428,10 @@ static int check_offsets(dd_shard *s, char **err) {
                   (unsigned long long)s->n,
                   s->keys.path ? s->keys.path
                                : s->index.path ? s->index.path : f->path);
-  uint64_t first = be_n(f->data, 8), last = be_n(f->data + 8 * s->n, 8);
+  uint8_t b0[8], bn[8];
+  if (ds_file_read(f, 0, 8, b0, err) || ds_file_read(f, 8 * s->n, 8, bn, err))
+    return -1;
+  uint64_t first = be_n(b0, 8), last = be_n(bn, 8);
   if (first != 0)
     return ds_err(err, "%s: the first offset (byte 0) is %llu, not 0", f->path,
                   (unsigned long long)first);
@@ -402,23 +440,20 @@ static int check_offsets(dd_shard *s, char **err) {
                        "at byte %llu) says %llu: extra bytes after the last sample",
                   s->data.path, (unsigned long long)s->data.size, f->path,
                   (unsigned long long)(8 * s->n), (unsigned long long)last);
-  if (last > s->data.size)
-    return ds_err(err, "truncated data file %s: %llu bytes, but the last offset "
-                       "(%s at byte %llu) says the samples end at byte %llu",
-                  s->data.path, (unsigned long long)s->data.size, f->path,
-                  (unsigned long long)(8 * s->n), (unsigned long long)last);
+  /* a data file cut short is not refused: the samples it still holds
+   * read, the ones past its end fail (datadings_sample_range) */
   return 0;
 }
 
-/* Check the .key_hashes size (section 6). */
-static int check_hashes(const dd_shard *s, char **err) {
+/* Check the .key_hashes size (section 6) and read its salt. */
+static int check_hashes(dd_shard *s, char **err) {
   uint64_t want = 8 + 8 * s->n;
   if (s->hashes.size != want)
     return ds_err(err, "%s: %llu bytes, expected %llu (8-byte salt + 8 bytes for "
                        "each of the %llu samples)",
                   s->hashes.path, (unsigned long long)s->hashes.size,
                   (unsigned long long)want, (unsigned long long)s->n);
-  return 0;
+  return ds_file_read(&s->hashes, 0, 8, s->salt, err);
 }
 
 /* The error for a directory given where a datadings file is expected: it
@@ -464,13 +499,13 @@ static int shard_open(dd_shard *s, const char *path, char **err) {
   int is_dir = 0;
   if (ds_path_exists(path, &is_dir) && is_dir) return directory_given(path, err);
   if (ds_file_open(&s->data, path, err)) return -1;
-  if (open_optional(&s->offsets, path, ".offsets", err) ||
-      open_optional(&s->keys, path, ".keys", err) ||
-      open_optional(&s->hashes, path, ".key_hashes", err) ||
-      open_optional(&s->filter, path, ".filter", err))
+  if (open_optional(&s->offsets, path, ".offsets", 0, err) ||
+      open_optional(&s->keys, path, ".keys", 0, err) ||
+      open_optional(&s->hashes, path, ".key_hashes", 0, err) ||
+      open_optional(&s->filter, path, ".filter", 0, err))
     return -1;
   if ((!s->keys.path || !s->offsets.path) &&
-      open_optional(&s->index, path, ".index", err))
+      open_optional(&s->index, path, ".index", 1, err))
     return -1;
   if (!s->offsets.path && !s->index.path)
     return ds_err(err, "%s: neither %s.offsets nor %s.index exists (one of them "
@@ -499,6 +534,10 @@ static void shard_close(dd_shard *s) {
   ds_file_close(&s->hashes);
   ds_file_close(&s->filter);
   ds_file_close(&s->index);
+  ds_view_free(&s->kview);
+  ds_view_free(&s->hview);
+  free(s->bloom);
+  free(s->offsets_mem);
   if (!s->keypos_borrowed) free(s->keypos);
   free(s->idxpos);
   free(s->idx_off);
@@ -570,30 +609,53 @@ static int locate(const datadings_reader *r, uint64_t g, size_t *shard,
   return 0;
 }
 
-/* Start offset of sample i from .offsets (or the legacy index). */
-static uint64_t offset_of(const dd_shard *s, uint64_t i) {
-  if (s->offsets.path) return be_n(s->offsets.data + 8 * i, 8);
-  return s->idx_off[i];
+/* Start and end offsets of sample i: from .offsets (read through io) or
+ * the legacy index. */
+static int offsets_of(dd_shard *s, datadings_io *io, uint64_t i,
+                      uint64_t *a, uint64_t *b, char **err) {
+  if (!s->offsets.path) {
+    *a = s->idx_off[i];
+    *b = s->idx_off[i + 1];
+    return 0;
+  }
+  const uint8_t *p;
+  if (!s->offsets_mem && io->offsets.jumps >= DS_VIEW_JUMPS_TO_LOAD &&
+      s->offsets.size <= ((uint64_t)1 << 29)) {
+    char *e = NULL; /* unreadable now: read entry by entry, which reports it */
+    s->offsets_mem = ds_file_copy(&s->offsets, 0, s->offsets.size, &e);
+    free(e);
+  }
+  if (s->offsets_mem) p = s->offsets_mem + 8 * i;
+  else if (ds_view_read(&io->offsets, &s->offsets, 8 * i, 16, &p, err)) return -1;
+  *a = be_n(p, 8);
+  *b = be_n(p + 8, 8);
+  return 0;
 }
 
 /* Byte position in the offsets source where offset i is stored (errors). */
-static uint64_t offset_pos(const dd_shard *s, uint64_t i) {
+static uint64_t offset_pos(dd_shard *s, uint64_t i) {
   if (s->offsets.path) return 8 * i;
   if (i >= s->n) return s->index.size;
   uint64_t h = 0, len = 0;
   char *e = NULL;
-  if (str_at(&s->index, s->idxpos[i], i, &h, &len, &e)) free(e);
+  if (str_at(&s->kview, &s->index, s->idxpos[i], i, &h, &len, NULL, &e)) free(e);
   return s->idxpos[i] + h + len;
 }
 
-int datadings_sample_range(const datadings_reader *r, uint64_t g,
+void datadings_io_free(datadings_io *io) {
+  ds_view_free(&io->offsets);
+  ds_view_free(&io->data);
+}
+
+int datadings_sample_range(const datadings_reader *r, datadings_io *io, uint64_t g,
                            size_t *shard, uint64_t *start, uint64_t *end,
                            char **err) {
   uint64_t i;
   if (locate(r, g, shard, &i, err)) return -1;
-  const dd_shard *s = &r->shards[*shard];
+  dd_shard *s = &r->shards[*shard];
   const char *src = s->offsets.path ? s->offsets.path : s->index.path;
-  uint64_t a = offset_of(s, i), b = offset_of(s, i + 1);
+  uint64_t a, b;
+  if (offsets_of(s, io, i, &a, &b, err)) return -1;
   if (a > b)
     return ds_err(err, "%s: sample %llu: offsets at bytes %llu and %llu say "
                        "[%llu, %llu): not monotonic",
@@ -602,21 +664,22 @@ int datadings_sample_range(const datadings_reader *r, uint64_t g,
                   (unsigned long long)b);
   if (b > s->data.size)
     return ds_err(err, "%s: sample %llu: offset at byte %llu says %llu, past the "
-                       "end of %s (%llu bytes)",
-                  src, (unsigned long long)i,
-                  (unsigned long long)offset_pos(s, i + 1), (unsigned long long)b,
-                  s->data.path, (unsigned long long)s->data.size);
+                       "end of %s (%llu bytes): the data file is cut short, or the "
+                       "offsets are damaged (the sample starts at offset %llu)",
+                  src, (unsigned long long)i, (unsigned long long)offset_pos(s, i + 1),
+                  (unsigned long long)b, s->data.path, (unsigned long long)s->data.size,
+                  (unsigned long long)a);
   *start = a;
   *end = b;
   return 0;
 }
 
-int datadings_sample(const datadings_reader *r, uint64_t g, const uint8_t **p,
-                     size_t *n, char **err) {
+int datadings_sample(const datadings_reader *r, datadings_io *io, uint64_t g,
+                     const uint8_t **p, size_t *n, char **err) {
   size_t shard;
   uint64_t a, b;
-  if (datadings_sample_range(r, g, &shard, &a, &b, err)) return -1;
-  if (ds_file_slice(&r->shards[shard].data, a, b - a, p, err)) return -1;
+  if (datadings_sample_range(r, io, g, &shard, &a, &b, err)) return -1;
+  if (ds_view_read(&io->data, &r->shards[shard].data, a, b - a, p, err)) return -1;
   *n = (size_t)(b - a);
   return 0;
 }
@@ -648,11 +711,11 @@ static int ensure_keypos(dd_shard *s, uint64_t upto, char **err) {
   uint64_t i = s->keypos_n, h = 0, len = 0;
   uint64_t off = i == 0 ? s->keys_hdr : s->keypos[i - 1];
   if (i > 0) { /* step over the last known key */
-    if (str_at(f, off, i - 1, &h, &len, err)) return -1;
+    if (str_at(&s->kview, f, off, i - 1, &h, &len, NULL, err)) return -1;
     off += h + len;
   }
   for (; i <= upto; i++) {
-    if (str_at(f, off, i, &h, &len, err)) return -1;
+    if (str_at(&s->kview, f, off, i, &h, &len, NULL, err)) return -1;
     if ((i & 1023) == 0 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
     s->keypos[i] = off;
     s->keypos_n = i + 1;
@@ -673,15 +736,14 @@ static int build_keypos(dd_shard *s, char **err) {
   return s->n == 0 ? 0 : ensure_keypos(s, s->n - 1, err);
 }
 
-/* Key bytes of local sample i (keypos built and validated). */
-static void key_bytes(const dd_shard *s, uint64_t i, const uint8_t **p,
-                      size_t *n) {
-  const ds_file *f = key_file(s);
-  uint64_t off = s->keypos[i];
-  uint8_t b = f->data[off];
-  int k = (b & 0xe0) == 0xa0 ? 0 : b == 0xd9 ? 1 : b == 0xda ? 2 : 4;
-  *n = (size_t)(k ? be_n(f->data + off + 1, k) : (uint64_t)(b & 0x1f));
-  *p = f->data + off + 1 + k;
+/* Key bytes of local sample i (keypos built), read through the shard's
+ * key window: valid until its next read. */
+static int key_bytes(dd_shard *s, uint64_t i, const uint8_t **p, size_t *n,
+                     char **err) {
+  uint64_t h, len;
+  if (str_at(&s->kview, key_file(s), s->keypos[i], i, &h, &len, p, err)) return -1;
+  *n = (size_t)len;
+  return 0;
 }
 
 int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
@@ -691,39 +753,31 @@ int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
   if (locate(r, g, &shard, &i, err)) return -1;
   dd_shard *s = &r->shards[shard];
   if (ensure_keypos(s, i, err)) return -1;
-  key_bytes(s, i, p, n);
-  return 0;
-}
-
-void datadings_release_before(const datadings_reader *r, uint64_t g) {
-  size_t shard;
-  uint64_t i;
-  char *err = NULL;
-  if (g >= r->map.total) {
-    g = r->map.total;
-    shard = r->nshards;
-    i = 0;
-  } else if (locate(r, g, &shard, &i, &err)) {
-    free(err);
-    return;
-  }
-  for (size_t k = 0; k < shard && k < r->nshards; k++) { /* passed shards */
-    ds_file_drop(&r->shards[k].data, 0, r->shards[k].data.size);
-    ds_file_drop(&r->shards[k].offsets, 0, r->shards[k].offsets.size);
-  }
-  if (shard >= r->nshards) return;
-  const dd_shard *s = &r->shards[shard];
-  uint64_t end = offset_of(s, i);
-  ds_file_drop(&s->data, 0, end < s->data.size ? end : s->data.size);
-  if (s->offsets.path) ds_file_drop(&s->offsets, 0, 8 * i);
+  return key_bytes(s, i, p, n, err);
 }
 
 /* ------------------------------------------------------------------ */
 /* Lookup                                                               */
 
-/* Bloom test with precomputed h1/h2 (section 7.3): 1 maybe, 0 absent. */
+/* Load the filter's bits (once). */
+static int load_bloom(dd_shard *s, char **err) {
+  if (s->bloom) return 0;
+  uint64_t n = s->filter.size - 32;
+  uint8_t *b = n <= SIZE_MAX ? malloc((size_t)n) : NULL;
+  if (!b) return ds_err(err, "%s: out of memory for %llu bytes of filter bits",
+                        s->filter.path, (unsigned long long)n);
+  if (ds_file_read(&s->filter, 32, n, b, err)) {
+    free(b);
+    return -1;
+  }
+  s->bloom = b;
+  return 0;
+}
+
+/* Bloom test with precomputed h1/h2 (section 7.3): 1 maybe, 0 absent
+ * (bits loaded). */
 static int bloom_test(const dd_shard *s, uint64_t h1, uint64_t h2) {
-  return simplebloom_test(s->filter.data + 32, s->bloom_bits, s->bloom_k, h1, h2);
+  return simplebloom_test(s->bloom, s->bloom_bits, s->bloom_k, h1, h2);
 }
 
 /* h1, h2 of the unsalted BLAKE2s digest of the key. */
@@ -735,47 +789,102 @@ static void bloom_hashes(const uint8_t *key, size_t n, uint64_t *h1,
 int datadings_filter_maybe(const datadings_reader *r, size_t s,
                            const uint8_t *key, size_t n) {
   if (s >= r->nshards || !r->shards[s].filter.path) return -1;
+  char *err = NULL;
+  if (load_bloom(&r->shards[s], &err)) { /* unreadable: cannot say absent */
+    free(err);
+    return 1;
+  }
   uint64_t h1, h2;
   bloom_hashes(key, n, &h1, &h2);
   return bloom_test(&r->shards[s], h1, h2);
 }
 
-/* Slot hash of local sample i while building the table. */
-static uint64_t entry_hash(const dd_shard *s, uint64_t i) {
-  if (s->table_hashed) return be_n(s->hashes.data + 8 + 8 * i, 8);
+/* Slot hash of local sample i while building the table (read in order
+ * through the shard's windows). */
+static int entry_hash(dd_shard *s, uint64_t i, uint64_t *h, char **err) {
   const uint8_t *p;
+  if (s->table_hashed) {
+    if (ds_view_read(&s->hview, &s->hashes, 8 + 8 * i, 8, &p, err)) return -1;
+    *h = be_n(p, 8);
+    return 0;
+  }
   size_t n;
-  key_bytes(s, i, &p, &n);
-  return ds_hash64(p, n);
+  if (key_bytes(s, i, &p, &n, err)) return -1;
+  *h = ds_hash64(p, n);
+  return 0;
 }
 
-/* Insert samples 0..n-1 into the empty table t; returns n, or the
- * sample whose probe run exceeded DD_MAX_PROBE, or UINT64_MAX when a
- * core/cancel.h scope asked to stop. Slots are computed
- * DD_AHEAD entries early and prefetched: the table is far larger than
- * the caches, so this hides most of the misses. */
-static uint64_t fill_table(const dd_shard *s, uint32_t *t, uint64_t mask,
-                           uint64_t seed) {
-  uint64_t ring[DD_AHEAD];
+/* 1 when local samples i and j have the same key, 0 when not, -1 on a
+ * read error. */
+static int same_key(dd_shard *s, uint64_t i, uint64_t j, char **err) {
+  const uint8_t *p;
+  size_t n, m;
+  if (key_bytes(s, i, &p, &n, err)) return -1;
+  uint8_t *copy = malloc(n ? n : 1);
+  if (!copy) return ds_err(err, "out of memory");
+  memcpy(copy, p, n);
+  int rc = key_bytes(s, j, &p, &m, err) ? -1 : m == n && memcmp(copy, p, n) == 0;
+  free(copy);
+  return rc;
+}
+
+/* "<keys file>: duplicate key 'K': samples i and j" (the key shown as
+ * text, at most 80 bytes). */
+static int duplicate_error(dd_shard *s, uint64_t i, uint64_t j, char **err) {
+  const uint8_t *p;
+  size_t n;
+  if (key_bytes(s, i, &p, &n, err)) return -1;
+  return ds_err(err, "%s: duplicate key '%.*s%s': samples %llu and %llu both have "
+                     "it, so a key lookup cannot give one answer; the index is "
+                     "damaged",
+                key_file(s)->path, (int)(n > 80 ? 80 : n), (const char *)p,
+                n > 80 ? "..." : "", (unsigned long long)j, (unsigned long long)i);
+}
+
+/* Insert samples 0..n-1 into the empty table t (fp: each slot's 32-bit
+ * fingerprint of its hash, so that equal keys are noticed without reading
+ * every key twice). Returns 0; -1 with *err on a read error, a duplicate
+ * key, a probe run longer than DD_MAX_PROBE (a hostile file), or when a
+ * core/cancel.h scope asked to stop. Slots are computed DD_AHEAD entries
+ * early and prefetched: the table is far larger than the caches, so this
+ * hides most of the misses. */
+static int fill_table(dd_shard *s, uint32_t *t, uint32_t *fp, uint64_t mask,
+                      uint64_t seed, char **err) {
+  uint64_t ring[DD_AHEAD], hring[DD_AHEAD], h;
   for (uint64_t i = 0; i < s->n && i < DD_AHEAD; i++) {
-    ring[i] = place(entry_hash(s, i), seed) & mask;
+    if (entry_hash(s, i, &h, err)) return -1;
+    hring[i] = h;
+    ring[i] = place(h, seed) & mask;
     __builtin_prefetch(&t[ring[i]], 1);
   }
   for (uint64_t i = 0; i < s->n; i++) {
     uint64_t slot = ring[i % DD_AHEAD], probe = 0;
+    uint32_t f = (uint32_t)(hring[i % DD_AHEAD] >> 32);
     if (i + DD_AHEAD < s->n) {
-      uint64_t next = place(entry_hash(s, i + DD_AHEAD), seed) & mask;
+      if (entry_hash(s, i + DD_AHEAD, &h, err)) return -1;
+      uint64_t next = place(h, seed) & mask;
       ring[i % DD_AHEAD] = next;
+      hring[i % DD_AHEAD] = h;
       __builtin_prefetch(&t[next], 1);
     }
-    if ((i & 1023) == 0 && ds_cancel_check()) return UINT64_MAX;
+    if ((i & 1023) == 0 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
     while (t[slot] != DD_EMPTY) {
-      if (++probe > DD_MAX_PROBE) return i;
+      if (fp[slot] == f) { /* the same hash, most likely the same key */
+        int same = same_key(s, i, t[slot], err);
+        if (same < 0) return -1;
+        if (same) return duplicate_error(s, i, t[slot], err);
+      }
+      if (++probe > DD_MAX_PROBE)
+        return ds_err(err, "%s: sample %llu: more than %d keys share a hash; the "
+                           "file is corrupt or hostile",
+                      s->table_hashed ? s->hashes.path : key_file(s)->path,
+                      (unsigned long long)i, DD_MAX_PROBE);
       slot = (slot + 1) & mask;
     }
     t[slot] = (uint32_t)i;
+    fp[slot] = f;
   }
-  return s->n;
+  return 0;
 }
 
 /* Build the open-addressing table (load <= 1/2) of sample indices. */
@@ -784,47 +893,46 @@ static int build_table(dd_shard *s, uint64_t seed, char **err) {
   s->table_hashed = s->hashes.path != NULL;
   uint64_t cap = 16;
   while (cap < 2 * s->n) cap <<= 1;
-  uint32_t *t = malloc(cap * sizeof *t);
-  if (!t) return ds_err(err, "%s: out of memory for a key table of %llu slots",
-                        s->data.path, (unsigned long long)cap);
-  memset(t, 0xff, cap * sizeof *t);
-  uint64_t bad = fill_table(s, t, cap - 1, seed);
-  if (bad == UINT64_MAX) {
+  uint32_t *t = malloc(cap * sizeof *t), *fp = malloc(cap * sizeof *fp);
+  if (!t || !fp) {
     free(t);
-    return ds_err(err, DS_CANCEL_MSG);
+    free(fp);
+    return ds_err(err, "%s: out of memory for a key table of %llu slots",
+                  s->data.path, (unsigned long long)cap);
   }
-  if (bad != s->n) {
+  memset(t, 0xff, cap * sizeof *t);
+  int rc = fill_table(s, t, fp, cap - 1, seed, err);
+  free(fp); /* only the build needs them */
+  ds_view_free(&s->hview);
+  ds_view_reset(&s->kview);
+  if (rc) {
     free(t);
-    return ds_err(err, "%s: sample %llu: more than %d keys share a hash; the "
-                       "file is corrupt or hostile",
-                  s->table_hashed ? s->hashes.path : key_file(s)->path,
-                  (unsigned long long)bad, DD_MAX_PROBE);
+    return -1;
   }
   s->table = t;
   s->table_mask = cap - 1;
-  /* the pass touched every page of the hash and key files: give them back
-   * (a lookup faults in only the one or two it needs) */
-  if (s->hashes.path) ds_file_drop(&s->hashes, 0, s->hashes.size);
-  if (key_file(s)) ds_file_drop(key_file(s), 0, key_file(s)->size);
   return 0;
 }
 
-/* 1 when local sample i's key equals key[0..n). */
-static int key_equals(const dd_shard *s, uint64_t i, const uint8_t *key,
-                      size_t n) {
+/* 1 when local sample i's key equals key[0..n), 0 when not, -1 on a read
+ * error. */
+static int key_equals(dd_shard *s, uint64_t i, const uint8_t *key, size_t n,
+                      char **err) {
   const uint8_t *p;
   size_t len;
-  key_bytes(s, i, &p, &len);
+  if (key_bytes(s, i, &p, &len, err)) return -1;
   return len == n && (n == 0 || memcmp(p, key, n) == 0);
 }
 
-/* Probe the table for key: 1 and *i when found, 0 when absent. */
-static int table_find(const dd_shard *s, uint64_t seed, const uint8_t *key,
-                      size_t n, uint64_t *out) {
+/* Probe the table for key: 1 and *i when found, 0 when absent, -1 on a
+ * read error. Candidates are confirmed by their key bytes (the stored
+ * hashes are not read again: one read per candidate either way). */
+static int table_find(dd_shard *s, uint64_t seed, const uint8_t *key,
+                      size_t n, uint64_t *out, char **err) {
   uint8_t qh[8];
   uint64_t h;
   if (s->table_hashed) {
-    datadings_key_hash(s->hashes.data, key, n, qh);
+    datadings_key_hash(s->salt, key, n, qh);
     h = be_n(qh, 8);
   } else {
     h = ds_hash64(key, n);
@@ -833,9 +941,9 @@ static int table_find(const dd_shard *s, uint64_t seed, const uint8_t *key,
        slot = (slot + 1) & s->table_mask) {
     uint32_t i = s->table[slot];
     if (i == DD_EMPTY) return 0;
-    if (s->table_hashed && memcmp(s->hashes.data + 8 + 8 * (uint64_t)i, qh, 8))
-      continue;
-    if (key_equals(s, i, key, n)) {
+    int eq = key_equals(s, i, key, n, err);
+    if (eq < 0) return -1;
+    if (eq) {
       *out = i;
       return 1;
     }
@@ -846,13 +954,32 @@ static int table_find(const dd_shard *s, uint64_t seed, const uint8_t *key,
 static int shard_find(dd_shard *s, uint64_t seed, const uint8_t *key, size_t n,
                       uint64_t h1, uint64_t h2, uint64_t *i, char **err) {
   if (s->n == 0) return 0;
-  if (s->filter.path && !bloom_test(s, h1, h2)) return 0;
+  if (s->filter.path) {
+    if (load_bloom(s, err)) return -1;
+    if (!bloom_test(s, h1, h2)) return 0;
+  }
   if (build_keypos(s, err) || build_table(s, seed, err)) return -1;
-  return table_find(s, seed, key, n, i);
+  return table_find(s, seed, key, n, i, err);
 }
+
+static int find_key(datadings_reader *r, const uint8_t *key, size_t n, uint64_t *g,
+                    char **err);
 
 int datadings_find(datadings_reader *r, const uint8_t *key, size_t n,
                    uint64_t *g, char **err) {
+  /* the key may be one datadings_key returned, in a window this lookup
+   * reads through: work on a copy */
+  uint8_t small[256], *copy = n <= sizeof small ? small : malloc(n);
+  if (!copy) return ds_err(err, "out of memory");
+  if (n) memcpy(copy, key, n);
+  int rc = find_key(r, copy, n, g, err);
+  if (copy != small) free(copy);
+  return rc;
+}
+
+/* datadings_find on a key that no window holds. */
+static int find_key(datadings_reader *r, const uint8_t *key, size_t n, uint64_t *g,
+                    char **err) {
   uint64_t h1 = 0, h2 = 0;
   int have_bloom = 0;
   for (size_t k = 0; k < r->nshards; k++) {
@@ -911,16 +1038,24 @@ static int md5_of_file(const char *path, char hex[33]) {
   }
   MD5_CTX c;
   MD5Init(&c);
-  const uint64_t chunk = 8u << 20;
+  const uint64_t chunk = 1u << 20;
+  uint8_t *buf = malloc(chunk);
+  if (!buf) {
+    ds_file_close(&f);
+    return -1;
+  }
   for (uint64_t off = 0; off < f.size; off += chunk) {
     uint64_t len = f.size - off < chunk ? f.size - off : chunk;
-    if (ds_cancel_check()) {
+    int cancel = ds_cancel_check();
+    if (cancel || ds_file_read(&f, off, len, buf, &e)) { /* cut short: its md5 is not known */
+      free(e);
+      free(buf);
       ds_file_close(&f);
-      return -2;
+      return cancel ? -2 : -1;
     }
-    MD5Update(&c, f.data + off, (size_t)len);
-    ds_file_drop(&f, off, len);
+    MD5Update(&c, buf, (size_t)len);
   }
+  free(buf);
   uint8_t d[MD5_DIGEST_LENGTH];
   MD5Final(d, &c);
   ds_file_close(&f);
@@ -982,7 +1117,7 @@ static int verify_one(const char *data_path, md5_rows *rows, char **err) {
   char *mp = ds_strf("%s.md5", data_path);
   if (!mp) return ds_err(err, "out of memory");
   ds_file f;
-  int rc = ds_file_open(&f, mp, err);
+  int rc = ds_file_load(&f, mp, err);
   free(mp);
   if (rc) return -1;
   size_t first = rows->n, lineno = 0;
@@ -1057,13 +1192,12 @@ int datadings_shard_facts_get(const datadings_reader *r, size_t s,
   f->has_key_hashes = d->hashes.path != NULL && d->hashes.size >= 8;
   f->has_filter = d->filter.path != NULL && d->filter.size >= 32;
   f->has_index = d->index.path != NULL;
-  if (f->has_key_hashes) memcpy(f->salt, d->hashes.data, 8);
+  if (f->has_key_hashes) memcpy(f->salt, d->salt, 8);
   if (f->has_filter) {
-    uint64_t pbits = be_n(d->filter.data + 24, 8);
     f->filter_bits = d->bloom_bits;
     f->filter_hashes = d->bloom_k;
-    f->filter_capacity = be_n(d->filter.data + 16, 8);
-    memcpy(&f->filter_fp_rate, &pbits, sizeof pbits);
+    f->filter_capacity = d->bloom_capacity;
+    memcpy(&f->filter_fp_rate, &d->bloom_pbits, sizeof d->bloom_pbits);
   }
   return 0;
 }

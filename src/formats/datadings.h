@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/mapped_file.h"
 #include "core/shard_spec.h"
 
 typedef struct datadings_reader datadings_reader;
@@ -24,20 +25,27 @@ size_t datadings_nshards(const datadings_reader *r);
 /* File name of shard s (its .msgpack path). */
 const char *datadings_shard_path(const datadings_reader *r, size_t s);
 
-/* The exact msgpack bytes of sample g: [offsets[i], offsets[i+1]) of its
- * shard, bounds- and monotonicity-checked. */
-int datadings_sample(const datadings_reader *r, uint64_t g, const uint8_t **p,
-                     size_t *n, char **err);
+/* One cursor's windows on the .offsets and data files (see ds_view).
+ * Zero-initialise; free with datadings_io_free. */
+typedef struct datadings_io {
+  ds_view offsets, data;
+} datadings_io;
+void datadings_io_free(datadings_io *io);
 
-/* 1 when any mapped file of the dataset changed on disk since opening. */
+/* The exact msgpack bytes of sample g: [offsets[i], offsets[i+1]) of its
+ * shard, bounds- and monotonicity-checked, read through io: valid until
+ * its next read. A sample past the end of a data file cut short (or one
+ * that shrank since it was opened) is an error naming the file and the
+ * offset; the samples before it read. */
+int datadings_sample(const datadings_reader *r, datadings_io *io, uint64_t g,
+                     const uint8_t **p, size_t *n, char **err);
+
+/* 1 when any file of the dataset changed on disk since opening. */
 int datadings_stale(const datadings_reader *r);
 
-/* A scan has passed every sample before g: drop their pages (data file,
- * offsets) from memory; they come back from the page cache if read again. */
-void datadings_release_before(const datadings_reader *r, uint64_t g);
-
-/* The index key of sample g (UTF-8 bytes inside the mapped .keys or
- * .index file). The first call builds a table of key positions. */
+/* The index key of sample g (UTF-8 bytes read from the .keys or .index
+ * file, valid until the next key read or lookup on r). The first call
+ * builds a table of key positions. */
 int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
                   size_t *n, char **err);
 
@@ -50,6 +58,9 @@ int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
  * "interrupted" when a core/cancel.h scope asks to stop. */
 int datadings_find(datadings_reader *r, const uint8_t *key, size_t n,
                    uint64_t *g, char **err);
+/* The first lookup of a shard refuses an index in which two samples have
+ * the same key (a damaged index): the error names the key and both
+ * samples, rather than answering with one of them. */
 
 /* What datadings_find will use: "filter+key_hashes", "key_hashes",
  * "index", "keys" (for documentation, dataset_info and tests). */
@@ -77,7 +88,7 @@ uint64_t datadings_shard_count(const datadings_reader *r, size_t s);
 
 /* Where sample g lives: its shard and the byte range [*start, *end) of
  * that shard's data file, checked exactly like datadings_sample. */
-int datadings_sample_range(const datadings_reader *r, uint64_t g,
+int datadings_sample_range(const datadings_reader *r, datadings_io *io, uint64_t g,
                            size_t *shard, uint64_t *start, uint64_t *end,
                            char **err);
 

@@ -15,6 +15,7 @@ struct datadings_doc {
   const datadings_reader *r; /* of the loaded sample */
   const char *path;
   uint64_t g;
+  datadings_io io; /* window on the files (reads with pread) */
   const char *want[MAX_WANT]; /* the fields asked for so far */
   size_t want_len[MAX_WANT];
   size_t nwant;
@@ -29,6 +30,7 @@ datadings_doc *datadings_doc_new(void) {
 void datadings_doc_free(datadings_doc *d) {
   if (!d) return;
   ds_msgpack_doc_free(&d->doc);
+  datadings_io_free(&d->io);
   free(d);
 }
 
@@ -45,8 +47,11 @@ static char *sample_error(const datadings_reader *r, const char *path, uint64_t 
   uint64_t start, end;
   char *ignored = NULL;
   const char *file = path;
-  if (datadings_sample_range(r, g, &shard, &start, &end, &ignored) == 0)
+  datadings_io io; /* its own: the caller's may hold the sample */
+  memset(&io, 0, sizeof io);
+  if (datadings_sample_range(r, &io, g, &shard, &start, &end, &ignored) == 0)
     file = datadings_shard_path(r, shard);
+  datadings_io_free(&io);
   free(ignored);
   char *m = ds_strf("%s: sample %llu: %s", file, (unsigned long long)g,
                     why ? why : "out of memory");
@@ -54,13 +59,16 @@ static char *sample_error(const datadings_reader *r, const char *path, uint64_t 
   return m;
 }
 
-int datadings_sample_capped(const datadings_reader *r, const char *path, uint64_t max,
-                            uint64_t g, const uint8_t **p, size_t *n, char **err) {
-  if (datadings_sample(r, g, p, n, err)) return -1;
+datadings_io *datadings_doc_io(datadings_doc *d) { return &d->io; }
+
+int datadings_sample_capped(const datadings_reader *r, datadings_io *io, const char *path,
+                            uint64_t max, uint64_t g, const uint8_t **p, size_t *n,
+                            char **err) {
+  if (datadings_sample(r, io, g, p, n, err)) return -1;
   if (*n <= max) return 0;
   size_t shard;
   uint64_t start = 0, end;
-  datadings_sample_range(r, g, &shard, &start, &end, err);
+  datadings_sample_range(r, io, g, &shard, &start, &end, err);
   ds_err(err, "sample of %zu bytes at offset %llu is more than max_value_bytes=%llu", *n,
          (unsigned long long)start, (unsigned long long)max);
   *err = sample_error(r, path, g, *err);
@@ -68,11 +76,11 @@ int datadings_sample_capped(const datadings_reader *r, const char *path, uint64_
 }
 
 /* Parse sample g into a msgpack doc. */
-static int parse(ds_msgpack_doc *doc, const datadings_reader *r, const char *path,
-                 uint64_t max, uint64_t g, char **err) {
+static int parse(ds_msgpack_doc *doc, const datadings_reader *r, datadings_io *io,
+                 const char *path, uint64_t max, uint64_t g, char **err) {
   const uint8_t *p;
   size_t n;
-  if (datadings_sample_capped(r, path, max, g, &p, &n, err)) return -1;
+  if (datadings_sample_capped(r, io, path, max, g, &p, &n, err)) return -1;
   doc->max_bytes = (size_t)max;
   if (ds_msgpack_scan(doc, p, n, err)) {
     *err = sample_error(r, path, g, *err);
@@ -86,7 +94,7 @@ int datadings_doc_load(datadings_doc *d, const datadings_reader *r, const char *
   d->r = r;
   d->path = path;
   d->g = g;
-  return parse(&d->doc, r, path, max, g, err);
+  return parse(&d->doc, r, &d->io, path, max, g, err);
 }
 
 char *datadings_doc_error(const datadings_doc *d, char *why) {
@@ -146,13 +154,15 @@ int datadings_infer_columns(const datadings_reader *r, const char *path, uint64_
   uint64_t n = datadings_count(r);
   ds_msgpack_doc doc;
   ds_msgpack_doc_init(&doc);
+  datadings_io io;
+  memset(&io, 0, sizeof io);
   ds_arena arena = {0};
   arena.limit = (size_t)max;
   int rc = 0;
   for (uint64_t g = 0; g < n && g < infer && rc == 0; g++) {
     char *e = NULL;
     const msgpack_object *root;
-    if (parse(&doc, r, path, max, g, &e) || ds_msgpack_get_root(&doc, &root, &e) ||
+    if (parse(&doc, r, &io, path, max, g, &e) || ds_msgpack_get_root(&doc, &root, &e) ||
         root->type != MSGPACK_OBJECT_MAP) {
       free(e);
       continue;
@@ -162,5 +172,6 @@ int datadings_infer_columns(const datadings_reader *r, const char *path, uint64_
   }
   ds_arena_free(&arena);
   ds_msgpack_doc_free(&doc);
+  datadings_io_free(&io);
   return rc;
 }

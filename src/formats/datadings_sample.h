@@ -22,10 +22,16 @@ void datadings_doc_free(datadings_doc *d); /* NULL is fine */
 /* Forget the fields learned so far (a new query reads other fields). */
 void datadings_doc_forget(datadings_doc *d);
 
-/* The bytes of sample g, at most `max` of them (max_value_bytes). `path`
- * names the dataset when the sample's shard is unknown. */
-int datadings_sample_capped(const datadings_reader *r, const char *path, uint64_t max,
-                            uint64_t g, const uint8_t **p, size_t *n, char **err);
+/* The doc's window on the dataset's files (reads with pread); its
+ * samples are read through it. */
+datadings_io *datadings_doc_io(datadings_doc *d);
+
+/* The bytes of sample g, at most `max` of them (max_value_bytes), read
+ * through io (valid until its next read). `path` names the dataset when
+ * the sample's shard is unknown. */
+int datadings_sample_capped(const datadings_reader *r, datadings_io *io, const char *path,
+                            uint64_t max, uint64_t g, const uint8_t **p, size_t *n,
+                            char **err);
 
 /* Parse sample g into d (lazily: fields are unpacked when asked for). */
 int datadings_doc_load(datadings_doc *d, const datadings_reader *r, const char *path,

@@ -136,6 +136,26 @@ static int detect_dir(const char *path, ds_detected *out, char **err) {
                 path);
 }
 
+/* Why `path`, neither a regular file nor a directory, cannot be read:
+ * missing, a loop of links, a name too long, a device, a FIFO, ... */
+static int path_problem(const char *path, char **err) {
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    const char *kind = S_ISFIFO(st.st_mode)  ? "a FIFO"
+                       : S_ISCHR(st.st_mode) ? "a character device"
+                       : S_ISBLK(st.st_mode) ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return ds_err(err, "%s: %s, not a dataset file or directory", path, kind);
+  }
+  int e = errno;
+  if (e == ENOENT || e == ENOTDIR) return ds_err(err, "%s: no such file or directory", path);
+  if (e == ELOOP) return ds_err(err, "%s: a loop of symbolic links", path);
+  if (e == ENAMETOOLONG)
+    return ds_err(err, "%.200s...: the path is too long (%zu bytes)", path, strlen(path));
+  return ds_err(err, "%s: %s", path, strerror(e));
+}
+
 /* The files of a shard spec must all be bagz files. */
 static int detect_bagz_spec(const char *path, ds_detected *out, char **err) {
   ds_shard_list l;
@@ -145,7 +165,7 @@ static int detect_bagz_spec(const char *path, ds_detected *out, char **err) {
     int sep;
     if (!bagz_file(l.paths[i], &sep)) {
       if (!is_file(l.paths[i]))
-        rc = ds_err(err, "%s: %s: no such file", path, l.paths[i]);
+        rc = path_problem(l.paths[i], err), ds_err_prefix(err, path);
       else
         rc = ds_err(err, "%s: not a dataset: %s is not a bagz file (looked for a "
                          ".bag or .bagz name, limits.%s beside it, or a valid "
@@ -189,7 +209,7 @@ int ds_detect(const char *path, ds_detected *out, char **err) {
   }
   if (strchr(path, '@') || strchr(path, ',') || strchr(path, ':'))
     return detect_bagz_spec(path, out, err);
-  return ds_err(err, "%s: no such file or directory", path);
+  return path_problem(path, err);
 }
 
 /* ------------------------------------------------------------ sizes */

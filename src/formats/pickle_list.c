@@ -351,7 +351,7 @@ static inline __attribute__((always_inline)) int memo_get(fl *d, uint64_t i) {
 
 /* One opcode other than STOP; -1 declines. */
 static inline __attribute__((always_inline)) int step(fl *d, uint8_t op) {
-  uint64_t x;
+  uint64_t x = 0; /* set by arg(); 0 keeps -Wmaybe-uninitialized quiet under -fsanitize */
   size_t k;
   switch (op) {
     case 0x80: return arg(d, 1, &x) || x > 5 ? -1 : 0; /* PROTO */
@@ -480,7 +480,7 @@ static int skim(fl *d) {
     }
     size_t at = (size_t)(d->p - d->base), k;
     uint8_t op = *d->p++;
-    uint64_t x;
+    uint64_t x = 0; /* set by arg(); 0 keeps -Wmaybe-uninitialized quiet under -fsanitize */
     size_t push = FL_NONSCALAR + 0; /* origin of a pushed slot */
     int pushes = 0;
     switch (op) {

@@ -70,12 +70,19 @@ static int add_shard(ds_shard_listing *l, const shard_info *s, uint64_t split,
 
 /* ------------------------------------------------------------ bagz */
 
+/* A bag and the io its limits are read through (pread, see bagz_io). */
+typedef struct {
+  bagz_reader *r;
+  bagz_io io;
+} bagz_ranges;
+
 static int bagz_range_bytes(void *reader, size_t shard, uint64_t first,
                             uint64_t a, uint64_t b, uint64_t *bytes, char **err) {
   (void)first;
+  bagz_ranges *br = reader;
   uint64_t start, end, s2, e2;
-  if (bagz_stored_range(reader, shard, a, &start, &e2, err) ||
-      bagz_stored_range(reader, shard, b - 1, &s2, &end, err))
+  if (bagz_stored_range(br->r, &br->io, shard, a, &start, &e2, err) ||
+      bagz_stored_range(br->r, &br->io, shard, b - 1, &s2, &end, err))
     return -1;
   *bytes = end >= start ? end - start : 0;
   return 0;
@@ -91,6 +98,7 @@ static int list_bagz(const char *path, const ds_detected *d,
   bagz_reader *r;
   if (bagz_open(path, &bo, &r, err)) return -1;
   int rc = 0;
+  bagz_ranges br = {.r = r};
   l->nshards = r->nshards;
   l->total_rows = bagz_count(r);
   l->layout = o->layout;
@@ -100,8 +108,9 @@ static int list_bagz(const char *path, const ds_detected *d,
     shard_info si = {i, s->data.path, s->count, inter ? i : r->map.first[i],
                      inter ? r->nshards : 1,
                      s->data.size + (s->limits == &s->limits_file ? s->limits_file.size : 0), NULL};
-    rc = add_shard(l, &si, o->split_rows, bagz_range_bytes, r, err);
+    rc = add_shard(l, &si, o->split_rows, bagz_range_bytes, &br, err);
   }
+  bagz_io_free(&br.io);
   bagz_close(r);
   return rc;
 }
@@ -113,9 +122,12 @@ static int datadings_range_bytes(void *reader, size_t shard, uint64_t first,
                                  char **err) {
   size_t s1, s2;
   uint64_t start, end, x, y;
-  if (datadings_sample_range(reader, first + a, &s1, &start, &x, err) ||
-      datadings_sample_range(reader, first + b - 1, &s2, &y, &end, err))
-    return -1;
+  datadings_io io; /* offsets read with pread */
+  memset(&io, 0, sizeof io);
+  int rc = datadings_sample_range(reader, &io, first + a, &s1, &start, &x, err) ||
+           datadings_sample_range(reader, &io, first + b - 1, &s2, &y, &end, err);
+  datadings_io_free(&io);
+  if (rc) return -1;
   (void)shard;
   *bytes = end >= start ? end - start : 0;
   return 0;

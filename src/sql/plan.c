@@ -233,7 +233,8 @@ static int add_id(void *ctx, sqlite3_value *v) {
     a->nids = 1;
     return 0;
   }
-  uint64_t *p = realloc(a->ids == &a->one ? NULL : a->ids, (a->nids + 1) * sizeof *p);
+  /* grows geometrically: a list of 100,000 values is 18 reallocations */
+  uint64_t *p = a->ids == &a->one ? malloc(2 * sizeof *p) : ds_grow(a->ids, a->nids, sizeof *p);
   if (!p) return SQLITE_NOMEM;
   if (a->ids == &a->one) p[0] = a->one;
   a->ids = p;

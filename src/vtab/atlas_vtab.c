@@ -50,6 +50,7 @@
 #include "sql/value_sql.h"
 #include "vtab/atlas_table_write.h"
 #include "vtab/dataset.h"
+#include "vtab/interrupt.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -78,6 +79,7 @@ static at_dataset *AT(ds_dataset *d) { return (at_dataset *)d; }
  * ZSTD_DCtx and buffers cost about as much as a lookup. */
 typedef struct at_res {
   ds_zstd_ctx z;
+  ds_view in;         /* window on data.bin */
   atlas_dblock *own;  /* the block decoded into when the cache is off */
   ds_pickle_list pl;  /* the fast decoder's scratch */
 } at_res;
@@ -89,6 +91,7 @@ static void res_init(at_res *r) {
 
 static void res_free(at_res *r) {
   ds_zstd_ctx_free(&r->z);
+  ds_view_free(&r->in);
   atlas_dblock_free(r->own);
   ds_pickle_list_free(&r->pl);
   r->own = NULL;
@@ -225,7 +228,7 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
       char *e = NULL;
       have_shard = s;
       have_block = b;
-      bad_block = atlas_decode_block(d->reader, &res.z, &res.pl, blk, s, b, UINT64_MAX, &e) != 0;
+      bad_block = atlas_decode_block(d->reader, &res.z, &res.in, &res.pl, blk, s, b, UINT64_MAX, &e) != 0;
       free(e); /* a bad block is reported when a query reads it */
     }
     if (bad_block) continue;
@@ -451,21 +454,6 @@ static void arrive(ds_cursor *base, uint64_t g) {
   }
 }
 
-/* ds_table_def.row_bytes: a block's stored bytes, counted at its first
- * row. */
-static uint64_t row_bytes(ds_cursor *base) {
-  at_cursor *c = (at_cursor *)base;
-  if (!c->located || c->pos != 0) return 0;
-  const atlas_reader *r = AT(base->ds)->reader;
-  return atlas_index_entry(r, c->shard, c->block + 1) - atlas_index_entry(r, c->shard, c->block);
-}
-
-/* ds_table_def.release: the data.bin pages before the current block. */
-static void release(ds_cursor *base) {
-  at_cursor *c = (at_cursor *)base;
-  if (c->located) atlas_release_before(AT(base->ds)->reader, c->shard, c->block);
-}
-
 /* Make c->blk the decoded block (shard, block): from the cache, or
  * decoded (into the cache, or into the cursor's own block). */
 static int load_block(at_cursor *c, char **err) {
@@ -476,7 +464,7 @@ static int load_block(at_cursor *c, char **err) {
     atlas_dblock *b = atlas_cache_get(&d->cache, c->shard, c->block);
     if (!b) {
       if (!(b = atlas_dblock_new())) return ds_err(err, "out of memory");
-      if (atlas_decode_block(d->reader, &c->r.z, &c->r.pl, b, c->shard, c->block, UINT64_MAX, err)) {
+      if (atlas_decode_block(d->reader, &c->r.z, &c->r.in, &c->r.pl, b, c->shard, c->block, UINT64_MAX, err)) {
         atlas_dblock_free(b);
         return -1;
       }
@@ -497,7 +485,7 @@ static int load_block(at_cursor *c, char **err) {
     }
   }
   if (!c->r.own && !(c->r.own = atlas_dblock_new())) return ds_err(err, "out of memory");
-  if (atlas_decode_block(d->reader, &c->r.z, &c->r.pl, c->r.own, c->shard, c->block,
+  if (atlas_decode_block(d->reader, &c->r.z, &c->r.in, &c->r.pl, c->r.own, c->shard, c->block,
                          c->single ? c->pos : UINT64_MAX, err))
     return -1;
   c->blk = c->r.own;
@@ -560,7 +548,7 @@ static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
     return;
   }
   ds_buf json = {0};
-  if (ds_value_json(&json, v, &err))
+  if (ds_value_json_capped(&json, v, c->base.ds->max_value, NULL, &err))
     ds_result_error(ctx, MOD, ds_strf("%s: block %llu: example %llu: %s",
                                       atlas_shard_path(AT(c->base.ds)->reader, c->shard),
                                       (unsigned long long)c->block,
@@ -617,7 +605,6 @@ static const ds_table_def atlas_def = {
     .table_free = table_free, /* the spare decoder, the schema */
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, .arrive = arrive,
-    .paces = 1, .row_bytes = row_bytes, .release = release, /* data.bin pages */
     .write = &at_write_ops};                                 /* mode=create|replace */
 
 static sqlite3_module atlas_module = DS_TABLE_WRITER_MODULE(at_best_index, at_column);

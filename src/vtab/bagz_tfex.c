@@ -44,6 +44,7 @@ int bagz_tfex_options(bagz_tfex *x, const ds_options *o, int tvf, int64_t *infer
 typedef struct infer_ctx {
   const bagz_reader *r;
   ds_zstd_ctx z;
+  bagz_io io; /* windows on the files (reads with pread) */
   ds_buf buf;
 } infer_ctx;
 
@@ -51,7 +52,7 @@ typedef struct infer_ctx {
 static int infer_get(void *ctx, uint64_t i, const uint8_t **p, size_t *n,
                      char **err) {
   infer_ctx *c = ctx;
-  return bagz_read(c->r, &c->z, i, &c->buf, p, n, err);
+  return bagz_read(c->r, &c->z, &c->io, i, &c->buf, p, n, err);
 }
 
 char *bagz_tfex_declaration(bagz_tfex *x, const ds_options *o, int64_t infer,
@@ -60,12 +61,15 @@ char *bagz_tfex_declaration(bagz_tfex *x, const ds_options *o, int64_t infer,
   if (cols) {
     if (ds_schema_parse_columns(&x->schema, cols, err)) return NULL;
   } else {
-    infer_ctx c = {r, {0}, {0}};
+    infer_ctx c;
+    memset(&c, 0, sizeof c);
+    c.r = r;
     ds_zstd_ctx_init(&c.z, bagz_dictionary(r));
     c.buf.max = (size_t)max_value;
     int rc = ds_tfex_infer(&x->schema, bagz_count(r), (uint64_t)infer, infer_get, &c,
                            x->bytes_text, max_value, err);
     ds_zstd_ctx_free(&c.z);
+    bagz_io_free(&c.io);
     ds_buf_free(&c.buf);
     if (rc) return NULL;
   }

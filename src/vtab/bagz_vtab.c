@@ -73,12 +73,12 @@ typedef struct bagz_cursor {
   size_t shard;
   uint64_t shard_index;
   ds_zstd_ctx z;
+  bagz_io io;            /* windows on the files (reads with pread) */
   ds_buf scratch;
   bagz_readahead *ra;    /* scans with threads=2 that read records */
   const uint8_t *ra_rec; /* the current row's record from the read-ahead */
   size_t ra_len;
   int located;           /* row/shard/shard_index are valid */
-  uint64_t released;     /* the row page release last reached */
   bagz_tfex_row tfex;    /* records=tfexample: the decoded record */
 } bagz_cursor;
 
@@ -147,6 +147,7 @@ static const ds_dataset_ops bagz_ops = {
 typedef struct index_ctx {
   bagz_reader *r;
   ds_zstd_ctx z;
+  bagz_io io;
   ds_buf buf;
 } index_ctx;
 
@@ -154,17 +155,20 @@ typedef struct index_ctx {
 static int index_get(void *ctx, uint64_t row, const uint8_t **p, size_t *n,
                      char **err) {
   index_ctx *c = ctx;
-  return bagz_read(c->r, &c->z, row, &c->buf, p, n, err);
+  return bagz_read(c->r, &c->z, &c->io, row, &c->buf, p, n, err);
 }
 
 /* Build the record index once per dataset. */
 static int dataset_index(bagz_dataset *d, char **err) {
   if (d->indexed) return 0;
-  index_ctx c = {d->reader, {0}, {0}};
+  index_ctx c;
+  memset(&c, 0, sizeof c);
+  c.r = d->reader;
   ds_zstd_ctx_init(&c.z, bagz_dictionary(d->reader));
   c.buf.max = (size_t)d->base.max_value;
   int rc = ds_hash_index_build(&d->index, bagz_count(d->reader), index_get, &c, err);
   ds_zstd_ctx_free(&c.z);
+  bagz_io_free(&c.io);
   ds_buf_free(&c.buf);
   if (rc == 0) d->indexed = 1;
   return rc;
@@ -270,6 +274,7 @@ static void cursor_free(ds_cursor *base) {
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_vtab *t = (bagz_vtab *)c->base.base.pVtab;
   bagz_tfex_row_free(&c->tfex);
+  bagz_io_free(&c->io);
   if (!t->spare && c->scratch.cap <= ((size_t)1 << 20)) {
     t->spare_z = c->z;
     t->spare_buf = c->scratch;
@@ -293,7 +298,7 @@ static int pick_record(void *ctx, sqlite3_value *v, ds_rows *r, char **err) {
   for (size_t i = 0; i < m; i++) {
     const uint8_t *rec;
     size_t len;
-    if (bagz_read(d->reader, &c->z, e[i].row, &c->scratch, &rec, &len, err)) return -1;
+    if (bagz_read(d->reader, &c->z, &c->io, e[i].row, &c->scratch, &rec, &len, err)) return -1;
     if (len != klen || (klen && memcmp(rec, key, klen) != 0)) continue;
     if (ds_rows_add(r, e[i].row, err)) return -1;
   }
@@ -348,18 +353,15 @@ static int any_zstd(const bagz_reader *r) {
 }
 
 /* ds_table_def.start: scans that read records of zstd shards decompress
- * ahead on a second thread (threads=2), and hand back the pages they
- * passed. */
+ * ahead on a second thread (threads=2). */
 static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_dataset *d = BAG(base->ds);
   int reads = (call->idxNum & PLAN_RECORD_USED) != 0;
-  c->released = 0;
   if (reads && d->threads > 1 && any_zstd(d->reader) &&
       rowset_has(&base->rs, READAHEAD_MIN_ROWS) &&
       bagz_readahead_start(d->reader, &base->rs, base->ds->max_value, &c->ra, err))
     return -1;
-  base->paces = reads;
   return 0;
 }
 
@@ -385,19 +387,6 @@ static void arrive(ds_cursor *base, uint64_t g) {
   c->located = 1;
 }
 
-/* ds_table_def.row_bytes */
-static uint64_t row_bytes(ds_cursor *base) {
-  bagz_cursor *c = (bagz_cursor *)base;
-  return bagz_stored_size(BAG(base->ds)->reader, c->shard, c->shard_index);
-}
-
-/* ds_table_def.release */
-static void release(ds_cursor *base) {
-  bagz_cursor *c = (bagz_cursor *)base;
-  bagz_release_rows(BAG(base->ds)->reader, c->released, base->row);
-  c->released = base->row;
-}
-
 /* The record of the current row (from the read-ahead, or decompressed on
  * demand): 0, or -1 with the error set on ctx. */
 static int record_bytes(bagz_cursor *c, sqlite3_context *ctx, const uint8_t **p,
@@ -405,8 +394,8 @@ static int record_bytes(bagz_cursor *c, sqlite3_context *ctx, const uint8_t **p,
   char *err = NULL;
   *p = c->ra_rec;
   *n = c->ra_len;
-  if (!c->ra && bagz_read_at(BAG(c->base.ds)->reader, &c->z, c->shard, c->shard_index,
-                             c->base.row, &c->scratch, p, n, &err)) {
+  if (!c->ra && bagz_read_at(BAG(c->base.ds)->reader, &c->z, &c->io, c->shard,
+                             c->shard_index, c->base.row, &c->scratch, p, n, &err)) {
     ds_result_error(ctx, MOD, err);
     return -1;
   }
@@ -468,7 +457,6 @@ static const ds_table_def bagz_def = {
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, /* plan -> rows */
     .fetch = fetch, .arrive = arrive,                             /* stepping */
-    .row_bytes = row_bytes, .release = release,                   /* page release */
     .write = &write_ops};                                    /* mode=create|replace */
 
 static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, bagz_column);

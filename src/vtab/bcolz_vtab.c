@@ -124,7 +124,7 @@ static void dataset_close(ds_dataset *d) {
   bcolz_close(BZ(d)->table);
 }
 
-/* ds_dataset_ops.changed: did a mapped chunk file change? */
+/* ds_dataset_ops.changed: did a chunk file read so far change? */
 static int dataset_changed(const ds_dataset *d) {
   const bcolz_table *t = ((const bz_dataset *)d)->table;
   return t ? bcolz_stale(t) : 0;
@@ -654,7 +654,16 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     return SQLITE_OK;
   } else if (col == t->col_row) {
     ds_buf json = {0};
-    if (row_json(c, &json, &err)) ds_result_error(ctx, MOD, err);
+    json.max = (size_t)c->base.ds->max_value; /* max_value_bytes holds for the text too */
+    if (row_json(c, &json, &err)) {
+      if (json.over) {
+        free(err);
+        err = ds_strf("%s: row %llu: JSON text of more than %zu bytes: more than "
+                      "max_value_bytes=%zu", bcolz_path(BZ(c->base.ds)->table),
+                      (unsigned long long)c->base.row, json.max, json.max);
+      }
+      ds_result_error(ctx, MOD, err);
+    }
     else ds_result_json(ctx, &json);
     ds_buf_free(&json);
   } else {
@@ -670,8 +679,8 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     }
     v.kind = bcolz_cell_number(dt, p, &v.i, &v.f);
     if (result_cell(ctx, &v)) return SQLITE_OK;
-    ds_value val;
-    if (bcolz_cell_value(dt, p, n, BZ(c->base.ds)->flags, &c->arena, &val, &err))
+    ds_value val; /* through cell(): errors name the column's file and the row */
+    if (cell(c, (size_t)col, &val, &err))
       ds_result_error(ctx, MOD, err);
     else
       ds_value_result(ctx, &val);

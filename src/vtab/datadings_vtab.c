@@ -245,21 +245,6 @@ static void arrive(ds_cursor *c, uint64_t g) {
   ((dd_cursor *)c)->parsed = 0;
 }
 
-/* ds_table_def.row_bytes */
-static uint64_t row_bytes(ds_cursor *c) {
-  size_t shard;
-  uint64_t start = 0, end = 0;
-  char *err = NULL;
-  if (datadings_sample_range(DD(c->ds)->reader, c->row, &shard, &start, &end, &err)) {
-    free(err);
-    return 0;
-  }
-  return end - start;
-}
-
-/* ds_table_def.release */
-static void release(ds_cursor *c) { datadings_release_before(DD(c->ds)->reader, c->row); }
-
 /* Parse the current row once; its values live until the next row. */
 static int ensure_parsed(dd_cursor *c, char **err) {
   if (c->parsed) return 0;
@@ -287,7 +272,7 @@ static void column_shard(dd_cursor *c, sqlite3_context *ctx, int want_index) {
   size_t shard;
   uint64_t start, end;
   char *err = NULL;
-  if (datadings_sample_range(r, c->base.row, &shard, &start, &end, &err)) {
+  if (datadings_sample_range(r, datadings_doc_io(c->doc), c->base.row, &shard, &start, &end, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }
@@ -307,7 +292,7 @@ static void column_sample(dd_cursor *c, sqlite3_context *ctx) {
   ds_buf json = {0};
   if (datadings_doc_value(c->doc, &c->arena, &v, &err))
     ds_result_error(ctx, MOD, err);
-  else if (ds_value_json(&json, &v, &err))
+  else if (ds_value_json_capped(&json, &v, c->base.ds->max_value, &c->arena, &err))
     ds_result_error(ctx, MOD, datadings_doc_error(c->doc, err));
   else
     ds_result_json(ctx, &json);
@@ -332,8 +317,8 @@ static void column_raw(dd_cursor *c, sqlite3_context *ctx) {
   size_t n;
   char *err = NULL;
   ds_dataset *ds = c->base.ds;
-  if (datadings_sample_capped(DD(ds)->reader, ds->path, ds->max_value, c->base.row, &p, &n,
-                              &err)) {
+  if (datadings_sample_capped(DD(ds)->reader, datadings_doc_io(c->doc), ds->path,
+                              ds->max_value, c->base.row, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }
@@ -374,7 +359,6 @@ static const ds_table_def datadings_def = {
     .table_free = table_free, /* the writer, the schema */
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .arrive = arrive, /* key lookups; a new row is unparsed */
-    .paces = 1, .row_bytes = row_bytes, .release = release, /* every ascending scan */
     .write = &dd_write_ops};                                 /* mode=create|replace */
 
 static sqlite3_module datadings_module = DS_TABLE_WRITER_MODULE(dd_best_index, dd_column);

@@ -53,7 +53,7 @@ typedef struct info_list {
 
 /* Add a row, taking the reference to v (NULL v: SQL NULL). */
 static void put(info_list *l, const char *name, json_t *v) {
-  info_row *r = realloc(l->rows, (l->n + 1) * sizeof *r);
+  info_row *r = ds_grow(l->rows, l->n, sizeof *r);
   if (!r) {
     json_decref(v);
     l->oom = 1;

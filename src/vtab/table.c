@@ -1,6 +1,6 @@
 /* table.c - the table/cursor skeleton of the dataset modules (see
- * table.h): connecting, the row set of an xFilter, stepping with page
- * release, and the methods every module shares. */
+ * table.h): connecting, the row set of an xFilter, stepping, and the
+ * methods every module shares. */
 #include "table.h"
 
 #include <stdlib.h>
@@ -94,7 +94,10 @@ int ds_table_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   ds_options o;
   char *err = NULL;
   int rc = ds_table_open(db, def, argc, argv, &o, &t, &err);
+  ds_interrupt it; /* inferring and naming columns stop when asked */
+  ds_interrupt_begin(&it, db);
   if (rc == 0) rc = def->declare(t, &o, &err);
+  ds_interrupt_end(&it);
   ds_options_free(&o);
   if (rc && t && !t->tvf && !ds_table_creating(db)) rc = declare_unavailable(t, &err);
   return ds_table_done(t, rc, err, out, pzErr);
@@ -156,8 +159,6 @@ static void cursor_reset(ds_cursor *c) {
   sqlite3_free(c->options_arg);
   c->path_arg = c->options_arg = NULL;
   c->eof = 1;
-  c->paces = 0;
-  c->paced = 0;
 }
 
 int ds_cursor_close(sqlite3_vtab_cursor *cur) {
@@ -326,7 +327,6 @@ static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
   if (rc) return ds_cursor_error(c, err);
   ds_rowiter_init(&c->it, &c->rs);
   c->eof = 0;
-  c->paces = def->paces;
   ds_filter_call call = {idxNum, idxStr, argc, argv};
   if (def->start && def->start(c, &call, &err)) return ds_cursor_error(c, err);
   return ds_cursor_next(&c->base);
@@ -342,16 +342,6 @@ int ds_cursor_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   return ds_interrupt_end(&it) ? ds_vtab_interrupted(cur->pVtab) : rc;
 }
 
-/* Page release pacing: count the row's stored bytes, hand back the pages
- * behind an ascending scan every DS_RELEASE_STEP of them. */
-static void pace(ds_cursor *c, const ds_table_def *def) {
-  if (!c->paces || c->rs.desc || !def->row_bytes || !def->release) return;
-  c->paced += def->row_bytes(c);
-  if (c->paced < DS_RELEASE_STEP) return;
-  def->release(c);
-  c->paced = 0;
-}
-
 int ds_cursor_step(ds_cursor *c, char **err) {
   const ds_table_def *def = ds_table_of(&c->base)->def;
   uint64_t g;
@@ -363,7 +353,6 @@ int ds_cursor_step(ds_cursor *c, char **err) {
   }
   if (def->arrive) def->arrive(c, g);
   c->row = g;
-  pace(c, def);
   return 0;
 }
 

@@ -10,8 +10,9 @@
  *              dataset for this call, the row set (rowid = / IN / ranges,
  *              the module's own lookups, shard flags, clip, DESC, LIMIT,
  *              OFFSET), then the module's start hook and the first row
- *   xNext      ds_cursor_next: next row, the module's arrive hook, and the
- *              page-release pacing of ascending scans (one place, bytes)
+ *   xNext      ds_cursor_next: next row and the module's arrive hook
+ *              (nothing is mapped: readers pread through per-cursor io
+ *              windows, so there are no pages to hand back)
  *   xEof, xRowid, xOpen, xClose, xDisconnect: here; xRowid and the
  *              plan's rowids go through the dataset's row window
  *              (options shard, first_rowid, rowid_step, shard_index,
@@ -95,13 +96,6 @@ typedef struct ds_table_def {
   /* Replaces the whole of xNext (bcolz's filtered scans); gets the
    * cursor, returns an SQLite result code. */
   int (*next)(ds_cursor *c);
-  /* Page release of ascending scans: paces is c->paces at the start of
-   * each xFilter (the start hook may change it); row_bytes the stored
-   * bytes row c->row adds to the scan; release hands back the pages
-   * before it, called every DS_RELEASE_STEP bytes. */
-  int paces;
-  uint64_t (*row_bytes)(ds_cursor *c);
-  void (*release)(ds_cursor *c);
   /* Writers (issues 13/14): NULL for read-only modules. */
   const ds_table_write_ops *write;
 } ds_table_def;
@@ -109,10 +103,6 @@ typedef struct ds_table_def {
 /* The sizes of a module's table and cursor structs, for a ds_table_def. */
 #define DS_TABLE_SIZES(table_type, cursor_type) \
   .table_size = sizeof(table_type), .cursor_size = sizeof(cursor_type)
-
-/* An ascending scan hands back the pages it passed every this many
- * stored bytes. */
-#define DS_RELEASE_STEP ((uint64_t)1 << 20)
 
 struct ds_table {
   sqlite3_vtab base;
@@ -132,8 +122,6 @@ struct ds_cursor {
   int eof;
   uint64_t row;       /* the current row (rowid) */
   char *path_arg, *options_arg; /* the HIDDEN columns (sqlite3_malloc'd) */
-  int paces;          /* the module asks for page release (ascending only) */
-  uint64_t paced;     /* bytes since the last release */
 };
 
 /* The module's table / cursor of an SQLite one. */
@@ -207,7 +195,7 @@ unsigned char *ds_cursor_shard_flags(const ds_cursor *c, sqlite3_value *v, int i
                                      size_t n);
 
 /* The default xNext step: the next row (fetch hook or iterator), the
- * arrive hook, page release. 0, or -1 with *err. */
+ * arrive hook. 0, or -1 with *err. */
 int ds_cursor_step(ds_cursor *c, char **err);
 
 /* The shared part of a module's sqlite3_module, for designated

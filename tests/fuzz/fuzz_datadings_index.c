@@ -44,6 +44,9 @@
 #include "formats/datadings.h"
 #include "formats/msgpack_value.h"
 
+/* The windows samples are read through (one for the whole test). */
+static datadings_io t_io;
+
 #define MAX_ROWS 4096
 #define MAX_FINDS 32
 #define NFILES 6
@@ -184,10 +187,10 @@ static void exercise(datadings_reader *r) {
     const uint8_t *p = NULL;
     size_t n = 0, shard = 0;
     uint64_t a = 0, b = 0;
-    int src = datadings_sample_range(r, g, &shard, &a, &b, &err);
+    int src = datadings_sample_range(r, &t_io, g, &shard, &a, &b, &err);
     if (src) expect_err(&err, "datadings_sample_range failed without a message", g);
     else if (a > b || shard >= nsh) fail("sample range inverted or shard out of range", g);
-    if (datadings_sample(r, g, &p, &n, &err)) {
+    if (datadings_sample(r, &t_io, g, &p, &n, &err)) {
       expect_err(&err, "datadings_sample failed without a message", g);
       if (!src) fail("sample failed but its range was fine", g);
       continue;
@@ -242,7 +245,7 @@ static void exercise(datadings_reader *r) {
   {
     const uint8_t *p;
     size_t n;
-    if (datadings_sample(r, count, &p, &n, &err) == 0) fail("sample past the end", count);
+    if (datadings_sample(r, &t_io, count, &p, &n, &err) == 0) fail("sample past the end", count);
     expect_err(&err, "out-of-range sample without a message", count);
     if (datadings_key(r, count, &p, &n, &err) == 0) fail("key past the end", count);
     expect_err(&err, "out-of-range key without a message", count);
@@ -265,7 +268,7 @@ static void exercise(datadings_reader *r) {
       uint64_t g = UINT64_MAX;
       if (datadings_find(r, found[i].p, found[i].n, &g, &err) != 1)
         fail("a repeated lookup gives another answer", found[i].g);
-      if (datadings_sample_range(r, g, &shard, &a, &b, &err) == 0) {
+      if (datadings_sample_range(r, &t_io, g, &shard, &a, &b, &err) == 0) {
         if (datadings_filter_maybe(r, shard, found[i].p, found[i].n) == 0)
           fail("the Bloom filter rejects a key that was found", g);
       } else {

@@ -18,6 +18,9 @@
 #include "formats/atlas_decode.h"
 #include "formats/pickle.h"
 
+/* The window blocks are read through (one for the whole test). */
+static ds_view t_view;
+
 #define FIX "tests/fixtures/upstream/atlas/"
 
 static char tmp_dir[64];
@@ -44,7 +47,7 @@ static char *general(const atlas_reader *r, size_t s, uint64_t b, uint64_t pos) 
   size_t n;
   char *err = NULL, *out = NULL;
   ds_value v;
-  if (atlas_block(r, &g_z, s, b, &buf, &p, &n, &err) == 0 &&
+  if (atlas_block(r, &g_z, &t_view, s, b, &buf, &p, &n, &err) == 0 &&
       ds_pickle_decode(p, n, NULL, &a, &v, &err) == 0 && v.type == DS_V_LIST &&
       pos < v.u.list.n)
     out = json_of(&v.u.list.items[pos]);
@@ -57,7 +60,7 @@ static char *general(const atlas_reader *r, size_t s, uint64_t b, uint64_t pos) 
 /* A lookup of example pos: its JSON, or NULL with *err set. */
 static char *lookup(const atlas_reader *r, atlas_dblock *blk, size_t s, uint64_t b,
                     uint64_t pos, char **err) {
-  if (atlas_decode_block(r, &g_z, &g_pl, blk, s, b, pos, err)) return NULL;
+  if (atlas_decode_block(r, &g_z, &t_view, &g_pl, blk, s, b, pos, err)) return NULL;
   return json_of(blk->partial ? &blk->ex : &blk->list.u.list.items[pos]);
 }
 
@@ -160,7 +163,7 @@ static void check_damaged(void) {
   free(err);
   /* a full decode of the damaged block fails as well */
   err = NULL;
-  CHECK(atlas_decode_block(r, &g_z, &g_pl, blk, 0, 0, UINT64_MAX, &err) != 0 && err);
+  CHECK(atlas_decode_block(r, &g_z, &t_view, &g_pl, blk, 0, 0, UINT64_MAX, &err) != 0 && err);
   free(err);
   CHECK(!atlas_block_checked(r, 0, 0));
   atlas_dblock_free(blk);

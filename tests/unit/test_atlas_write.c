@@ -26,6 +26,9 @@
 #include "formats/atlas_write.h"
 #include "formats/pickle.h"
 
+/* The window blocks are read through (pread). */
+static ds_view t_view;
+
 #define AFIX "tests/fixtures/upstream/atlas/"
 
 static char g_tmp[] = "/tmp/ds_atlas_write_XXXXXX";
@@ -86,7 +89,7 @@ static char **read_all(const char *path, uint64_t *count) {
       ds_value v;
       ds_arena_reset(&a);
       uint64_t ne = atlas_block_examples(r, k, b);
-      int ok = atlas_block(r, &z, k, b, &buf, &p, &n, &err) == 0 &&
+      int ok = atlas_block(r, &z, &t_view, k, b, &buf, &p, &n, &err) == 0 &&
                ds_pickle_decode(p, n, NULL, &a, &v, &err) == 0 &&
                v.type == DS_V_LIST && v.u.list.n == ne;
       free(err);
@@ -143,7 +146,7 @@ static int copy_dataset(const char *src, const char *dir,
       size_t n;
       ds_value v;
       ds_arena_reset(&a);
-      if (atlas_block(r, &z, k, b, &buf, &p, &n, &err) ||
+      if (atlas_block(r, &z, &t_view, k, b, &buf, &p, &n, &err) ||
           ds_pickle_decode(p, n, NULL, &a, &v, &err)) {
         *refused += atlas_block_examples(r, k, b);
         g += atlas_block_examples(r, k, b);

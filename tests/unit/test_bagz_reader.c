@@ -12,6 +12,9 @@
 #include "formats/bagz.h"
 #include "formats/bagz_readahead.h"
 
+/* The windows records are read through (one for the whole test). */
+static bagz_io t_io;
+
 #define FIX "tests/fixtures/upstream/bagz/"
 
 /* Decode {"$bytes_hex": "..."} into buf; returns length or -1. */
@@ -48,14 +51,14 @@ static void compare_records(const char *label, const char *spec,
     long wn = hex_record(json_array_get(records, i), want, sizeof want);
     const uint8_t *p;
     size_t n;
-    if (bagz_read(r, &z, i, &scratch, &p, &n, &err) || wn < 0 || (size_t)wn != n ||
+    if (bagz_read(r, &z, &t_io, i, &scratch, &p, &n, &err) || wn < 0 || (size_t)wn != n ||
         memcmp(p, want, n) != 0) {
       printf("    %s: record %zu differs (%s)\n", label, i, err ? err : "bytes");
       ok = 0;
     }
   }
   CHECK_MSG(ok, "%s: every record", label);
-  CHECK(bagz_read(r, &z, bagz_count(r), &scratch, NULL, NULL, &err) == -1);
+  CHECK(bagz_read(r, &z, &t_io, bagz_count(r), &scratch, NULL, NULL, &err) == -1);
   CHECK_CONTAINS(err, "out of range");
   ds_zstd_ctx_free(&z);
   ds_buf_free(&scratch);
@@ -140,7 +143,7 @@ static void test_readahead(void) {
   size_t n, m;
   int ok = 1, rc;
   while ((rc = bagz_readahead_next(ra, &g, &p, &n, &err)) == 1) {
-    if (g != want || bagz_read(r, &z, g, &scratch, &q, &m, &err) || m != n ||
+    if (g != want || bagz_read(r, &z, &t_io, g, &scratch, &q, &m, &err) || m != n ||
         memcmp(p, q, n) != 0)
       ok = 0;
     want--;
@@ -172,18 +175,18 @@ static void test_damage(void) {
   ds_buf s = {0};
   const uint8_t *p;
   size_t n;
-  CHECK(bagz_read(r, &z, 0, &s, &p, &n, &err) == 0 && n == 2 && memcmp(p, "aa", 2) == 0);
-  CHECK(bagz_read(r, &z, 1, &s, &p, &n, &err) == -1);
+  CHECK(bagz_read(r, &z, &t_io, 0, &s, &p, &n, &err) == 0 && n == 2 && memcmp(p, "aa", 2) == 0);
+  CHECK(bagz_read(r, &z, &t_io, 1, &s, &p, &n, &err) == -1);
   CHECK_CONTAINS(err, "bad.bag: record 1: limits are not monotonic");
-  CHECK(bagz_read(r, &z, 2, &s, &p, &n, &err) == 0 && n == 7);
+  CHECK(bagz_read(r, &z, &t_io, 2, &s, &p, &n, &err) == 0 && n == 7);
   bagz_close(r);
 
   /* a middle limit past the records section (the tail still says 8) */
   buf[16] = 9;
   CHECK(bagz_open_memory("past.bag", buf, 32, &none, &r, &err) == 0);
-  CHECK(bagz_read(r, &z, 1, &s, &p, &n, &err) == -1);
+  CHECK(bagz_read(r, &z, &t_io, 1, &s, &p, &n, &err) == -1);
   CHECK_CONTAINS(err, "past.bag: record 1: limit at offset 16 says byte 9, past the end of the records section (8 bytes)");
-  CHECK(bagz_read(r, &z, 2, &s, &p, &n, &err) == -1);
+  CHECK(bagz_read(r, &z, &t_io, 2, &s, &p, &n, &err) == -1);
   CHECK_CONTAINS(err, "limits are not monotonic");
   bagz_close(r);
 

@@ -237,7 +237,7 @@ static void test_mapped_file(void) {
   char *err = NULL;
   char path[256];
   snprintf(path, sizeof path, "%s/plain.bag", FIX);
-  CHECK(ds_file_open(&f, path, &err) == 0);
+  CHECK(ds_file_load(&f, path, &err) == 0);
   CHECK(f.size == 11479);
   const uint8_t *p;
   CHECK(ds_file_slice(&f, 11479, 0, &p, &err) == 0);
@@ -252,7 +252,90 @@ static void test_mapped_file(void) {
   CHECK(ds_file_open(&f, "tests/no-such-file", &err) == -1);
   CHECK_CONTAINS(err, "tests/no-such-file: cannot open: No such file or directory");
   CHECK(ds_file_open(&f, "tests", &err) == -1);
-  CHECK_CONTAINS(err, "not a regular file");
+  CHECK_CONTAINS(err, "a directory, not a regular file");
+  free(err);
+}
+
+/* A frame that declares no size and expands past the cap is refused with
+ * its buffer grown to at most the cap (+1 byte), not to twice it. */
+static void test_zstd_stream_cap(void) {
+  size_t n = (size_t)3 << 20, cap = ((size_t)1 << 20) + 12345;
+  uint8_t *src = calloc(n, 1), *frame = malloc(ZSTD_compressBound(n));
+  ZSTD_CCtx *cc = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 0);
+  size_t fn = ZSTD_compress2(cc, frame, ZSTD_compressBound(n), src, n);
+  CHECK(!ZSTD_isError(fn) && ds_zstd_content_size(frame, fn) == 0);
+  ds_zstd_ctx z;
+  ds_zstd_ctx_init(&z, NULL);
+  ds_buf out = {0};
+  out.max = cap;
+  char *err = NULL;
+  CHECK(ds_zstd_decompress(&z, frame, fn, &out, &err) == -1);
+  CHECK_CONTAINS(err, "max_value_bytes");
+  CHECK_MSG(out.cap <= cap + 1, "buffer grew to %zu bytes for a cap of %zu", out.cap, cap);
+  free(err);
+  ds_buf_free(&out);
+  ds_zstd_ctx_free(&z);
+  ZSTD_freeCCtx(cc);
+  free(src);
+  free(frame);
+}
+
+/* ds_grow: reallocates only when the count is a power of two. */
+static void test_grow(void) {
+  uint64_t *a = NULL;
+  size_t grows = 0, n = 0;
+  for (; n < 100000; n++) {
+    uint64_t *b = ds_grow(a, n, sizeof *a);
+    if (!b) break;
+    if (n == 0 || (n & (n - 1)) == 0) grows++; /* the only counts that may move it */
+    else if (b != a) break;                    /* a move at any other count: wrong */
+    a = b;
+    a[n] = n;
+  }
+  CHECK(n == 100000);
+  CHECK(grows == 18); /* at 0, 1, 2, 4, ..., 65536: log2 steps, not n */
+  CHECK(a && a[99999] == 99999 && a[65536] == 65536);
+  free(a);
+}
+
+/* Streamed files read through a window; one that shrinks under the window
+ * gives an error naming it and the offset, not a fault. */
+static void test_view_shrink(void) {
+  char src[256], dst[] = "/tmp/ds-view-XXXXXX";
+  snprintf(src, sizeof src, "%s/plain.bag", FIX);
+  int fd = mkstemp(dst);
+  CHECK(fd >= 0);
+  FILE *in = fopen(src, "rb");
+  char buf[4096];
+  size_t k;
+  while (in && (k = fread(buf, 1, sizeof buf, in)) > 0) CHECK(write(fd, buf, k) == (ssize_t)k);
+  if (in) fclose(in);
+  close(fd);
+  ds_file f;
+  char *err = NULL;
+  ds_view v = {0};
+  const uint8_t *p, *q;
+  CHECK(ds_file_open(&f, dst, &err) == 0 && f.data == NULL && f.size == 11479);
+  CHECK(ds_view_read(&v, &f, 11471, 8, &p, &err) == 0);
+  CHECK(ds_view_read(&v, &f, 11471, 9, &p, &err) == -1);
+  CHECK_CONTAINS(err, "9 bytes at offset 11471 run past the end of the file (11479 bytes)");
+  CHECK(ds_view_read(&v, &f, 0, 16, &p, &err) == 0);
+  CHECK(ds_view_read(&v, &f, 16, 16, &q, &err) == 0);             /* forward: */
+  CHECK(ds_view_read(&v, &f, 11000, 8, &p, &err) == 0 && p == q + 10984); /* read ahead */
+  CHECK(truncate(dst, 4096) == 0);
+  CHECK(ds_view_read(&v, &f, 100, 8, &p, &err) == 0); /* still in the window */
+  ds_view_reset(&v);
+  CHECK(ds_view_read(&v, &f, 11000, 8, &p, &err) == -1);
+  CHECK_CONTAINS(err, "cannot read 8 bytes at offset 11000: the file was truncated to 4096 "
+                      "bytes while in use (it had 11479 when opened)");
+  CHECK_CONTAINS(err, dst);
+  uint64_t x;
+  CHECK(ds_file_u64le(&f, 11471, &x, &err) == -1);
+  CHECK(ds_file_stale(&f) == 1);
+  ds_view_free(&v);
+  ds_file_close(&f);
+  unlink(dst);
   free(err);
 }
 
@@ -483,6 +566,9 @@ int main(void) {
   test_options();
   test_rowset();
   test_mapped_file();
+  test_view_shrink();
+  test_grow();
+  test_zstd_stream_cap();
   test_zstd();
   test_caps();
   test_cancel();

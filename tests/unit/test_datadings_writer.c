@@ -24,6 +24,9 @@
 #include "formats/msgpack_encode.h"
 #include "formats/msgpack_value.h"
 
+/* The windows samples are read through (pread). */
+static datadings_io t_io;
+
 #define FIX "tests/fixtures/upstream/datadings/"
 
 static char tmp[64];
@@ -62,7 +65,7 @@ static int rewrite(const char *src, const char *dst, int check) {
   for (uint64_t g = 0; g < datadings_count(r) && rc == 0; g++) {
     const uint8_t *k, *p;
     size_t kn, n;
-    rc = datadings_key(r, g, &k, &kn, &err) || datadings_sample(r, g, &p, &n, &err) ||
+    rc = datadings_key(r, g, &k, &kn, &err) || datadings_sample(r, &t_io, g, &p, &n, &err) ||
          datadings_writer_add_raw(w, k, kn, p, n, check, &err);
   }
   if (rc == 0) rc = datadings_writer_prepare(w, &err) || datadings_writer_publish(w, &err);
@@ -79,8 +82,8 @@ static int same_file(const char *a, const char *b) {
   ds_file fa, fb;
   char *err = NULL;
   int ok = 0;
-  if (ds_file_open(&fa, a, &err) == 0) {
-    if (ds_file_open(&fb, b, &err) == 0) {
+  if (ds_file_load(&fa, a, &err) == 0) {
+    if (ds_file_load(&fb, b, &err) == 0) {
       ok = fa.size == fb.size && (!fa.size || memcmp(fa.data, fb.data, fa.size) == 0);
       ds_file_close(&fb);
     }
@@ -121,7 +124,7 @@ static void test_byte_identical(void) {
   snprintf(src, sizeof src, "%s/salt1.msgpack.key_hashes", tmp);
   ds_file f;
   char *err = NULL;
-  if (CHECK(ds_file_open(&f, src, &err) == 0)) {
+  if (CHECK(ds_file_load(&f, src, &err) == 0)) {
     CHECK(f.size == 168 && memcmp(f.data, "\x65\x2e\x53\x0e\xde\xe5\x89\x3b", 8) == 0);
     ds_file_close(&f);
   }
@@ -163,7 +166,7 @@ static void reencode(const char *name, size_t *same_bytes, size_t *same_json,
     (*total)++;
     ds_arena_reset(&a);
     enc.len = j1.len = j2.len = 0;
-    if (datadings_sample(r, g, &p, &n, &err) || ds_msgpack_parse(&d1, p, n, &err) ||
+    if (datadings_sample(r, &t_io, g, &p, &n, &err) || ds_msgpack_parse(&d1, p, n, &err) ||
         ds_msgpack_to_value(&d1.root, &a, &v1, &err) || ds_value_json(&j1, &v1, &err)) {
       printf("    %s %llu: %s\n", name, (unsigned long long)g, err);
       continue;
@@ -313,7 +316,7 @@ static void test_samples_and_transactions(void) {
     const uint8_t *p;
     size_t n;
     uint64_t g;
-    CHECK(datadings_sample(r, 2, &p, &n, &err) == 0);
+    CHECK(datadings_sample(r, &t_io, 2, &p, &n, &err) == 0);
     static const char want[] =
         "\x84\xa3key\xa1" "c\xa5label\xcd\x01\x2c\xa3" "arr"
         "\x85\xc4\x02nd\xc3\xc4\x04type\xa3<i2\xc4\x04kind\xc4\x00\xc4\x05shape\x91\x02"

@@ -17,6 +17,9 @@
 #include "formats/pickle.h"
 #include "formats/pickle_list.h"
 
+/* The window blocks are read through (one for the whole test). */
+static ds_view t_view;
+
 #define PFIX "tests/fixtures/pickle/"
 #define AFIX "tests/fixtures/upstream/atlas/"
 
@@ -351,7 +354,7 @@ static void test_atlas_fixtures(void) {
       for (uint64_t b = 0; b < atlas_num_blocks(r, s); b++) {
         const uint8_t *p;
         size_t n;
-        if (atlas_block(r, &z, s, b, &buf, &p, &n, &err)) {
+        if (atlas_block(r, &z, &t_view, s, b, &buf, &p, &n, &err)) {
           free(err);
           err = NULL;
           continue;

@@ -25,6 +25,9 @@
 #include "formats/pickle.h"
 #include "formats/pickle_write.h"
 
+/* The window blocks are read through (pread). */
+static ds_view t_view;
+
 #define AFIX "tests/fixtures/upstream/atlas/"
 #define PY "/usr/bin/python3"
 
@@ -384,7 +387,7 @@ static void reencode_fixture(const char *name, int cpython) {
       size_t n;
       ds_value orig, back;
       ds_arena_reset(&g_arena);
-      if (atlas_block(r, &z, k, b, &buf, &p, &n, &err) ||
+      if (atlas_block(r, &z, &t_view, k, b, &buf, &p, &n, &err) ||
           ds_pickle_decode(p, n, NULL, &g_arena, &orig, &err)) {
         /* exotic/ holds a cycle our decoder refuses: not ours to encode */
         free(err);
