@@ -86,7 +86,7 @@ names = case_names(1900)
 write_datadings(p, [dict({"key": "k0"}, **{k: i for i, k in enumerate(names)})])
 t = create("datadings", p)
 cols = [r[1] for r in rows("PRAGMA temp.table_xinfo(%s)" % t.split(".")[1])]
-C.eq(len(cols), 1 + 1900 + 2, "1900 fields differing in case: key, 1900 columns, sample, raw")
+C.eq(len(cols), 1 + 1900 + 4, "1900 fields differing in case: key, 1900 columns, sample, raw, shard, shard_index")
 C.eq(len({c.lower() for c in cols}), len(cols), "1900 fields differing in case: names unique "
      "ignoring case")
 C.eq(cols[1:4], [names[0], names[1] + "_2", names[2] + "_3"],
@@ -108,7 +108,7 @@ expect_error(lambda: create("datadings", p), "inferring 100 samples of 1000 fiel
              "a progress handler that asks", "interrupted")
 conn.set_progress_handler(None, 10)
 t = create("datadings", p)
-C.eq(len(rows("PRAGMA temp.table_xinfo(%s)" % t.split(".")[1])), 1003,
+C.eq(len(rows("PRAGMA temp.table_xinfo(%s)" % t.split(".")[1])), 1 + 1000 + 4,
      "inferring 100 samples of 1000 fields: 1000 columns without the handler")
 
 # --- item 9: duplicate keys in a damaged index ------------------------------
