@@ -818,7 +818,12 @@ static void test_fallbacks(void) {
   if (CHECK(datadings_open(p, &r, &err) == 0)) {
     uint64_t g = 99;
     CHECK(datadings_find(r, (const uint8_t *)"r0", 2, &g, &err) == 1 && g == 0);
-    CHECK(datadings_find(r, (const uint8_t *)"r3", 2, &g, &err) == 0);
+    /* r3's own hash is gone from the file: whether the probe for it meets
+     * a slot of the h1 cluster depends on the per-open table seed, so the
+     * answer is "absent" or "record 3", never another record */
+    g = 99;
+    int rc3 = datadings_find(r, (const uint8_t *)"r3", 2, &g, &err);
+    CHECK(rc3 == 0 || (rc3 == 1 && g == 3));
     datadings_close(r);
   }
   free(err);
