@@ -66,14 +66,14 @@ void ds_staged_dir_close(ds_staged_dir *d) {
 int ds_staged_dir_begin(void *vd, char **err) {
   ds_staged_dir *d = vd;
   if (d->w) return 0;
-  if (d->published)
-    return ds_err(err, "%s: this %s table already published its dataset; a writer "
-                       "table publishes once (put every INSERT in one BEGIN ... "
-                       "COMMIT, or CREATE it again with mode=replace)",
-                  d->path, d->fmt->name);
   if (ds_stage_dir(d->stage, d->fmt->name, &d->tmp, err)) return -1;
   if (d->fmt->open(d->tmp, d->cfg, &d->w, err)) {
     d->w = NULL;
+    ds_err_prefix(err, d->path);
+    return -1;
+  }
+  /* after a publish: the published rows first (abort frees the writer) */
+  if (d->published && d->fmt->replay(d->w, d->path, err)) {
     ds_err_prefix(err, d->path);
     return -1;
   }

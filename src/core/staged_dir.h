@@ -7,9 +7,13 @@
  * it into place, abort frees the writer and deletes the temporary.
  *
  * The format plugs in through ds_dir_format (its writer as a void *).
- * A transaction that would add rows after a publish is refused (the format
- * writers cannot continue a finished directory yet): one BEGIN ... COMMIT
- * per dataset. Knows no SQLite and no bytes. */
+ * A transaction after a publish restages the whole dataset: begin opens a
+ * new writer in a new temporary directory and replays every row of the
+ * published one into it (the format's replay), the new rows follow, and
+ * publish exchanges the new directory for the old one. A second commit
+ * thus costs a rewrite of the dataset, and the result is what one
+ * transaction with all the rows would have written. Knows no SQLite and
+ * no bytes. */
 #ifndef DS_STAGED_DIR_H
 #define DS_STAGED_DIR_H
 
@@ -26,6 +30,8 @@ typedef struct ds_dir_format {
   int (*truncate)(void *w, uint64_t count, char **err);
   int (*finish)(void *w, char **err);
   void (*free)(void *w);
+  /* add every row of the dataset published at `dir` to w, in order */
+  int (*replay)(void *w, const char *dir, char **err);
 } ds_dir_format;
 
 typedef struct ds_staged_dir ds_staged_dir;

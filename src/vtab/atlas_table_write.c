@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "formats/atlas_replay.h"
 #include "formats/atlas_write.h"
 #include "vtab/atlas_table_write.h"
 #include "vtab/dir_table_write.h"
@@ -32,9 +33,13 @@ static uint64_t fmt_count(const void *w) { return atlas_writer_count(w); }
 static int fmt_truncate(void *w, uint64_t n, char **err) { return atlas_writer_truncate(w, n, err); }
 static int fmt_finish(void *w, char **err) { return atlas_writer_finish(w, err); }
 static void fmt_free(void *w) { atlas_writer_free(w); }
+static int fmt_replay(void *w, const char *dir, char **err) {
+  return atlas_each_example(dir, fmt_add, w, err);
+}
 
 static const ds_dir_format atlas_dir_format = {"atlas", fmt_open, fmt_add, fmt_count,
-                                               fmt_truncate, fmt_finish, fmt_free};
+                                               fmt_truncate, fmt_finish, fmt_free,
+                                               fmt_replay};
 
 /* dict_size: a decimal fraction in (0, 1]. */
 static int parse_fraction(const char *s, double def, double *out, char **err) {

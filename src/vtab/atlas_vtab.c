@@ -610,7 +610,8 @@ static const ds_table_def atlas_def = {
 static sqlite3_module atlas_module = DS_TABLE_WRITER_MODULE(at_best_index, at_column);
 
 int ds_atlas_register(sqlite3 *db) {
-  return sqlite3_create_module_v2(db, "atlas", &atlas_module, (void *)&atlas_def, NULL);
+  int rc = sqlite3_create_module_v2(db, "atlas", &atlas_module, (void *)&atlas_def, NULL);
+  return rc == SQLITE_OK ? ds_table_writer_register(db) : rc;
 }
 
 const sqlite3_module *ds_atlas_module(void **aux) {

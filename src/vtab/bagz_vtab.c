@@ -462,7 +462,8 @@ static const ds_table_def bagz_def = {
 static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, bagz_column);
 
 int ds_bagz_register(sqlite3 *db) {
-  return sqlite3_create_module_v2(db, "bagz", &bagz_module, (void *)&bagz_def, NULL);
+  int rc = sqlite3_create_module_v2(db, "bagz", &bagz_module, (void *)&bagz_def, NULL);
+  return rc == SQLITE_OK ? ds_table_writer_register(db) : rc;
 }
 
 const sqlite3_module *ds_bagz_module(void **aux) {

@@ -61,31 +61,22 @@ static int parse_options(const char *path, const ds_options *o, bagz_writer_opti
   return 0;
 }
 
+/* ds_table_writer_spec.open: the bag writer with the parsed options. */
+static int open_writer(ds_stage *stage, const char *path, void *wo, void **w, char **err) {
+  return bagz_writer_open(stage, path, wo, (bagz_writer **)w, err);
+}
+
 int bagz_write_open(const char *path, const ds_options *o, int mode,
                     ds_table_writer **out, char **err) {
   bagz_writer_options wo = {0};
-  ds_table_writer *tw = NULL;
-  ds_stage *stage = NULL;
-  bagz_writer *w = NULL;
-  char *dir = NULL, *key = NULL;
-  int rc = parse_options(path, o, &wo, err);
-  if (rc) ds_err_prefix(err, path);
-  wo.dictionary_path = ds_options_get(o, "dictionary");
-  if (rc == 0) rc = ds_table_writer_new(o, bagz_write_options, &tw, err);
-  if (rc == 0) rc = bagz_writer_target(path, &dir, &key, err);
-  if (rc == 0)
-    rc = ds_stage_open(dir, key, mode == 2 ? DS_STAGE_REPLACE : DS_STAGE_CREATE, &stage, err);
-  if (rc == 0) rc = bagz_writer_open(stage, path, &wo, &w, err);
-  free(dir);
-  free(key);
-  if (rc) {
-    ds_stage_close(stage);
-    ds_table_writer_free(tw);
+  if (parse_options(path, o, &wo, err)) {
+    ds_err_prefix(err, path);
     return -1;
   }
-  ds_table_writer_attach(tw, &bagz_fmt, w, stage);
-  *out = tw;
-  return 0;
+  wo.dictionary_path = ds_options_get(o, "dictionary");
+  ds_table_writer_spec spec = {&bagz_fmt, bagz_write_options, bagz_writer_target,
+                               open_writer, &wo};
+  return ds_table_writer_open(path, o, mode, &spec, out, err) < 0 ? -1 : 0;
 }
 
 int bagz_write_row(ds_table *t, int argc, sqlite3_value **argv, bagz_tfex *x,

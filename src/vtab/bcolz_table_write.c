@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "core/common.h"
+#include "formats/bcolz_replay.h"
 #include "vtab/bcolz_table_write.h"
 #include "vtab/dir_table_write.h"
 
@@ -203,8 +204,14 @@ static void fmt_free(void *w) {
   free(l);
 }
 
+/* The rows a previous commit published come back first. */
+static int fmt_replay(void *w, const char *dir, char **err) {
+  return bcolz_each_row(dir, fmt_add, w, err);
+}
+
 static const ds_dir_format bcolz_dir_format = {"bcolz", fmt_open, fmt_add, fmt_count,
-                                               fmt_truncate, fmt_finish, fmt_free};
+                                               fmt_truncate, fmt_finish, fmt_free,
+                                               fmt_replay};
 
 /* The writer options from the table's options. */
 static int parse_options(const ds_options *o, bcolz_write_options *wo, char **err) {

@@ -862,6 +862,7 @@ int ds_bcolz_register(sqlite3 *db) {
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "bcolz_decoded", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
                                  NULL, decoded_func, NULL, NULL); /* it reads files */
+  if (rc == SQLITE_OK) rc = ds_table_writer_register(db);
   return rc;
 }
 

@@ -405,6 +405,7 @@ static const ds_list_def verify_def = {
 int ds_datadings_register(sqlite3 *db) {
   int rc = sqlite3_create_module_v2(db, "datadings", &datadings_module, (void *)&datadings_def, NULL);
   if (rc == SQLITE_OK) rc = ds_list_register(db, &verify_def);
+  if (rc == SQLITE_OK) rc = ds_table_writer_register(db);
   return rc;
 }
 

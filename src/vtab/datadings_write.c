@@ -42,6 +42,12 @@ static const ds_table_writer_fmt dd_fmt = {
 /* What the table reopens after a commit: the .msgpack path. */
 static const char *fmt_published(void *w) { return datadings_writer_path(w); }
 
+/* ds_table_writer_spec.open: the datadings writer. */
+static int open_writer(ds_stage *stage, const char *path, void *ctx, void **w, char **err) {
+  (void)ctx;
+  return datadings_writer_open(stage, path, (datadings_writer **)w, err);
+}
+
 int datadings_write_open(const char *path, const ds_options *o, int mode,
                          const ds_schema *s, ds_table_writer **out, char **err) {
   for (size_t i = 0; i < s->n; i++)
@@ -49,25 +55,8 @@ int datadings_write_open(const char *path, const ds_options *o, int mode,
         (s->cols[i].field_len == 7 && memcmp(s->cols[i].field, "complex", 7) == 0))
       return ds_err(err, "%s: column \"%s\" is a field name msgpack-numpy reserves",
                     path, s->cols[i].name);
-  ds_table_writer *tw = NULL;
-  ds_stage *stage = NULL;
-  datadings_writer *w = NULL;
-  char *dir = NULL, *key = NULL;
-  int rc = ds_table_writer_new(o, NULL, &tw, err);
-  if (rc == 0) rc = datadings_writer_target(path, &dir, &key, err);
-  if (rc == 0)
-    rc = ds_stage_open(dir, key, mode == 2 ? DS_STAGE_REPLACE : DS_STAGE_CREATE, &stage, err);
-  if (rc == 0) rc = datadings_writer_open(stage, path, &w, err);
-  free(dir);
-  free(key);
-  if (rc) {
-    ds_stage_close(stage);
-    ds_table_writer_free(tw);
-    return -1;
-  }
-  ds_table_writer_attach(tw, &dd_fmt, w, stage);
-  *out = tw;
-  return 0;
+  ds_table_writer_spec spec = {&dd_fmt, NULL, datadings_writer_target, open_writer, NULL};
+  return ds_table_writer_open(path, o, mode, &spec, out, err) < 0 ? -1 : 0;
 }
 
 /* 1 when a column is declared JSON. */

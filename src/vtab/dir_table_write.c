@@ -11,6 +11,7 @@
 /* The staged directory, its configuration, and the stage's steps. */
 typedef struct dir_writer {
   ds_staged_dir *d;
+  const ds_dir_format *fmt;
   void *cfg;
   void (*free_cfg)(void *);
 } dir_writer;
@@ -42,37 +43,30 @@ static const ds_table_writer_fmt dir_fmt = {
      fmt_count},
     fmt_close, fmt_published, fmt_count};
 
+/* ds_table_writer_spec.open: the staged directory, in the dir_writer. */
+static int open_writer(ds_stage *stage, const char *path, void *ctx, void **w, char **err) {
+  dir_writer *d = ctx;
+  if (ds_staged_dir_open(stage, path, d->fmt, d->cfg, &d->d, err)) return -1;
+  *w = d;
+  return 0;
+}
+
 int ds_dir_write_open(const char *path, const ds_options *o, int mode,
                       const char *const *write_only, const ds_dir_format *fmt,
                       void *cfg, void (*free_cfg)(void *), ds_table_writer **out,
                       char **err) {
-  ds_table_writer *tw = NULL;
-  ds_stage *stage = NULL;
   dir_writer *w = calloc(1, sizeof *w);
-  char *dir = NULL, *key = NULL;
-  int rc = w ? 0 : ds_err(err, "out of memory");
-  if (w) {
-    w->cfg = cfg;
-    w->free_cfg = free_cfg;
-  } else if (free_cfg) {
-    free_cfg(cfg);
+  if (!w) {
+    if (free_cfg) free_cfg(cfg);
+    return ds_err(err, "out of memory");
   }
-  if (rc == 0) rc = ds_table_writer_new(o, write_only, &tw, err);
-  if (rc == 0) rc = ds_staged_dir_target(path, &dir, &key, err);
-  if (rc == 0)
-    rc = ds_stage_open(dir, key, mode == 2 ? DS_STAGE_REPLACE : DS_STAGE_CREATE, &stage, err);
-  if (rc == 0) rc = ds_staged_dir_open(stage, path, fmt, cfg, &w->d, err);
-  free(dir);
-  free(key);
-  if (rc) {
-    fmt_close(w);
-    ds_stage_close(stage);
-    ds_table_writer_free(tw);
-    return -1;
-  }
-  ds_table_writer_attach(tw, &dir_fmt, w, stage);
-  *out = tw;
-  return 0;
+  w->fmt = fmt;
+  w->cfg = cfg;
+  w->free_cfg = free_cfg;
+  ds_table_writer_spec spec = {&dir_fmt, write_only, ds_staged_dir_target, open_writer, w};
+  int rc = ds_table_writer_open(path, o, mode, &spec, out, err);
+  if (rc) fmt_close(w); /* failed, or the table's writer exists (reconnect) */
+  return rc < 0 ? -1 : 0;
 }
 
 ds_staged_dir *ds_dir_write_target(ds_table_writer *tw) { return ((dir_writer *)tw->w)->d; }

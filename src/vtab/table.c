@@ -37,7 +37,7 @@ void ds_table_arg_columns(ds_table *t, int path, int options) {
 
 int ds_table_declare(ds_table *t, const char *sql, char **err) {
   if (!sql) return ds_err(err, "out of memory");
-  if (sqlite3_declare_vtab(t->db, sql) == SQLITE_OK) return 0;
+  if (sqlite3_declare_vtab(t->db, sql) == SQLITE_OK) return t->declared = 1, 0;
   return ds_err(err, "cannot declare columns (%s): %s", sqlite3_errmsg(t->db), sql);
 }
 
@@ -77,13 +77,15 @@ int ds_table_creating(sqlite3 *db) {
 }
 
 /* A CREATE-form table reconnected (database reopened) whose dataset cannot
- * be opened: keep why, declare one placeholder column, so that DROP TABLE
- * works; every query fails with the reason (ds_table_plan). */
+ * be opened: keep why, declare one placeholder column (unless the module
+ * declared its columns before failing: SQLite takes one declaration), so
+ * that DROP TABLE works; every query fails with the reason (ds_table_plan). */
 static int declare_unavailable(ds_table *t, char **err) {
   t->unavailable = *err ? *err : strdup("cannot open the dataset");
   *err = NULL;
   ds_dataset_unref(t->ds);
   t->ds = NULL;
+  if (t->declared) return 0;
   return ds_table_declare(t, "CREATE TABLE x(unavailable HIDDEN)", err);
 }
 

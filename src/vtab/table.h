@@ -112,6 +112,8 @@ struct ds_table {
   ds_dataset *ds;     /* CREATE form: the table's; tvf: the last one used */
   int col_path, col_options; /* HIDDEN argument columns, -1 when absent */
   char *unavailable;  /* CREATE form reconnected without its dataset: why */
+  int declared;       /* ds_table_declare succeeded (it may run once) */
+  uint64_t publishes; /* writer tables: the writer's publishes ds shows */
 };
 
 struct ds_cursor {
@@ -200,8 +202,11 @@ int ds_cursor_step(ds_cursor *c, char **err);
 
 /* The shared part of a module's sqlite3_module, for designated
  * initializers (a writer adds DS_TABLE_WRITE_METHODS and .iVersion = 2). */
-#define DS_TABLE_METHODS                                                  \
-  .xDisconnect = ds_table_disconnect, .xDestroy = ds_table_disconnect,    \
+#define DS_TABLE_METHODS \
+  .xDestroy = ds_table_disconnect, DS_TABLE_METHODS_BUT_DESTROY
+/* The same without xDestroy (a writer drops its writer there). */
+#define DS_TABLE_METHODS_BUT_DESTROY                                      \
+  .xDisconnect = ds_table_disconnect,                                     \
   .xOpen = ds_cursor_open, .xClose = ds_cursor_close,                     \
   .xFilter = ds_cursor_filter, .xNext = ds_cursor_next,                   \
   .xEof = ds_cursor_eof, .xRowid = ds_cursor_rowid

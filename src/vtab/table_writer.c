@@ -1,5 +1,6 @@
 /* table_writer.c - the writing part every module's CREATE form shares
  * (see table_writer.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,37 +9,120 @@
 #include "vtab/dataset.h"
 #include "vtab/table_writer.h"
 #include "vtab/vtab_util.h"
+#include "vtab/writer_registry.h"
 
 int ds_table_writer_mode(const ds_options *o, int *mode, char **err) {
   static const char *const modes[] = {"read", "create", "replace", NULL};
   return ds_options_enum(o, "mode", modes, 0, mode, err);
 }
 
+/* The writer table SQLite is connecting on this thread (its xCreate or a
+ * reconnect), for ds_table_writer_new and _attach in the module's declare
+ * hook: the key of its writer in vtab/writer_registry.h. */
+typedef struct connecting {
+  sqlite3 *db;
+  const char *schema, *name;
+  char *args;             /* the CREATE arguments, 0x1f between them */
+  ds_table_writer *found; /* the table's existing writer: a reconnect */
+  int taken;              /* ds_table_writer_new handed `found` out */
+  ds_table_writer *added; /* the writer this connect opened and keeps */
+} connecting;
+static _Thread_local connecting *current;
+
+/* mode= of a CREATE form's arguments (0 when absent or unreadable: the
+ * module's own connect reports bad options). */
+static int mode_of(int argc, const char *const *argv) {
+  ds_options o = {0};
+  char *err = NULL;
+  int mode = 0;
+  for (int i = 4; i < argc && !err; i++) ds_options_add(&o, argv[i], &err);
+  if (!err && ds_table_writer_mode(&o, &mode, &err)) mode = 0;
+  ds_options_free(&o);
+  if (err) mode = 0;
+  free(err);
+  return mode;
+}
+
+/* The CREATE arguments (path and options) as one string. */
+static char *join_args(int argc, const char *const *argv) {
+  size_t n = 1;
+  for (int i = 3; i < argc; i++) n += strlen(argv[i]) + 1;
+  char *s = malloc(n), *p = s;
+  for (int i = 3; s && i < argc; i++) p += sprintf(p, "%s\x1f", argv[i]);
+  if (s) *p = 0;
+  return s;
+}
+
+static void writer_destroy(ds_table_writer *tw);
+static void writer_retire(ds_table_writer *tw);
+
+/* Make t read what its writer published since t last looked. */
+static int catch_up(ds_table *t, ds_table_writer *tw, char **err) {
+  if (t->publishes == tw->publishes) return 0;
+  const char *path = tw->fmt->published(tw->w);
+  if (path && ds_dataset_reopen(&t->ds, path, &tw->read_opts, err)) return -1;
+  t->publishes = tw->publishes;
+  return 0;
+}
+
 int ds_table_writer_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                             sqlite3_vtab **out, char **pzErr) {
   /* argv: module, database, table, path, options... */
-  const char *file = argc > 3 ? sqlite3_db_filename(db, argv[1]) : NULL;
-  if (file && *file) {
-    ds_options o = {0};
-    char *err = NULL;
-    int mode = 0;
-    for (int i = 4; i < argc && !err; i++) ds_options_add(&o, argv[i], &err);
-    if (!err) ds_table_writer_mode(&o, &mode, &err);
-    ds_options_free(&o);
-    free(err); /* bad options: the module's own connect says it */
-    if (mode)
-      return ds_set_error(pzErr, argv[0],
-                          ds_strf("%s.%s: a table with mode=create or mode=replace "
-                                  "must be TEMP (CREATE VIRTUAL TABLE temp.%s ...): "
-                                  "in a database file it would try to create its "
-                                  "dataset again each time the file is opened",
-                                  argv[1], argv[2], argv[2]));
+  int mode = argc > 3 ? mode_of(argc, argv) : 0;
+  const char *file = mode ? sqlite3_db_filename(db, argv[1]) : NULL;
+  if (file && *file)
+    return ds_set_error(pzErr, argv[0],
+                        ds_strf("%s.%s: a table with mode=create or mode=replace "
+                                "must be TEMP (CREATE VIRTUAL TABLE temp.%s ...): "
+                                "in a database file it would try to create its "
+                                "dataset again each time the file is opened",
+                                argv[1], argv[2], argv[2]));
+  if (!mode) return ds_table_connect(db, aux, argc, argv, out, pzErr);
+  connecting c = {db, argv[1], argv[2], join_args(argc, argv), NULL, 0, NULL};
+  if (!c.args) return SQLITE_NOMEM;
+  c.found = ds_writer_registry_find(db, c.schema, c.name, c.args);
+  connecting *prev = current;
+  current = &c;
+  int rc = ds_table_connect(db, aux, argc, argv, out, pzErr);
+  current = prev;
+  free(c.args);
+  if (c.found && !c.taken && ds_writer_registry_release(c.found)) writer_destroy(c.found);
+  if (rc != SQLITE_OK) {
+    /* a failed xCreate: its table does not exist, nor does its writer */
+    if (c.added && ds_writer_registry_forget(c.added)) writer_destroy(c.added);
+    return rc;
   }
-  return ds_table_connect(db, aux, argc, argv, out, pzErr);
+  ds_table *t = (ds_table *)*out;
+  ds_table_writer *tw = ((ds_writable_table *)t)->writer;
+  char *err = NULL;
+  if (tw && catch_up(t, tw, &err)) {
+    ds_table_disconnect(*out);
+    *out = NULL;
+    return ds_set_error(pzErr, argv[0], err);
+  }
+  return SQLITE_OK;
 }
+
+int ds_table_writer_destroy(sqlite3_vtab *vtab) {
+  ds_table_writer *tw = ((ds_writable_table *)vtab)->writer;
+  if (tw) {
+    /* an older sqlite3_vtab of the table may wait to be disconnected:
+     * the lock goes now, the shell with the last of them */
+    writer_retire(tw);
+    ds_writer_registry_forget(tw); /* this table still holds it */
+  }
+  return ds_table_disconnect(vtab);
+}
+
+int ds_table_writer_register(sqlite3 *db) { return ds_writer_registry_hook(db); }
 
 int ds_table_writer_new(const ds_options *o, const char *const *write_only,
                         ds_table_writer **out, char **err) {
+  if (current && current->found && !current->taken) {
+    current->taken = 1;
+    *out = current->found;
+    return 1;
+  }
   ds_table_writer *tw = calloc(1, sizeof *tw);
   if (!tw) return ds_err(err, "out of memory");
   for (size_t i = 0; i < o->n; i++) {
@@ -58,28 +142,77 @@ int ds_table_writer_new(const ds_options *o, const char *const *write_only,
   return 0;
 }
 
+int ds_table_writer_open(const char *path, const ds_options *o, int mode,
+                         const ds_table_writer_spec *spec, ds_table_writer **out,
+                         char **err) {
+  ds_table_writer *tw = NULL;
+  ds_stage *stage = NULL;
+  void *w = NULL;
+  char *dir = NULL, *key = NULL;
+  int rc = ds_table_writer_new(o, spec->write_only, &tw, err);
+  if (rc == 1) {
+    *out = tw;
+    return 1;
+  }
+  if (rc == 0) rc = spec->target(path, &dir, &key, err);
+  if (rc == 0)
+    rc = ds_stage_open(dir, key, mode == 2 ? DS_STAGE_REPLACE : DS_STAGE_CREATE, &stage, err);
+  if (rc == 0) rc = spec->open(stage, path, spec->ctx, &w, err);
+  free(dir);
+  free(key);
+  if (rc) {
+    ds_stage_close(stage);
+    ds_table_writer_free(tw);
+    return -1;
+  }
+  ds_table_writer_attach(tw, spec->fmt, w, stage);
+  *out = tw;
+  return 0;
+}
+
 void ds_table_writer_attach(ds_table_writer *tw, const ds_table_writer_fmt *fmt,
                             void *w, ds_stage *stage) {
   tw->fmt = fmt;
   tw->w = w;
   tw->stage = stage;
   ds_txn_init(&tw->txn, &fmt->steps, w);
+  if (current && !current->found && !current->added &&
+      ds_writer_registry_add(current->db, current->schema, current->name, current->args,
+                             tw, writer_destroy) == 0)
+    current->added = tw;
 }
 
 void ds_table_writer_free(ds_table_writer *tw) {
-  if (!tw) return;
+  if (tw && ds_writer_registry_release(tw)) writer_destroy(tw);
+}
+
+/* End a writer's work: the open transaction aborted, the format writer
+ * and the stage (temporaries, lock) closed. What is left is a shell that
+ * answers no hook (writer_of), for a sqlite3_vtab SQLite has yet to
+ * disconnect. */
+static void writer_retire(ds_table_writer *tw) {
+  if (tw->retired) return;
   if (tw->fmt) {
     ds_txn_free(&tw->txn); /* a connection closed without commit: abort */
     tw->fmt->close(tw->w);
   }
   ds_stage_close(tw->stage);
+  tw->stage = NULL;
+  tw->retired = 1;
+}
+
+/* Free a writer (retired first). */
+static void writer_destroy(ds_table_writer *tw) {
+  if (!tw) return;
+  writer_retire(tw);
   ds_options_free(&tw->read_opts);
   free(tw);
 }
 
-/* The writer of a table (NULL: a reading table). */
+/* The writer of a table (NULL: a reading table, or its table dropped). */
 static ds_table_writer *writer_of(ds_table *t) {
-  return ((ds_writable_table *)t)->writer;
+  ds_table_writer *tw = ((ds_writable_table *)t)->writer;
+  return tw && !tw->retired ? tw : NULL;
 }
 
 int ds_table_writer_insert(ds_table *t, int argc, sqlite3_value **argv,
@@ -132,7 +265,8 @@ int ds_sql_is_json(sqlite3_value *v) {
 
 int ds_table_writer_begin(ds_table *t, char **err) {
   ds_table_writer *tw = writer_of(t);
-  return tw ? ds_txn_begin(&tw->txn, err) : 0;
+  if (!tw) return 0;
+  return catch_up(t, tw, err) || ds_txn_begin(&tw->txn, err) ? -1 : 0;
 }
 
 int ds_table_writer_sync(ds_table *t, char **err) {
@@ -140,15 +274,15 @@ int ds_table_writer_sync(ds_table *t, char **err) {
   return tw ? ds_txn_sync(&tw->txn, err) : 0;
 }
 
-/* Publish, then let the table read what it wrote. */
+/* Publish, then let the table read what it wrote. (Another sqlite3_vtab
+ * of the same table, connected again, may commit the writer first.) */
 int ds_table_writer_commit(ds_table *t, char **err) {
   ds_table_writer *tw = writer_of(t);
   int published;
   if (!tw) return 0;
   if (ds_txn_commit(&tw->txn, &published, err)) return -1;
-  const char *path = published ? tw->fmt->published(tw->w) : NULL;
-  if (!path) return 0;
-  return ds_dataset_reopen(&t->ds, path, &tw->read_opts, err);
+  if (published) tw->publishes++;
+  return catch_up(t, tw, err);
 }
 
 int ds_table_writer_rollback(ds_table *t, char **err) {

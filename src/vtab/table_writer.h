@@ -35,6 +35,8 @@ typedef struct ds_table_writer {
   ds_stage *stage;
   ds_txn txn;
   ds_options read_opts; /* the table's options less the writing ones */
+  uint64_t publishes;   /* commits that published (a table reopens on news) */
+  int retired;          /* its table was dropped: closed, answers no hook */
 } ds_table_writer;
 
 /* The layout every writing module's table struct starts with. */
@@ -49,16 +51,43 @@ int ds_table_writer_mode(const ds_options *o, int *mode, char **err);
  * table-valued form stays): ds_table_connect, but a writer table
  * (mode=create|replace) must be TEMP or in an in-memory database: in a
  * database file SQLite would run its CREATE again each time the file is
- * opened, and mode=create would refuse its own dataset. */
+ * opened, and mode=create would refuse its own dataset. A writer table
+ * SQLite connects again (vtab/writer_registry.h) shares the writer its
+ * xCreate opened and reads what that writer published. */
 int ds_table_writer_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                             sqlite3_vtab **out, char **pzErr);
+/* xDestroy of a writing module (DROP TABLE): the writer goes with the
+ * table's last sqlite3_vtab. */
+int ds_table_writer_destroy(sqlite3_vtab *vtab);
+/* A writing module's registration calls this once per connection. */
+int ds_table_writer_register(sqlite3 *db);
 /* A writer shell: read_opts = o without the names in write_only (NULL-
  * terminated; "mode" is always left out). The module then opens its stage
- * and format writer and calls ds_table_writer_attach. */
+ * and format writer and calls ds_table_writer_attach. Returns 1 (not an
+ * error) when SQLite is reconnecting a table whose writer exists: *out is
+ * that writer, ready; the module uses it as it is and opens nothing. */
 int ds_table_writer_new(const ds_options *o, const char *const *write_only,
                         ds_table_writer **out, char **err);
 void ds_table_writer_attach(ds_table_writer *tw, const ds_table_writer_fmt *fmt,
                             void *w, ds_stage *stage);
+/* How a module opens its format writer: the target's directory and lock
+ * key for a path, then the writer on the stage (ctx: the module's). */
+typedef struct ds_table_writer_spec {
+  const ds_table_writer_fmt *fmt;
+  const char *const *write_only; /* as for ds_table_writer_new */
+  int (*target)(const char *path, char **dir, char **key, char **err);
+  int (*open)(ds_stage *stage, const char *path, void *ctx, void **w, char **err);
+  void *ctx;
+} ds_table_writer_spec;
+/* The writer of a CREATE-form table on `path` (mode 1 create, 2 replace):
+ * ds_table_writer_new, the stage (lock), spec->open, attached. 0, 1 when
+ * it is the table's existing writer (a reconnect: spec->open was not
+ * called, so the caller frees what ctx holds), or -1 with *err. */
+int ds_table_writer_open(const char *path, const ds_options *o, int mode,
+                         const ds_table_writer_spec *spec, ds_table_writer **out,
+                         char **err);
+/* A table lets go of its writer (table_free): freed, with the open
+ * transaction aborted, once its table is gone and nothing holds it. */
 void ds_table_writer_free(ds_table_writer *tw);
 
 /* xUpdate's common part: DELETE and UPDATE are refused; the new rowid must
@@ -84,8 +113,8 @@ int ds_table_writer_rollback_to(ds_table *t, int n, char **err);
  * methods and version 2 for the savepoint methods). */
 #define DS_TABLE_WRITER_MODULE(best_index, column)                           \
   {.iVersion = 2, .xCreate = ds_table_writer_connect,                       \
-   .xConnect = ds_table_writer_connect,                                      \
-   .xBestIndex = best_index, .xColumn = column, DS_TABLE_METHODS,            \
+   .xConnect = ds_table_writer_connect, .xDestroy = ds_table_writer_destroy, \
+   .xBestIndex = best_index, .xColumn = column, DS_TABLE_METHODS_BUT_DESTROY, \
    DS_TABLE_WRITE_METHODS}
 #define DS_TABLE_WRITER_HOOKS                                             \
   ds_table_writer_begin, ds_table_writer_sync, ds_table_writer_commit,    \

@@ -31,6 +31,7 @@ static void finish(ds_txn *t) {
   free(t->base);
   t->base = NULL;
   t->active = 0;
+  t->prepared = 0;
 }
 
 void ds_txn_free(ds_txn *t) {
@@ -55,8 +56,10 @@ int ds_txn_begin(ds_txn *t, char **err) {
 }
 
 int ds_txn_sync(ds_txn *t, char **err) {
-  if (!t->active) return 0;
-  return t->steps->prepare(t->w, err);
+  if (!t->active || t->prepared) return 0;
+  if (t->steps->prepare(t->w, err)) return -1;
+  t->prepared = 1;
+  return 0;
 }
 
 int ds_txn_commit(ds_txn *t, int *published, char **err) {
@@ -105,6 +108,7 @@ int ds_txn_release(ds_txn *t, int n, char **err) {
 int ds_txn_rollback_to(ds_txn *t, int n, char **err) {
   if (!t->active) return 0;
   t->rolled_back = 1;
+  t->prepared = 0;
   /* the state at savepoint n: its mark, else the closest earlier one, else
    * (the table joined the transaction after savepoint n) its start */
   const void *m = t->base;

@@ -39,6 +39,7 @@ typedef struct ds_txn {
   uint64_t count0;    /* rows at xBegin */
   int rolled_back;    /* a statement or savepoint was rolled back */
   int published;      /* an earlier commit published the dataset */
+  int prepared;       /* xSync done (a table connected twice syncs twice) */
 } ds_txn;
 
 void ds_txn_init(ds_txn *t, const ds_writer_steps *steps, void *w);
