@@ -57,6 +57,7 @@ typedef struct dd_vtab {
   ds_table_writer *writer; /* mode=create|replace (table_writer.h) */
   ds_schema schema;   /* CREATE form: the field columns */
   int col_sample, col_raw, col_shard, col_shard_index;
+  int raw_writer;     /* writer=raw: `raw` written unchecked (RawWriter) */
 } dd_vtab;
 
 typedef struct dd_cursor {
@@ -88,12 +89,13 @@ static uint64_t dd_count(const dd_dataset *d) {
 static int dataset_open(ds_dataset *d, const char *path, const ds_options *o, int tvf,
                         char **err) {
   static const char *const create_known[] = {"infer", "columns", "mode", NULL};
+  static const char *const write_known[] = {"infer", "columns", "mode", "writer", NULL};
   static const char *const tvf_known[] = {NULL};
   int64_t infer;
-  int mode;
+  int mode = 0;
   if (ds_options_create_only(o, tvf, err) ||
-      ds_options_check_known(o, tvf ? tvf_known : create_known, err) ||
-      ds_table_writer_mode(o, &mode, err) ||
+      (!tvf && ds_table_writer_mode(o, &mode, err)) ||
+      ds_options_check_known(o, tvf ? tvf_known : mode ? write_known : create_known, err) ||
       ds_options_infer(o, DEFAULT_INFER, &infer, err)) {
     ds_err_prefix(err, path);
     return -1;
@@ -163,8 +165,11 @@ static int create_form(dd_vtab *t, const ds_options *o, char **err) {
   if (!cols && DD(ds)->reader && datadings_infer_columns(DD(ds)->reader, ds->path, ds->max_value,
                                        (uint64_t)DD(ds)->infer, &t->schema, err))
     return -1;
+  static const char *const writers[] = {"file", "raw", NULL};
   int mode = 0;
-  if (declare_create(t, err) || ds_table_writer_mode(o, &mode, err)) return -1;
+  if (declare_create(t, err) || ds_table_writer_mode(o, &mode, err) ||
+      ds_options_enum(o, "writer", writers, 0, &t->raw_writer, err))
+    return -1;
   return mode ? datadings_write_open(ds->path, o, mode, &t->schema, &t->writer, err) : 0;
 }
 
@@ -346,7 +351,7 @@ static int dd_update(ds_table *base, int argc, sqlite3_value **argv,
   uint64_t row;
   if (ds_table_writer_insert(base, argc, argv, &row, err) ||
       datadings_write_row(t->writer, &t->schema, argv + 2, t->col_sample, t->col_raw,
-                          row, err))
+                          !t->raw_writer, row, err))
     return -1;
   *rowid = (sqlite3_int64)row;
   return 0;

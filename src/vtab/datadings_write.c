@@ -55,7 +55,8 @@ int datadings_write_open(const char *path, const ds_options *o, int mode,
         (s->cols[i].field_len == 7 && memcmp(s->cols[i].field, "complex", 7) == 0))
       return ds_err(err, "%s: column \"%s\" is a field name msgpack-numpy reserves",
                     path, s->cols[i].name);
-  ds_table_writer_spec spec = {&dd_fmt, NULL, datadings_writer_target, open_writer, NULL};
+  static const char *const write_only[] = {"writer", NULL};
+  ds_table_writer_spec spec = {&dd_fmt, write_only, datadings_writer_target, open_writer, NULL};
   return ds_table_writer_open(path, o, mode, &spec, out, err) < 0 ? -1 : 0;
 }
 
@@ -81,7 +82,7 @@ static int write_fields(datadings_writer *w, const ds_schema *s, sqlite3_value *
 }
 
 int datadings_write_row(ds_table_writer *tw, const ds_schema *s,
-                        sqlite3_value **vals, int sample, int raw,
+                        sqlite3_value **vals, int sample, int raw, int check_raw,
                         uint64_t row, char **err) {
   datadings_writer *w = tw->w;
   int ktype = sqlite3_value_type(vals[0]);
@@ -96,7 +97,8 @@ int datadings_write_row(ds_table_writer *tw, const ds_schema *s,
                     (unsigned long long)row);
     const uint8_t *p = sqlite3_value_blob(vals[raw]);
     size_t n = (size_t)sqlite3_value_bytes(vals[raw]);
-    return datadings_writer_add_raw(w, key, klen, p ? p : (const uint8_t *)"", n, 1, err);
+    return datadings_writer_add_raw(w, key, klen, p ? p : (const uint8_t *)"", n, check_raw,
+                                    err);
   }
   if (sqlite3_value_type(vals[sample]) != SQLITE_NULL) {
     const char *j = (const char *)sqlite3_value_text(vals[sample]);

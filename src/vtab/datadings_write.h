@@ -16,9 +16,11 @@ int datadings_write_open(const char *path, const ds_options *o, int mode,
                          const ds_schema *s, ds_table_writer **out, char **err);
 
 /* One row: vals[0] the key, vals[1..s->n] the field columns, vals[sample]
- * and vals[raw] the HIDDEN ones. `row` names the row in errors. */
+ * and vals[raw] the HIDDEN ones. check_raw: raw bytes must be one map
+ * whose "key" is the key (FileWriter's rule); 0 (writer=raw): written as
+ * given, as upstream's RawWriter does. `row` names the row in errors. */
 int datadings_write_row(ds_table_writer *tw, const ds_schema *s,
-                        sqlite3_value **vals, int sample, int raw,
+                        sqlite3_value **vals, int sample, int raw, int check_raw,
                         uint64_t row, char **err);
 
 #endif

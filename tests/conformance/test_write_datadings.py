@@ -143,6 +143,23 @@ t = writer(os.path.join(TMP, "raw.msgpack"))
 C.raises(lambda: conn.execute("INSERT INTO %s(key, raw) SELECT key, raw FROM %s" % (t, tvf(src_path("raw")))),
          "raw fixture: a sample without its key refused, naming the row", "datadings", "sample 1")
 conn.rollback()
+conn.execute("DROP TABLE %s" % t)
+# ... and copied as upstream's RawWriter wrote it with writer=raw: the raw
+# bytes as given (no key field, another key, an array, an int-keyed map)
+os.makedirs(os.path.join(TMP, "rawwriter"), exist_ok=True)
+out = os.path.join(TMP, "rawwriter", "raw.msgpack")  # same name: the .md5 lists it
+t = writer(out, "writer=raw")
+conn.execute("INSERT INTO %s(key, raw) SELECT key, raw FROM %s" % (t, tvf(src_path("raw"))))
+conn.commit()
+C.eq([x for x in SUFFIXES if not same_bytes(src_path("raw") + x, out + x)], [],
+     "raw fixture with writer=raw: all six files byte-identical to upstream's")
+C.eq(rows("SELECT key, raw FROM %s" % t), rows("SELECT key, raw FROM %s" % tvf(src_path("raw"))),
+     "raw fixture with writer=raw: keys and bytes read back")
+C.eq([r[0] for r in rows("SELECT key FROM %s" % t)], expected("raw")["keys"],
+     "raw fixture with writer=raw: keys equal expected/raw.json")
+C.raises(lambda: conn.execute("CREATE VIRTUAL TABLE temp.rd USING datadings(%s, writer=raw)"
+                              % sql_quote(out)),
+         "writer= is an option of writer tables only", "unknown option", "writer")
 
 
 # 2. by key + sample JSON, and through typed columns
