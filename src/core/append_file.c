@@ -11,9 +11,8 @@
 
 #define AFILE_BUF ((size_t)1 << 20)
 
-/* write(2) all of p, retrying short writes and EINTR. */
-static int write_all(int fd, const uint8_t *p, size_t n, const char *path,
-                     char **err) {
+int ds_write_all(int fd, const void *buf, size_t n, const char *path, char **err) {
+  const uint8_t *p = buf;
   while (n > 0) {
     ssize_t w = write(fd, p, n);
     if (w < 0) {
@@ -29,7 +28,7 @@ static int write_all(int fd, const uint8_t *p, size_t n, const char *path,
 /* Flush the buffer to the file. */
 int ds_afile_flush(ds_afile *f, char **err) {
   if (f->nbuf == 0) return 0;
-  if (write_all(f->fd, f->buf, f->nbuf, f->path, err)) return -1;
+  if (ds_write_all(f->fd, f->buf, f->nbuf, f->path, err)) return -1;
   f->nbuf = 0;
   return 0;
 }
@@ -42,7 +41,7 @@ int ds_afile_write(ds_afile *f, const void *p, size_t n, char **err) {
   if (f->nbuf + n > AFILE_BUF) {
     if (ds_afile_flush(f, err)) return -1;
     if (n >= AFILE_BUF) {
-      if (write_all(f->fd, p, n, f->path, err)) return -1;
+      if (ds_write_all(f->fd, p, n, f->path, err)) return -1;
       f->size += n;
       return 0;
     }
@@ -110,7 +109,7 @@ int ds_afile_copy_from(ds_afile *f, const char *src_path, uint64_t off,
       if (r <= 0)
         rc = ds_err(err, "%s: cannot read at byte %llu", src_path,
                     (unsigned long long)ioff);
-      else if (write_all(f->fd, tmp, (size_t)r, f->path, err) == 0) {
+      else if (ds_write_all(f->fd, tmp, (size_t)r, f->path, err) == 0) {
         ioff += r;
         left -= (uint64_t)r;
       } else

@@ -226,8 +226,7 @@ int ds_stage_obsolete(ds_stage *s, const char *path, int first, char **err) {
   return 0;
 }
 
-/* fsync one path (file or directory). */
-static int sync_path(const char *path, char **err) {
+int ds_fsync_path(const char *path, char **err) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ds_err(err, "%s: cannot open: %s", path, strerror(errno));
   int rc = fsync(fd) == 0 ? 0
@@ -248,11 +247,11 @@ static int sync_tree(const char *dir, char **err) {
     struct stat st;
     if (!p) rc = ds_err(err, "out of memory");
     else if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) rc = sync_tree(p, err);
-    else if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) rc = sync_path(p, err);
+    else if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) rc = ds_fsync_path(p, err);
     free(p);
   }
   closedir(d);
-  return rc ? rc : sync_path(dir, err);
+  return rc ? rc : ds_fsync_path(dir, err);
 }
 
 int ds_stage_sync(ds_stage *s, char **err) {
@@ -345,7 +344,7 @@ int ds_stage_publish(ds_stage *s, char **err) {
     free(published);
     return -1;
   }
-  rc = sync_path(s->dir, err);
+  rc = ds_fsync_path(s->dir, err);
   /* the published files are what the next version replaces */
   for (size_t i = 0; i < s->nolds; i++) free(s->olds[i].path);
   s->nolds = 0;

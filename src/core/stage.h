@@ -47,6 +47,11 @@ typedef struct ds_afile {
 } ds_afile;
 
 int ds_afile_write(ds_afile *f, const void *p, size_t n, char **err);
+/* write(2) all of p to fd, retrying short writes and EINTR; errors name
+ * `path`. */
+int ds_write_all(int fd, const void *p, size_t n, const char *path, char **err);
+/* fsync one file or directory (a directory: its entries are durable). */
+int ds_fsync_path(const char *path, char **err);
 /* Write everything buffered to the file. */
 int ds_afile_flush(ds_afile *f, char **err);
 /* Cut the file back to `size` bytes (<= f->size). */

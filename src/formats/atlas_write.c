@@ -22,6 +22,7 @@
 #include <zstd.h>
 
 #include "core/npy.h"
+#include "core/stage.h"
 #include "formats/atlas.h"
 #include "formats/pickle.h"
 #include "formats/pickle_write.h"
@@ -74,26 +75,12 @@ static int io_err(char **err, const char *what, const char *path) {
   return ds_err(err, "%s %s: %s", what, path, strerror(errno));
 }
 
-/* write(2) everything. */
-static int write_all(int fd, const void *p, size_t n, const char *path,
-                     char **err) {
-  const uint8_t *b = p;
-  while (n) {
-    ssize_t r = write(fd, b, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return io_err(err, "cannot write", path);
-    b += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
-
 /* A whole small file, replacing what was there. */
 static int write_file(const char *path, const void *p, size_t n, int sync,
                       char **err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_err(err, "cannot create", path);
-  int rc = write_all(fd, p, n, path, err);
+  int rc = ds_write_all(fd, p, n, path, err);
   if (!rc && sync && fsync(fd)) rc = io_err(err, "cannot fsync", path);
   close(fd);
   return rc;
@@ -205,7 +192,7 @@ static int put_block(atlas_writer *w, const uint8_t *p, size_t n, char **err) {
   uint64_t end = s->off[s->n_off - 1];
   if (w->data_fd < 0 && open_at(w, "data.bin", end, &w->data_fd, err))
     return -1;
-  if (write_all(w->data_fd, p, n, "data.bin", err)) return -1;
+  if (ds_write_all(w->data_fd, p, n, "data.bin", err)) return -1;
   if (push_u64(&s->off, &s->n_off, &s->cap_off, end + n))
     return ds_err(err, "out of memory");
   return 0;
@@ -241,7 +228,7 @@ static int store_block(atlas_writer *w, const uint8_t *p, size_t n,
       if (w->spill_fd < 0 &&
           open_at(w, AW_SPILL, s->raw_bytes, &w->spill_fd, err))
         return -1;
-      if (write_all(w->spill_fd, p, n, AW_SPILL, err)) return -1;
+      if (ds_write_all(w->spill_fd, p, n, AW_SPILL, err)) return -1;
       if (push_u64(&s->raw, &s->n_raw, &s->cap_raw, n))
         return ds_err(err, "out of memory");
       s->raw_bytes += n;
@@ -639,15 +626,6 @@ static int write_root_meta(atlas_writer *w, char **err) {
   return rc;
 }
 
-/* fsync a folder (its entries are durable afterwards). */
-static int sync_dir(const char *path, char **err) {
-  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return io_err(err, "cannot open", path);
-  int rc = fsync(fd) ? io_err(err, "cannot fsync", path) : 0;
-  close(fd);
-  return rc;
-}
-
 /* Rename shard folders to the width of the last one's name, zero-padded,
  * as upstream's close() does; drop the .blocks.tmp files. */
 static int rename_shards(atlas_writer *w, char **err) {
@@ -661,12 +639,12 @@ static int rename_shards(atlas_writer *w, char **err) {
     int rc = !from || !to ? ds_err(err, "out of memory")
              : strcmp(from, to) && rename(from, to)
                  ? io_err(err, "cannot rename", from)
-                 : w->o.sync ? sync_dir(to, err) : 0;
+                 : w->o.sync ? ds_fsync_path(to, err) : 0;
     free(from);
     free(to);
     if (rc) return -1;
   }
-  return w->o.sync ? sync_dir(w->dir, err) : 0;
+  return w->o.sync ? ds_fsync_path(w->dir, err) : 0;
 }
 
 int atlas_writer_finish(atlas_writer *w, char **err) {

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/stage.h"
+
 #define BW_SPILL ".values.tmp"
 #define BW_HEADER 16  /* "blpk", version 1, 3 reserved, int64 nchunks = 1 */
 
@@ -89,25 +91,12 @@ static int io_err(char **err, const char *what, const char *path) {
   return ds_err(err, "%s %s: %s", what, path, strerror(errno));
 }
 
-static int write_all(int fd, const void *p, size_t n, const char *path,
-                     char **err) {
-  const uint8_t *b = p;
-  while (n) {
-    ssize_t r = write(fd, b, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return io_err(err, "cannot write", path);
-    b += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
-
 /* A whole file from two pieces (either may be empty). */
 static int write_file2(const char *path, const void *a, size_t na,
                        const void *b, size_t nb, int sync, char **err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_err(err, "cannot create", path);
-  int rc = write_all(fd, a, na, path, err) || write_all(fd, b, nb, path, err);
+  int rc = ds_write_all(fd, a, na, path, err) || ds_write_all(fd, b, nb, path, err);
   if (!rc && sync && fsync(fd)) rc = io_err(err, "cannot fsync", path);
   close(fd);
   return rc ? -1 : 0;
@@ -330,8 +319,8 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
       uint8_t len[4];
       uint32_t n = (uint32_t)row[i].u.s.n;
       for (int b = 0; b < 4; b++) len[b] = (uint8_t)(n >> (8 * b));
-      if (write_all(c->spill_fd, len, 4, BW_SPILL, err) ||
-          write_all(c->spill_fd, row[i].u.s.p, n, BW_SPILL, err))
+      if (ds_write_all(c->spill_fd, len, 4, BW_SPILL, err) ||
+          ds_write_all(c->spill_fd, row[i].u.s.p, n, BW_SPILL, err))
         return -1;
       c->spill_size += 4 + (uint64_t)n;
       if (width > c->width) c->width = width;
@@ -571,15 +560,6 @@ static int json_ascii(ds_buf *b, const char *s) {
   return ds_buf_puts(b, "\"");
 }
 
-/* fsync a folder. */
-static int sync_dir(const char *path, char **err) {
-  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return io_err(err, "cannot open", path);
-  int rc = fsync(fd) ? io_err(err, "cannot fsync", path) : 0;
-  close(fd);
-  return rc;
-}
-
 int bcolz_writer_finish(bcolz_writer *w, char **err) {
   if (w->finished) return 0;
   for (size_t i = 0; i < w->ncols; i++) {
@@ -593,7 +573,7 @@ int bcolz_writer_finish(bcolz_writer *w, char **err) {
     if (w->o.sync) {
       char *d = ds_strf("%s/data", c->dir), *m = ds_strf("%s/meta", c->dir);
       int rc = !d || !m ? ds_err(err, "out of memory")
-               : sync_dir(d, err) || sync_dir(m, err) || sync_dir(c->dir, err);
+               : ds_fsync_path(d, err) || ds_fsync_path(m, err) || ds_fsync_path(c->dir, err);
       free(d);
       free(m);
       if (rc) return -1;
@@ -614,7 +594,7 @@ int bcolz_writer_finish(bcolz_writer *w, char **err) {
     free(rp);
     free(ap);
     ds_buf_free(&rd);
-    if (rc || (w->o.sync && sync_dir(w->dir, err))) return -1;
+    if (rc || (w->o.sync && ds_fsync_path(w->dir, err))) return -1;
   }
   w->finished = 1;
   return 0;
