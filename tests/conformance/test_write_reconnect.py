@@ -76,6 +76,15 @@ FORMATS = [
 ]
 
 
+def error_of(fn):
+    """The text of the sqlite3.Error fn() raises ("" when none)."""
+    try:
+        fn()
+        return ""
+    except sqlite3.Error as e:
+        return str(e)
+
+
 def leftovers():
     return sorted(f for f in os.listdir(TMP) if ".ds-tmp." in f or f.endswith(".ds-lock"))
 
@@ -100,17 +109,11 @@ for f in FORMATS:
     f.create(conn, "w", "auto")
     f.insert(conn, "w", 0, 2)
     C.raises(lambda: conn.execute(BAD_CREATE), "%s: the second CREATE fails" % m, "level")
-    try:
-        n = conn.execute("SELECT count(*) FROM w").fetchone()[0]
-    except sqlite3.Error as e:
-        n = "error: %s" % e
-    C.eq(n, 3, "%s: reconnected after a failed CREATE, the table reads what it published" % m)
-    try:
-        f.insert(conn, "w", 3, 4)
-        ok = ""
-    except sqlite3.Error as e:
-        ok = str(e)
-    C.eq(ok, "", "%s: the reconnected table goes on writing" % m)
+    n = []
+    C.eq(error_of(lambda: n.append(conn.execute("SELECT count(*) FROM w").fetchone()[0])), "",
+         "%s: the table reconnected after a failed CREATE reads" % m)
+    C.eq(n, [3], "%s: ... what it published" % m)
+    C.eq(error_of(lambda: f.insert(conn, "w", 3, 4)), "", "%s: the reconnected table goes on writing" % m)
     C.eq(len(f.rows("auto") or []), 5, "%s: the dataset holds both commits" % m)
     C.raises(lambda: f.create(conn, "w2", "auto", mode="replace"),
              "%s: a second table on the same path is still refused" % m, "another writer")
@@ -122,12 +125,8 @@ for f in FORMATS:
     conn.execute("BEGIN")
     f.insert(conn, "t", 0, 2)
     C.raises(lambda: conn.execute(BAD_CREATE), "%s: failed CREATE inside a transaction" % m, "level")
-    try:
-        f.insert(conn, "t", 3, 4)
-        ok = ""
-    except sqlite3.Error as e:
-        ok = str(e)
-    C.eq(ok, "", "%s: INSERT after the failed CREATE in the same transaction" % m)
+    C.eq(error_of(lambda: f.insert(conn, "t", 3, 4)), "",
+         "%s: INSERT after the failed CREATE in the same transaction" % m)
     conn.execute("COMMIT")
     C.eq(len(f.rows("txn") or []), 5, "%s: the transaction's rows before and after, once" % m)
     C.eq(conn.execute("SELECT count(*) FROM t").fetchone()[0], 5,
