@@ -167,8 +167,8 @@ static int create_form(dd_vtab *t, const ds_options *o, char **err) {
     return -1;
   static const char *const writers[] = {"file", "raw", NULL};
   int mode = 0;
-  if (declare_create(t, err) || ds_table_writer_mode(o, &mode, err) ||
-      ds_options_enum(o, "writer", writers, 0, &t->raw_writer, err))
+  if (ds_table_writer_mode(o, &mode, err) ||
+      ds_options_enum(o, "writer", writers, 0, &t->raw_writer, err) || declare_create(t, err))
     return -1;
   return mode ? datadings_write_open(ds->path, o, mode, &t->schema, &t->writer, err) : 0;
 }
