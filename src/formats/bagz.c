@@ -101,6 +101,20 @@ static int locate_separate(bagz_shard *s, char **err) {
   s->limits_off = 0;
   s->records_size = s->data.size;
   s->count = s->limits_file.size / 8;
+  /* the last limit is where the records end: short of the data file's end,
+   * limits are missing and nothing says how many records there were (past
+   * it, the data file is cut: those records fail when read) */
+  uint64_t last = 0;
+  if (s->count && ds_file_u64le(&s->limits_file, s->limits_file.size - 8, &last, err))
+    return -1;
+  if (last < s->data.size)
+    return ds_err(err, "%s: its %llu limits end at byte %llu but %s has %llu bytes: "
+                       "the limits file is cut short (or the data file has bytes "
+                       "after its records), so the records after byte %llu cannot "
+                       "be located",
+                  s->limits_file.path, (unsigned long long)s->count,
+                  (unsigned long long)last, s->data.path,
+                  (unsigned long long)s->data.size, (unsigned long long)last);
   return 0;
 }
 

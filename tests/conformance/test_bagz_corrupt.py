@@ -447,6 +447,21 @@ for form, setup, table in (
                 "(%s, threads=%d)" % (first_bad - 1, first_bad, form, threads),
                 "stdout %r, stderr %r" % (r.stdout[-80:], r.stderr[:300]))
 
+# the limits file cut by whole limits: nothing says how many records there
+# were, so the bag is refused (never a silently shorter table), naming the
+# limits file, where its limits end and the data file's size
+for drop in (1, 3, len(SEP_ENDS)):
+    d = "sepcutlim%d" % drop
+    os.makedirs(os.path.join(T, d))
+    p = write(d + "/separate.bagz", SEP_DATA)
+    write(d + "/limits.separate.bagz", SEP_LIMITS[:-8 * drop])
+    kept = len(SEP_ENDS) - drop
+    open_error_both(p, "limits.separate.bagz without its last %d limits: refused" % drop,
+                    d + "/limits.separate.bagz",
+                    "its %d limits end at byte %d but" % (kept, SEP_ENDS[kept - 1] if kept else 0),
+                    "separate.bagz has %d bytes: the limits file is cut short" % len(SEP_DATA),
+                    opts="limits=separate")
+
 # ------------------------------------------------------------ DIRECTONLY
 
 C.eq(rows("SELECT count(*) FROM %s" % tvf(ok)), [(2,)], "direct use works (control)")
