@@ -30,7 +30,7 @@ void ds_value_result_decl(sqlite3_context *ctx, const ds_value *v, ds_decl decl)
 /* Does text p[0..n) hold a number by SQLite's rule (optional spaces, sign,
  * digits with an optional '.' and exponent, spaces)? 1 and *i for an
  * integer that fits int64, 2 and *r for any other number, 0 when it is not
- * a number. */
+ * a number, -1 when out of memory. */
 int ds_text_number(const uint8_t *p, size_t n, int64_t *i, double *r);
 
 #endif

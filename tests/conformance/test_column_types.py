@@ -15,11 +15,10 @@ import json
 import os
 import re
 import shutil
-import struct
 import sys
 import tempfile
 
-from dstest import FIXTURES, Checker, connect
+from dstest import FIXTURES, Checker, connect, write_tail_bag
 from tfexample_records import Protos, make
 
 BUILD = sys.argv[1]
@@ -137,13 +136,7 @@ try:
         make(pb, [("n", "bytes", [b"\xff\x00"])]),
         make(pb, []),
     ]
-    bag = os.path.join(T, "ex.bag")
-    ends, pos = [], 0
-    for r in records:
-        pos += len(r)
-        ends.append(pos)
-    with open(bag, "wb") as f:
-        f.write(b"".join(records) + b"".join(struct.pack("<Q", e) for e in ends))
+    bag = write_tail_bag(os.path.join(T, "ex.bag"), records)
     for opt in ("", ", bytes=text"):
         compare("bagz tfexample" + opt, lambda spec, o=opt: (
             "CREATE VIRTUAL TABLE {name} USING bagz(%r, records=tfexample, columns=%r%s)"
