@@ -94,14 +94,22 @@ static const char *trim(const char *s, size_t *n) {
   return s;
 }
 
-/* Is type[0..n) a type columns= accepts (ignoring case; empty: none)? */
+/* The declaration type[0..n) makes (ignoring case; empty: none), or -1
+ * when columns= does not accept it. */
 static int known_type(const char *type, size_t n) {
-  static const char *const types[] = {"INTEGER", "INT", "REAL", "FLOAT", "DOUBLE",
-                                      "TEXT", "BLOB", "NUMERIC", "JSON", NULL};
-  if (n == 0) return 1;
-  for (const char *const *t = types; *t; t++)
-    if (strlen(*t) == n && strncasecmp(*t, type, n) == 0) return 1;
-  return 0;
+  static const struct {
+    const char *name;
+    ds_decl decl;
+  } types[] = {{"INTEGER", DS_DECL_INTEGER}, {"INT", DS_DECL_INTEGER},
+               {"REAL", DS_DECL_REAL},       {"FLOAT", DS_DECL_REAL},
+               {"DOUBLE", DS_DECL_REAL},     {"TEXT", DS_DECL_TEXT},
+               {"BLOB", DS_DECL_BLOB},       {"NUMERIC", DS_DECL_NUMERIC},
+               {"JSON", DS_DECL_JSON}};
+  if (n == 0) return DS_DECL_NONE;
+  for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+    if (strlen(types[i].name) == n && strncasecmp(types[i].name, type, n) == 0)
+      return (int)types[i].decl;
+  return -1;
 }
 
 int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
@@ -115,7 +123,8 @@ int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
     while (name_len < n && !isspace((unsigned char)item[name_len])) name_len++;
     size_t type_len = n - name_len;
     const char *type = trim(item + name_len, &type_len);
-    if (!known_type(type, type_len))
+    int decl = known_type(type, type_len);
+    if (decl < 0)
       return ds_err(err, "columns='%s': column '%.*s' has type '%.*s', not one of INTEGER, "
                          "REAL, TEXT, BLOB, NUMERIC, JSON or none (columns are separated by commas)",
                     spec, (int)name_len, item, (int)type_len, type);
@@ -127,6 +136,7 @@ int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
         !(c->decltype = ds_strf("%.*s", (int)type_len, type)))
       return ds_err(err, "out of memory");
     c->field_len = name_len;
+    c->decl = (ds_decl)decl;
     p = end ? end + 1 : p + strlen(p);
   }
   if (s->n == 0) return ds_err(err, "columns='%s' names no column", spec);

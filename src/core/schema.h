@@ -15,12 +15,26 @@
 
 #include "value.h"
 
+/* The type a columns= entry declares, parsed once (the SQLite layer
+ * converts values by it: sql/column_value.h). Inferred columns declare
+ * nothing (DS_DECL_NONE): their type describes the values seen. */
+typedef enum ds_decl {
+  DS_DECL_NONE = 0, /* no type given, or inferred */
+  DS_DECL_INTEGER,  /* INTEGER, INT */
+  DS_DECL_REAL,     /* REAL, FLOAT, DOUBLE */
+  DS_DECL_TEXT,
+  DS_DECL_BLOB,
+  DS_DECL_NUMERIC,
+  DS_DECL_JSON
+} ds_decl;
+
 typedef struct ds_column {
   char *name;       /* the SQL column name (unquoted) */
   char *field;      /* the field it reads */
   size_t field_len;
   unsigned types;   /* bit (1 << ds_vtype) for every type seen */
   char *decltype;   /* given by hand, or NULL to infer from types */
+  ds_decl decl;     /* what decltype declares (NONE when inferred) */
 } ds_column;
 
 typedef struct ds_schema {
@@ -41,8 +55,8 @@ typedef struct ds_schema {
 int ds_schema_observe(ds_schema *s, const char *field, size_t len, ds_vtype t,
                       char **err);
 /* Columns from 'name TYPE, name TYPE, ...' (TYPE optional; one of
- * INTEGER, INT, REAL, FLOAT, DOUBLE, TEXT, BLOB, NUMERIC, any case: anything
- * else, such as a missing comma, is an error). */
+ * INTEGER, INT, REAL, FLOAT, DOUBLE, TEXT, BLOB, NUMERIC, JSON, any case:
+ * anything else, such as a missing comma, is an error); sets decl. */
 int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err);
 /* The declared type of a column: "INTEGER", "REAL", "TEXT", "BLOB" or "". */
 const char *ds_schema_decltype(const ds_column *c);

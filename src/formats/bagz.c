@@ -12,6 +12,7 @@
 
 #include "core/common.h"
 #include "core/mapped_file.h"
+#include "formats/bagz_tail.h"
 
 /* "dir/x.bagz" -> "dir/limits.x.bagz" */
 static char *limits_path(const char *path) {
@@ -26,13 +27,17 @@ static int ends_with(const char *s, const char *suffix) {
 
 /* The error for a file whose last 8 bytes are no limits tail: "not a bagz
  * file (no valid limits tail)", with the likely cause when limits.NAME
- * lies beside it, then `why`. Returns -1. */
+ * lies beside it or the file looks like a bag cut short (bagz_tail.h),
+ * then `why`. Returns -1. */
 static int not_a_tail(const bagz_shard *s, const char *why, char **err) {
   char *lp = limits_path(s->data.path);
+  char cut[400];
   if (lp && ds_path_exists(lp, NULL))
     ds_err(err, "%s: not a bagz file (no valid limits tail): %s exists beside "
                 "it: add limits=separate (%s)", s->data.path, ds_basename(lp),
            why);
+  else if (bagz_tail_cut(&s->data, cut, sizeof cut))
+    ds_err(err, "%s: %s (no valid limits tail: %s)", s->data.path, cut, why);
   else
     ds_err(err, "%s: not a bagz file (no valid limits tail): %s", s->data.path,
            why);
@@ -96,6 +101,20 @@ static int locate_separate(bagz_shard *s, char **err) {
   s->limits_off = 0;
   s->records_size = s->data.size;
   s->count = s->limits_file.size / 8;
+  /* the last limit is where the records end: short of the data file's end,
+   * limits are missing and nothing says how many records there were (past
+   * it, the data file is cut: those records fail when read) */
+  uint64_t last = 0;
+  if (s->count && ds_file_u64le(&s->limits_file, s->limits_file.size - 8, &last, err))
+    return -1;
+  if (last < s->data.size)
+    return ds_err(err, "%s: its %llu limits end at byte %llu but %s has %llu bytes: "
+                       "the limits file is cut short (or the data file has bytes "
+                       "after its records), so the records after byte %llu cannot "
+                       "be located",
+                  s->limits_file.path, (unsigned long long)s->count,
+                  (unsigned long long)last, s->data.path,
+                  (unsigned long long)s->data.size, (unsigned long long)last);
   return 0;
 }
 
@@ -268,12 +287,15 @@ int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
                   s->data.path, (unsigned long long)index,
                   (unsigned long long)*start, (unsigned long long)*end,
                   (unsigned long long)off);
-  if (*end > s->records_size)
+  if (*end > s->records_size) /* separate limits: the data file is cut short */
     return ds_err(err, "%s: record %llu: limit at offset %llu says byte %llu, "
-                       "past the end of the records section (%llu bytes)",
-                  s->limits->path, (unsigned long long)index,
+                       "past the end of the records section (%llu bytes)%s%s%s",
+                  s->data.path, (unsigned long long)index,
                   (unsigned long long)off, (unsigned long long)*end,
-                  (unsigned long long)s->records_size);
+                  (unsigned long long)s->records_size,
+                  s->limits != &s->data ? "; that limit is in " : "",
+                  s->limits != &s->data ? s->limits->path : "",
+                  s->limits != &s->data ? ": the data file is shorter than its limits say" : "");
   return 0;
 }
 

@@ -29,8 +29,7 @@ void ds_json_over(const ds_buf *b, char **err) {
     ds_err(err, "JSON text longer than %zu bytes (SQLite's length limit)", b->max);
 }
 
-/* LIST/TUPLE/SET/MAP/COMPLEX: JSON text with the JSON subtype. */
-static void result_json_value(sqlite3_context *ctx, const ds_value *v) {
+void ds_value_result_json(sqlite3_context *ctx, const ds_value *v) {
   ds_buf b = {0};
   char *err = NULL;
   ds_json_limit(ctx, &b);
@@ -113,7 +112,7 @@ void ds_value_result(sqlite3_context *ctx, const ds_value *v) {
     case DS_V_SET:
     case DS_V_MAP:
     case DS_V_COMPLEX:
-    case DS_V_UNSUPPORTED: result_json_value(ctx, v); return;
+    case DS_V_UNSUPPORTED: ds_value_result_json(ctx, v); return;
   }
   sqlite3_result_error(ctx, "unknown value type", -1);
 }

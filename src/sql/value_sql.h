@@ -21,6 +21,9 @@
  * for LIST/TUPLE/SET/MAP/COMPLEX. Data is always copied
  * (SQLITE_TRANSIENT). On failure the result is an SQL error. */
 void ds_value_result(sqlite3_context *ctx, const ds_value *v);
+/* Set the result of ctx to the JSON text of v (any type, as inside JSON:
+ * bytes base64, arrays nested lists, NaN null) with subtype 'J'. */
+void ds_value_result_json(sqlite3_context *ctx, const ds_value *v);
 /* UTF-8 text p[0..n) as a TEXT result (NUL-terminated for SQLite when it
  * holds no U+0000, so length() and friends make no second copy). */
 void ds_result_text(sqlite3_context *ctx, const uint8_t *p, size_t n);

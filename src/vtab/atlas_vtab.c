@@ -47,6 +47,7 @@
 #include "formats/pickle_list.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
+#include "sql/column_value.h"
 #include "sql/value_sql.h"
 #include "vtab/atlas_table_write.h"
 #include "vtab/dataset.h"
@@ -535,16 +536,17 @@ static const ds_value *column_value(const at_vtab *t, const ds_value *ex, int co
   return ex;
 }
 
-/* A value, or its JSON (example column), checked for unsupported objects. */
+/* A value (as a column declared decl gives it), or its JSON (example
+ * column), checked for unsupported objects. */
 static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
-                         int as_json) {
+                         int as_json, ds_decl decl) {
   char *err = NULL;
   if (check_supported(AT(c->base.ds), v, c->shard, c->block, c->base.row, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }
   if (!as_json) {
-    ds_value_result(ctx, v);
+    ds_value_result_decl(ctx, v, decl);
     return;
   }
   ds_buf json = {0};
@@ -576,10 +578,11 @@ static int at_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
       return SQLITE_OK;
     }
     if (col == t->col_example) {
-      result_value(c, ctx, ex, 1);
+      result_value(c, ctx, ex, 1, DS_DECL_NONE);
     } else {
       const ds_value *v = column_value(t, ex, col);
-      if (v) result_value(c, ctx, v, 0);
+      ds_decl decl = (size_t)col < t->schema.n ? t->schema.cols[col].decl : DS_DECL_NONE;
+      if (v) result_value(c, ctx, v, 0, decl);
     }
   }
   return SQLITE_OK;

@@ -11,6 +11,7 @@
 #include "formats/bagz_shards.h"
 #include "formats/tfexample_cell.h"
 #include "formats/tfexample_schema.h"
+#include "sql/column_value.h"
 #include "sql/value_sql.h"
 #include "vtab/vtab_util.h"
 
@@ -178,7 +179,7 @@ void bagz_tfex_result(const bagz_tfex *x, bagz_tfex_row *r, int col, uint64_t g,
   ds_value v;
   if (ds_tfex_cell(find_feature(x, r, col), x->bytes_text, &r->ex.arena, &v, &err))
     goto fail;
-  ds_value_result(ctx, &v);
+  ds_value_result_decl(ctx, &v, x->schema.cols[col].decl);
   return;
 fail:;
   char *m = ds_strf("%s: record %llu: %s", file, (unsigned long long)g,

@@ -30,6 +30,7 @@
 #include "formats/datadings_sample.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
+#include "sql/column_value.h"
 #include "sql/value_sql.h"
 #include "vtab/datadings_write.h"
 #include "vtab/dataset.h"
@@ -268,7 +269,7 @@ static void column_field(dd_cursor *c, sqlite3_context *ctx, const ds_column *co
   int found = ensure_parsed(c, &err) ? -1
               : datadings_doc_field(c->doc, col->field, col->field_len, &c->arena, &v, &err);
   if (found < 0) ds_result_error(ctx, MOD, err);
-  else if (found) ds_value_result(ctx, &v);
+  else if (found) ds_value_result_decl(ctx, &v, col->decl);
 }
 
 /* The shard of the current row, or its index inside that shard. */

@@ -3,6 +3,7 @@ Debian's python3 sqlite3, decode the fixtures' typed JSON, and report each
 assertion as a "PASS name" / "FAIL name: detail" line for tests/run.sh."""
 import os
 import sqlite3
+import struct
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -63,3 +64,15 @@ def typed(v):
 
 def sql_quote(s):
     return "'" + s.replace("'", "''") + "'"
+
+
+def write_tail_bag(path, records):
+    """A bag of raw records with tail limits (one u64 end per record after
+    the records), as upstream's bagz writer lays it out."""
+    ends, pos = [], 0
+    for r in records:
+        pos += len(r)
+        ends.append(pos)
+    with open(path, "wb") as f:
+        f.write(b"".join(records) + struct.pack("<%dQ" % len(ends), *ends))
+    return path

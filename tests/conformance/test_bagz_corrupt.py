@@ -368,6 +368,100 @@ except subprocess.TimeoutExpired:
 open_error_both(ok, "missing dictionary file", "nodict.bin", "cannot open",
                 opts="dictionary=" + os.path.join(T, "nodict.bin"))
 
+# ------------------------------------ a bag cut at its end (issue 11 item 10)
+# mid.bagz (upstream) loses its last bytes: the last limit (where the
+# records end) is gone, so nothing says where any record lies. The error
+# says the tail was cut, where the limits that are left start and end, and
+# the least size a whole bag has (computed here from the intact file).
+with open(os.path.join(FIXTURES, "bagz", "mid.bagz"), "rb") as f:
+    MID_BAG = f.read()
+REC_END = struct.unpack("<Q", MID_BAG[-8:])[0]          # where the limits start
+MID_LIMITS = struct.unpack("<%dQ" % ((len(MID_BAG) - REC_END) // 8), MID_BAG[REC_END:])
+for cut in (1, 5, 8, 9, 100, 5000, len(MID_BAG) - REC_END - 8):
+    data = MID_BAG[:-cut]
+    p = write("cut%d.bagz" % cut, data)
+    left = (len(data) - REC_END) // 8                   # whole limits left
+    assert left >= 1 and MID_LIMITS[left - 1] < REC_END
+    open_error_both(p, "mid.bagz cut by %d bytes: says the limits tail was cut" % cut,
+                    "cut%d.bagz" % cut, "limits tail cut",
+                    "the file has %d bytes, a whole bag would have at least %d"
+                    % (len(data), REC_END + 8 * (left + 1)),
+                    "the %d limits left (bytes %d to %d) end at byte %d, short of byte %d"
+                    % (left, REC_END, REC_END + 8 * left, MID_LIMITS[left - 1], REC_END))
+# cut inside the records: no limit is left, nothing looks like a bag
+p = write("cutrec.bagz", MID_BAG[:REC_END - 14])
+open_error_both(p, "mid.bagz cut inside its records", "cutrec.bagz",
+                "not a bagz file (no valid limits tail)")
+
+# separate limits (upstream separate.bagz + limits.separate.bagz): the data
+# file cut short keeps its limits, so count(*) holds, every record whose
+# bytes are all there reads as in the intact file, and the first one past
+# the cut fails naming the data file, the record and the offsets.
+os.makedirs(os.path.join(T, "sepcut"))
+with open(os.path.join(FIXTURES, "bagz", "separate.bagz"), "rb") as f:
+    SEP_DATA = f.read()
+with open(os.path.join(FIXTURES, "bagz", "limits.separate.bagz"), "rb") as f:
+    SEP_LIMITS = f.read()
+SEP_ENDS = struct.unpack("<%dQ" % (len(SEP_LIMITS) // 8), SEP_LIMITS)
+SEP_INTACT = os.path.join(FIXTURES, "bagz", "separate.bagz")
+cut_at = (SEP_ENDS[-4] + SEP_ENDS[-5]) // 2 + 1           # inside record n-4
+p = write("sepcut/separate.bagz", SEP_DATA[:cut_at])
+write("sepcut/limits.separate.bagz", SEP_LIMITS)
+whole = [i for i, e in enumerate(SEP_ENDS) if e <= cut_at]
+first_bad = len(whole)
+assert 0 < first_bad < len(SEP_ENDS) - 1
+want = rows("SELECT rowid, record FROM %s ORDER BY rowid" % tvf(SEP_INTACT, "limits=separate"))
+for form, t in both_forms(p, "limits=separate"):
+    C.eq(rows("SELECT count(*) FROM %s" % t), [(len(SEP_ENDS),)],
+         "separate.bagz data cut: count(*) from the limits (%s)" % form)
+    C.eq(rows("SELECT rowid, record FROM %s WHERE rowid < %d" % (t, first_bad)),
+         want[:first_bad], "separate.bagz data cut: records 0-%d read as intact (%s)"
+         % (first_bad - 1, form))
+    for g in (first_bad, len(SEP_ENDS) - 1):
+        expect_error(lambda: rows("SELECT record FROM %s WHERE rowid = %d" % (t, g)),
+                     "separate.bagz data cut: record %d fails (%s)" % (g, form),
+                     "separate.bagz: record %d" % g,
+                     "says byte %d, past the end of the records section (%d bytes)"
+                     % (SEP_ENDS[g], cut_at), "limits.separate.bagz",
+                     "the data file is shorter than its limits say")
+# a scan returns every intact record, then fails (through the sqlite3 shell,
+# which prints each row as it comes: Python's cursor steps one row ahead)
+BUILD_DIR = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+env = dict(os.environ)
+if env.get("DS_PRELOAD"):
+    env["LD_PRELOAD"] = env["DS_PRELOAD"]
+for form, setup, table in (
+        ("tvf", "", "bagz(%s, 'limits=separate')" % sql_quote(p)),
+        ("create", "CREATE VIRTUAL TABLE temp.s USING bagz(%s, limits=separate);" % sql_quote(p),
+         "temp.s")):
+    for threads in (1, 2):
+        tab = table.replace("'limits=separate'", "'limits=separate,threads=%d'" % threads) \
+            if form == "tvf" else table
+        sql = setup.replace("limits=separate)", "limits=separate, threads=%d)" % threads) + \
+            "SELECT rowid, length(record) FROM %s;" % tab
+        r = subprocess.run(["sqlite3", "-batch", ":memory:", ".load %s/datasets" % BUILD_DIR, sql],
+                           capture_output=True, text=True, env=env)
+        C.check([ln.split("|")[0] for ln in r.stdout.split()] == [str(i) for i in range(first_bad)] and
+                "separate.bagz: record %d:" % first_bad in r.stderr,
+                "separate.bagz data cut: a scan returns records 0-%d, then fails on %d "
+                "(%s, threads=%d)" % (first_bad - 1, first_bad, form, threads),
+                "stdout %r, stderr %r" % (r.stdout[-80:], r.stderr[:300]))
+
+# the limits file cut by whole limits: nothing says how many records there
+# were, so the bag is refused (never a silently shorter table), naming the
+# limits file, where its limits end and the data file's size
+for drop in (1, 3, len(SEP_ENDS)):
+    d = "sepcutlim%d" % drop
+    os.makedirs(os.path.join(T, d))
+    p = write(d + "/separate.bagz", SEP_DATA)
+    write(d + "/limits.separate.bagz", SEP_LIMITS[:-8 * drop])
+    kept = len(SEP_ENDS) - drop
+    open_error_both(p, "limits.separate.bagz without its last %d limits: refused" % drop,
+                    d + "/limits.separate.bagz",
+                    "its %d limits end at byte %d but" % (kept, SEP_ENDS[kept - 1] if kept else 0),
+                    "separate.bagz has %d bytes: the limits file is cut short" % len(SEP_DATA),
+                    opts="limits=separate")
+
 # ------------------------------------------------------------ DIRECTONLY
 
 C.eq(rows("SELECT count(*) FROM %s" % tvf(ok)), [(2,)], "direct use works (control)")

@@ -21,7 +21,7 @@ import struct
 import sys
 import tempfile
 
-from dstest import Checker, connect
+from dstest import Checker, connect, write_tail_bag
 from tfexample_records import Protos, make
 
 try:
@@ -167,13 +167,7 @@ C.check("needs columns=" in (error_of(
 # ------------------------------------------------------------ copy a bag of Examples
 src = [make(P.PB, [("label", "int64", [i]), ("emb", "float", [i, i / 4]),
                    ("img", "bytes", [bytes([i]) * 5])]) for i in range(20)]
-src_path = os.path.join(T, "src.bag")
-ends, pos = [], 0
-for r in src:
-    pos += len(r)
-    ends.append(pos)
-with open(src_path, "wb") as f:
-    f.write(b"".join(src) + struct.pack("<%dQ" % len(ends), *ends))
+src_path = write_tail_bag(os.path.join(T, "src.bag"), src)
 conn.execute("CREATE VIRTUAL TABLE temp.s USING bagz(%r, records=tfexample)" % src_path)
 cp = os.path.join(T, "copy.bag")
 conn.execute("CREATE VIRTUAL TABLE temp.cp USING bagz(%r, mode=create, records=tfexample, "
