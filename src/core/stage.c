@@ -141,6 +141,11 @@ int ds_stage_check_absent(const ds_stage *s, const char *path, char **err) {
   return 0;
 }
 
+int ds_stage_claim(ds_stage *s, const char *path, int first, char **err) {
+  if (s->mode == DS_STAGE_CREATE) return ds_stage_check_absent(s, path, err);
+  return ds_path_exists(path, NULL) ? ds_stage_obsolete(s, path, first, err) : 0;
+}
+
 /* Room for one more temporary; its path is "<dir>/.<key>.ds-tmp.<pid>.<seq>.<label>". */
 static stage_tmp *new_tmp(ds_stage *s, const char *label, char **err) {
   stage_tmp *tmps = ds_grow_cap(s->tmps, &s->cap_tmps, s->ntmps, sizeof *tmps, 8);
