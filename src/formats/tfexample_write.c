@@ -61,20 +61,36 @@ static void *new_list(ds_tfex_builder *b, const char *name, size_t name_len,
   return l;
 }
 
+/* Append feature name: a list of the kind (int64 or float) holding a copy
+ * of the n values of `size` bytes at v. */
+static int put_numbers(ds_tfex_builder *b, const char *name, size_t name_len,
+                       Tensorflow__Feature__KindCase kind, const void *v, size_t n,
+                       size_t size, char **err) {
+  void *vals = arena_copy(&b->arena, v, n * size);
+  void *l = vals ? new_list(b, name, name_len, kind) : NULL;
+  if (!l) return fail(b, err);
+  if (kind == TENSORFLOW__FEATURE__KIND_INT64_LIST) {
+    Tensorflow__Int64List *il = l;
+    il->n_value = n;
+    il->value = vals;
+  } else {
+    Tensorflow__FloatList *fl = l;
+    fl->n_value = n;
+    fl->value = vals;
+  }
+  return 0;
+}
+
 int ds_tfex_put_int64(ds_tfex_builder *b, const char *name, size_t name_len,
                       const int64_t *v, size_t n, char **err) {
-  Tensorflow__Int64List *l = new_list(b, name, name_len, TENSORFLOW__FEATURE__KIND_INT64_LIST);
-  if (!l || !(l->value = arena_copy(&b->arena, v, n * sizeof *v))) return fail(b, err);
-  l->n_value = n;
-  return 0;
+  return put_numbers(b, name, name_len, TENSORFLOW__FEATURE__KIND_INT64_LIST, v, n,
+                     sizeof *v, err);
 }
 
 int ds_tfex_put_float(ds_tfex_builder *b, const char *name, size_t name_len,
                       const float *v, size_t n, char **err) {
-  Tensorflow__FloatList *l = new_list(b, name, name_len, TENSORFLOW__FEATURE__KIND_FLOAT_LIST);
-  if (!l || !(l->value = arena_copy(&b->arena, v, n * sizeof *v))) return fail(b, err);
-  l->n_value = n;
-  return 0;
+  return put_numbers(b, name, name_len, TENSORFLOW__FEATURE__KIND_FLOAT_LIST, v, n,
+                     sizeof *v, err);
 }
 
 int ds_tfex_put_bytes(ds_tfex_builder *b, const char *name, size_t name_len,
