@@ -1168,6 +1168,7 @@ void datadings_md5_free(datadings_md5_row *rows, size_t n) {
 }
 
 int datadings_stale(const datadings_reader *r) {
+  if (!r) return 0;
   for (size_t k = 0; k < r->nshards; k++) {
     const dd_shard *s = &r->shards[k];
     if (ds_file_stale(&s->data) || ds_file_stale(&s->offsets) ||
