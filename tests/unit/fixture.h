@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "core/common.h"
@@ -46,11 +47,38 @@ static inline char *fx_new_dir(const char *root) {
   return d;
 }
 
-/* Remove a temporary tree made by a test (says so when it cannot). */
-static inline void fx_remove_tree(const char *path) {
+/* Remove a temporary tree made by a test; -1 (and says so) when it
+ * cannot. */
+static inline int fx_remove_tree(const char *path) {
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-  if (system(cmd)) printf("    could not remove %s\n", path);
+  if (system(cmd) == 0) return 0;
+  printf("    could not remove %s\n", path);
+  return -1;
+}
+
+/* Entries of dir whose names start with '.' (a writer's temporaries and
+ * locks), "." and ".." aside. */
+static inline int fx_hidden_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL)
+    if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+  if (d) closedir(d);
+  return n;
+}
+
+/* The first 255 bytes of a small text file ("(absent)" when there is
+ * none), in a static buffer. */
+static inline const char *fx_small_text(const char *path) {
+  static char buf[256];
+  FILE *f = fopen(path, "r");
+  if (!f) return "(absent)";
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
 }
 
 /* The JSON text of v (malloc'd), or a copy of on_error when it cannot be
