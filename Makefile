@@ -121,7 +121,8 @@ tsan: deps
 	@TSAN_OPTIONS="halt_on_error=1 exitcode=66" tests/run.sh build/tsan unit/
 
 # make fuzz: build every harness (the sources are compiled once, with
-# clang's sanitizers); FUZZ_SECONDS=N then runs each for N seconds.
+# clang's sanitizers) and replay each one's saved inputs
+# (tests/fuzz/regressions/); FUZZ_SECONDS=N then fuzzes each for N seconds.
 FUZZ_SECONDS ?= 0
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(filter-out src/vtab/%,$(SRCS)) $(PROTO_C))
@@ -130,6 +131,7 @@ FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DSQLITE_CORE -Isrc -I$(GEN) -g -O1 \
 fuzz:
 	@tools/deps.sh build fuzz
 	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@tests/fuzz/run.sh 0
 	@if [ "$(FUZZ_SECONDS)" -gt 0 ]; then tests/fuzz/run.sh $(FUZZ_SECONDS); fi
 
 build/fuzz/obj/%.o: %.c Makefile

@@ -677,7 +677,10 @@ static void setup_variants(c1_ctx *c, bench_variant *v, int have) {
  * one run is its figure (said in a NOTE). */
 static void measure(c1_ctx *c, bench_variant *v, int n, int runs) {
   int slow[NV] = {0};
-  for (int i = 0; i < n; i++) v[i].best_ms = -1;
+  for (int i = 0; i < n; i++) {
+    v[i].best_ms = -1;
+    v[i].ntimed = 0;
+  }
   for (int r = 0; r <= runs; r++)
     for (int i = 0; i < n; i++) {
       if (!v[i].ok || slow[i]) continue;
@@ -693,11 +696,11 @@ static void measure(c1_ctx *c, bench_variant *v, int n, int runs) {
         printf("NOTE: %s took %.1f s in its first run: measured by that run "
                "alone (data already in the page cache)\n", v[i].name, ms / 1e3);
         fflush(stdout);
-      } else if (r > 0 && (v[i].best_ms < 0 || ms < v[i].best_ms)) {
-        v[i].best_ms = ms;
+      } else if (r > 0) {
+        bench_record(&v[i], ms);
       }
     }
-  if (v[V_PBARE].ok) v[V_PBARE].best_ms *= (double)LOOKUPS / BARE_LOOKUPS;
+  if (v[V_PBARE].ok) bench_scale(&v[V_PBARE], (double)LOOKUPS / BARE_LOOKUPS);
 }
 
 /* A variant's results against the expected values (r1 < 0: not checked). */

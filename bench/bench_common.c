@@ -24,7 +24,62 @@ uint64_t bench_splitmix64(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-/* One run of one variant; keeps the minimum time once past the warm-up. */
+/* /proc/loadavg's three averages into buf ("?" when unreadable). */
+static void read_loadavg(char *buf, size_t cap) {
+  double a = 0, b = 0, c = 0;
+  FILE *f = fopen("/proc/loadavg", "r");
+  int n = f ? fscanf(f, "%lf %lf %lf", &a, &b, &c) : 0;
+  if (f) fclose(f);
+  if (n == 3) snprintf(buf, cap, "%.2f %.2f %.2f", a, b, c);
+  else snprintf(buf, cap, "?");
+}
+
+static char g_load_start[64] = "?";
+
+/* The machine's load when the driver starts. */
+__attribute__((constructor)) static void note_load_at_start(void) {
+  read_loadavg(g_load_start, sizeof g_load_start);
+}
+
+void bench_load_line(char *buf, size_t cap) {
+  char now[64];
+  read_loadavg(now, sizeof now);
+  snprintf(buf, cap, "load average (1/5/15 min) %s at start, %s at end", g_load_start, now);
+}
+
+void bench_record(bench_variant *v, double ms) {
+  if (v->best_ms < 0 || ms < v->best_ms) v->best_ms = ms;
+  if (v->ntimed < BENCH_MAX_TIMED) v->timed_ms[v->ntimed++] = ms;
+}
+
+void bench_scale(bench_variant *v, double f) {
+  v->best_ms *= f;
+  for (int i = 0; i < v->ntimed; i++) v->timed_ms[i] *= f;
+}
+
+/* Ascending order of doubles (qsort). */
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double bench_median_ms(const bench_variant *v) {
+  if (v->ntimed <= 0) return -1;
+  double t[BENCH_MAX_TIMED];
+  memcpy(t, v->timed_ms, (size_t)v->ntimed * sizeof *t);
+  qsort(t, (size_t)v->ntimed, sizeof *t, cmp_double);
+  int n = v->ntimed;
+  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+double bench_max_ms(const bench_variant *v) {
+  double m = -1;
+  for (int i = 0; i < v->ntimed; i++)
+    if (v->timed_ms[i] > m) m = v->timed_ms[i];
+  return m;
+}
+
+/* One run of one variant; past the warm-up its time is recorded. */
 static void run_once(void *ctx, bench_variant *v, int timed) {
   double t0 = bench_now_ms();
   int rc = v->run(ctx, v);
@@ -34,11 +89,14 @@ static void run_once(void *ctx, bench_variant *v, int timed) {
     v->ok = 0;
     return;
   }
-  if (timed && (v->best_ms < 0 || ms < v->best_ms)) v->best_ms = ms;
+  if (timed) bench_record(v, ms);
 }
 
 void bench_measure(void *ctx, bench_variant *v, int n, int runs) {
-  for (int i = 0; i < n; i++) v[i].best_ms = -1;
+  for (int i = 0; i < n; i++) {
+    v[i].best_ms = -1;
+    v[i].ntimed = 0;
+  }
   for (int r = 0; r <= runs; r++)
     for (int i = 0; i < n; i++)
       if (v[i].ok) run_once(ctx, &v[i], r > 0);
@@ -142,16 +200,29 @@ int bench_row_floor(sqlite3 *db, int64_t n, bench_variant *v, char *note,
   return bench_prepare(db, sql, v);
 }
 
+#define ROW_FMT "%-46s %10s %10s %7s %17s %17s %7s  %s\n"
+
 void bench_table_header(void) {
-  printf("%-46s %10s %10s %7s  %s\n", "workload", "ours ms", "yardst. ms",
-         "ratio", "target");
-  printf("%-46s %10s %10s %7s  %s\n", "--------", "-------", "----------",
-         "-----", "------");
+  char load[200];
+  bench_load_line(load, sizeof load);
+  printf("%s\n", load);
+  printf(ROW_FMT, "workload", "ours ms", "yardst. ms", "ratio", "ours med/max",
+         "yardst. med/max", "med r.", "target");
+  printf(ROW_FMT, "--------", "-------", "----------", "-----", "------------",
+         "---------------", "------", "------");
+}
+
+/* "median/max" of v's timed runs into buf ("-/-" without any). */
+static void spread(const bench_variant *v, char *buf, size_t cap) {
+  double med = v && v->ok ? bench_median_ms(v) : -1;
+  if (med < 0) snprintf(buf, cap, "-/-");
+  else snprintf(buf, cap, "%.1f/%.1f", med, bench_max_ms(v));
 }
 
 void bench_table_row(const char *workload, const bench_variant *ours,
                      const bench_variant *yard, double target) {
   char o[32] = "n/a", y[32] = "n/a", r[32] = "n/a", t[48] = "(info)";
+  char os[48], ys[48], mr[32] = "-";
   int have_o = ours && ours->ok, have_y = yard && yard->ok;
   if (have_o) snprintf(o, sizeof o, "%.1f", ours->best_ms);
   if (have_y) snprintf(y, sizeof y, "%.1f", yard->best_ms);
@@ -162,7 +233,11 @@ void bench_table_row(const char *workload, const bench_variant *ours,
   if (target > 0)
     snprintf(t, sizeof t, "<= %.2f %s", target,
              ratio < 0 ? "n/a" : ratio <= target ? "PASS" : "MISS");
-  printf("%-46s %10s %10s %7s  %s\n", workload, o, y, r, t);
+  spread(ours, os, sizeof os);
+  spread(yard, ys, sizeof ys);
+  double om = have_o ? bench_median_ms(ours) : -1, ym = have_y ? bench_median_ms(yard) : -1;
+  if (om >= 0 && ym > 0) snprintf(mr, sizeof mr, "%.2f", om / ym);
+  printf(ROW_FMT, workload, o, y, r, os, ys, mr, t);
 }
 
 long bench_proc_status_kib(const char *name) {

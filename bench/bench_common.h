@@ -1,7 +1,8 @@
 /* bench_common.h - shared pieces of the benchmark drivers (one per dataset,
  * bench_b1.c for bagz, later ones for the other formats): monotonic timing,
  * a fixed-seed PRNG, interleaved "min of N runs after a warm-up"
- * measurement of a set of variants, SQLite helpers (extension loading,
+ * measurement of a set of variants (keeping every timed run for the
+ * median/max spread), the machine's load average, SQLite helpers (extension loading,
  * virtual tables with an optional option that may be rejected, the
  * virtual-table row floor) and the result table. */
 #ifndef BENCH_COMMON_H
@@ -12,6 +13,9 @@
 #include <stdint.h>
 
 #define BENCH_RUNS 5
+/* Timed runs a variant keeps for its spread (more still count for the
+ * minimum). */
+#define BENCH_MAX_TIMED 64
 
 /* Milliseconds from CLOCK_MONOTONIC. */
 double bench_now_ms(void);
@@ -30,7 +34,22 @@ struct bench_variant {
   int ok;             /* 1 when available and every run succeeded */
   double best_ms;     /* minimum over the timed runs */
   int64_t r0, r1;
+  int ntimed;         /* timed runs kept in timed_ms (the spread) */
+  double timed_ms[BENCH_MAX_TIMED];
 };
+
+/* Count one timed run of v: its time joins the spread, and the minimum. */
+void bench_record(bench_variant *v, double ms);
+/* Multiply every time of v by f (a figure measured on a sample, scaled). */
+void bench_scale(bench_variant *v, double f);
+/* Median and maximum of v's timed runs; -1 when none was kept (a figure
+ * set by hand, or a single untimed run). */
+double bench_median_ms(const bench_variant *v);
+double bench_max_ms(const bench_variant *v);
+
+/* "load average (1/5/15 min) X Y Z at start, X Y Z at end" of this
+ * process into buf (the start read when the driver started). */
+void bench_load_line(char *buf, size_t cap);
 
 /* A warm-up run, then `runs` timed runs; in every round each available
  * variant runs once, in array order (variants interleaved). A failing
@@ -63,8 +82,11 @@ int bench_create_vtab(sqlite3 *db, const char *name, const char *module,
 int bench_row_floor(sqlite3 *db, int64_t n, bench_variant *v, char *note,
                     size_t note_cap);
 
-/* Result table: header, then one row per comparison. `target` > 0 prints
- * "<= target" and PASS/MISS; 0 means information only. */
+/* Result table: the load line, a header, then one row per comparison:
+ * the minima and their ratio (what the target is judged on), then the
+ * spread: median/maximum of each side's timed runs and the ratio of the
+ * medians. `target` > 0 prints "<= target" and PASS/MISS; 0 means
+ * information only. */
 void bench_table_header(void);
 void bench_table_row(const char *workload, const bench_variant *ours,
                      const bench_variant *yard, double target);

@@ -32,21 +32,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#define GEN_NAME "gen_c1"
+#include "gen_common.h"
+
 #define SEED UINT64_C(0x5EEDC1C1C1C1C1C1)
 #define NAME_BYTES 16
 
-static const char *const VOCAB[] = {
-    "alpha",   "bravo",  "charlie", "delta",   "echo",    "foxtrot", "golf",
-    "hotel",   "india",  "juliet",  "kilo",    "lima",    "mike",    "november",
-    "oscar",   "papa",   "quebec",  "romeo",   "sierra",  "tango",   "uniform",
-    "victor",  "whiskey", "xray",   "yankee",  "zulu",    "data",    "set",
-    "record",  "shard",  "query",   "table",   "index",   "sample",  "label",
-    "train",   "test",   "model",   "vector",  "token",   "the",     "a",
-    "of",      "and",    "to",      "in",      "is",      "it",      "on",
-    "with",    "for",    "as",      "by",      "at",      "from",    "this",
-    "that",    "be",     "or",      "an",      "are",     "was",     "not",
-    "image"};
-#define NVOCAB (sizeof VOCAB / sizeof VOCAB[0])
 
 /* One column as upstream stores it. */
 typedef struct column {
@@ -63,13 +54,6 @@ static const column COLS[] = {
     {"name", "|S16", "\"\"", NAME_BYTES, 1},
 };
 #define NCOLS (sizeof COLS / sizeof COLS[0])
-
-static uint64_t splitmix64(uint64_t *s) {
-  uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
 
 /* The random word of row i. */
 static uint64_t row_random(uint64_t i) {
@@ -88,7 +72,7 @@ static void make_cell(size_t c, uint64_t i, uint8_t *out) {
     case 2: d = (double)(v >> 44) / 1024.0; memcpy(out, &d, 8); break;
     case 3: out[0] = (uint8_t)(v & 1); break;
     default:
-      snprintf(name, sizeof name, "%s-%llu", VOCAB[(v >> 8) % NVOCAB],
+      snprintf(name, sizeof name, "%s-%llu", gen_word(v >> 8),
                (unsigned long long)i);
       memset(out, 0, NAME_BYTES);
       memcpy(out, name, strnlen(name, NAME_BYTES));
@@ -105,11 +89,6 @@ static uint64_t calc_chunklen(uint64_t expectedlen, size_t atom) {
   uint64_t bytes = 4096 * (uint64_t)pow(2.0, zone + 6);
   uint64_t cl = bytes / atom;
   return cl ? cl : 1;
-}
-
-static int die(const char *what, const char *path) {
-  fprintf(stderr, "gen_c1: %s: %s: %s\n", what, path, strerror(errno));
-  return -1;
 }
 
 /* Write `len` bytes of text to path. */

@@ -36,22 +36,12 @@
 #include <md5.h>
 #include <msgpack.h>
 
+#define GEN_NAME "gen_d1"
+#include "gen_common.h"
+
 #define SEED UINT64_C(0x5EED0D1D1DA7A5E7)
 #define EMB_DIM 16
 #define MAX_SALT_TRIES 1000
-
-static const char *const VOCAB[] = {
-    "alpha",   "bravo",  "charlie", "delta",   "echo",    "foxtrot", "golf",
-    "hotel",   "india",  "juliet",  "kilo",    "lima",    "mike",    "november",
-    "oscar",   "papa",   "quebec",  "romeo",   "sierra",  "tango",   "uniform",
-    "victor",  "whiskey", "xray",   "yankee",  "zulu",    "data",    "set",
-    "record",  "shard",  "query",   "table",   "index",   "sample",  "label",
-    "train",   "test",   "model",   "vector",  "token",   "the",     "a",
-    "of",      "and",    "to",      "in",      "is",      "it",      "on",
-    "with",    "for",    "as",      "by",      "at",      "from",    "this",
-    "that",    "be",     "or",      "an",      "are",     "was",     "not",
-    "image"};
-#define NVOCAB (sizeof VOCAB / sizeof VOCAB[0])
 
 /* The index suffixes in the order the writer lists them in `.md5`. */
 static const char *const SUFFIXES[] = {"", ".offsets", ".keys", ".key_hashes",
@@ -64,23 +54,11 @@ typedef struct keyset {
   char **list; /* NULL: generated keys */
 } keyset;
 
-static uint64_t splitmix64(uint64_t *s) {
-  uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
 /* Key i into buf (at least 32 bytes unless from a file); returns it. */
 static const char *key_of(const keyset *ks, uint64_t i, char *buf) {
   if (ks->list) return ks->list[i];
   snprintf(buf, 32, "s%07llu", (unsigned long long)i);
   return buf;
-}
-
-static int die(const char *what, const char *path) {
-  fprintf(stderr, "gen_d1: %s: %s: %s\n", what, path, strerror(errno));
-  return -1;
 }
 
 static void put_be64(uint8_t *p, uint64_t v) {
@@ -185,20 +163,6 @@ static int out_commit(outfile *o) {
 }
 
 /* ---- samples ---- */
-
-/* Words separated by spaces until at least `target` chars; the longest word
- * is 8 chars, so the result has target..target+8 chars. */
-static size_t make_text(uint64_t *rng, size_t target, char *out) {
-  size_t n = 0;
-  while (n < target) {
-    const char *w = VOCAB[splitmix64(rng) % NVOCAB];
-    if (n > 0) out[n++] = ' ';
-    size_t wl = strlen(w);
-    memcpy(out + n, w, wl);
-    n += wl;
-  }
-  return n;
-}
 
 static void pack_str(msgpack_packer *pk, const char *s, size_t n) {
   msgpack_pack_str(pk, n);

@@ -21,18 +21,13 @@
 
 #include "example.pb-c.h"
 
-#define NSHARDS 4
+#define GEN_NAME "gen_tb1"
+#include "gen_common.h"
+
 #define SEED UINT64_C(0x7FE8A3B1C0DE5EED)
 #define EMBED 32
 #define IMAGE 64
 #define RECORD_MAX 1024
-
-static uint64_t splitmix64(uint64_t *s) {
-  uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
 
 /* A float in [0, 1) from the stream. */
 static float unit_float(uint64_t *rng) {
@@ -81,60 +76,16 @@ static size_t make_record(uint64_t i, uint8_t *out) {
   return tensorflow__example__pack(&ex, out);
 }
 
-static void put_le64(uint8_t *p, uint64_t v) {
-  for (int k = 0; k < 8; k++) p[k] = (uint8_t)(v >> (8 * k));
-}
-
-static int die(const char *what, const char *path) {
-  fprintf(stderr, "gen_tb1: %s: %s: %s\n", what, path, strerror(errno));
-  return -1;
-}
-
-/* Write records [first, first+n) into f, then the limits. */
-static int write_records(FILE *f, const char *path, uint64_t first, uint64_t n) {
-  uint8_t *limits = malloc(n * 8 + 1), rec[RECORD_MAX];
-  uint64_t off = 0;
-  int rc = limits ? 0 : -1;
-  for (uint64_t k = 0; rc == 0 && k < n; k++) {
-    size_t len = make_record(first + k, rec);
-    if (fwrite(rec, 1, len, f) != len) rc = die("write", path);
-    off += len;
-    put_le64(limits + 8 * k, off);
-  }
-  if (rc == 0 && fwrite(limits, 1, n * 8, f) != n * 8) rc = die("write", path);
-  free(limits);
-  return rc;
-}
-
-/* Write one shard file atomically (temporary name, then rename). */
-static int write_shard(const char *dir, const char *name, int s, uint64_t first,
-                       uint64_t n) {
-  char path[4096], tmp[4200];
-  snprintf(path, sizeof path, "%s/%s-%05d-of-%05d.bag", dir, name, s, NSHARDS);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "wb");
-  if (!f) return die("open", tmp);
-  int rc = write_records(f, tmp, first, n);
-  if (fclose(f) != 0 && rc == 0) rc = die("close", tmp);
-  if (rc == 0 && rename(tmp, path) != 0) rc = die("rename", path);
-  if (rc != 0) remove(tmp);
-  return rc;
+/* gen_record_fn: record i, stored as it is (uncompressed). */
+static int record(void *ctx, uint64_t i, uint8_t *out, size_t *len) {
+  (void)ctx;
+  *len = make_record(i, out);
+  return 0;
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3 || argc > 4) {
-    fprintf(stderr, "usage: gen_tb1 OUTDIR COUNT [NAME]\n");
-    return 2;
-  }
-  const char *dir = argv[1];
-  uint64_t count = strtoull(argv[2], NULL, 10);
-  const char *name = argc > 3 ? argv[3] : "tb1";
-  uint64_t first = 0;
-  int rc = 0;
-  for (int s = 0; rc == 0 && s < NSHARDS; s++) {
-    uint64_t n = count / NSHARDS + ((uint64_t)s < count % NSHARDS);
-    rc = write_shard(dir, name, s, first, n);
-    first += n;
-  }
-  return rc == 0 ? 0 : 1;
+  const char *dir, *name;
+  uint64_t count;
+  if (gen_bag_args(argc, argv, "tb1", &dir, &count, &name)) return 2;
+  return gen_bag(dir, name, "bag", count, RECORD_MAX, record, NULL) == 0 ? 0 : 1;
 }

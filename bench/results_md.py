@@ -6,7 +6,8 @@
 Reads RESULTS-b1.txt, -d1, -a1 and -c1 (what bench/run.sh writes; a
 missing one is listed as not run) and prints one Markdown table of every
 comparison: dataset, workload, our time, the yardstick's time, the ratio,
-the target and PASS/MISS, plus the mem rows (peak RSS, full / 1/10 size),
+the target and PASS/MISS, the spread (median and maximum of each side's
+timed runs, the ratio of the medians), plus the mem rows (peak RSS, full / 1/10 size),
 the machine (CPUs, CPU model, RAM, kernel) and the date. run.sh calls it
 after a run of all workloads (`make bench`)."""
 import datetime
@@ -17,6 +18,7 @@ import sys
 
 SETS = [("b1", "B1", "bagz"), ("d1", "D1", "datadings"),
         ("a1", "A1", "atlas"), ("c1", "C1", "bcolz")]
+SPREAD = re.compile(r"^(-|[\d.]+)/(-|[\d.]+)$")  # "median/max" ms
 VERDICT = re.compile(r"^(.*?)\s*\b(PASS|MISS|NOT FLAT|n/a)\b\s*(.*)$")
 
 
@@ -36,7 +38,9 @@ def split_target(text):
 
 def parse(path):
     """(first line, sub-header lines, rows) of one RESULTS-*.txt; a row is
-    (workload, ours, yardstick, ratio, target, verdict)."""
+    (workload, ours, yardstick, ratio, target, verdict, ours median/max,
+    yardstick median/max, ratio of the medians) (the last three "" for
+    rows without a spread)."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     head = lines[0] if lines else ""
@@ -45,6 +49,7 @@ def parse(path):
         head += "; %s timed run%s per variant" % (
             m.group(1), "" if m.group(1) == "1" else "s")
     info = [l for l in lines[1:4] if re.match(r"^[A-Z]\d: ", l)]
+    info += [l for l in lines if l.startswith("load average")]
     rows, mode = [], None
     for line in lines:
         if line.startswith("--------"):
@@ -64,12 +69,16 @@ def parse(path):
         f = re.split(r"\s{2,}", line.strip())
         if len(f) < 5:
             continue
+        spread = ("", "", "")
+        if len(f) >= 8 and SPREAD.match(f[4]) and SPREAD.match(f[5]):
+            spread = (f[4], f[5], f[6])  # bench_table_row's median/max columns
+            f = f[:4] + f[7:]
         target, verdict = split_target(" ".join(f[4:]))
         if mode == "mem":
             rows.append((f[0] + ": peak RSS full / 1/10 size",
-                         kib(f[2]), kib(f[1]), f[3], target, verdict))
+                         kib(f[2]), kib(f[1]), f[3], target, verdict) + spread)
         else:
-            rows.append((f[0], f[1], f[2], f[3], target, verdict))
+            rows.append((f[0], f[1], f[2], f[3], target, verdict) + spread)
     return head, info, rows
 
 
@@ -96,6 +105,11 @@ def machine():
         os.cpu_count() or 0, model, mem, platform.release())
 
 
+def dash(v):
+    """An empty or "-" spread cell as —."""
+    return "—" if v.strip() in ("", "-", "- / -") else v
+
+
 def cell(v):
     return v.replace("|", "\\|")
 
@@ -113,12 +127,16 @@ def main():
            "Each time is the minimum of the timed runs after a warm-up, "
            "with the variants of a workload interleaved in one process and "
            "the yardstick measured in the same run (shared, noisy machine: "
-           "read the ratio). ratio = ours / yardstick; below 1 we are "
-           "faster. Lookups run inside one `BEGIN … COMMIT`. Rows without "
+           "read the ratio). ratio = ours / yardstick (of the minima, what "
+           "the target judges); below 1 we are faster. The spread columns "
+           "give the median / maximum of the same timed runs and the ratio "
+           "of the medians (— where a figure is not a series of runs); each "
+           "set's load average at its start and end is under Runs. Lookups run inside one `BEGIN … COMMIT`. Rows without "
            "a target are for information. Workloads and method: "
            "`shared/BENCHMARK.md`; details: `bench/README.md`.", ""]
-    table = ["| set | workload | ours | yardstick | ratio | target | result |",
-             "| --- | --- | ---: | ---: | ---: | --- | --- |"]
+    table = ["| set | workload | ours | yardstick | ratio | target | result "
+             "| ours med / max | yardstick med / max | ratio of medians |",
+             "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |"]
     heads, npass, nmiss = [], 0, 0
     for key, name, fmt in SETS:
         path = os.path.join(d, "RESULTS-%s.txt" % key)
@@ -128,12 +146,14 @@ def main():
         head, info, rows = parse(path)
         heads.append("- **%s** (%s): %s" % (name, fmt, head))
         heads.extend("  - %s" % l for l in info)
-        for w, o, y, r, t, v in rows:
+        for w, o, y, r, t, v, os_, ys, mr in rows:
             npass += v == "PASS"
             nmiss += v.startswith(("MISS", "NOT FLAT"))
-            table.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            table.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 name, cell(w), o, y, r, cell(t), "**%s**" % v
-                if v.startswith(("MISS", "NOT FLAT")) else v))
+                if v.startswith(("MISS", "NOT FLAT")) else v,
+                dash(os_.replace("/", " / ")), dash(ys.replace("/", " / ")),
+                dash(mr)))
     out += table
     out += ["", "Targets met: %d, missed: %d." % (npass, nmiss), "",
             "Runs:", ""] + heads

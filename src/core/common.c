@@ -32,6 +32,16 @@ void *ds_grow(void *arr, size_t n, size_t size) {
   return realloc(arr, cap * size);
 }
 
+void *ds_grow_cap(void *arr, size_t *cap, size_t n, size_t size, size_t first) {
+  if (arr && n < *cap) return arr;
+  size_t want = *cap ? 2 * *cap : first;
+  if (want <= n) want = n + 1;
+  if (size && want > SIZE_MAX / size) return NULL;
+  void *p = realloc(arr, want * size);
+  if (p) *cap = want;
+  return p;
+}
+
 int ds_buf_append(ds_buf *b, const void *p, size_t n) {
   if (n == 0) return 0;
   if (n > SIZE_MAX - b->len || ds_buf_reserve(b, b->len + n)) return -1;

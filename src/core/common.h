@@ -49,6 +49,11 @@ void ds_buf_free(ds_buf *b);
  * when out of memory (arr is then unchanged). Appending n elements costs
  * O(n), not O(n^2). */
 void *ds_grow(void *arr, size_t n, size_t size);
+/* Room for element n of an array arr whose capacity *cap is kept beside it:
+ * returns arr while n < *cap, else a copy with twice the room (`first`
+ * elements when *cap is 0) and *cap updated, or NULL when out of memory
+ * (arr and *cap are then unchanged). */
+void *ds_grow_cap(void *arr, size_t *cap, size_t n, size_t size, size_t first);
 
 /* malloc'd printf; NULL only when out of memory. */
 char *ds_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

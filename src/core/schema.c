@@ -19,13 +19,9 @@ static ds_column *add_column(ds_schema *s, int *full) {
     *full = 1;
     return NULL;
   }
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 16;
-    ds_column *c = realloc(s->cols, cap * sizeof *c);
-    if (!c) return NULL;
-    s->cols = c;
-    s->cap = cap;
-  }
+  ds_column *c = ds_grow_cap(s->cols, &s->cap, s->n, sizeof *c, 16);
+  if (!c) return NULL;
+  s->cols = c;
   memset(&s->cols[s->n], 0, sizeof *s->cols);
   return &s->cols[s->n++];
 }

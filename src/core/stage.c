@@ -141,15 +141,16 @@ int ds_stage_check_absent(const ds_stage *s, const char *path, char **err) {
   return 0;
 }
 
+int ds_stage_claim(ds_stage *s, const char *path, int first, char **err) {
+  if (s->mode == DS_STAGE_CREATE) return ds_stage_check_absent(s, path, err);
+  return ds_path_exists(path, NULL) ? ds_stage_obsolete(s, path, first, err) : 0;
+}
+
 /* Room for one more temporary; its path is "<dir>/.<key>.ds-tmp.<pid>.<seq>.<label>". */
 static stage_tmp *new_tmp(ds_stage *s, const char *label, char **err) {
-  if (s->ntmps == s->cap_tmps) {
-    size_t cap = s->cap_tmps ? 2 * s->cap_tmps : 8;
-    stage_tmp *t = realloc(s->tmps, cap * sizeof *t);
-    if (!t) return ds_err(err, "out of memory"), NULL;
-    s->tmps = t;
-    s->cap_tmps = cap;
-  }
+  stage_tmp *tmps = ds_grow_cap(s->tmps, &s->cap_tmps, s->ntmps, sizeof *tmps, 8);
+  if (!tmps) return ds_err(err, "out of memory"), NULL;
+  s->tmps = tmps;
   char what[64];
   snprintf(what, sizeof what, "ds-tmp.%ld.%llu.", (long)getpid(),
            (unsigned long long)s->seq++);
@@ -214,13 +215,9 @@ int ds_stage_obsolete(ds_stage *s, const char *path, int first, char **err) {
       s->olds[i].first |= first;
       return 0;
     }
-  if (s->nolds == s->cap_olds) {
-    size_t cap = s->cap_olds ? 2 * s->cap_olds : 8;
-    stage_old *o = realloc(s->olds, cap * sizeof *o);
-    if (!o) return ds_err(err, "out of memory");
-    s->olds = o;
-    s->cap_olds = cap;
-  }
+  stage_old *o = ds_grow_cap(s->olds, &s->cap_olds, s->nolds, sizeof *o, 8);
+  if (!o) return ds_err(err, "out of memory");
+  s->olds = o;
   if (!(s->olds[s->nolds].path = strdup(path))) return ds_err(err, "out of memory");
   s->olds[s->nolds++].first = first;
   return 0;

@@ -96,6 +96,10 @@ int ds_stage_final(ds_stage *s, const char *tmp_path, const char *final_path,
 /* `path` exists and belongs to the old dataset; `first`: it is the old
  * commit point (moved away before the new files appear). */
 int ds_stage_obsolete(ds_stage *s, const char *path, int first, char **err);
+/* A path the new dataset will occupy: mode=create, an error when it exists
+ * (ds_stage_check_absent); mode=replace, an existing one is obsolete
+ * (ds_stage_obsolete, `first` as there). */
+int ds_stage_claim(ds_stage *s, const char *path, int first, char **err);
 
 /* Flush and fsync every temporary file (and the files inside temporary
  * directories). After this only renames remain. */

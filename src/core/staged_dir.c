@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "core/common.h"
-#include "core/mapped_file.h"
 #include "core/staged_dir.h"
 
 struct ds_staged_dir {
@@ -35,6 +34,7 @@ int ds_staged_dir_target(const char *path, char **dir, char **key, char **err) {
 int ds_staged_dir_open(ds_stage *stage, const char *path, const ds_dir_format *fmt,
                        const void *cfg, ds_staged_dir **out, char **err) {
   *out = NULL;
+  if (ds_stage_claim(stage, path, 1, err)) return -1;
   ds_staged_dir *d = calloc(1, sizeof *d);
   if (!d || !(d->path = strdup(path))) {
     free(d);
@@ -43,15 +43,6 @@ int ds_staged_dir_open(ds_stage *stage, const char *path, const ds_dir_format *f
   d->stage = stage;
   d->fmt = fmt;
   d->cfg = cfg;
-  int rc = 0;
-  if (ds_stage_get_mode(stage) == DS_STAGE_CREATE)
-    rc = ds_stage_check_absent(stage, path, err);
-  else if (ds_path_exists(path, NULL))
-    rc = ds_stage_obsolete(stage, path, 1, err);
-  if (rc) {
-    ds_staged_dir_close(d);
-    return -1;
-  }
   *out = d;
   return 0;
 }

@@ -207,3 +207,9 @@ int ds_value_json(ds_buf *out, const ds_value *v, char **err) {
   }
   return 0;
 }
+
+int ds_value_check_depth(int depth, char **err) {
+  if (depth > DS_VALUE_MAX_DEPTH)
+    return ds_err(err, "value nested deeper than %d levels", DS_VALUE_MAX_DEPTH);
+  return 0;
+}

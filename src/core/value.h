@@ -74,6 +74,9 @@ void ds_arena_free(ds_arena *a);
 /* Containers nested deeper than this make ds_value_json fail (no stack
  * overflow on hostile input). */
 #define DS_VALUE_MAX_DEPTH 1000
+/* 0 while depth is at most DS_VALUE_MAX_DEPTH, else -1 with "value nested
+ * deeper than N levels" (the encoders check it on entering each value). */
+int ds_value_check_depth(int depth, char **err);
 
 /* The first DS_V_UNSUPPORTED value inside v (depth-first), or NULL. */
 const ds_value *ds_value_find_unsupported(const ds_value *v);

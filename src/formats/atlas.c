@@ -780,6 +780,7 @@ int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, ds_view *v, size_t shard,
 }
 
 int atlas_stale(const atlas_reader *r) {
+  if (!r) return 0;
   for (size_t k = 0; k < r->nshards; k++)
     if (ds_file_stale(&r->shards[k].index) || ds_file_stale(&r->shards[k].data)) return 1;
   return 0;

@@ -123,7 +123,8 @@ int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, ds_view *v, size_t shard,
 int atlas_block_checked(const atlas_reader *r, size_t shard, uint64_t block);
 void atlas_block_set_checked(const atlas_reader *r, size_t shard, uint64_t block);
 
-/* 1 when a file (index.npy, data.bin) changed on disk since opening. */
+/* 1 when a file (index.npy, data.bin) changed on disk since opening; 0
+ * for NULL (a writer's table before its first commit has no reader). */
 int atlas_stale(const atlas_reader *r);
 
 #endif

@@ -21,11 +21,11 @@
  * about as fast. */
 #include "formats/atlas_readahead.h"
 
-#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/worker.h"
 #include "formats/atlas_decode.h"
 #include "formats/pickle_list.h"
 
@@ -58,12 +58,8 @@ struct atlas_readahead {
   uint64_t next_claim;  /* next block number to claim */
   uint64_t consumer;    /* block number the cursor reads */
   int holding;          /* the cursor holds slot consumer % NSLOTS */
-  int stop;
   int idle;             /* the worker waits for free slots */
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  pthread_t worker;
-  int has_worker;
+  ds_worker w;          /* the worker thread, its lock (mu) and stop flag */
   tools tw, tc;         /* worker's, cursor's */
   slot slots[NSLOTS];
 };
@@ -115,8 +111,8 @@ static void fill(atlas_readahead *ra, slot *s, tools *t) {
  * half the ring is free, so that it decodes several blocks per wake-up:
  * when both threads share one CPU, each wake-up is a context switch. */
 static void wake(atlas_readahead *ra) {
-  if (ra->idle && (ra->stop || ra->next_claim - ra->consumer <= NSLOTS / 2))
-    pthread_cond_signal(&ra->cv);
+  if (ra->idle && (ra->w.stop || ra->next_claim - ra->consumer <= NSLOTS / 2))
+    pthread_cond_signal(&ra->w.cv);
 }
 
 /* With mu held: claim block seq, decode it without the lock, publish it
@@ -125,9 +121,9 @@ static void wake(atlas_readahead *ra) {
 static int claim_and_fill(atlas_readahead *ra, uint64_t seq, tools *t) {
   slot *s = &ra->slots[seq % NSLOTS];
   if (!claim(ra, s, seq)) return 0;
-  pthread_mutex_unlock(&ra->mu);
+  pthread_mutex_unlock(&ra->w.mu);
   fill(ra, s, t);
-  pthread_mutex_lock(&ra->mu);
+  pthread_mutex_lock(&ra->w.mu);
   s->state = s->abandoned ? 0 : 2;
   if (s->abandoned) wake(ra);
   s->abandoned = 0;
@@ -143,16 +139,16 @@ static int can_claim(const atlas_readahead *ra) {
 
 static void *worker_main(void *arg) {
   atlas_readahead *ra = arg;
-  pthread_mutex_lock(&ra->mu);
+  pthread_mutex_lock(&ra->w.mu);
   for (;;) {
-    while (!ra->stop && !ra->walk_done && !can_claim(ra)) {
+    while (!ra->w.stop && !ra->walk_done && !can_claim(ra)) {
       ra->idle = 1;
-      pthread_cond_wait(&ra->cv, &ra->mu);
+      pthread_cond_wait(&ra->w.cv, &ra->w.mu);
       ra->idle = 0;
     }
-    if (ra->stop || ra->walk_done || !claim_and_fill(ra, ra->next_claim, &ra->tw)) break;
+    if (ra->w.stop || ra->walk_done || !claim_and_fill(ra, ra->next_claim, &ra->tw)) break;
   }
-  pthread_mutex_unlock(&ra->mu);
+  pthread_mutex_unlock(&ra->w.mu);
   return NULL;
 }
 
@@ -169,9 +165,7 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
   ds_zstd_ctx_init(&ra->tw.z, NULL);
   ds_zstd_ctx_init(&ra->tc.z, NULL);
   ra->tw.z.max_out = ra->tc.z.max_out = max_value;
-  pthread_mutex_init(&ra->mu, NULL);
-  pthread_cond_init(&ra->cv, NULL);
-  ra->has_worker = pthread_create(&ra->worker, NULL, worker_main, ra) == 0;
+  ds_worker_start(&ra->w, worker_main, ra);
   *out = ra;
   return 0;
 }
@@ -190,7 +184,7 @@ static int before(size_t sa, uint64_t ba, size_t sb, uint64_t bb) {
 
 int atlas_readahead_get(atlas_readahead *ra, size_t shard, uint64_t block,
                         atlas_dblock **b, char **err) {
-  pthread_mutex_lock(&ra->mu);
+  pthread_mutex_lock(&ra->w.mu);
   int rc = 0;
   for (;;) {
     if (ra->holding) { /* the cursor is done with the block it holds */
@@ -230,19 +224,13 @@ int atlas_readahead_get(atlas_readahead *ra, size_t shard, uint64_t block,
     }
     break;
   }
-  pthread_mutex_unlock(&ra->mu);
+  pthread_mutex_unlock(&ra->w.mu);
   return rc;
 }
 
 void atlas_readahead_free(atlas_readahead *ra) {
   if (!ra) return;
-  pthread_mutex_lock(&ra->mu);
-  ra->stop = 1;
-  pthread_cond_broadcast(&ra->cv);
-  pthread_mutex_unlock(&ra->mu);
-  if (ra->has_worker) pthread_join(ra->worker, NULL);
-  pthread_mutex_destroy(&ra->mu);
-  pthread_cond_destroy(&ra->cv);
+  ds_worker_stop(&ra->w);
   for (int i = 0; i < NSLOTS; i++) {
     atlas_dblock_free(ra->slots[i].b);
     free(ra->slots[i].err);

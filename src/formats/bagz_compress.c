@@ -105,6 +105,18 @@ static int oldest_ready(const bagz_compressor *c) {
   return -1;
 }
 
+/* With mu held: claim READY batch i, compress it without the lock with
+ * cctx, mark it DONE and wake whoever waits for it. */
+static void compress_claimed(bagz_compressor *c, int i, ZSTD_CCtx *cctx) {
+  c->b[i].state = B_CLAIMED;
+  pthread_mutex_unlock(&c->mu);
+  char *e = NULL;
+  if (compress_batch(cctx, c->cdict, &c->b[i], &e)) c->b[i].err = e;
+  pthread_mutex_lock(&c->mu);
+  c->b[i].state = B_DONE;
+  pthread_cond_broadcast(&c->cv);
+}
+
 /* The helper thread: claim the oldest READY batch, compress it, mark it
  * DONE; sleep when there is none. */
 static void *helper(void *arg) {
@@ -114,13 +126,7 @@ static void *helper(void *arg) {
     int i = -1;
     while (!c->stop && (i = oldest_ready(c)) < 0) pthread_cond_wait(&c->cv, &c->mu);
     if (c->stop) break;
-    c->b[i].state = B_CLAIMED;
-    pthread_mutex_unlock(&c->mu);
-    char *e = NULL;
-    if (compress_batch(c->wcctx, c->cdict, &c->b[i], &e)) c->b[i].err = e;
-    pthread_mutex_lock(&c->mu);
-    c->b[i].state = B_DONE;
-    pthread_cond_broadcast(&c->cv);
+    compress_claimed(c, i, c->wcctx);
   }
   pthread_mutex_unlock(&c->mu);
   return NULL;
@@ -157,12 +163,7 @@ static int make_room(bagz_compressor *c, int want, char **err) {
     }
     int i = oldest_ready(c);
     if (i >= 0) { /* do the work rather than wait */
-      c->b[i].state = B_CLAIMED;
-      pthread_mutex_unlock(&c->mu);
-      char *e = NULL;
-      if (compress_batch(c->cctx, c->cdict, &c->b[i], &e)) c->b[i].err = e;
-      pthread_mutex_lock(&c->mu);
-      c->b[i].state = B_DONE;
+      compress_claimed(c, i, c->cctx);
       continue;
     }
     if (h->state == B_FILLING) break; /* nothing queued before it */

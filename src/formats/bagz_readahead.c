@@ -10,11 +10,11 @@
  * cores work, and rows are still handed out in order. */
 #include "bagz_readahead.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/common.h"
+#include "core/worker.h"
 
 #define NSLOTS 6
 #define BATCH_ROWS 1024
@@ -38,6 +38,13 @@ typedef struct slot {
   int last;             /* the walk ended inside/after this batch */
 } slot;
 
+/* What one thread decompresses with. */
+typedef struct tools {
+  ds_zstd_ctx z;
+  bagz_io io;
+  ds_buf tmp;           /* records after a batch's first */
+} tools;
+
 struct bagz_readahead {
   const bagz_reader *r;
   ds_rowiter it;        /* shared: guarded by mu */
@@ -45,16 +52,10 @@ struct bagz_readahead {
   uint64_t next_claim;  /* next batch number to claim */
   uint64_t consumer;    /* batch the cursor is reading */
   size_t pos;           /* row position inside it */
-  int stop;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  pthread_t worker;
-  int has_worker;
+  ds_worker w;          /* the worker thread, its lock (mu) and stop flag */
   uint64_t held;         /* bytes in ready slots not yet released: guarded by mu */
-  ds_zstd_ctx zworker, zcursor;
   bagz_io io_claim;      /* used under mu only */
-  bagz_io io_worker, io_cursor;
-  ds_buf tmp_worker, tmp_cursor;
+  tools tw, tc;          /* worker's, cursor's */
   slot slots[NSLOTS];
 };
 
@@ -98,11 +99,11 @@ static void claim(bagz_readahead *ra, slot *s, uint64_t b) {
   ra->next_claim = b + 1;
 }
 
-/* Without the lock: decompress a claimed slot's rows. The first record
- * goes straight into the slot (a huge record is never held twice); the
- * others through tmp. */
-static void fill(bagz_readahead *ra, slot *s, ds_zstd_ctx *z, bagz_io *io,
-                 ds_buf *tmp) {
+/* Without the lock: decompress a claimed slot's rows with one thread's
+ * tools. The first record goes straight into the slot (a huge record is
+ * never held twice); the others through the tools' tmp. */
+static void fill(bagz_readahead *ra, slot *s, tools *t) {
+  ds_buf *tmp = &t->tmp;
   s->data.len = 0;
   s->off[0] = 0;
   free(s->err);
@@ -112,7 +113,7 @@ static void fill(bagz_readahead *ra, slot *s, ds_zstd_ctx *z, bagz_io *io,
     size_t n;
     ds_buf *out = i == 0 ? &s->data : tmp;
     out->max = tmp->max;
-    int rc = bagz_read(ra->r, z, io, s->rows[i], out, &p, &n, &s->err);
+    int rc = bagz_read(ra->r, &t->z, &t->io, s->rows[i], out, &p, &n, &s->err);
     s->data.max = 0;
     if (rc) break;
     int in_place = i == 0 && n > 0 && p == s->data.data; /* decompressed there */
@@ -127,25 +128,31 @@ static void fill(bagz_readahead *ra, slot *s, ds_zstd_ctx *z, bagz_io *io,
   if (tmp->cap > 4 * (size_t)BATCH_BYTES) ds_buf_free(tmp); /* max stays */
 }
 
+/* With mu held: claim batch `b`, fill it without the lock with one
+ * thread's tools, publish it. */
+static void claim_and_fill(bagz_readahead *ra, uint64_t b, tools *t) {
+  slot *s = &ra->slots[b % NSLOTS];
+  claim(ra, s, b);
+  pthread_mutex_unlock(&ra->w.mu);
+  fill(ra, s, t);
+  pthread_mutex_lock(&ra->w.mu);
+  s->state = 2;
+  ra->held += s->data.len;
+  pthread_cond_broadcast(&ra->w.cv);
+}
+
+/* The worker thread: claims and fills batches while the ring has room. */
 static void *worker_main(void *arg) {
   bagz_readahead *ra = arg;
-  pthread_mutex_lock(&ra->mu);
+  pthread_mutex_lock(&ra->w.mu);
   for (;;) {
-    while (!ra->stop && !ra->walk_done &&
+    while (!ra->w.stop && !ra->walk_done &&
            (ra->next_claim - ra->consumer >= NSLOTS || ra->held > RING_BYTES))
-      pthread_cond_wait(&ra->cv, &ra->mu);
-    if (ra->stop || ra->walk_done) break;
-    uint64_t b = ra->next_claim;
-    slot *s = &ra->slots[b % NSLOTS];
-    claim(ra, s, b);
-    pthread_mutex_unlock(&ra->mu);
-    fill(ra, s, &ra->zworker, &ra->io_worker, &ra->tmp_worker);
-    pthread_mutex_lock(&ra->mu);
-    s->state = 2;
-    ra->held += s->data.len;
-    pthread_cond_broadcast(&ra->cv);
+      pthread_cond_wait(&ra->w.cv, &ra->w.mu);
+    if (ra->w.stop || ra->walk_done) break;
+    claim_and_fill(ra, ra->next_claim, &ra->tw);
   }
-  pthread_mutex_unlock(&ra->mu);
+  pthread_mutex_unlock(&ra->w.mu);
   return NULL;
 }
 
@@ -156,26 +163,12 @@ int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
   if (!ra) return ds_err(err, "out of memory");
   ra->r = r;
   ds_rowiter_init(&ra->it, rs);
-  ds_zstd_ctx_init(&ra->zworker, r->dict);
-  ds_zstd_ctx_init(&ra->zcursor, r->dict);
-  ra->tmp_worker.max = ra->tmp_cursor.max = (size_t)max_value;
-  pthread_mutex_init(&ra->mu, NULL);
-  pthread_cond_init(&ra->cv, NULL);
-  ra->has_worker = pthread_create(&ra->worker, NULL, worker_main, ra) == 0;
+  ds_zstd_ctx_init(&ra->tw.z, r->dict);
+  ds_zstd_ctx_init(&ra->tc.z, r->dict);
+  ra->tw.tmp.max = ra->tc.tmp.max = (size_t)max_value;
+  ds_worker_start(&ra->w, worker_main, ra);
   *out = ra;
   return 0;
-}
-
-/* With mu held: claim batch `b`, fill it without the lock, publish it. */
-static void claim_and_fill(bagz_readahead *ra, uint64_t b) {
-  slot *s = &ra->slots[b % NSLOTS];
-  claim(ra, s, b);
-  pthread_mutex_unlock(&ra->mu);
-  fill(ra, s, &ra->zcursor, &ra->io_cursor, &ra->tmp_cursor);
-  pthread_mutex_lock(&ra->mu);
-  s->state = 2;
-  ra->held += s->data.len;
-  pthread_cond_broadcast(&ra->cv);
 }
 
 /* The slot of the consumer's batch. While the worker is still filling it,
@@ -184,23 +177,23 @@ static void claim_and_fill(bagz_readahead *ra, uint64_t b) {
 static slot *current_slot(bagz_readahead *ra) {
   uint64_t b = ra->consumer;
   slot *s = &ra->slots[b % NSLOTS];
-  pthread_mutex_lock(&ra->mu);
+  pthread_mutex_lock(&ra->w.mu);
   for (;;) {
     if (s->state == 2 && s->batch == b) break;
     if (ra->next_claim == b) {
       if (ra->walk_done) {
-        pthread_mutex_unlock(&ra->mu);
+        pthread_mutex_unlock(&ra->w.mu);
         return NULL;
       }
-      claim_and_fill(ra, b);
+      claim_and_fill(ra, b, &ra->tc);
     } else if (!ra->walk_done && ra->next_claim - ra->consumer < NSLOTS &&
                ra->held <= RING_BYTES) {
-      claim_and_fill(ra, ra->next_claim);
+      claim_and_fill(ra, ra->next_claim, &ra->tc);
     } else {
-      pthread_cond_wait(&ra->cv, &ra->mu);
+      pthread_cond_wait(&ra->w.cv, &ra->w.mu);
     }
   }
-  pthread_mutex_unlock(&ra->mu);
+  pthread_mutex_unlock(&ra->w.mu);
   return s;
 }
 
@@ -224,36 +217,33 @@ int bagz_readahead_next(bagz_readahead *ra, uint64_t *g, const uint8_t **p,
     }
     if (s->last) return 0;
     /* release the slot and move on */
-    pthread_mutex_lock(&ra->mu);
+    pthread_mutex_lock(&ra->w.mu);
     s->state = 0;
     ra->held -= s->data.len;
     if (s->data.cap > 4 * (size_t)BATCH_BYTES) ds_buf_free(&s->data);
     ra->consumer++;
     ra->pos = 0;
-    pthread_cond_broadcast(&ra->cv);
-    pthread_mutex_unlock(&ra->mu);
+    pthread_cond_broadcast(&ra->w.cv);
+    pthread_mutex_unlock(&ra->w.mu);
   }
+}
+
+/* Free one thread's tools. */
+static void free_tools(tools *t) {
+  ds_zstd_ctx_free(&t->z);
+  bagz_io_free(&t->io);
+  ds_buf_free(&t->tmp);
 }
 
 void bagz_readahead_free(bagz_readahead *ra) {
   if (!ra) return;
-  pthread_mutex_lock(&ra->mu);
-  ra->stop = 1;
-  pthread_cond_broadcast(&ra->cv);
-  pthread_mutex_unlock(&ra->mu);
-  if (ra->has_worker) pthread_join(ra->worker, NULL);
-  pthread_mutex_destroy(&ra->mu);
-  pthread_cond_destroy(&ra->cv);
+  ds_worker_stop(&ra->w);
   for (int i = 0; i < NSLOTS; i++) {
     ds_buf_free(&ra->slots[i].data);
     free(ra->slots[i].err);
   }
-  ds_zstd_ctx_free(&ra->zworker);
-  ds_zstd_ctx_free(&ra->zcursor);
-  ds_buf_free(&ra->tmp_worker);
-  ds_buf_free(&ra->tmp_cursor);
+  free_tools(&ra->tw);
+  free_tools(&ra->tc);
   bagz_io_free(&ra->io_claim);
-  bagz_io_free(&ra->io_worker);
-  bagz_io_free(&ra->io_cursor);
   free(ra);
 }

@@ -191,13 +191,9 @@ static int open_shard(bagz_writer *w, size_t i, char **err) {
     w->nshards = i + 1;
     return 0;
   }
-  if (w->nslots == w->cap_shards) {
-    size_t cap = w->cap_shards ? 2 * w->cap_shards : 4;
-    bz_shard *s = realloc(w->shards, cap * sizeof *s);
-    if (!s) return ds_err(err, "out of memory");
-    w->shards = s;
-    w->cap_shards = cap;
-  }
+  bz_shard *grown = ds_grow_cap(w->shards, &w->cap_shards, w->nslots, sizeof *grown, 4);
+  if (!grown) return ds_err(err, "out of memory");
+  w->shards = grown;
   bz_shard *s = &w->shards[w->nslots];
   memset(s, 0, sizeof *s);
   char label[48];

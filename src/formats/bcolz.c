@@ -1030,6 +1030,7 @@ int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
 
 /* 1 when a mapped chunk file changed on disk since it was mapped. */
 int bcolz_stale(const bcolz_table *t) {
+  if (!t) return 0;
   for (size_t i = 0; i < t->ncols; i++)
     for (int j = 0; j < MAP_SLOTS; j++)
       if (t->cols[i].maps[j].open && ds_file_stale(&t->cols[i].maps[j].f)) return 1;

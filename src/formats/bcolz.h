@@ -193,7 +193,8 @@ void bcolz_stats_free(bcolz_stats *s);
 uint64_t bcolz_decode_count(const char *column_dir);
 
 /* 1 when a chunk file the table has read changed on disk since it was
- * read (its decompressed chunks may be cached). */
+ * read (its decompressed chunks may be cached); 0 for NULL (a writer's
+ * table before its first commit has no table). */
 int bcolz_stale(const bcolz_table *t);
 
 /* ---- For dataset_info: how a column was compressed ---- */

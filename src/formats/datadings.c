@@ -1092,13 +1092,9 @@ static int add_row(md5_rows *rows, const ds_file *f, size_t lineno,
     free(q);
     return -1;
   }
-  if (rows->n == rows->cap) {
-    size_t cap = rows->cap ? 2 * rows->cap : 8;
-    datadings_md5_row *v = realloc(rows->v, cap * sizeof *v);
-    if (!v) return ds_err(err, "out of memory");
-    rows->v = v;
-    rows->cap = cap;
-  }
+  datadings_md5_row *v = ds_grow_cap(rows->v, &rows->cap, rows->n, sizeof *v, 8);
+  if (!v) return ds_err(err, "out of memory");
+  rows->v = v;
   char *text = malloc(33 + (n - 34) + 1);
   if (!text) return ds_err(err, "out of memory");
   for (int i = 0; i < 32; i++) text[i] = (char)(p[i] >= 'A' && p[i] <= 'F' ? p[i] | 0x20 : p[i]);
@@ -1172,6 +1168,7 @@ void datadings_md5_free(datadings_md5_row *rows, size_t n) {
 }
 
 int datadings_stale(const datadings_reader *r) {
+  if (!r) return 0;
   for (size_t k = 0; k < r->nshards; k++) {
     const dd_shard *s = &r->shards[k];
     if (ds_file_stale(&s->data) || ds_file_stale(&s->offsets) ||

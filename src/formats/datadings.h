@@ -40,7 +40,8 @@ void datadings_io_free(datadings_io *io);
 int datadings_sample(const datadings_reader *r, datadings_io *io, uint64_t g,
                      const uint8_t **p, size_t *n, char **err);
 
-/* 1 when any file of the dataset changed on disk since opening. */
+/* 1 when any file of the dataset changed on disk since opening; 0 for
+ * NULL (a writer's table before its first commit has no reader). */
 int datadings_stale(const datadings_reader *r);
 
 /* The index key of sample g (UTF-8 bytes read from the .keys or .index

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "core/key_store.h"
-#include "core/mapped_file.h"
 #include "formats/datadings.h"
 #include "formats/datadings_writer.h"
 #include "formats/msgpack_encode.h"
@@ -75,6 +74,13 @@ int datadings_writer_open(ds_stage *stage, const char *path,
   *out = NULL;
   if (strpbrk(path, "*?["))
     return ds_err(err, "%s: a writer takes one .msgpack path, not a glob", path);
+  /* the data file (the commit point) and every side file */
+  for (int i = -1; SUFFIXES[i + 1] || i < 0; i++) {
+    char *p = i < 0 ? strdup(path) : ds_strf("%s%s", path, SUFFIXES[i]);
+    int rc = p ? ds_stage_claim(stage, p, i < 0, err) : ds_err(err, "out of memory");
+    free(p);
+    if (rc) return -1;
+  }
   datadings_writer *w = calloc(1, sizeof *w);
   if (!w || !(w->path = strdup(path))) {
     free(w);
@@ -84,19 +90,6 @@ int datadings_writer_open(ds_stage *stage, const char *path,
   ds_msgpack_doc_init(&w->doc);
   MD5Init(&w->data_md5);
   MD5Init(&w->offsets_md5);
-  int create = ds_stage_get_mode(stage) == DS_STAGE_CREATE, rc = 0;
-  for (int i = -1; SUFFIXES[i + 1] || i < 0; i++) {
-    char *p = i < 0 ? strdup(path) : ds_strf("%s%s", path, SUFFIXES[i]);
-    if (!p) rc = ds_err(err, "out of memory");
-    else if (create) rc = ds_stage_check_absent(stage, p, err);
-    else if (ds_path_exists(p, NULL)) rc = ds_stage_obsolete(stage, p, i < 0, err);
-    free(p);
-    if (rc) break;
-  }
-  if (rc) {
-    datadings_writer_close(w);
-    return -1;
-  }
   *out = w;
   return 0;
 }

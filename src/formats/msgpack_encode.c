@@ -185,8 +185,7 @@ static int pack_container(msgpack_packer *pk, const ds_value *v, int depth,
 
 /* Encode one value. */
 static int pack(msgpack_packer *pk, const ds_value *v, int depth, char **err) {
-  if (depth > DS_VALUE_MAX_DEPTH)
-    return ds_err(err, "a value nested deeper than %d levels", DS_VALUE_MAX_DEPTH);
+  if (ds_value_check_depth(depth, err)) return -1;
   int rc = 0;
   switch (v->type) {
     case DS_V_NULL: rc = msgpack_pack_nil(pk); break;

@@ -417,17 +417,26 @@ static int doc_zone_prepare(ds_msgpack_doc *d, size_t need, char **err) {
   return d->zone_ready ? 0 : ds_err(err, "out of memory");
 }
 
-int ds_msgpack_parse(ds_msgpack_doc *d, const uint8_t *p, size_t n,
-                     char **err) {
+/* The first steps of parse and scan: forget d's last object, check that
+ * p[0..n) is exactly one object (marking a root map's elements in d when
+ * `marks`), and make d's zone ready for it; *need gets its zone size. */
+static int doc_prepare(ds_msgpack_doc *d, const uint8_t *p, size_t n, int marks,
+                       size_t *need, char **err) {
   d->root.type = MSGPACK_OBJECT_NIL;
   d->p = NULL;
   d->have_root = 0;
-  size_t end, need;
-  if (precheck(p, n, &end, &need, NULL, err)) return -1;
+  size_t end;
+  if (precheck(p, n, &end, need, marks ? d : NULL, err)) return -1;
   if (end != n)
     return ds_err(err, "%zu bytes after the msgpack object at byte %zu",
                   n - end, end);
-  if (doc_zone_prepare(d, need, err)) return -1;
+  return doc_zone_prepare(d, *need, err);
+}
+
+int ds_msgpack_parse(ds_msgpack_doc *d, const uint8_t *p, size_t n,
+                     char **err) {
+  size_t need;
+  if (doc_prepare(d, p, n, 0, &need, err)) return -1;
   size_t off = 0;
   msgpack_object root;
   msgpack_unpack_return r =
@@ -441,15 +450,8 @@ int ds_msgpack_parse(ds_msgpack_doc *d, const uint8_t *p, size_t n,
 }
 
 int ds_msgpack_scan(ds_msgpack_doc *d, const uint8_t *p, size_t n, char **err) {
-  d->root.type = MSGPACK_OBJECT_NIL;
-  d->have_root = 0;
-  d->p = NULL;
-  size_t end, need;
-  if (precheck(p, n, &end, &need, d, err)) return -1;
-  if (end != n)
-    return ds_err(err, "%zu bytes after the msgpack object at byte %zu",
-                  n - end, end);
-  if (doc_zone_prepare(d, need, err)) return -1;
+  size_t need;
+  if (doc_prepare(d, p, n, 1, &need, err)) return -1;
   d->p = p;
   d->n = n;
   d->zone_need = need;

@@ -255,20 +255,6 @@ static int put_bytes(ds_pickler *p, const uint8_t *s, size_t n) {
 
 /* ---- containers ----------------------------------------------------- */
 
-/* A list of n items (tuples and sets too), in batches of PKW_BATCH. */
-static int put_list(ds_pickler *p, const ds_value *items, size_t n, int depth,
-                    char **err) {
-  if (op(p, OP_EMPTY_LIST)) return oom(err);
-  for (size_t i = 0; i < n; i += PKW_BATCH) {
-    size_t k = n - i < PKW_BATCH ? n - i : PKW_BATCH;
-    if (k > 1 && op(p, OP_MARK)) return oom(err);
-    for (size_t j = 0; j < k; j++)
-      if (encode(p, &items[i + j], depth + 1, err)) return -1;
-    if (op(p, k > 1 ? OP_APPENDS : OP_APPEND)) return oom(err);
-  }
-  return 0;
-}
-
 /* A dict key must be a hashable scalar for pickle.loads to rebuild it. */
 static int check_key(const ds_value *k, char **err) {
   switch (k->type) {
@@ -281,20 +267,23 @@ static int check_key(const ds_value *k, char **err) {
   }
 }
 
-/* A dict of n key/value pairs (kv holds 2n values). */
-static int put_dict(ds_pickler *p, const ds_value *kv, size_t n, int depth,
-                    char **err) {
-  if (op(p, OP_EMPTY_DICT)) return oom(err);
+/* A list of n items (tuples and sets too), or a dict of n key/value pairs
+ * (items then holds 2n values), in batches of PKW_BATCH as pickle writes
+ * them: MARK, the items, APPENDS / SETITEMS (APPEND / SETITEM for one). */
+static int put_container(ds_pickler *p, int dict, const ds_value *items, size_t n,
+                         int depth, char **err) {
+  if (op(p, dict ? OP_EMPTY_DICT : OP_EMPTY_LIST)) return oom(err);
   for (size_t i = 0; i < n; i += PKW_BATCH) {
     size_t k = n - i < PKW_BATCH ? n - i : PKW_BATCH;
     if (k > 1 && op(p, OP_MARK)) return oom(err);
     for (size_t j = 0; j < k; j++) {
-      const ds_value *key = &kv[2 * (i + j)];
-      if (check_key(key, err) || encode(p, key, depth + 1, err) ||
-          encode(p, key + 1, depth + 1, err))
+      const ds_value *item = dict ? &items[2 * (i + j)] : &items[i + j];
+      if ((dict && check_key(item, err)) || encode(p, item, depth + 1, err) ||
+          (dict && encode(p, item + 1, depth + 1, err)))
         return -1;
     }
-    if (op(p, k > 1 ? OP_SETITEMS : OP_SETITEM)) return oom(err);
+    int end = dict ? (k > 1 ? OP_SETITEMS : OP_SETITEM) : (k > 1 ? OP_APPENDS : OP_APPEND);
+    if (op(p, end)) return oom(err);
   }
   return 0;
 }
@@ -404,8 +393,7 @@ static int put_ndarray(ds_pickler *p, const ds_value *v, char **err) {
 /* ---- one value ------------------------------------------------------ */
 
 static int encode(ds_pickler *p, const ds_value *v, int depth, char **err) {
-  if (depth > DS_VALUE_MAX_DEPTH)
-    return ds_err(err, "value nested deeper than %d", DS_VALUE_MAX_DEPTH);
+  if (ds_value_check_depth(depth, err)) return -1;
   int rc = 0;
   switch (v->type) {
     case DS_V_NULL: rc = op(p, OP_NONE); break;
@@ -417,9 +405,9 @@ static int encode(ds_pickler *p, const ds_value *v, int depth, char **err) {
     case DS_V_BIGINT: return put_bigint(p, v->u.s.p, v->u.s.n, err);
     case DS_V_TEXT: return put_str(p, v->u.s.p, v->u.s.n, err);
     case DS_V_LIST: case DS_V_TUPLE: case DS_V_SET:
-      return put_list(p, v->u.list.items, v->u.list.n, depth, err);
+      return put_container(p, 0, v->u.list.items, v->u.list.n, depth, err);
     case DS_V_MAP:
-      return put_dict(p, v->u.list.items, v->u.list.n, depth, err);
+      return put_container(p, 1, v->u.list.items, v->u.list.n, depth, err);
     case DS_V_NDARRAY: return put_ndarray(p, v, err);
     case DS_V_COMPLEX:
       return ds_err(err, "a complex number cannot be written (write [re, im])");

@@ -31,13 +31,9 @@ typedef struct shard_info {
 
 static int add(ds_shard_listing *l, const shard_info *s, uint64_t a,
                uint64_t rows, uint64_t bytes, char **err) {
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 16;
-    ds_shard_entry *items = realloc(l->items, cap * sizeof *items);
-    if (!items) return ds_err(err, "out of memory");
-    l->items = items;
-    l->cap = cap;
-  }
+  ds_shard_entry *items = ds_grow_cap(l->items, &l->cap, l->n, sizeof *items, 16);
+  if (!items) return ds_err(err, "out of memory");
+  l->items = items;
   ds_shard_entry *e = &l->items[l->n];
   e->path = strdup(s->path);
   e->dictionary = s->dictionary ? strdup(s->dictionary) : NULL;

@@ -22,13 +22,9 @@ static void *arena_copy(ds_arena *a, const void *p, size_t n) {
 /* A new map entry called name with an empty Feature, appended to b. */
 static Tensorflow__Feature *new_feature(ds_tfex_builder *b, const char *name,
                                         size_t name_len) {
-  if (b->n == b->cap) {
-    size_t cap = b->cap ? 2 * b->cap : 16;
-    void **e = realloc(b->entries, cap * sizeof *e);
-    if (!e) return NULL;
-    b->entries = e;
-    b->cap = cap;
-  }
+  void **entries = ds_grow_cap(b->entries, &b->cap, b->n, sizeof *entries, 16);
+  if (!entries) return NULL;
+  b->entries = entries;
   Tensorflow__Features__FeatureEntry *e = ds_arena_alloc(&b->arena, sizeof *e);
   Tensorflow__Feature *f = ds_arena_alloc(&b->arena, sizeof *f);
   uint8_t *key = arena_copy(&b->arena, name, name_len);
@@ -45,48 +41,66 @@ static Tensorflow__Feature *new_feature(ds_tfex_builder *b, const char *name,
 /* The error for a failed allocation. */
 static int fail(ds_tfex_builder *b, char **err) { return ds_arena_fail(&b->arena, err); }
 
+/* A new feature called name holding an empty list of the given kind (an
+ * Int64List, FloatList or BytesList in the arena, attached to the
+ * feature); the list, or NULL when out of memory. */
+static void *new_list(ds_tfex_builder *b, const char *name, size_t name_len,
+                      Tensorflow__Feature__KindCase kind) {
+  const ProtobufCMessageDescriptor *d =
+      kind == TENSORFLOW__FEATURE__KIND_INT64_LIST   ? &tensorflow__int64_list__descriptor
+      : kind == TENSORFLOW__FEATURE__KIND_FLOAT_LIST ? &tensorflow__float_list__descriptor
+                                                     : &tensorflow__bytes_list__descriptor;
+  Tensorflow__Feature *f = new_feature(b, name, name_len);
+  void *l = f ? ds_arena_alloc(&b->arena, d->sizeof_message) : NULL;
+  if (!l) return NULL;
+  protobuf_c_message_init(d, l);
+  f->kind_case = kind;
+  if (kind == TENSORFLOW__FEATURE__KIND_INT64_LIST) f->int64_list = l;
+  else if (kind == TENSORFLOW__FEATURE__KIND_FLOAT_LIST) f->float_list = l;
+  else f->bytes_list = l;
+  return l;
+}
+
+/* Append feature name: a list of the kind (int64 or float) holding a copy
+ * of the n values of `size` bytes at v. */
+static int put_numbers(ds_tfex_builder *b, const char *name, size_t name_len,
+                       Tensorflow__Feature__KindCase kind, const void *v, size_t n,
+                       size_t size, char **err) {
+  void *vals = arena_copy(&b->arena, v, n * size);
+  void *l = vals ? new_list(b, name, name_len, kind) : NULL;
+  if (!l) return fail(b, err);
+  if (kind == TENSORFLOW__FEATURE__KIND_INT64_LIST) {
+    Tensorflow__Int64List *il = l;
+    il->n_value = n;
+    il->value = vals;
+  } else {
+    Tensorflow__FloatList *fl = l;
+    fl->n_value = n;
+    fl->value = vals;
+  }
+  return 0;
+}
+
 int ds_tfex_put_int64(ds_tfex_builder *b, const char *name, size_t name_len,
                       const int64_t *v, size_t n, char **err) {
-  Tensorflow__Feature *f = new_feature(b, name, name_len);
-  Tensorflow__Int64List *l = f ? ds_arena_alloc(&b->arena, sizeof *l) : NULL;
-  int64_t *vals = l ? arena_copy(&b->arena, v, n * sizeof *v) : NULL;
-  if (!vals) return fail(b, err);
-  tensorflow__int64_list__init(l);
-  l->n_value = n;
-  l->value = vals;
-  f->kind_case = TENSORFLOW__FEATURE__KIND_INT64_LIST;
-  f->int64_list = l;
-  return 0;
+  return put_numbers(b, name, name_len, TENSORFLOW__FEATURE__KIND_INT64_LIST, v, n,
+                     sizeof *v, err);
 }
 
 int ds_tfex_put_float(ds_tfex_builder *b, const char *name, size_t name_len,
                       const float *v, size_t n, char **err) {
-  Tensorflow__Feature *f = new_feature(b, name, name_len);
-  Tensorflow__FloatList *l = f ? ds_arena_alloc(&b->arena, sizeof *l) : NULL;
-  float *vals = l ? arena_copy(&b->arena, v, n * sizeof *v) : NULL;
-  if (!vals) return fail(b, err);
-  tensorflow__float_list__init(l);
-  l->n_value = n;
-  l->value = vals;
-  f->kind_case = TENSORFLOW__FEATURE__KIND_FLOAT_LIST;
-  f->float_list = l;
-  return 0;
+  return put_numbers(b, name, name_len, TENSORFLOW__FEATURE__KIND_FLOAT_LIST, v, n,
+                     sizeof *v, err);
 }
 
 int ds_tfex_put_bytes(ds_tfex_builder *b, const char *name, size_t name_len,
                       const uint8_t *p, size_t n, char **err) {
-  Tensorflow__Feature *f = new_feature(b, name, name_len);
-  Tensorflow__BytesList *l = f ? ds_arena_alloc(&b->arena, sizeof *l) : NULL;
+  Tensorflow__BytesList *l = new_list(b, name, name_len, TENSORFLOW__FEATURE__KIND_BYTES_LIST);
   ProtobufCBinaryData *v = l ? ds_arena_alloc(&b->arena, sizeof *v) : NULL;
-  uint8_t *data = v ? arena_copy(&b->arena, p, n) : NULL;
-  if (!data) return fail(b, err);
-  tensorflow__bytes_list__init(l);
-  v->data = data;
+  if (!v || !(v->data = arena_copy(&b->arena, p, n))) return fail(b, err);
   v->len = n;
   l->n_value = 1;
   l->value = v;
-  f->kind_case = TENSORFLOW__FEATURE__KIND_BYTES_LIST;
-  f->bytes_list = l;
   return 0;
 }
 

@@ -67,6 +67,8 @@ typedef struct at_dataset {
   int placeholder;    /* unsupported=placeholder */
   int threads;        /* 2: scans decode ahead on a second thread */
   int64_t infer;      /* option infer (CREATE form) */
+  uint64_t count;     /* examples, and shards (0 for a writer's table */
+  size_t nshards;     /*   before its first commit: no reader) */
   uint64_t *first;    /* first global row of each shard */
   uint64_t *counts;   /* rows of each shard */
   atlas_cache cache;  /* cache_mb */
@@ -135,14 +137,8 @@ static void dataset_close(ds_dataset *base) {
 
 /* ds_dataset_ops.changed */
 static int dataset_changed(const ds_dataset *d) {
-  const atlas_reader *r = ((const at_dataset *)d)->reader;
-  return r ? atlas_stale(r) : 0;
+  return atlas_stale(((const at_dataset *)d)->reader);
 }
-
-/* Examples of a dataset (a writer's table before its first commit has no
- * reader: 0). */
-static uint64_t count_of(const at_dataset *d) { return d->reader ? atlas_count(d->reader) : 0; }
-static size_t nshards_of(const at_dataset *d) { return d->reader ? atlas_nshards(d->reader) : 0; }
 
 /* ds_dataset_ops.open: the CREATE form takes infer=, columns=,
  * unsupported=, cache_mb=, threads= and dictionary= (the shared zstd
@@ -179,7 +175,8 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
    * dictionary=: a shard folder opened alone decodes with its root's */
   if (!wmode && atlas_open_dict(path, ds_options_get(o, "dictionary"), &d->reader, err))
     return -1;
-  size_t k = nshards_of(d);
+  d->count = d->reader ? atlas_count(d->reader) : 0;
+  size_t k = d->nshards = d->reader ? atlas_nshards(d->reader) : 0;
   d->first = malloc((k ? k : 1) * sizeof *d->first);
   d->counts = malloc((k ? k : 1) * sizeof *d->counts);
   if (!d->first || !d->counts) return ds_err(err, "out of memory");
@@ -210,7 +207,7 @@ static int check_supported(const at_dataset *d, const ds_value *v, size_t shard,
 /* What the first `infer` examples look like, and their dict keys. */
 static int infer_schema(at_vtab *t, int64_t infer, char **err) {
   at_dataset *d = AT(t->base.ds);
-  uint64_t n = count_of(d), seen = 0;
+  uint64_t n = d->count, seen = 0;
   int all_dict = 1, all_seq = 1;
   size_t maxlen = 0;
   at_res res;
@@ -345,8 +342,8 @@ static void table_free(ds_table *base) {
 static int at_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   at_vtab *t = (at_vtab *)vtab;
   ds_dataset *ds = t->base.ds;
-  double n = ds ? (double)count_of(AT(ds)) : 1e6;
-  double k = ds && nshards_of(AT(ds)) ? (double)nshards_of(AT(ds)) : 4;
+  double n = ds ? (double)AT(ds)->count : 1e6;
+  double k = ds && AT(ds)->nshards ? (double)AT(ds)->nshards : 4;
   ds_plan_extra extra[1] = {{t->col_shard, "shard", n / k, 0}};
   return ds_table_plan(&t->base, info, n, extra, 1);
 }
@@ -408,8 +405,8 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
   at_cursor *c = (at_cursor *)base;
   at_dataset *d = AT(base->ds);
   c->r.z.max_out = base->ds->max_value; /* max_value_bytes (atlas_decode.h) */
-  r->total = count_of(d);
-  r->nshards = nshards_of(d);
+  r->total = d->count;
+  r->nshards = d->nshards;
   r->first = d->first;
   r->counts = d->counts;
   if (a->extra[0] &&
@@ -422,7 +419,7 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
 static size_t shard_of(ds_cursor *base, uint64_t g) {
   size_t s;
   uint64_t b, pos;
-  if (g >= count_of(AT(base->ds))) return SIZE_MAX;
+  if (g >= AT(base->ds)->count) return SIZE_MAX;
   atlas_locate(AT(base->ds)->reader, g, &s, &b, &pos);
   return s;
 }

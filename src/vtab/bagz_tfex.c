@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/bagz_records.h"
 #include "formats/bagz_shards.h"
 #include "formats/tfexample_cell.h"
 #include "formats/tfexample_schema.h"
@@ -41,37 +42,17 @@ int bagz_tfex_options(bagz_tfex *x, const ds_options *o, int tvf, int64_t *infer
   return 0;
 }
 
-/* Reads records for the inference. */
-typedef struct infer_ctx {
-  const bagz_reader *r;
-  ds_zstd_ctx z;
-  bagz_io io; /* windows on the files (reads with pread) */
-  ds_buf buf;
-} infer_ctx;
-
-/* ds_tfex_record_fn over a bag. */
-static int infer_get(void *ctx, uint64_t i, const uint8_t **p, size_t *n,
-                     char **err) {
-  infer_ctx *c = ctx;
-  return bagz_read(c->r, &c->z, &c->io, i, &c->buf, p, n, err);
-}
-
 char *bagz_tfex_declaration(bagz_tfex *x, const ds_options *o, int64_t infer,
                             const bagz_reader *r, uint64_t max_value, char **err) {
   const char *cols = ds_options_get(o, "columns");
   if (cols) {
     if (ds_schema_parse_columns(&x->schema, cols, err)) return NULL;
   } else {
-    infer_ctx c;
-    memset(&c, 0, sizeof c);
-    c.r = r;
-    ds_zstd_ctx_init(&c.z, bagz_dictionary(r));
-    c.buf.max = (size_t)max_value;
-    int rc = ds_tfex_infer(&x->schema, bagz_count(r), (uint64_t)infer, infer_get, &c,
-                           x->bytes_text, max_value, err);
-    ds_zstd_ctx_free(&c.z);
-    bagz_io_free(&c.io);
-    ds_buf_free(&c.buf);
+    bagz_records c;
+    bagz_records_init(&c, r, max_value);
+    int rc = ds_tfex_infer(&x->schema, bagz_count(r), (uint64_t)infer, bagz_records_get,
+                           &c, x->bytes_text, max_value, err);
+    bagz_records_free(&c);
     if (rc) return NULL;
   }
   if (ds_schema_name_columns(&x->schema, NULL, err)) return NULL;

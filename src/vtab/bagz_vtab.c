@@ -27,6 +27,7 @@
 #include "core/rowset.h"
 #include "formats/bagz.h"
 #include "formats/bagz_readahead.h"
+#include "formats/bagz_records.h"
 #include "formats/bagz_shards.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
@@ -143,33 +144,13 @@ static const ds_dataset_ops bagz_ops = {
     "bagz('file.bagz' [, 'name=value,...'])", dataset_open, dataset_close,
     dataset_changed, sizeof(bagz_dataset)};
 
-/* Reads one record for the hash index builder. */
-typedef struct index_ctx {
-  bagz_reader *r;
-  ds_zstd_ctx z;
-  bagz_io io;
-  ds_buf buf;
-} index_ctx;
-
-/* ds_hash_index_build's row reader. */
-static int index_get(void *ctx, uint64_t row, const uint8_t **p, size_t *n,
-                     char **err) {
-  index_ctx *c = ctx;
-  return bagz_read(c->r, &c->z, &c->io, row, &c->buf, p, n, err);
-}
-
 /* Build the record index once per dataset. */
 static int dataset_index(bagz_dataset *d, char **err) {
   if (d->indexed) return 0;
-  index_ctx c;
-  memset(&c, 0, sizeof c);
-  c.r = d->reader;
-  ds_zstd_ctx_init(&c.z, bagz_dictionary(d->reader));
-  c.buf.max = (size_t)d->base.max_value;
-  int rc = ds_hash_index_build(&d->index, bagz_count(d->reader), index_get, &c, err);
-  ds_zstd_ctx_free(&c.z);
-  bagz_io_free(&c.io);
-  ds_buf_free(&c.buf);
+  bagz_records c;
+  bagz_records_init(&c, d->reader, d->base.max_value);
+  int rc = ds_hash_index_build(&d->index, bagz_count(d->reader), bagz_records_get, &c, err);
+  bagz_records_free(&c);
   if (rc == 0) d->indexed = 1;
   return rc;
 }

@@ -126,8 +126,7 @@ static void dataset_close(ds_dataset *d) {
 
 /* ds_dataset_ops.changed: did a chunk file read so far change? */
 static int dataset_changed(const ds_dataset *d) {
-  const bcolz_table *t = ((const bz_dataset *)d)->table;
-  return t ? bcolz_stale(t) : 0;
+  return bcolz_stale(((const bz_dataset *)d)->table);
 }
 
 /* Rows and columns (a writer's table before its first commit has no

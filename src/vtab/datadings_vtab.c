@@ -75,8 +75,7 @@ static void dataset_close(ds_dataset *d) {
 
 /* ds_dataset_ops.changed */
 static int dataset_changed(const ds_dataset *d) {
-  const dd_dataset *dd = (const dd_dataset *)d;
-  return dd->reader ? datadings_stale(dd->reader) : 0;
+  return datadings_stale(((const dd_dataset *)d)->reader);
 }
 
 /* Samples of a dataset (a writer's table before its first commit has no

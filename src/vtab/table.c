@@ -173,13 +173,10 @@ int ds_cursor_close(sqlite3_vtab_cursor *cur) {
 }
 
 int ds_rows_add(ds_rows *r, uint64_t g, char **err) {
-  if (r->nids == r->cap) { /* doubling: a lookup may match every row */
-    size_t cap = r->cap ? 2 * r->cap : 16;
-    uint64_t *ids = realloc(r->ids, cap * sizeof *ids);
-    if (!ids) return ds_err(err, "out of memory");
-    r->ids = ids;
-    r->cap = cap;
-  }
+  /* doubling: a lookup may match every row */
+  uint64_t *ids = ds_grow_cap(r->ids, &r->cap, r->nids, sizeof *ids, 16);
+  if (!ids) return ds_err(err, "out of memory");
+  r->ids = ids;
   r->ids[r->nids++] = g;
   return 0;
 }

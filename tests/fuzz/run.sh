@@ -2,7 +2,7 @@
 # run.sh - run every libFuzzer harness built by `make fuzz` (build/fuzz/fuzz_*)
 # for SECONDS seconds each.
 # Usage: tests/fuzz/run.sh SECONDS [NAME...] (NAME: fuzz_npy, ...; default
-# every harness).
+# every harness). SECONDS 0 replays the regression inputs only.
 #
 # Each harness gets a corpus folder build/fuzz/corpus-<name> (kept between
 # runs, so it grows), seeded from the upstream fixtures of its format that
@@ -32,6 +32,8 @@
 # leaks, times out or runs out of memory; prints the executions per harness
 # and in total (libFuzzer's final stat::number_of_executed_units).
 SECONDS_EACH=${1:?usage: tests/fuzz/run.sh SECONDS [NAME...]}
+# SECONDS 0: no fuzzing; each harness runs once on every saved input of
+# tests/fuzz/regressions/ (what `make fuzz` does by default).
 shift
 ONLY="$*"
 cd "$(dirname "$0")/../.." || exit 2
@@ -295,6 +297,23 @@ for i, a in enumerate(arrays):
 }
 
 # seed NAME DIR: fill the corpus folder DIR for harness NAME.
+# regressions NAME: the saved inputs of harness NAME, one path a line
+# (tests/fuzz/regressions/<format>/, the datadings harnesses split by
+# prefix; *.md notes left out).
+regressions() {
+  fmt=${1#fuzz_}
+  regs=$fmt
+  pat='*'
+  case "$fmt" in
+    datadings_sample) regs=datadings pat='sample-*' ;;
+    datadings_index) regs=datadings pat='index-*' ;;
+  esac
+  for f in tests/fuzz/regressions/"$regs"/$pat; do
+    case "$f" in *.md) continue ;; esac
+    [ -f "$f" ] && echo "$f"
+  done
+}
+
 seed() {
   name=$1
   dir=$2
@@ -394,17 +413,23 @@ seed() {
       done
       ;;
   esac
-  regs=$fmt
-  pat='*'
-  case "$fmt" in
-    datadings_sample) regs=datadings pat='sample-*' ;;
-    datadings_index) regs=datadings pat='index-*' ;;
-  esac
-  for f in tests/fuzz/regressions/"$regs"/$pat; do
-    case "$f" in *.md) continue ;; esac
-    [ -f "$f" ] && cp "$f" "$dir/regression-$(basename "$f")"
+  for f in $(regressions "$name"); do
+    cp "$f" "$dir/regression-$(basename "$f")"
   done
   return 0
+}
+
+# replay BIN: run the harness once on each of its saved regression inputs
+# (libFuzzer runs the files given and exits); 0 when none fails.
+replay() {
+  files=$(regressions "$(basename "$1")")
+  if [ -z "$files" ]; then
+    echo "FAIL $(basename "$1"): no regression inputs in tests/fuzz/regressions/"
+    return 1
+  fi
+  # shellcheck disable=SC2086 # one argument per file (names have no spaces)
+  UBSAN_OPTIONS=print_stacktrace=1 "$1" -rss_limit_mb=2048 -timeout=25 $files \
+    >"$OUT/$(basename "$1").replay.log" 2>&1
 }
 
 if [ -n "$ONLY" ]; then
@@ -416,6 +441,26 @@ fi
 if [ ! -x "$1" ]; then
   echo "run.sh: no harness in $OUT (run 'make fuzz' first)" >&2
   exit 2
+fi
+
+if [ "$SECONDS_EACH" -eq 0 ]; then
+  # no fuzzing: replay every harness's saved regression inputs
+  for bin in "$@"; do
+    [ -f "$bin" ] && [ -x "$bin" ] || continue
+    name=$(basename "$bin")
+    found=$((found + 1))
+    n=$(regressions "$name" | wc -l)
+    if replay "$bin"; then
+      echo "ok   $name: $n regression inputs replayed"
+    else
+      failed=$((failed + 1))
+      echo "FAIL $name: a regression input fails; log: $OUT/$name.replay.log"
+      grep -m1 -A25 '==ERROR\|runtime error\|deadly signal\|contract violated\|no regression' \
+        "$OUT/$name.replay.log"
+    fi
+  done
+  [ "$found" -gt 0 ] && [ "$failed" -eq 0 ]
+  exit
 fi
 
 for bin in "$@"; do

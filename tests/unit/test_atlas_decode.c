@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "core/codec.h"
 #include "formats/atlas.h"
 #include "formats/atlas_decode.h"
@@ -27,17 +28,8 @@ static char tmp_dir[64];
 static ds_zstd_ctx g_z;
 static ds_pickle_list g_pl;
 
-/* JSON of a value (malloc'd; "" when it cannot be written). */
-static char *json_of(const ds_value *v) {
-  ds_buf b = {0};
-  char *err = NULL;
-  if (ds_value_json(&b, v, &err) || ds_buf_append(&b, "", 1)) {
-    free(err);
-    ds_buf_free(&b);
-    return strdup("");
-  }
-  return (char *)b.data;
-}
+/* JSON text of v (malloc'd; "" when it cannot be written). */
+static char *json_of(const ds_value *v) { return fx_json_of(v, ""); }
 
 /* The general decoder's JSON of example pos of a block (NULL on error). */
 static char *general(const atlas_reader *r, size_t s, uint64_t b, uint64_t pos) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "formats/atlas.h"
 #include "formats/atlas_write.h"
 #include "formats/pickle.h"
@@ -32,38 +33,8 @@ static ds_view t_view;
 #define AFIX "tests/fixtures/upstream/atlas/"
 
 static char g_tmp[] = "/tmp/ds_atlas_write_XXXXXX";
-static int g_seq;
 
 /* ------------------------------------------------------------ helpers */
-
-static uint8_t *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc(len > 0 ? (size_t)len : 1);
-  *n = b && len > 0 ? fread(b, 1, (size_t)len, f) : 0;
-  fclose(f);
-  return b;
-}
-
-/* 1 when both files exist with the same bytes. */
-static int same_file(const char *a, const char *b) {
-  size_t na, nb;
-  uint8_t *pa = slurp(a, &na), *pb = slurp(b, &nb);
-  int same = pa && pb && na == nb && memcmp(pa, pb, na) == 0;
-  free(pa);
-  free(pb);
-  return same;
-}
-
-/* A fresh empty directory under g_tmp. */
-static char *new_dir(void) {
-  char *d = ds_strf("%s/%d", g_tmp, g_seq++);
-  mkdir(d, 0755);
-  return d;
-}
 
 /* Every example of a dataset as JSON lines (examples our decoder refuses
  * give "<refused>"). NULL when the dataset does not open. */
@@ -198,7 +169,7 @@ static void copy_fixture(const char *name) {
   o.shard_size = atlas_nshards(r) > 1 ? m0->stored_examples : UINT32_MAX;
   int bare = atlas_is_bare_shard(r);
   o.strategy = bare ? atlas_shard_strategy(r, 0) : atlas_root_strategy(r);
-  char *dir = new_dir();
+  char *dir = fx_new_dir(g_tmp);
   uint64_t refused;
   uint8_t *written = calloc(atlas_count(r) + 1, 1);
   int rc = copy_dataset(src, dir, &o, &refused, written);
@@ -235,12 +206,12 @@ static void copy_fixture(const char *name) {
     char a[300], b[300];
     snprintf(a, sizeof a, "%s/meta.json", dir);
     snprintf(b, sizeof b, "%s/meta.json", src);
-    CHECK_MSG(refused || same_file(a, b), "%s: root meta.json as upstream",
+    CHECK_MSG(refused || fx_same_file(a, b), "%s: root meta.json as upstream",
               name);
     for (size_t k = 0; !refused && k < atlas_nshards(r); k++) {
       snprintf(a, sizeof a, "%s/%s/meta.json", dir, atlas_shard_name(c, k));
       snprintf(b, sizeof b, "%s/%s/meta.json", src, atlas_shard_name(r, k));
-      if (!same_file(a, b)) {
+      if (!fx_same_file(a, b)) {
         CHECK_MSG(0, "%s: %s as upstream", name, a);
         break;
       }
@@ -277,7 +248,7 @@ static void test_empty(void) {
   atlas_write_defaults(&o);
   o.block_size = 8;
   o.sync = 0;
-  char *dir = new_dir(), *err = NULL;
+  char *dir = fx_new_dir(g_tmp), *err = NULL;
   atlas_writer *w;
   int ok = atlas_writer_open(dir, &o, &w, &err) == 0 &&
            atlas_writer_finish(w, &err) == 0;
@@ -290,7 +261,7 @@ static void test_empty(void) {
     char a[300], b[300];
     snprintf(a, sizeof a, "%s/%s", dir, files[i]);
     snprintf(b, sizeof b, AFIX "empty/%s", files[i]);
-    CHECK_MSG(same_file(a, b), "empty: %s as upstream", files[i]);
+    CHECK_MSG(fx_same_file(a, b), "empty: %s as upstream", files[i]);
   }
   char a[300];
   snprintf(a, sizeof a, "%s/0/data.bin", dir);
@@ -310,7 +281,7 @@ static void test_index_dtype(uint64_t size, const char *want) {
   atlas_write_defaults(&o);
   o.strategy = 0;
   o.sync = 0;
-  char *dir = new_dir(), *err = NULL;
+  char *dir = fx_new_dir(g_tmp), *err = NULL;
   atlas_writer *w;
   atlas_reader *r = NULL;
   int ok = atlas_writer_open(dir, &o, &w, &err) == 0 &&
@@ -375,7 +346,7 @@ static void test_padding(void) {
   o.shard_size = 3;
   o.strategy = 1;
   o.sync = 0;
-  char *dir = new_dir(), *err = NULL;
+  char *dir = fx_new_dir(g_tmp), *err = NULL;
   atlas_writer *w;
   int ok = atlas_writer_open(dir, &o, &w, &err) == 0 && add_range(w, 0, 31) == 0 &&
            atlas_writer_finish(w, &err) == 0;
@@ -400,7 +371,7 @@ static void test_truncate(int strategy) {
   o.shard_size = 30;
   o.strategy = strategy;
   o.sync = 0;
-  char *dir = new_dir(), *err = NULL;
+  char *dir = fx_new_dir(g_tmp), *err = NULL;
   atlas_writer *w;
   int ok = atlas_writer_open(dir, &o, &w, &err) == 0 && add_range(w, 0, 50) == 0;
   /* inside a block of shard 1, then more */
@@ -420,7 +391,7 @@ static void test_truncate(int strategy) {
   err = NULL;
   free(dir);
   /* to 0 and start again */
-  dir = new_dir();
+  dir = fx_new_dir(g_tmp);
   ok = atlas_writer_open(dir, &o, &w, &err) == 0 && add_range(w, 0, 40) == 0 &&
        atlas_writer_truncate(w, 0, &err) == 0 && add_range(w, 0, 9) == 0 &&
        atlas_writer_finish(w, &err) == 0;
@@ -443,7 +414,7 @@ static void test_python(int strategy) {
   o.shard_size = 300;
   o.strategy = strategy;
   o.sync = 0;
-  char *dir = new_dir(), *err = NULL;
+  char *dir = fx_new_dir(g_tmp), *err = NULL;
   atlas_writer *w;
   int ok = atlas_writer_open(dir, &o, &w, &err) == 0 &&
            add_range(w, 0, 1000) == 0 && atlas_writer_finish(w, &err) == 0;
@@ -476,7 +447,7 @@ static void test_refused(void) {
   o.shard_size = 4;
   o.strategy = 1;
   o.sync = 0;
-  char *dir = new_dir(), *err = NULL;
+  char *dir = fx_new_dir(g_tmp), *err = NULL;
   atlas_writer *w;
   int ok = atlas_writer_open(dir, &o, &w, &err) == 0 && add_range(w, 0, 4) == 0;
   ds_value c = {DS_V_COMPLEX, {.c = {1, 2}}};
@@ -514,8 +485,6 @@ int main(void) {
   for (int s = 0; s <= 3; s++) test_truncate(s);
   for (int s = 0; s <= 3; s++) test_python(s);
   test_refused();
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", g_tmp);
-  if (system(cmd)) printf("    could not remove %s\n", g_tmp);
+  fx_remove_tree(g_tmp);
   return check_exit();
 }

@@ -13,6 +13,7 @@
 #include <zstd.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "core/common.h"
 #include "core/mapped_file.h"
 #include "formats/bagz.h"
@@ -271,17 +272,6 @@ static void test_shards(void) {
   free(err);
 }
 
-/* Number of directory entries of tmp whose name starts with '.'. */
-static int hidden_files(void) {
-  DIR *d = opendir(tmp);
-  int n = 0;
-  struct dirent *e;
-  while (d && (e = readdir(d)) != NULL)
-    if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-  if (d) closedir(d);
-  return n;
-}
-
 /* Read every record of spec into one string "a|b|c". */
 static char *records_text(const char *spec) {
   bagz_options o = {.compression = BAGZ_COMPRESSION_NONE};
@@ -353,7 +343,7 @@ static void test_transactions(void) {
   CHECK(bagz_writer_count(w) == 5);
   bagz_writer_close(w);
   ds_stage_close(st);
-  CHECK_MSG(hidden_files() == 0, "no lock or temporary left behind");
+  CHECK_MSG(fx_hidden_entries(tmp) == 0, "no lock or temporary left behind");
   /* mode=create refuses an existing bag */
   CHECK(writer(at(0, "t@*.bag"), &o, DS_STAGE_CREATE, &st, &err) == NULL);
   CHECK_CONTAINS(err, "t-00000-of-00003.bag: already exists");
@@ -372,7 +362,7 @@ static void test_transactions(void) {
   bagz_writer_close(w);
   ds_stage_close(st);
   CHECK(!ds_path_exists(at(0, "n-00000-of-00002.bag"), NULL));
-  CHECK_MSG(hidden_files() == 0, "no lock or temporary left behind");
+  CHECK_MSG(fx_hidden_entries(tmp) == 0, "no lock or temporary left behind");
   /* two threads: a savepoint in the middle of queued batches */
   bagz_writer_options t2 = {.zstd = 1, .threads = 2};
   w = writer(at(0, "t2.bagz"), &t2, DS_STAGE_CREATE, &st, &err);
@@ -419,11 +409,8 @@ int main(void) {
   test_uncompressed();
   test_zstd();
   test_shards();
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir %s", tmp, tmp);
-  if (system(cmd) != 0) return 1;
+  if (fx_remove_tree(tmp) || mkdir(tmp, 0700)) return 1;
   test_transactions();
-  snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-  if (system(cmd) != 0) return 1;
+  if (fx_remove_tree(tmp)) return 1;
   return check_exit();
 }

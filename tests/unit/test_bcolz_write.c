@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "core/npy.h"
 #include "formats/bcolz.h"
 #include "formats/bcolz_write.h"
@@ -29,36 +30,8 @@
 #define BFIX "tests/fixtures/upstream/bcolz/"
 
 static char g_tmp[] = "/tmp/ds_bcolz_write_XXXXXX";
-static int g_seq;
 
 /* ------------------------------------------------------------ helpers */
-
-static uint8_t *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc(len > 0 ? (size_t)len : 1);
-  *n = b && len > 0 ? fread(b, 1, (size_t)len, f) : 0;
-  fclose(f);
-  return b;
-}
-
-static int same_file(const char *a, const char *b) {
-  size_t na, nb;
-  uint8_t *pa = slurp(a, &na), *pb = slurp(b, &nb);
-  int same = pa && pb && na == nb && memcmp(pa, pb, na) == 0;
-  free(pa);
-  free(pb);
-  return same;
-}
-
-static char *new_dir(void) {
-  char *d = ds_strf("%s/%d", g_tmp, g_seq++);
-  mkdir(d, 0755);
-  return d;
-}
 
 /* The last chunk read of one column (reading row by row through
  * bcolz_row_atom would inflate a Blosc block per row). */
@@ -110,7 +83,7 @@ static long long storage_int(const char *coldir, const char *key) {
   char p[512];
   snprintf(p, sizeof p, "%s/meta/storage", coldir);
   size_t n;
-  char *s = (char *)slurp(p, &n), *q;
+  char *s = (char *)fx_slurp(p, &n), *q;
   long long v = -1;
   char pat[64];
   snprintf(pat, sizeof pat, "\"%s\": ", key);
@@ -178,7 +151,7 @@ static void copy_fixture(const char *name) {
     free(err);
     err = NULL;
   }
-  char *dir = new_dir();
+  char *dir = fx_new_dir(g_tmp);
   bcolz_writer *w = NULL;
   if (ok && bcolz_writer_open(dir, !bcolz_is_ctable(t), nc, names, types, &o,
                               &w, &err)) {
@@ -265,7 +238,7 @@ static void copy_fixture(const char *name) {
           snprintf(p1, sizeof p1, "%s/data/__%llu.blp", sc, (unsigned long long)k);
           snprintf(p2, sizeof p2, "%s/data/__%llu.blp", uc, (unsigned long long)k);
           files++;
-          if (!same_file(p1, p2) && differ++ < 2)
+          if (!fx_same_file(p1, p2) && differ++ < 2)
             printf("    %s differs from upstream\n", p2);
         }
         static const char *const meta[] = {"meta/storage", "meta/sizes"};
@@ -273,7 +246,7 @@ static void copy_fixture(const char *name) {
           snprintf(p1, sizeof p1, "%s/%s", sc, meta[i]);
           snprintf(p2, sizeof p2, "%s/%s", uc, meta[i]);
           files++;
-          if (!same_file(p1, p2) && differ++ < 2)
+          if (!fx_same_file(p1, p2) && differ++ < 2)
             printf("    %s differs from upstream\n", p2);
         }
       }
@@ -432,7 +405,7 @@ static void test_values(void) {
   bcolz_write_options o;
   bcolz_write_defaults(&o);
   o.sync = 0;
-  char *dir = new_dir();
+  char *dir = fx_new_dir(g_tmp);
   bcolz_writer *w;
   int ok = bcolz_writer_open(dir, 0, 2, names, ty, &o, &w, &err) == 0;
   ds_value r0[2] = {{DS_V_INT, {.i = 5}}, {DS_V_TEXT, {.s = {(const uint8_t *)"ok", 2}}}};
@@ -520,7 +493,7 @@ static void test_stream(void) {
   bcolz_write_defaults(&o);
   o.sync = 0;
   o.chunklen = 1000;
-  char *dir = new_dir();
+  char *dir = fx_new_dir(g_tmp);
   bcolz_writer *w;
   int ok = bcolz_writer_open(dir, 0, 3, names, ty, &o, &w, &err) == 0 &&
            add_rows(w, 0, 4500) == 0 &&
@@ -541,7 +514,7 @@ static void test_stream(void) {
   free(dir);
   /* upstream's default chunklen for expectedlen 1,000,000: int32 65536 */
   o.chunklen = 0;
-  dir = new_dir();
+  dir = fx_new_dir(g_tmp);
   ok = bcolz_writer_open(dir, 0, 3, names, ty, &o, &w, &err) == 0 &&
        add_rows(w, 0, 300) == 0 && bcolz_writer_truncate(w, 0, &err) == 0 &&
        add_rows(w, 0, 301) == 0 && bcolz_writer_finish(w, &err) == 0;
@@ -564,7 +537,7 @@ static void test_python(uint64_t n) {
   bcolz_write_defaults(&o);
   o.sync = 0;
   o.chunklen = 1000;
-  char *dir = new_dir();
+  char *dir = fx_new_dir(g_tmp);
   bcolz_writer *w;
   int ok = bcolz_writer_open(dir, 0, 9, names, ty, &o, &w, &err) == 0;
   ds_buf npy = {0};
@@ -627,8 +600,6 @@ int main(void) {
   test_stream();
   test_python(5000);
   test_python(0);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", g_tmp);
-  if (system(cmd)) printf("    could not remove %s\n", g_tmp);
+  fx_remove_tree(g_tmp);
   return check_exit();
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "core/cancel.h"
 #include "core/common.h"
 #include "formats/datadings.h"
@@ -47,19 +48,6 @@ static size_t unhex(const char *h, uint8_t *out, size_t cap) {
     out[i] = (uint8_t)x;
   }
   return n < cap ? n : cap;
-}
-
-/* Read a whole file into a malloc'd buffer. */
-static uint8_t *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc(sz > 0 ? (size_t)sz : 1);
-  *n = b ? fread(b, 1, (size_t)sz, f) : 0;
-  fclose(f);
-  return b;
 }
 
 /* Write bytes to a file (replacing it). */
@@ -96,7 +84,7 @@ static void tmp_copy(const char *name, char *out, size_t cap) {
     snprintf(src, sizeof src, FIX "%s/%s.msgpack%s", name, name, suffixes[i]);
     snprintf(dst, sizeof dst, "%s%s", out, suffixes[i]);
     size_t n;
-    uint8_t *b = slurp(src, &n);
+    uint8_t *b = fx_slurp(src, &n);
     if (!b) continue;
     if (strcmp(suffixes[i], ".md5") == 0) { /* rename the listed files */
       ds_buf t = {0};
@@ -294,7 +282,7 @@ static void check_hashes(const char *path, json_t *kh, json_t *keys,
                          const char *label) {
   if (!json_is_object(kh)) return;
   size_t n;
-  uint8_t *file = slurp(sib(path, ".key_hashes"), &n);
+  uint8_t *file = fx_slurp(sib(path, ".key_hashes"), &n);
   uint8_t salt[8];
   unhex(json_string_value(json_object_get(kh, "salt_hex")), salt, 8);
   CHECK_MSG(file && n >= 8 && memcmp(file, salt, 8) == 0, "%s: salt", label);
@@ -810,7 +798,7 @@ static void test_fallbacks(void) {
   /* hostile key_hashes: every record the same; confirmation keeps answers right */
   tmp_copy("raw", p, sizeof p);
   size_t n;
-  uint8_t *kh = slurp(sib(p, ".key_hashes"), &n);
+  uint8_t *kh = fx_slurp(sib(p, ".key_hashes"), &n);
   for (size_t i = 16; kh && i + 8 <= n; i += 8) memcpy(kh + i, kh + 8, 8);
   if (kh) spit(sib(p, ".key_hashes"), kh, n);
   free(kh);
@@ -891,7 +879,7 @@ static void test_fuzz(void) {
       char fpath[700];
       snprintf(fpath, sizeof fpath, "%s", fp);
       size_t n;
-      uint8_t *orig = slurp(fpath, &n);
+      uint8_t *orig = fx_slurp(fpath, &n);
       if (!orig) continue;
       uint8_t *m = malloc(n + 1);
       for (int it = 0; it < 150; it++) {

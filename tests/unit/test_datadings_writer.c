@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "core/mapped_file.h"
 #include "core/npy.h"
 #include "formats/datadings.h"
@@ -369,8 +370,6 @@ int main(void) {
   test_complex_repr();
   test_json_parse();
   test_samples_and_transactions();
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-  if (system(cmd) != 0) return 1;
+  if (fx_remove_tree(tmp)) return 1;
   return check_exit();
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "core/npy.h"
 #include "formats/msgpack_value.h"
 
@@ -724,19 +725,6 @@ static int miss(const char *path, const char *what) {
   return 0;
 }
 
-/* Whole file into a malloc'd buffer; NULL when missing. */
-static uint8_t *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *p = malloc(len > 0 ? (size_t)len : 1);
-  *n = fread(p, 1, (size_t)len, f);
-  fclose(f);
-  return p;
-}
-
 /* Standard base64 (with padding) decoded into a malloc'd buffer. */
 static uint8_t *b64_decode(const char *s, size_t *n) {
   size_t len = strlen(s);
@@ -1021,7 +1009,7 @@ static uint64_t *load_offsets(const char *data_path, size_t data_size, size_t *n
   char path[512];
   size_t len;
   snprintf(path, sizeof path, "%s.offsets", data_path);
-  uint8_t *raw = slurp(path, &len);
+  uint8_t *raw = fx_slurp(path, &len);
   uint64_t *off = NULL;
   if (raw) {
     *n = len / 8 - 1;
@@ -1033,7 +1021,7 @@ static uint64_t *load_offsets(const char *data_path, size_t data_size, size_t *n
   } else {
     char *err = NULL;
     snprintf(path, sizeof path, "%s.index", data_path);
-    raw = slurp(path, &len);
+    raw = fx_slurp(path, &len);
     if (!raw || ds_msgpack_parse(&g_doc, raw, len, &err) ||
         g_doc.root.type != MSGPACK_OBJECT_MAP) {
       printf("    no offsets for %s: %s\n", data_path, err ? err : "");
@@ -1054,7 +1042,7 @@ static uint64_t *load_offsets(const char *data_path, size_t data_size, size_t *n
 static size_t run_file(const char *data_path, const json_t *samples, size_t first,
                        const json_t *exp_offsets, int *bad) {
   size_t dn, n = 0;
-  uint8_t *data = slurp(data_path, &dn);
+  uint8_t *data = fx_slurp(data_path, &dn);
   uint64_t *off = data ? load_offsets(data_path, dn, &n) : NULL;
   if (!off) {
     *bad = 1;
@@ -1193,7 +1181,7 @@ static void mutate_file(const char *name, size_t max_samples, size_t *prefix_bad
   char path[256];
   size_t dn, n;
   snprintf(path, sizeof path, FIX "%s/%s.msgpack", name, name);
-  uint8_t *data = slurp(path, &dn);
+  uint8_t *data = fx_slurp(path, &dn);
   uint64_t *off = data ? load_offsets(path, dn, &n) : NULL;
   static const uint8_t subst[] = {0x00, 0xc1, 0xdd, 0xdf, 0xdb, 0xc6, 0x9f, 0x8f,
                                   0xff, 0xc3, 0xc2, 0xa0, 0xcb};

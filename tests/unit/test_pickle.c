@@ -26,6 +26,7 @@
 #include <zstd.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "core/npy.h"
 #include "formats/pickle.h"
 
@@ -35,19 +36,6 @@
 static ds_arena g_arena;
 
 /* ------------------------------------------------------------ helpers */
-
-/* Whole file into a malloc'd buffer (NULL when missing). */
-static uint8_t *read_file(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc(len > 0 ? (size_t)len : 1);
-  *n = b && len > 0 ? fread(b, 1, (size_t)len, f) : 0;
-  fclose(f);
-  return b;
-}
 
 /* Decode with default limits into the global arena (reset first). */
 static int dec(const uint8_t *p, size_t n, ds_value *v, char **err) {
@@ -450,7 +438,7 @@ static void test_python_fixtures(void) {
     char path[512];
     snprintf(path, sizeof path, PFIX "%s", file);
     size_t n;
-    uint8_t *p = read_file(path, &n);
+    uint8_t *p = fx_slurp(path, &n);
     CHECK_MSG(p != NULL, "missing %s", path);
     if (!p) continue;
     ds_value v;
@@ -1038,7 +1026,7 @@ static double g_bench_ns;
 /* The index.npy entries of a shard as uint64 (malloc'd), or NULL. */
 static uint64_t *read_index(const char *path, size_t *count) {
   size_t n;
-  uint8_t *p = read_file(path, &n);
+  uint8_t *p = fx_slurp(path, &n);
   if (!p) return NULL;
   ds_npy a;
   char *err = NULL;
@@ -1085,7 +1073,7 @@ static uint8_t *block_pickle(const uint8_t *src, size_t n, int strategy, ZSTD_DD
 /* A zstd dictionary file, or NULL. */
 static ZSTD_DDict *load_dict(const char *path) {
   size_t n;
-  uint8_t *p = read_file(path, &n);
+  uint8_t *p = fx_slurp(path, &n);
   if (!p) return NULL;
   ZSTD_DDict *d = ZSTD_createDDict(p, n);
   free(p);
@@ -1130,7 +1118,7 @@ static void check_shard(const char *name, const char *root, const char *dir, siz
   if (!idx) return;
   size_t nblocks = nidx - 1, dn = 0;
   snprintf(path, sizeof path, "%s/data.bin", sdir);
-  uint8_t *data = nblocks ? read_file(path, &dn) : NULL;
+  uint8_t *data = nblocks ? fx_slurp(path, &dn) : NULL;
   ZSTD_DDict *dd = strategy == 2 ? root_dict : NULL;
   if (strategy == 3) {
     snprintf(path, sizeof path, "%s/zstd_dict.bin", sdir);

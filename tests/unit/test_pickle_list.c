@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "core/value.h"
 #include "formats/atlas.h"
 #include "formats/pickle.h"
@@ -26,17 +27,8 @@ static ds_view t_view;
 static ds_pickle_list g_pl;
 static ds_arena g_a1, g_a2;
 
-/* JSON of a value (static buffer; "" when it cannot be written). */
-static char *json_of(const ds_value *v) {
-  ds_buf b = {0};
-  char *err = NULL;
-  if (ds_value_json(&b, v, &err) || ds_buf_append(&b, "", 1)) {
-    free(err);
-    ds_buf_free(&b);
-    return strdup("");
-  }
-  return (char *)b.data;
-}
+/* JSON text of v (malloc'd; "" when it cannot be written). */
+static char *json_of(const ds_value *v) { return fx_json_of(v, ""); }
 
 static ds_arena g_a3, g_a4;
 static size_t g_prefix_taken, g_prefix_early;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "core/npy.h"
 #include "formats/atlas.h"
 #include "formats/pickle.h"
@@ -86,17 +87,8 @@ static void put_hex(FILE *f, const uint8_t *p, size_t n) {
   for (size_t i = 0; i < n; i++) fprintf(f, "%02x", p[i]);
 }
 
-/* JSON text of v (malloc'd; "<error>" on failure). */
-static char *json_of(const ds_value *v) {
-  ds_buf b = {0};
-  char *err = NULL;
-  if (ds_value_json(&b, v, &err) || ds_buf_append(&b, "", 1)) {
-    free(err);
-    ds_buf_free(&b);
-    return strdup("<error>");
-  }
-  return (char *)b.data;
-}
+/* JSON text of v (malloc'd; "<error>" when it cannot be written). */
+static char *json_of(const ds_value *v) { return fx_json_of(v, "<error>"); }
 
 /* Encode v, decode it with our decoder, compare JSON with v's own, and
  * queue a CPython check against the Python literal `py`. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "core/mapped_file.h"
 #include "core/stage.h"
 
@@ -22,35 +23,12 @@ static const char *at(int slot, const char *name) {
   return buf[slot];
 }
 
-/* Whole content of a small file as a string ("" when absent). */
-static const char *content(const char *path) {
-  static char buf[256];
-  buf[0] = 0;
-  FILE *f = fopen(path, "r");
-  if (!f) return "(absent)";
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  buf[n] = 0;
-  fclose(f);
-  return buf;
-}
-
 static void put(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
   if (f) {
     fputs(text, f);
     fclose(f);
   }
-}
-
-/* Entries of tmp whose names start with '.' */
-static int hidden(void) {
-  DIR *d = opendir(tmp);
-  int n = 0;
-  struct dirent *e;
-  while (d && (e = readdir(d)) != NULL)
-    if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-  if (d) closedir(d);
-  return n;
 }
 
 static void test_lock_and_stale(void) {
@@ -63,7 +41,7 @@ static void test_lock_and_stale(void) {
   CHECK(ds_stage_open(tmp, "y.bin", DS_STAGE_CREATE, &c, &err) == 0); /* other path */
   ds_stage_close(c);
   ds_stage_close(a);
-  CHECK(hidden() == 0);
+  CHECK(fx_hidden_entries(tmp) == 0);
   /* a writer killed mid-way: its temporaries and lock stay behind */
   pid_t pid = fork();
   if (pid == 0) {
@@ -77,13 +55,13 @@ static void test_lock_and_stale(void) {
   int status;
   waitpid(pid, &status, 0);
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  CHECK_MSG(hidden() == 3, "lock, file and directory left behind (%d)", hidden());
+  CHECK_MSG(fx_hidden_entries(tmp) == 3, "lock, file and directory left behind (%d)", fx_hidden_entries(tmp));
   put(at(0, ".x.binary.ds-tmp.1.0.data"), "not ours"); /* another key */
   CHECK(ds_stage_open(tmp, "x.bin", DS_STAGE_CREATE, &a, &err) == 0);
-  CHECK_MSG(hidden() == 2, "only the lock and the other key's file remain (%d)", hidden());
+  CHECK_MSG(fx_hidden_entries(tmp) == 2, "only the lock and the other key's file remain (%d)", fx_hidden_entries(tmp));
   ds_stage_close(a);
   unlink(at(0, ".x.binary.ds-tmp.1.0.data"));
-  CHECK(hidden() == 0);
+  CHECK(fx_hidden_entries(tmp) == 0);
   free(err);
 }
 
@@ -116,26 +94,26 @@ static void test_append_and_publish(void) {
   CHECK(ds_stage_final(s, idx->path, at(0, "d.dat.idx"), &err) == 0);
   CHECK(ds_stage_final(s, data->path, at(0, "d.dat"), &err) == 0);
   CHECK(ds_stage_sync(s, &err) == 0);
-  CHECK_STR(content(at(0, "d.dat")), "old data"); /* old until publish */
+  CHECK_STR(fx_small_text(at(0, "d.dat")), "old data"); /* old until publish */
   CHECK(ds_stage_publish(s, &err) == 0);
-  CHECK_STR(content(at(0, "d.dat")), "hello world");
-  CHECK_STR(content(at(0, "d.dat.idx")), "new index");
-  CHECK_STR(content(at(0, "d.dat.extra")), "(absent)");
-  CHECK_MSG(hidden() == 1, "only the lock (%d)", hidden());
+  CHECK_STR(fx_small_text(at(0, "d.dat")), "hello world");
+  CHECK_STR(fx_small_text(at(0, "d.dat.idx")), "new index");
+  CHECK_STR(fx_small_text(at(0, "d.dat.extra")), "(absent)");
+  CHECK_MSG(fx_hidden_entries(tmp) == 1, "only the lock (%d)", fx_hidden_entries(tmp));
   /* a next version replaces the published one; a discarded one nothing */
   CHECK(ds_stage_file(s, "data", &data, &err) == 0);
   CHECK(ds_afile_copy_from(data, at(0, "d.dat"), 6, 5, &err) == 0);
   CHECK(ds_afile_write(data, "!", 1, &err) == 0);
   CHECK(ds_stage_final(s, data->path, at(0, "d.dat"), &err) == 0);
   CHECK(ds_stage_sync(s, &err) == 0 && ds_stage_publish(s, &err) == 0);
-  CHECK_STR(content(at(0, "d.dat")), "world!");
-  CHECK_STR(content(at(0, "d.dat.idx")), "(absent)"); /* not in the new version */
+  CHECK_STR(fx_small_text(at(0, "d.dat")), "world!");
+  CHECK_STR(fx_small_text(at(0, "d.dat.idx")), "(absent)"); /* not in the new version */
   CHECK(ds_stage_file(s, "data", &data, &err) == 0);
   CHECK(ds_stage_final(s, data->path, at(0, "d.dat"), &err) == 0);
   ds_stage_discard(s);
-  CHECK_STR(content(at(0, "d.dat")), "world!");
+  CHECK_STR(fx_small_text(at(0, "d.dat")), "world!");
   ds_stage_close(s);
-  CHECK(hidden() == 0);
+  CHECK(fx_hidden_entries(tmp) == 0);
   free(err);
 }
 
@@ -152,12 +130,12 @@ static void test_directories(void) {
   put(p, "new");
   CHECK(ds_stage_final(s, d, at(0, "ds"), &err) == 0);
   CHECK(ds_stage_sync(s, &err) == 0);
-  CHECK_STR(content(at(0, "ds/old.txt")), "old");
+  CHECK_STR(fx_small_text(at(0, "ds/old.txt")), "old");
   CHECK(ds_stage_publish(s, &err) == 0);
-  CHECK_STR(content(at(0, "ds/new.txt")), "new");
-  CHECK_STR(content(at(0, "ds/old.txt")), "(absent)");
+  CHECK_STR(fx_small_text(at(0, "ds/new.txt")), "new");
+  CHECK_STR(fx_small_text(at(0, "ds/old.txt")), "(absent)");
   ds_stage_close(s);
-  CHECK(hidden() == 0);
+  CHECK(fx_hidden_entries(tmp) == 0);
   CHECK(ds_stage_open(tmp, "fresh", DS_STAGE_CREATE, &s, &err) == 0);
   CHECK(ds_stage_dir(s, "fresh", &d, &err) == 0);
   CHECK(ds_stage_final(s, d, at(0, "fresh"), &err) == 0);

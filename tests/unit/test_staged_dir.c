@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "core/common.h"
 #include "core/mapped_file.h"
 #include "core/staged_dir.h"
@@ -85,15 +86,9 @@ static const ds_dir_format TOY = {"toy", toy_open, toy_add, toy_count, toy_trunc
 
 /* Content of DIR/rows.txt ("(absent)" when there is none). */
 static const char *rows_of(const char *dir) {
-  static char buf[256];
   char path[256];
   snprintf(path, sizeof path, "%s/rows.txt", dir);
-  FILE *f = fopen(path, "r");
-  if (!f) return "(absent)";
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  buf[n] = 0;
-  fclose(f);
-  return buf;
+  return fx_small_text(path);
 }
 
 /* Entries of tmp holding ".ds-tmp." */
