@@ -107,7 +107,7 @@ void datadings_key_hash(const uint8_t salt[8], const uint8_t *key, size_t n,
 void datadings_salt_for(uint64_t c, uint8_t out[8]);
 
 /* Bytes of memory held right now by the lazily built key tables (key
- * position tables and lookup tables of every shard). */
+ * positions, keys held in memory and lookup tables of every shard). */
 size_t datadings_key_table_bytes(const datadings_reader *r);
 
 /* ---- For dataset_info: what one shard holds beside its samples ---- */
