@@ -768,21 +768,44 @@ static int build_keypos(dd_shard *s, char **err) {
   return s->n == 0 ? 0 : ensure_keypos(s, s->n - 1, err);
 }
 
+/* Header bytes of the str at p, and its length: for keys in memory that
+ * ensure_keypos has already checked. */
+static inline uint64_t held_str(const uint8_t *p, uint64_t *len) {
+  uint8_t b = p[0];
+  if ((b & 0xe0) == 0xa0) {
+    *len = b & 0x1f;
+    return 1;
+  }
+  int k = b == 0xd9 ? 1 : b == 0xda ? 2 : 4;
+  *len = be_n(p + 1, k);
+  return 1 + (uint64_t)k;
+}
+
 /* Key bytes of local sample i (walked by ensure_keypos): from the kept
  * position at or before it, or from the last key located when that is
- * nearer, stepping over the keys between (held keys: in memory). Read
- * through the shard's key window: valid until its next read. */
+ * nearer, stepping over the keys between (held keys: in memory, their
+ * headers checked by the walk). Otherwise read through the shard's key
+ * window: valid until its next read. */
 static int key_bytes(dd_shard *s, uint64_t i, const uint8_t **p, size_t *n,
                      char **err) {
-  const ds_file *f = key_file(s);
   uint64_t j = i - i % s->kstride, off = s->keypos[j / s->kstride], h, len;
   if (s->klast_i != UINT64_MAX && s->klast_i <= i && s->klast_i > j) {
     j = s->klast_i;
     off = s->klast_off;
   }
-  for (; j < i; j++, off += h + len)
-    if (str_at(&s->kview, f, off, j, &h, &len, NULL, err)) return -1;
-  if (str_at(&s->kview, f, off, i, &h, &len, p, err)) return -1;
+  if (s->keys_held) {
+    for (; j < i; j++) {
+      h = held_str(s->kmem + off, &len);
+      off += h + len;
+    }
+    h = held_str(s->kmem + off, &len);
+    *p = s->kmem + off + h;
+  } else {
+    const ds_file *f = key_file(s);
+    for (; j < i; j++, off += h + len)
+      if (str_at(&s->kview, f, off, j, &h, &len, NULL, err)) return -1;
+    if (str_at(&s->kview, f, off, i, &h, &len, p, err)) return -1;
+  }
   s->klast_i = i;
   s->klast_off = off;
   *n = (size_t)len;
