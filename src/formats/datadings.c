@@ -745,7 +745,8 @@ static int ensure_keypos(dd_shard *s, uint64_t upto, char **err) {
   uint64_t off = i == 0 ? s->keys_hdr : s->kwalk_off;
   for (; i <= upto; i++) {
     if (str_at(&s->kview, f, off, i, &h, &len, NULL, err)) return -1;
-    if ((i & 1023) == 0 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
+    /* every 1024 keys, not at the first (row 0's key stays one header) */
+    if ((i & 1023) == 1023 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
     if (i % s->kstride == 0) s->keypos[i / s->kstride] = off;
     s->keypos_n = i + 1;
     s->kwalk_last = off;
@@ -972,7 +973,7 @@ static int fill_table(dd_shard *s, uint32_t *t, uint32_t *hi, uint64_t mask,
   uint32_t imask = ib >= 32 ? UINT32_MAX : (uint32_t)((1ull << ib) - 1);
   for (uint64_t first = 0; rc == 0 && first < s->n; first += DD_BLOCK) {
     uint64_t count = s->n - first < DD_BLOCK ? s->n - first : DD_BLOCK;
-    if (ds_cancel_check()) rc = ds_err(err, DS_CANCEL_MSG);
+    if (first && ds_cancel_check()) rc = ds_err(err, DS_CANCEL_MSG);
     if (rc || (rc = block_hashes(s, first, count, h, raw, err))) break;
     for (uint64_t k = 0; k < count; k++) {
       if (hi) hi[first + k] = (uint32_t)(h[k] >> 32);
