@@ -6,10 +6,12 @@
  * so a file that shrinks is an error, not a fault. Every
  * stored number is checked before it is used: counts against file sizes at
  * open, offsets lazily when a sample is read, msgpack headers of keys when
- * the key position table is built. Key lookups go Bloom filter -> salted
- * key hashes (or a table built from the keys) -> byte comparison of the
- * candidate's key, so neither a filter false positive nor a 64-bit hash
- * collision ever returns a wrong sample. */
+ * the key position table is built. Key lookups go Bloom filter (until the
+ * shard's table exists) -> a table placed by the salted key hashes (or by
+ * hashes of the keys), whose slots carry a fingerprint -> byte comparison
+ * of the candidate's key (held in memory when short keys fit the budget),
+ * so neither a filter false positive nor a hash collision ever returns a
+ * wrong sample. */
 #include "datadings.h"
 
 #include <blake2.h>
@@ -1014,7 +1016,9 @@ static int fill_table(dd_shard *s, uint32_t *t, uint32_t *hi, uint64_t mask,
 /* Build the open-addressing table (load <= 1/2) of sample indices. */
 static int build_table(dd_shard *s, uint64_t seed, char **err) {
   if (s->table) return 0;
-  s->table_hashed = s->hashes.path != NULL;
+  /* held keys are hashed here (one fast hash a key): a lookup then needs
+   * no BLAKE2s, and the stored hashes are not read */
+  s->table_hashed = s->hashes.path != NULL && !s->keys_held;
   uint64_t cap = table_slots(s->n);
   s->ibits = 1;
   while (s->ibits < 32 && (1ull << s->ibits) <= s->n) s->ibits++;
