@@ -746,7 +746,14 @@ static int ensure_keypos(dd_shard *s, uint64_t upto, char **err) {
   uint64_t i = s->keypos_n, h = 0, len = 0;
   uint64_t off = i == 0 ? s->keys_hdr : s->kwalk_off;
   for (; i <= upto; i++) {
-    if (str_at(&s->kview, f, off, i, &h, &len, NULL, err)) return -1;
+    uint8_t b; /* held keys: a fixstr header inside the file is checked here */
+    if (s->keys_held && off < f->size && ((b = s->kmem[off]) & 0xe0) == 0xa0 &&
+        (uint64_t)(b & 0x1f) < f->size - off) {
+      h = 1;
+      len = b & 0x1f;
+    } else if (str_at(&s->kview, f, off, i, &h, &len, NULL, err)) {
+      return -1;
+    }
     /* every 1024 keys, not at the first (row 0's key stays one header) */
     if ((i & 1023) == 1023 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
     if (i % s->kstride == 0) s->keypos[i / s->kstride] = off;
@@ -914,9 +921,20 @@ static int block_hashes(dd_shard *s, uint64_t first, uint64_t count, uint64_t *h
     for (uint64_t k = 0; k < count; k++) h[k] = be_n(raw + 8 * k, 8);
     return 0;
   }
+  const uint8_t *p;
+  size_t n;
+  if (s->keys_held) { /* the keys follow each other in memory, checked */
+    if (key_bytes(s, first, &p, &n, err)) return -1;
+    for (uint64_t k = 0;;) {
+      h[k] = ds_hash64(p, n);
+      if (++k == count) return 0;
+      uint64_t len;
+      p += n;
+      p += held_str(p, &len);
+      n = (size_t)len;
+    }
+  }
   for (uint64_t k = 0; k < count; k++) {
-    const uint8_t *p;
-    size_t n;
     if (key_bytes(s, first + k, &p, &n, err)) return -1;
     h[k] = ds_hash64(p, n);
   }
