@@ -67,6 +67,7 @@ typedef struct dd_shard {
   uint64_t keys_hdr;   /* bytes of the .keys array header */
   uint64_t *keypos;    /* offset of the str header of key j * kstride */
   uint64_t keypos_n;   /* keys walked (headers checked) so far */
+  uint64_t keypos_cap; /* entries keypos has room for */
   uint64_t kwalk_off;  /* where the walk goes on: just after key keypos_n-1 */
   uint64_t kwalk_last; /* offset of key keypos_n-1 */
   uint64_t kstride;    /* 1, or DD_KEY_STRIDE once .keys is held in memory */
@@ -707,6 +708,30 @@ int datadings_sample_range(const datadings_reader *r, datadings_io *io, uint64_t
   return 0;
 }
 
+void datadings_read_ahead(const datadings_reader *r, datadings_io *io, uint64_t g,
+                          uint64_t count) {
+  size_t shard;
+  uint64_t i, a, b;
+  char *e = NULL;
+  const uint8_t *p;
+  if (count == 0 || locate(r, g, &shard, &i, &e)) {
+    free(e);
+    return;
+  }
+  const dd_shard *s = &r->shards[shard];
+  if (count > s->n - i) count = s->n - i;
+  if (!s->offsets.path || s->offsets_mem) return; /* offsets in memory */
+  if (ds_view_read(&io->offsets, &s->offsets, 8 * i, 8 * (count + 1), &p, &e)) {
+    free(e); /* the sample reads report it */
+    return;
+  }
+  a = be_n(p, 8);
+  b = be_n(p + 8 * count, 8);
+  if (a <= b && b <= s->data.size && b - a <= DS_VIEW_AHEAD &&
+      ds_view_read(&io->data, &s->data, a, b - a, &p, &e))
+    free(e);
+}
+
 int datadings_sample(const datadings_reader *r, datadings_io *io, uint64_t g,
                      const uint8_t **p, size_t *n, char **err) {
   size_t shard;
@@ -730,8 +755,7 @@ static const ds_file *key_file(const dd_shard *s) {
 /* Positions of the .keys str headers, found on demand: make keys 0..upto
  * known (upto < n), continuing where the last call stopped, so reading
  * row 0's key costs one header and a full table costs one pass. Every
- * kstride-th position is kept; the array is allocated once but only the
- * part walked is touched. */
+ * kstride-th position is kept, in an array that grows with the walk. */
 static int ensure_keypos(dd_shard *s, uint64_t upto, char **err) {
   if (s->keypos_n > upto) return 0;
   const ds_file *f = key_file(s);
@@ -739,10 +763,19 @@ static int ensure_keypos(dd_shard *s, uint64_t upto, char **err) {
     return ds_err(err, "%s: no .keys or .index file, so sample keys are not "
                        "available",
                   s->data.path);
-  uint64_t slots = s->n ? (s->n - 1) / s->kstride + 1 : 1;
-  if (!s->keypos && !(s->keypos = malloc(slots * sizeof *s->keypos)))
-    return ds_err(err, "%s: out of memory for %llu key positions", f->path,
-                  (unsigned long long)s->n);
+  /* room for the positions up to upto: doubling from 1024, at most all */
+  uint64_t slots = s->n ? (s->n - 1) / s->kstride + 1 : 1, want = upto / s->kstride + 1;
+  if (want > s->keypos_cap) {
+    uint64_t cap = s->keypos_cap ? s->keypos_cap : 1024;
+    while (cap < want) cap *= 2;
+    if (cap > slots) cap = slots;
+    uint64_t *kp = realloc(s->keypos, cap * sizeof *kp);
+    if (!kp)
+      return ds_err(err, "%s: out of memory for %llu key positions", f->path,
+                    (unsigned long long)s->n);
+    s->keypos = kp;
+    s->keypos_cap = cap;
+  }
   uint64_t i = s->keypos_n, h = 0, len = 0;
   uint64_t off = i == 0 ? s->keys_hdr : s->kwalk_off;
   for (; i <= upto; i++) {
@@ -852,6 +885,7 @@ static void hold_keys(dd_shard *s) {
   s->keys_held = 1;
   free(s->keypos); /* walk again, from memory, keeping fewer positions */
   s->keypos = NULL;
+  s->keypos_cap = 0;
   s->keypos_n = 0;
   s->kstride = DD_KEY_STRIDE;
   s->klast_i = UINT64_MAX;

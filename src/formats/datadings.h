@@ -40,6 +40,14 @@ void datadings_io_free(datadings_io *io);
 int datadings_sample(const datadings_reader *r, datadings_io *io, uint64_t g,
                      const uint8_t **p, size_t *n, char **err);
 
+/* Read samples g.. g+count-1 (those in g's shard) into io's windows with
+ * one read of .offsets and, when they take at most DS_VIEW_AHEAD bytes,
+ * one of the data file, so that reading them in order (schema inference)
+ * makes no further system call. Nothing is checked here: the reads that
+ * follow check as usual. */
+void datadings_read_ahead(const datadings_reader *r, datadings_io *io, uint64_t g,
+                          uint64_t count);
+
 /* 1 when any file of the dataset changed on disk since opening. */
 int datadings_stale(const datadings_reader *r);
 
