@@ -58,10 +58,12 @@ int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
                   size_t *n, char **err);
 
 /* Find the sample whose index key equals key[0..n): 1 and *g when found,
- * 0 when absent, -1 on error. Bloom filter first, then the salted key
- * hashes (or the legacy index / .keys when those are missing), and the
- * candidate's .keys entry is compared byte for byte, so a false positive
- * never returns a row. The first lookup builds an in-memory table. Table
+ * 0 when absent, -1 on error. The Bloom filter until the shard's table is
+ * built, then the table (placed by the salted key hashes, or by the
+ * reader's hash of the keys when they are held in memory or the hashes
+ * are missing), and the candidate's .keys entry is compared byte for
+ * byte, so a false positive never returns a row. The first lookup builds
+ * the in-memory table. Table
  * builds (here and in datadings_key) and datadings_verify give up with
  * "interrupted" when a core/cancel.h scope asks to stop. */
 int datadings_find(datadings_reader *r, const uint8_t *key, size_t n,
@@ -70,8 +72,10 @@ int datadings_find(datadings_reader *r, const uint8_t *key, size_t n,
  * the same key (a damaged index): the error names the key and both
  * samples, rather than answering with one of them. */
 
-/* What datadings_find will use: "filter+key_hashes", "key_hashes",
- * "index", "keys" (for documentation, dataset_info and tests). */
+/* The index files datadings_find goes through: "filter+key_hashes",
+ * "key_hashes", "index", "keys" (for documentation, dataset_info and
+ * tests). Short keys, held in memory, are hashed by the reader itself
+ * rather than placed by the stored key hashes. */
 const char *datadings_lookup_method(const datadings_reader *r);
 
 /* One line of the X.msgpack.md5 file, checked. */
