@@ -6,10 +6,12 @@
  * so a file that shrinks is an error, not a fault. Every
  * stored number is checked before it is used: counts against file sizes at
  * open, offsets lazily when a sample is read, msgpack headers of keys when
- * the key position table is built. Key lookups go Bloom filter -> salted
- * key hashes (or a table built from the keys) -> byte comparison of the
- * candidate's key, so neither a filter false positive nor a 64-bit hash
- * collision ever returns a wrong sample. */
+ * the key position table is built. Key lookups go Bloom filter (until the
+ * shard's table exists) -> a table placed by the salted key hashes (or by
+ * hashes of the keys), whose slots carry a fingerprint -> byte comparison
+ * of the candidate's key (held in memory when short keys fit the budget),
+ * so neither a filter false positive nor a hash collision ever returns a
+ * wrong sample. */
 #include "datadings.h"
 
 #include <blake2.h>
@@ -25,6 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "core/big_alloc.h"
 #include "core/cancel.h"
 #include "core/common.h"
 #include "core/hash_index.h"
@@ -33,10 +36,14 @@
 #include "core/utf8.h"
 #include "formats/simplebloom.h"
 
-#define DD_EMPTY UINT32_MAX  /* free slot of a lookup table */
+#define DD_MAX_N UINT32_MAX  /* samples a shard may hold: fewer than this */
 #define DD_MAX_PROBE 256     /* longer probe runs mean a hostile file */
 #define DD_MAX_HASHES 4096   /* Bloom hash count sanity limit */
 #define DD_AHEAD 16          /* table build: prefetch distance */
+#define DD_BLOCK 16384       /* table build: entries hashed per block */
+#define DD_KEY_STRIDE 16     /* held keys: one position kept per 16 keys */
+#define DD_KEY_BUDGET 24     /* bytes a sample the held keys, their positions
+                                and the lookup table of a shard may take */
 
 typedef enum dd_keysrc { DD_KEYS_NONE, DD_KEYS_FILE, DD_KEYS_INDEX } dd_keysrc;
 
@@ -44,26 +51,39 @@ typedef enum dd_keysrc { DD_KEYS_NONE, DD_KEYS_FILE, DD_KEYS_INDEX } dd_keysrc;
  * when absent. */
 typedef struct dd_shard {
   ds_file data, offsets, keys, hashes, filter, index; /* index: loaded */
+  ds_file kheld;       /* .keys held in memory (keys_held): reads from kmem */
+  uint8_t *kmem;       /* its bytes (ds_big_alloc of keys.size) */
   ds_view kview;       /* window on .keys (or the index) for key reads */
-  ds_view hview;       /* window on .key_hashes while a table is built */
   uint8_t salt[8];     /* .key_hashes bytes 0..8 */
   uint8_t *bloom;      /* the filter's bits, loaded on first use, or NULL */
   uint8_t *offsets_mem; /* .offsets in memory once lookups jump around
                            (DS_VIEW_JUMPS_TO_LOAD), or NULL */
+  uint64_t offsets_jumps; /* jumps of every cursor's .offsets window (each
+                             lookup query has a new cursor) */
   uint64_t bloom_capacity; /* filter header: capacity and rate bits */
   uint64_t bloom_pbits;
   uint64_t n;          /* samples */
   dd_keysrc keysrc;    /* where keys come from */
   uint64_t keys_hdr;   /* bytes of the .keys array header */
-  uint64_t *keypos;    /* offset of each key's str header in its file */
-  uint64_t keypos_n;   /* how many of them are known (filled on demand) */
+  uint64_t *keypos;    /* offset of the str header of key j * kstride */
+  uint64_t keypos_n;   /* keys walked (headers checked) so far */
+  uint64_t keypos_cap; /* entries keypos has room for */
+  uint64_t kwalk_off;  /* where the walk goes on: just after key keypos_n-1 */
+  uint64_t kwalk_last; /* offset of key keypos_n-1 */
+  uint64_t kstride;    /* 1, or DD_KEY_STRIDE once .keys is held in memory */
+  uint64_t klast_i;    /* the last key located and its offset, so that */
+  uint64_t klast_off;  /* keys read in order step on (UINT64_MAX: none) */
+  int keys_held;       /* .keys read whole into memory (s->keys reads it) */
   int keypos_borrowed; /* keypos == idxpos (keys from the legacy index) */
   uint64_t *idxpos;    /* legacy .index: each entry's key position */
   uint64_t *idx_off;   /* n+1 offsets from the legacy .index, or NULL */
   uint64_t bloom_bits; /* filter: bit count and hash count */
   uint32_t bloom_k;
-  uint32_t *table;     /* lookup table of sample indices, or NULL */
+  uint32_t *table;     /* lookup table: slots of fingerprint << ibits |
+                          (sample index + 1), or 0 when free; NULL until
+                          built (ds_big_alloc of 4 * (table_mask + 1)) */
   uint64_t table_mask; /* slots - 1 */
+  unsigned ibits;      /* bits of a slot for the sample index (2^ibits > n) */
   int table_hashed;    /* 1: slots placed by stored key hashes */
 } dd_shard;
 
@@ -411,7 +431,7 @@ static int shard_count(dd_shard *s, uint64_t *idx_count, uint64_t *idx_hdr,
                     s->offsets.path, (unsigned long long)s->offsets.size);
     s->n = s->offsets.size / 8 - 1;
   }
-  if (s->n >= DD_EMPTY)
+  if (s->n >= DD_MAX_N)
     return ds_err(err, "%s: %llu samples, more than this reader supports",
                   s->data.path, (unsigned long long)s->n);
   return 0;
@@ -496,6 +516,8 @@ static int directory_given(const char *path, char **err) {
 
 /* Open every file of one shard and run the cheap checks. */
 static int shard_open(dd_shard *s, const char *path, char **err) {
+  s->kstride = 1;
+  s->klast_i = UINT64_MAX;
   int is_dir = 0;
   if (ds_path_exists(path, &is_dir) && is_dir) return directory_given(path, err);
   if (ds_file_open(&s->data, path, err)) return -1;
@@ -528,20 +550,22 @@ static int shard_open(dd_shard *s, const char *path, char **err) {
 
 /* Free everything of one shard. */
 static void shard_close(dd_shard *s) {
+  /* the big allocations first: their sizes are the files' */
+  ds_big_free(s->kmem, (size_t)s->keys.size);
+  if (s->bloom) ds_big_free(s->bloom, (size_t)(s->filter.size - 32));
+  ds_big_free(s->offsets_mem, (size_t)s->offsets.size);
+  if (s->table) ds_big_free(s->table, (size_t)(s->table_mask + 1) * sizeof *s->table);
   ds_file_close(&s->data);
   ds_file_close(&s->offsets);
   ds_file_close(&s->keys);
   ds_file_close(&s->hashes);
   ds_file_close(&s->filter);
   ds_file_close(&s->index);
+  ds_file_close(&s->kheld);
   ds_view_free(&s->kview);
-  ds_view_free(&s->hview);
-  free(s->bloom);
-  free(s->offsets_mem);
   if (!s->keypos_borrowed) free(s->keypos);
   free(s->idxpos);
   free(s->idx_off);
-  free(s->table);
 }
 
 int datadings_open(const char *path, datadings_reader **out, char **err) {
@@ -619,14 +643,24 @@ static int offsets_of(dd_shard *s, datadings_io *io, uint64_t i,
     return 0;
   }
   const uint8_t *p;
-  if (!s->offsets_mem && io->offsets.jumps >= DS_VIEW_JUMPS_TO_LOAD &&
+  if (!s->offsets_mem && s->offsets_jumps >= DS_VIEW_JUMPS_TO_LOAD &&
       s->offsets.size <= ((uint64_t)1 << 29)) {
     char *e = NULL; /* unreadable now: read entry by entry, which reports it */
-    s->offsets_mem = ds_file_copy(&s->offsets, 0, s->offsets.size, &e);
+    uint8_t *mem = ds_big_alloc((size_t)s->offsets.size);
+    if (mem && ds_file_read(&s->offsets, 0, s->offsets.size, mem, &e)) {
+      ds_big_free(mem, (size_t)s->offsets.size);
+      mem = NULL;
+    }
+    s->offsets_mem = mem;
     free(e);
   }
-  if (s->offsets_mem) p = s->offsets_mem + 8 * i;
-  else if (ds_view_read(&io->offsets, &s->offsets, 8 * i, 16, &p, err)) return -1;
+  if (s->offsets_mem) {
+    p = s->offsets_mem + 8 * i;
+  } else {
+    uint64_t jumps = io->offsets.jumps; /* counted per shard: a lookup query */
+    if (ds_view_read(&io->offsets, &s->offsets, 8 * i, 16, &p, err)) return -1;
+    s->offsets_jumps += io->offsets.jumps - jumps; /* has a cursor of its own */
+  }
   *a = be_n(p, 8);
   *b = be_n(p + 8, 8);
   return 0;
@@ -674,6 +708,30 @@ int datadings_sample_range(const datadings_reader *r, datadings_io *io, uint64_t
   return 0;
 }
 
+void datadings_read_ahead(const datadings_reader *r, datadings_io *io, uint64_t g,
+                          uint64_t count) {
+  size_t shard;
+  uint64_t i, a, b;
+  char *e = NULL;
+  const uint8_t *p;
+  if (count == 0 || locate(r, g, &shard, &i, &e)) {
+    free(e);
+    return;
+  }
+  const dd_shard *s = &r->shards[shard];
+  if (count > s->n - i) count = s->n - i;
+  if (!s->offsets.path || s->offsets_mem) return; /* offsets in memory */
+  if (ds_view_read(&io->offsets, &s->offsets, 8 * i, 8 * (count + 1), &p, &e)) {
+    free(e); /* the sample reads report it */
+    return;
+  }
+  a = be_n(p, 8);
+  b = be_n(p + 8 * count, 8);
+  if (a <= b && b <= s->data.size && b - a <= DS_VIEW_AHEAD &&
+      ds_view_read(&io->data, &s->data, a, b - a, &p, &e))
+    free(e);
+}
+
 int datadings_sample(const datadings_reader *r, datadings_io *io, uint64_t g,
                      const uint8_t **p, size_t *n, char **err) {
   size_t shard;
@@ -689,15 +747,15 @@ int datadings_sample(const datadings_reader *r, datadings_io *io, uint64_t g,
 
 /* The file holding the keys of a shard, or NULL. */
 static const ds_file *key_file(const dd_shard *s) {
-  if (s->keysrc == DD_KEYS_FILE) return &s->keys;
+  if (s->keysrc == DD_KEYS_FILE) return s->keys_held ? &s->kheld : &s->keys;
   if (s->keysrc == DD_KEYS_INDEX) return &s->index;
   return NULL;
 }
 
 /* Positions of the .keys str headers, found on demand: make keys 0..upto
  * known (upto < n), continuing where the last call stopped, so reading
- * row 0's key costs one header and a full table costs one pass. The array
- * is allocated once but only the part walked is touched. */
+ * row 0's key costs one header and a full table costs one pass. Every
+ * kstride-th position is kept, in an array that grows with the walk. */
 static int ensure_keypos(dd_shard *s, uint64_t upto, char **err) {
   if (s->keypos_n > upto) return 0;
   const ds_file *f = key_file(s);
@@ -705,24 +763,41 @@ static int ensure_keypos(dd_shard *s, uint64_t upto, char **err) {
     return ds_err(err, "%s: no .keys or .index file, so sample keys are not "
                        "available",
                   s->data.path);
-  if (!s->keypos && !(s->keypos = malloc((s->n ? s->n : 1) * sizeof *s->keypos)))
-    return ds_err(err, "%s: out of memory for %llu key positions", f->path,
-                  (unsigned long long)s->n);
-  uint64_t i = s->keypos_n, h = 0, len = 0;
-  uint64_t off = i == 0 ? s->keys_hdr : s->keypos[i - 1];
-  if (i > 0) { /* step over the last known key */
-    if (str_at(&s->kview, f, off, i - 1, &h, &len, NULL, err)) return -1;
-    off += h + len;
+  /* room for the positions up to upto: doubling from 1024, at most all */
+  uint64_t slots = s->n ? (s->n - 1) / s->kstride + 1 : 1, want = upto / s->kstride + 1;
+  if (want > s->keypos_cap) {
+    uint64_t cap = s->keypos_cap ? s->keypos_cap : 1024;
+    while (cap < want) cap *= 2;
+    if (cap > slots) cap = slots;
+    uint64_t *kp = realloc(s->keypos, cap * sizeof *kp);
+    if (!kp)
+      return ds_err(err, "%s: out of memory for %llu key positions", f->path,
+                    (unsigned long long)s->n);
+    s->keypos = kp;
+    s->keypos_cap = cap;
   }
+  uint64_t i = s->keypos_n, h = 0, len = 0;
+  uint64_t off = i == 0 ? s->keys_hdr : s->kwalk_off;
   for (; i <= upto; i++) {
-    if (str_at(&s->kview, f, off, i, &h, &len, NULL, err)) return -1;
-    if ((i & 1023) == 0 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
-    s->keypos[i] = off;
+    uint8_t b; /* held keys: a fixstr header inside the file is checked here */
+    if (s->keys_held && off < f->size && ((b = s->kmem[off]) & 0xe0) == 0xa0 &&
+        (uint64_t)(b & 0x1f) < f->size - off) {
+      h = 1;
+      len = b & 0x1f;
+    } else if (str_at(&s->kview, f, off, i, &h, &len, NULL, err)) {
+      return -1;
+    }
+    /* every 1024 keys, not at the first (row 0's key stays one header) */
+    if ((i & 1023) == 1023 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
+    if (i % s->kstride == 0) s->keypos[i / s->kstride] = off;
     s->keypos_n = i + 1;
+    s->kwalk_last = off;
     off += h + len;
+    s->kwalk_off = off;
   }
   if (s->keypos_n == s->n && off != f->size) {
     s->keypos_n = s->n - 1; /* the last key stays unconfirmed: fail every time */
+    s->kwalk_off = s->kwalk_last;
     return ds_err(err, "%s: %llu unexpected bytes after the last of %llu keys, at "
                        "byte %llu",
                   f->path, (unsigned long long)(f->size - off),
@@ -736,14 +811,85 @@ static int build_keypos(dd_shard *s, char **err) {
   return s->n == 0 ? 0 : ensure_keypos(s, s->n - 1, err);
 }
 
-/* Key bytes of local sample i (keypos built), read through the shard's
- * key window: valid until its next read. */
+/* Header bytes of the str at p, and its length: for keys in memory that
+ * ensure_keypos has already checked. */
+static inline uint64_t held_str(const uint8_t *p, uint64_t *len) {
+  uint8_t b = p[0];
+  if ((b & 0xe0) == 0xa0) {
+    *len = b & 0x1f;
+    return 1;
+  }
+  int k = b == 0xd9 ? 1 : b == 0xda ? 2 : 4;
+  *len = be_n(p + 1, k);
+  return 1 + (uint64_t)k;
+}
+
+/* Key bytes of local sample i (walked by ensure_keypos): from the kept
+ * position at or before it, or from the last key located when that is
+ * nearer, stepping over the keys between (held keys: in memory, their
+ * headers checked by the walk). Otherwise read through the shard's key
+ * window: valid until its next read. */
 static int key_bytes(dd_shard *s, uint64_t i, const uint8_t **p, size_t *n,
                      char **err) {
-  uint64_t h, len;
-  if (str_at(&s->kview, key_file(s), s->keypos[i], i, &h, &len, p, err)) return -1;
+  uint64_t j = i - i % s->kstride, off = s->keypos[j / s->kstride], h, len;
+  if (s->klast_i != UINT64_MAX && s->klast_i <= i && s->klast_i > j) {
+    j = s->klast_i;
+    off = s->klast_off;
+  }
+  if (s->keys_held) {
+    for (; j < i; j++) {
+      h = held_str(s->kmem + off, &len);
+      off += h + len;
+    }
+    h = held_str(s->kmem + off, &len);
+    *p = s->kmem + off + h;
+  } else {
+    const ds_file *f = key_file(s);
+    for (; j < i; j++, off += h + len)
+      if (str_at(&s->kview, f, off, j, &h, &len, NULL, err)) return -1;
+    if (str_at(&s->kview, f, off, i, &h, &len, p, err)) return -1;
+  }
+  s->klast_i = i;
+  s->klast_off = off;
   *n = (size_t)len;
   return 0;
+}
+
+/* Bytes of a lookup table for n samples: a power of two >= 2n slots. */
+static uint64_t table_slots(uint64_t n) {
+  uint64_t cap = 16;
+  while (cap < 2 * n) cap <<= 1;
+  return cap;
+}
+
+/* Read .keys whole into memory before the lookup table is built, when the
+ * keys, one position per DD_KEY_STRIDE keys and the table fit in
+ * DD_KEY_BUDGET bytes a sample: lookups then confirm keys without a system
+ * call. Otherwise (or when it cannot be read now) keys stay streamed, one
+ * position each. */
+static void hold_keys(dd_shard *s) {
+  if (s->keysrc != DD_KEYS_FILE || s->keys_held || s->table) return;
+  uint64_t need = s->keys.size + 8 * (s->n / DD_KEY_STRIDE + 1) +
+                  4 * table_slots(s->n);
+  if (need > DD_KEY_BUDGET * s->n && need > ((uint64_t)1 << 16)) return;
+  char *e = NULL;
+  size_t size = (size_t)s->keys.size;
+  uint8_t *mem = ds_big_alloc(size);
+  if (!mem || ds_file_read(&s->keys, 0, size, mem, &e) ||
+      ds_file_from_memory(&s->kheld, s->keys.path, mem, size, &e)) {
+    free(e); /* read as before, which reports it */
+    ds_big_free(mem, size);
+    return;
+  }
+  s->kmem = mem;
+  s->keys_held = 1;
+  free(s->keypos); /* walk again, from memory, keeping fewer positions */
+  s->keypos = NULL;
+  s->keypos_cap = 0;
+  s->keypos_n = 0;
+  s->kstride = DD_KEY_STRIDE;
+  s->klast_i = UINT64_MAX;
+  ds_view_free(&s->kview);
 }
 
 int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
@@ -763,11 +909,11 @@ int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
 static int load_bloom(dd_shard *s, char **err) {
   if (s->bloom) return 0;
   uint64_t n = s->filter.size - 32;
-  uint8_t *b = n <= SIZE_MAX ? malloc((size_t)n) : NULL;
+  uint8_t *b = n <= SIZE_MAX ? ds_big_alloc((size_t)n) : NULL;
   if (!b) return ds_err(err, "%s: out of memory for %llu bytes of filter bits",
                         s->filter.path, (unsigned long long)n);
   if (ds_file_read(&s->filter, 32, n, b, err)) {
-    free(b);
+    ds_big_free(b, (size_t)n);
     return -1;
   }
   s->bloom = b;
@@ -799,19 +945,40 @@ int datadings_filter_maybe(const datadings_reader *r, size_t s,
   return bloom_test(&r->shards[s], h1, h2);
 }
 
-/* Slot hash of local sample i while building the table (read in order
- * through the shard's windows). */
-static int entry_hash(dd_shard *s, uint64_t i, uint64_t *h, char **err) {
-  const uint8_t *p;
+/* Hashes of local samples first..first+count-1 (count <= DD_BLOCK) for the
+ * table build: the stored key hashes, read in one block (raw: room for
+ * 8 * DD_BLOCK bytes), or a hash of each key's bytes. */
+static int block_hashes(dd_shard *s, uint64_t first, uint64_t count, uint64_t *h,
+                        uint8_t *raw, char **err) {
   if (s->table_hashed) {
-    if (ds_view_read(&s->hview, &s->hashes, 8 + 8 * i, 8, &p, err)) return -1;
-    *h = be_n(p, 8);
+    if (ds_file_read(&s->hashes, 8 + 8 * first, 8 * count, raw, err)) return -1;
+    for (uint64_t k = 0; k < count; k++) h[k] = be_n(raw + 8 * k, 8);
     return 0;
   }
+  const uint8_t *p;
   size_t n;
-  if (key_bytes(s, i, &p, &n, err)) return -1;
-  *h = ds_hash64(p, n);
+  if (s->keys_held) { /* the keys follow each other in memory, checked */
+    if (key_bytes(s, first, &p, &n, err)) return -1;
+    for (uint64_t k = 0;;) {
+      h[k] = ds_hash64(p, n);
+      if (++k == count) return 0;
+      uint64_t len;
+      p += n;
+      p += held_str(p, &len);
+      n = (size_t)len;
+    }
+  }
+  for (uint64_t k = 0; k < count; k++) {
+    if (key_bytes(s, first + k, &p, &n, err)) return -1;
+    h[k] = ds_hash64(p, n);
+  }
   return 0;
+}
+
+/* A table slot's fingerprint of placement m: bits of m the slot number
+ * does not use, as many as the sample index leaves free. */
+static inline uint32_t slot_fp(uint64_t m, unsigned ibits) {
+  return ibits >= 32 ? 0 : (uint32_t)(m >> 40) & (uint32_t)((1ull << (32 - ibits)) - 1);
 }
 
 /* 1 when local samples i and j have the same key, 0 when not, -1 on a
@@ -841,76 +1008,92 @@ static int duplicate_error(dd_shard *s, uint64_t i, uint64_t j, char **err) {
                 n > 80 ? "..." : "", (unsigned long long)j, (unsigned long long)i);
 }
 
-/* Insert samples 0..n-1 into the empty table t (fp: each slot's 32-bit
- * fingerprint of its hash, so that equal keys are noticed without reading
- * every key twice). Returns 0; -1 with *err on a read error, a duplicate
- * key, a probe run longer than DD_MAX_PROBE (a hostile file), or when a
- * core/cancel.h scope asked to stop. Slots are computed DD_AHEAD entries
- * early and prefetched: the table is far larger than the caches, so this
- * hides most of the misses. */
-static int fill_table(dd_shard *s, uint32_t *t, uint32_t *fp, uint64_t mask,
+/* Insert samples 0..n-1 into the empty table t. Each slot holds the
+ * sample index and, in the bits the index leaves free, a fingerprint of
+ * its hash, so that a lookup reads only the keys whose fingerprint
+ * matches. Equal keys are noticed while inserting (same fingerprint, then
+ * hi: the hashes' upper 32 bits by sample, when the keys are not held, so
+ * that few keys are read twice; then the key bytes). Returns 0; -1 with
+ * *err on a read error, a duplicate key, a probe run longer than
+ * DD_MAX_PROBE (a hostile file), or when a core/cancel.h scope asked to
+ * stop. Hashes come in blocks; slots are prefetched DD_AHEAD entries
+ * early: the table is far larger than the caches. */
+static int fill_table(dd_shard *s, uint32_t *t, uint32_t *hi, uint64_t mask,
                       uint64_t seed, char **err) {
-  uint64_t ring[DD_AHEAD], hring[DD_AHEAD], h;
-  for (uint64_t i = 0; i < s->n && i < DD_AHEAD; i++) {
-    if (entry_hash(s, i, &h, err)) return -1;
-    hring[i] = h;
-    ring[i] = place(h, seed) & mask;
-    __builtin_prefetch(&t[ring[i]], 1);
-  }
-  for (uint64_t i = 0; i < s->n; i++) {
-    uint64_t slot = ring[i % DD_AHEAD], probe = 0;
-    uint32_t f = (uint32_t)(hring[i % DD_AHEAD] >> 32);
-    if (i + DD_AHEAD < s->n) {
-      if (entry_hash(s, i + DD_AHEAD, &h, err)) return -1;
-      uint64_t next = place(h, seed) & mask;
-      ring[i % DD_AHEAD] = next;
-      hring[i % DD_AHEAD] = h;
-      __builtin_prefetch(&t[next], 1);
+  uint64_t *h = malloc(DD_BLOCK * sizeof *h);
+  uint8_t *raw = s->table_hashed ? malloc(8 * DD_BLOCK) : NULL;
+  int rc = h && (raw || !s->table_hashed) ? 0 : ds_err(err, "out of memory");
+  unsigned ib = s->ibits;
+  uint32_t imask = ib >= 32 ? UINT32_MAX : (uint32_t)((1ull << ib) - 1);
+  for (uint64_t first = 0; rc == 0 && first < s->n; first += DD_BLOCK) {
+    uint64_t count = s->n - first < DD_BLOCK ? s->n - first : DD_BLOCK;
+    if (first && ds_cancel_check()) rc = ds_err(err, DS_CANCEL_MSG);
+    if (rc || (rc = block_hashes(s, first, count, h, raw, err))) break;
+    for (uint64_t k = 0; k < count; k++) {
+      if (hi) hi[first + k] = (uint32_t)(h[k] >> 32);
+      h[k] = place(h[k], seed); /* from here on: the placement */
     }
-    if ((i & 1023) == 0 && ds_cancel_check()) return ds_err(err, DS_CANCEL_MSG);
-    while (t[slot] != DD_EMPTY) {
-      if (fp[slot] == f) { /* the same hash, most likely the same key */
-        int same = same_key(s, i, t[slot], err);
-        if (same < 0) return -1;
-        if (same) return duplicate_error(s, i, t[slot], err);
-      }
-      if (++probe > DD_MAX_PROBE)
-        return ds_err(err, "%s: sample %llu: more than %d keys share a hash; the "
+    for (uint64_t k = 0; k < count && k < DD_AHEAD; k++)
+      __builtin_prefetch(&t[h[k] & mask], 1);
+    for (uint64_t k = 0; rc == 0 && k < count; k++) {
+      if (k + DD_AHEAD < count) __builtin_prefetch(&t[h[k + DD_AHEAD] & mask], 1);
+      uint64_t i = first + k, slot = h[k] & mask, probe = 0;
+      uint32_t fp = slot_fp(h[k], ib), v;
+      while ((v = t[slot]) != 0) {
+        uint32_t j = (v & imask) - 1;
+        if ((uint32_t)((uint64_t)v >> ib) == fp && (!hi || hi[j] == hi[i])) {
+          int same = same_key(s, i, j, err); /* most likely the same key */
+          if (same) {
+            rc = same < 0 ? -1 : duplicate_error(s, i, j, err);
+            break;
+          }
+        }
+        if (++probe > DD_MAX_PROBE) {
+          rc = ds_err(err, "%s: sample %llu: more than %d keys share a hash; the "
                            "file is corrupt or hostile",
                       s->table_hashed ? s->hashes.path : key_file(s)->path,
                       (unsigned long long)i, DD_MAX_PROBE);
-      slot = (slot + 1) & mask;
+          break;
+        }
+        slot = (slot + 1) & mask;
+      }
+      if (rc == 0) t[slot] = (uint32_t)(((uint64_t)fp << ib) | (i + 1));
     }
-    t[slot] = (uint32_t)i;
-    fp[slot] = f;
   }
-  return 0;
+  free(h);
+  free(raw);
+  return rc;
 }
 
 /* Build the open-addressing table (load <= 1/2) of sample indices. */
 static int build_table(dd_shard *s, uint64_t seed, char **err) {
   if (s->table) return 0;
-  s->table_hashed = s->hashes.path != NULL;
-  uint64_t cap = 16;
-  while (cap < 2 * s->n) cap <<= 1;
-  uint32_t *t = malloc(cap * sizeof *t), *fp = malloc(cap * sizeof *fp);
-  if (!t || !fp) {
-    free(t);
-    free(fp);
+  /* held keys are hashed here (one fast hash a key): a lookup then needs
+   * no BLAKE2s, and the stored hashes are not read */
+  s->table_hashed = s->hashes.path != NULL && !s->keys_held;
+  uint64_t cap = table_slots(s->n);
+  s->ibits = 1;
+  while (s->ibits < 32 && (1ull << s->ibits) <= s->n) s->ibits++;
+  size_t tbytes = (size_t)cap * sizeof(uint32_t), hbytes = (size_t)s->n * sizeof(uint32_t);
+  uint32_t *t = ds_big_alloc(tbytes); /* zero: every slot free */
+  uint32_t *hi = s->keys_held || s->n == 0 ? NULL : ds_big_alloc(hbytes);
+  if (!t || (!hi && !s->keys_held && s->n)) {
+    ds_big_free(t, tbytes);
+    ds_big_free(hi, hbytes);
     return ds_err(err, "%s: out of memory for a key table of %llu slots",
                   s->data.path, (unsigned long long)cap);
   }
-  memset(t, 0xff, cap * sizeof *t);
-  int rc = fill_table(s, t, fp, cap - 1, seed, err);
-  free(fp); /* only the build needs them */
-  ds_view_free(&s->hview);
+  int rc = fill_table(s, t, hi, cap - 1, seed, err);
+  ds_big_free(hi, hbytes); /* only the build needs them */
   ds_view_reset(&s->kview);
   if (rc) {
-    free(t);
+    ds_big_free(t, tbytes);
     return -1;
   }
   s->table = t;
   s->table_mask = cap - 1;
+  if (s->bloom) ds_big_free(s->bloom, (size_t)(s->filter.size - 32));
+  s->bloom = NULL; /* the table answers alone from now on */
   return 0;
 }
 
@@ -924,42 +1107,69 @@ static int key_equals(dd_shard *s, uint64_t i, const uint8_t *key, size_t n,
   return len == n && (n == 0 || memcmp(p, key, n) == 0);
 }
 
-/* Probe the table for key: 1 and *i when found, 0 when absent, -1 on a
- * read error. Candidates are confirmed by their key bytes (the stored
- * hashes are not read again: one read per candidate either way). */
-static int table_find(dd_shard *s, uint64_t seed, const uint8_t *key,
-                      size_t n, uint64_t *out, char **err) {
-  uint8_t qh[8];
-  uint64_t h;
-  if (s->table_hashed) {
-    datadings_key_hash(s->salt, key, n, qh);
-    h = be_n(qh, 8);
-  } else {
-    h = ds_hash64(key, n);
+/* A key's hash for the tables, computed once a lookup for every shard
+ * with the same salt. */
+typedef struct dd_qhash {
+  const uint8_t *key;
+  size_t n;
+  int have_salted, have_plain;
+  uint8_t salt[8];
+  uint64_t salted, plain;
+} dd_qhash;
+
+/* The hash shard s's table is placed by. */
+static uint64_t query_hash(const dd_shard *s, dd_qhash *q) {
+  if (!s->table_hashed) {
+    if (!q->have_plain) q->plain = ds_hash64(q->key, q->n);
+    q->have_plain = 1;
+    return q->plain;
   }
-  for (uint64_t slot = place(h, seed) & s->table_mask;;
-       slot = (slot + 1) & s->table_mask) {
-    uint32_t i = s->table[slot];
-    if (i == DD_EMPTY) return 0;
-    int eq = key_equals(s, i, key, n, err);
+  if (!q->have_salted || memcmp(q->salt, s->salt, 8) != 0) {
+    uint8_t qh[8];
+    datadings_key_hash(s->salt, q->key, q->n, qh);
+    memcpy(q->salt, s->salt, 8);
+    q->salted = be_n(qh, 8);
+    q->have_salted = 1;
+  }
+  return q->salted;
+}
+
+/* Probe the table for the key: 1 and *i when found, 0 when absent, -1 on
+ * a read error. Only candidates whose fingerprint matches are read, and
+ * they are confirmed by their key bytes. */
+static int table_find(dd_shard *s, uint64_t seed, dd_qhash *q, uint64_t *out,
+                      char **err) {
+  uint64_t m = place(query_hash(s, q), seed);
+  unsigned ib = s->ibits;
+  uint32_t fp = slot_fp(m, ib), imask = ib >= 32 ? UINT32_MAX : (uint32_t)((1ull << ib) - 1);
+  for (uint64_t slot = m & s->table_mask;; slot = (slot + 1) & s->table_mask) {
+    uint32_t v = s->table[slot];
+    if (v == 0) return 0;
+    if ((uint32_t)((uint64_t)v >> ib) != fp) continue;
+    int eq = key_equals(s, (v & imask) - 1, q->key, q->n, err);
     if (eq < 0) return -1;
     if (eq) {
-      *out = i;
+      *out = (v & imask) - 1;
       return 1;
     }
   }
 }
 
-/* Look key up in one shard (bloom hashes given): 1 found, 0, -1. */
-static int shard_find(dd_shard *s, uint64_t seed, const uint8_t *key, size_t n,
-                      uint64_t h1, uint64_t h2, uint64_t *i, char **err) {
+/* Look the key up in one shard: 1 found, 0, -1. Until the shard's table
+ * is built its Bloom filter (bloom hashes given) spares building it for a
+ * key it does not hold; the table then answers alone (for an intact filter
+ * the answers are the same, and the table's are cheaper: one probe, not
+ * one per filter hash). */
+static int shard_find(dd_shard *s, uint64_t seed, dd_qhash *q, uint64_t h1,
+                      uint64_t h2, uint64_t *i, char **err) {
   if (s->n == 0) return 0;
-  if (s->filter.path) {
+  if (!s->table && s->filter.path) {
     if (load_bloom(s, err)) return -1;
     if (!bloom_test(s, h1, h2)) return 0;
   }
+  if (!s->table) hold_keys(s);
   if (build_keypos(s, err) || build_table(s, seed, err)) return -1;
-  return table_find(s, seed, key, n, i, err);
+  return table_find(s, seed, q, i, err);
 }
 
 static int find_key(datadings_reader *r, const uint8_t *key, size_t n, uint64_t *g,
@@ -982,14 +1192,15 @@ static int find_key(datadings_reader *r, const uint8_t *key, size_t n, uint64_t 
                     char **err) {
   uint64_t h1 = 0, h2 = 0;
   int have_bloom = 0;
+  dd_qhash q = {.key = key, .n = n};
   for (size_t k = 0; k < r->nshards; k++) {
     dd_shard *s = &r->shards[k];
-    if (s->filter.path && s->n && !have_bloom) {
+    if (s->filter.path && s->n && !s->table && !have_bloom) {
       bloom_hashes(key, n, &h1, &h2);
       have_bloom = 1;
     }
     uint64_t i;
-    int rc = shard_find(s, r->seed, key, n, h1, h2, &i, err);
+    int rc = shard_find(s, r->seed, &q, h1, h2, &i, err);
     if (rc < 0) return -1;
     if (rc == 1) {
       *g = ds_shard_map_global(&r->map, k, i);
@@ -1011,8 +1222,10 @@ size_t datadings_key_table_bytes(const datadings_reader *r) {
   size_t total = 0;
   for (size_t k = 0; k < r->nshards; k++) {
     const dd_shard *s = &r->shards[k];
-    if (s->keypos) total += (size_t)s->n * sizeof *s->keypos;
-    if (s->idxpos && !s->keypos_borrowed) total += (size_t)s->n * sizeof *s->idxpos;
+    if (s->keypos && !s->keypos_borrowed)
+      total += (size_t)(s->n ? (s->n - 1) / s->kstride + 1 : 1) * sizeof *s->keypos;
+    if (s->keys_held) total += (size_t)s->keys.size;
+    if (s->idxpos) total += (size_t)s->n * sizeof *s->idxpos;
     if (s->table) total += (size_t)(s->table_mask + 1) * sizeof *s->table;
   }
   return total;

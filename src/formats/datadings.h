@@ -40,6 +40,14 @@ void datadings_io_free(datadings_io *io);
 int datadings_sample(const datadings_reader *r, datadings_io *io, uint64_t g,
                      const uint8_t **p, size_t *n, char **err);
 
+/* Read samples g.. g+count-1 (those in g's shard) into io's windows with
+ * one read of .offsets and, when they take at most DS_VIEW_AHEAD bytes,
+ * one of the data file, so that reading them in order (schema inference)
+ * makes no further system call. Nothing is checked here: the reads that
+ * follow check as usual. */
+void datadings_read_ahead(const datadings_reader *r, datadings_io *io, uint64_t g,
+                          uint64_t count);
+
 /* 1 when any file of the dataset changed on disk since opening; 0 for
  * NULL (a writer's table before its first commit has no reader). */
 int datadings_stale(const datadings_reader *r);
@@ -51,10 +59,12 @@ int datadings_key(datadings_reader *r, uint64_t g, const uint8_t **p,
                   size_t *n, char **err);
 
 /* Find the sample whose index key equals key[0..n): 1 and *g when found,
- * 0 when absent, -1 on error. Bloom filter first, then the salted key
- * hashes (or the legacy index / .keys when those are missing), and the
- * candidate's .keys entry is compared byte for byte, so a false positive
- * never returns a row. The first lookup builds an in-memory table. Table
+ * 0 when absent, -1 on error. The Bloom filter until the shard's table is
+ * built, then the table (placed by the salted key hashes, or by the
+ * reader's hash of the keys when they are held in memory or the hashes
+ * are missing), and the candidate's .keys entry is compared byte for
+ * byte, so a false positive never returns a row. The first lookup builds
+ * the in-memory table. Table
  * builds (here and in datadings_key) and datadings_verify give up with
  * "interrupted" when a core/cancel.h scope asks to stop. */
 int datadings_find(datadings_reader *r, const uint8_t *key, size_t n,
@@ -63,8 +73,10 @@ int datadings_find(datadings_reader *r, const uint8_t *key, size_t n,
  * the same key (a damaged index): the error names the key and both
  * samples, rather than answering with one of them. */
 
-/* What datadings_find will use: "filter+key_hashes", "key_hashes",
- * "index", "keys" (for documentation, dataset_info and tests). */
+/* The index files datadings_find goes through: "filter+key_hashes",
+ * "key_hashes", "index", "keys" (for documentation, dataset_info and
+ * tests). Short keys, held in memory, are hashed by the reader itself
+ * rather than placed by the stored key hashes. */
 const char *datadings_lookup_method(const datadings_reader *r);
 
 /* One line of the X.msgpack.md5 file, checked. */
@@ -108,7 +120,7 @@ void datadings_key_hash(const uint8_t salt[8], const uint8_t *key, size_t n,
 void datadings_salt_for(uint64_t c, uint8_t out[8]);
 
 /* Bytes of memory held right now by the lazily built key tables (key
- * position tables and lookup tables of every shard). */
+ * positions, keys held in memory and lookup tables of every shard). */
 size_t datadings_key_table_bytes(const datadings_reader *r);
 
 /* ---- For dataset_info: what one shard holds beside its samples ---- */

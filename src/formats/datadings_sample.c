@@ -159,6 +159,7 @@ int datadings_infer_columns(const datadings_reader *r, const char *path, uint64_
   ds_arena arena = {0};
   arena.limit = (size_t)max;
   int rc = 0;
+  datadings_read_ahead(r, &io, 0, n < infer ? n : infer); /* one read each */
   for (uint64_t g = 0; g < n && g < infer && rc == 0; g++) {
     char *e = NULL;
     const msgpack_object *root;

@@ -202,8 +202,13 @@ static int dd_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   return ds_table_plan(t, info, n, extra, 1);
 }
 
-/* ds_table_def.cursor_init */
-static void cursor_init(ds_cursor *c) { ((dd_cursor *)c)->doc = datadings_doc_new(); }
+/* The cursor's sample reader, made on first use: a key lookup that finds
+ * nothing (each lookup query opens a cursor) needs none. NULL when out of
+ * memory. */
+static datadings_doc *cursor_doc(dd_cursor *c) {
+  if (!c->doc) c->doc = datadings_doc_new();
+  return c->doc;
+}
 
 /* ds_table_def.cursor_reset: a new query reads other fields. */
 static void cursor_reset(ds_cursor *base) {
@@ -237,7 +242,6 @@ static int pick_key(void *ctx, sqlite3_value *v, ds_rows *r, char **err) {
 /* ds_table_def.select: key = / IN through the reader's lookup. */
 static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
   dd_cursor *c = (dd_cursor *)base;
-  if (!c->doc) return ds_err(err, "out of memory");
   c->arena.limit = (size_t)base->ds->max_value; /* max_value_bytes */
   r->total = dd_count(DD(base->ds));
   if (!a->extra[0] || !DD(base->ds)->reader) return 0;
@@ -255,6 +259,7 @@ static int ensure_parsed(dd_cursor *c, char **err) {
   if (c->parsed) return 0;
   ds_arena_reset(&c->arena);
   ds_dataset *ds = c->base.ds;
+  if (!cursor_doc(c)) return ds_err(err, "out of memory");
   if (datadings_doc_load(c->doc, DD(ds)->reader, ds->path, ds->max_value, c->base.row, err))
     return -1;
   c->parsed = 1;
@@ -277,6 +282,10 @@ static void column_shard(dd_cursor *c, sqlite3_context *ctx, int want_index) {
   size_t shard;
   uint64_t start, end;
   char *err = NULL;
+  if (!cursor_doc(c)) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   if (datadings_sample_range(r, datadings_doc_io(c->doc), c->base.row, &shard, &start, &end, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
@@ -322,6 +331,10 @@ static void column_raw(dd_cursor *c, sqlite3_context *ctx) {
   size_t n;
   char *err = NULL;
   ds_dataset *ds = c->base.ds;
+  if (!cursor_doc(c)) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   if (datadings_sample_capped(DD(ds)->reader, datadings_doc_io(c->doc), ds->path,
                               ds->max_value, c->base.row, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
@@ -362,7 +375,7 @@ static const ds_table_write_ops dd_write_ops = {dd_update, DS_TABLE_WRITER_HOOKS
 static const ds_table_def datadings_def = {
     .name = MOD, .ops = &datadings_ops, DS_TABLE_SIZES(dd_vtab, dd_cursor), .declare = declare,
     .table_free = table_free, /* the writer, the schema */
-    .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
+    .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .arrive = arrive, /* key lookups; a new row is unparsed */
     .write = &dd_write_ops};                                 /* mode=create|replace */
 

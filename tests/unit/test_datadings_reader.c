@@ -1015,16 +1015,103 @@ static void test_million(void) {
   measure(data, 1000000, "1M keys only");
   for (size_t i = 0; i < 4; i++) unlink(sib(data, suffixes[i]));
 
-  /* hostile: 5000 identical stored hashes -> a clean error, no hang */
+  /* 5000 identical stored hashes: short keys are held in memory and
+   * hashed by the reader, so the stored hashes do not matter (the long
+   * keys of test_long_keys are placed by them: a clean error there) */
   snprintf(data, sizeof data, "%s/same.msgpack", tmp_root);
   make_synth(data, 5000, 1);
   datadings_reader *r;
   char *err = NULL;
   if (CHECK(datadings_open(data, &r, &err) == 0)) {
+    uint64_t g = 99;
+    CHECK(datadings_find(r, (const uint8_t *)"k0000001", 8, &g, &err) == 1 && g == 1);
+    datadings_close(r);
+  }
+  free(err);
+  for (size_t i = 0; i < 4; i++) unlink(sib(data, suffixes[i]));
+}
+
+/* Write dir/l.msgpack(+.offsets/.keys/.key_hashes) with n keys of 120
+ * bytes ("k%07u" then 'x's): too long to be held in memory beside the
+ * table, so lookups read each candidate's key from the file and the table
+ * is placed by the stored hashes. dup >= 0: sample dup gets the key of
+ * sample 0; same_hash: every stored hash identical (hostile). */
+static void make_long(const char *data, uint32_t n, int64_t dup, int same_hash) {
+  FILE *fd = fopen(data, "wb"), *fo = fopen(sib(data, ".offsets"), "wb");
+  FILE *fk = fopen(sib(data, ".keys"), "wb"), *fh = fopen(sib(data, ".key_hashes"), "wb");
+  if (!fd || !fo || !fk || !fh) return;
+  uint8_t salt[8], h[8], b[8];
+  datadings_salt_for(0, salt);
+  fwrite(salt, 1, 8, fh);
+  uint8_t hdr[3] = {0xdc, (uint8_t)(n >> 8), (uint8_t)n};
+  fwrite(hdr, 1, 3, fk);
+  for (uint32_t i = 0; i < n; i++) {
+    char key[121];
+    snprintf(key, sizeof key, "k%07u", dup == (int64_t)i ? 0u : i);
+    memset(key + 8, 'x', 112);
+    be64(b, i);
+    fwrite(b, 1, 8, fo);
+    fputc(0xc0, fd); /* each sample: msgpack nil */
+    fputc(0xd9, fk);
+    fputc(120, fk);
+    fwrite(key, 1, 120, fk);
+    if (!same_hash || i == 0) datadings_key_hash(salt, (const uint8_t *)key, 120, h);
+    fwrite(h, 1, 8, fh);
+  }
+  be64(b, n);
+  fwrite(b, 1, 8, fo);
+  fclose(fd), fclose(fo), fclose(fk), fclose(fh);
+}
+
+/* Long keys stay in the file: every lookup right, the key table smaller
+ * than the keys, duplicates still refused. */
+static void test_long_keys(void) {
+  char data[256];
+  snprintf(data, sizeof data, "%s/l.msgpack", tmp_root);
+  const uint32_t n = 3000;
+  make_long(data, n, -1, 0);
+  datadings_reader *r;
+  char *err = NULL;
+  if (CHECK(datadings_open(data, &r, &err) == 0)) {
+    size_t bad = 0;
+    uint64_t g;
+    for (uint32_t i = 0; i < n; i += 7) {
+      char key[121];
+      snprintf(key, sizeof key, "k%07u", i);
+      memset(key + 8, 'x', 112);
+      if (datadings_find(r, (const uint8_t *)key, 120, &g, &err) != 1 || g != i) bad++;
+      key[119] = 'y'; /* same length and prefix, not a key */
+      if (datadings_find(r, (const uint8_t *)key, 120, &g, &err) != 0) bad++;
+    }
+    CHECK_MSG(bad == 0, "long keys: %zu lookups wrong", bad);
+    const uint8_t *k;
+    size_t kn;
+    CHECK(datadings_key(r, 1234, &k, &kn, &err) == 0 && kn == 120 &&
+          memcmp(k, "k0001234xx", 10) == 0);
+    size_t bytes = datadings_key_table_bytes(r);
+    CHECK_MSG(bytes < 123u * n, "long keys: %zu bytes of key tables, the keys "
+                                "themselves are not held", bytes);
+    datadings_close(r);
+  }
+  free(err);
+  err = NULL;
+  make_long(data, n, 2222, 0);
+  if (CHECK(datadings_open(data, &r, &err) == 0)) {
+    uint64_t g;
+    CHECK(datadings_find(r, (const uint8_t *)"k0000001", 8, &g, &err) == -1);
+    CHECK_CONTAINS(err, "duplicate key 'k0000000");
+    CHECK_CONTAINS(err, "samples 0 and 2222");
+    datadings_close(r);
+  }
+  free(err);
+  err = NULL;
+  /* hostile: identical stored hashes -> a clean error, no hang */
+  make_long(data, n, -1, 1);
+  if (CHECK(datadings_open(data, &r, &err) == 0)) {
     uint64_t g;
     double t = now_ms();
     CHECK(datadings_find(r, (const uint8_t *)"k0000001", 8, &g, &err) == -1);
-    CHECK_CONTAINS(err, "same.msgpack.key_hashes: sample");
+    CHECK_CONTAINS(err, "l.msgpack.key_hashes: sample");
     CHECK_CONTAINS(err, "share a hash");
     printf("INFO hostile identical hashes rejected in %.1f ms\n", now_ms() - t);
     datadings_close(r);
@@ -1066,6 +1153,7 @@ int main(void) {
   test_fuzz();
   printf("-- 1M keys\n");
   test_million();
+  test_long_keys();
   cleanup();
   return check_exit();
 }
