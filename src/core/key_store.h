@@ -2,7 +2,8 @@
  * writers that must refuse a repeated key (datadings) and write every key
  * at the end. Keys live back to back ([u32 length][bytes]) in blocks of
  * 1 MiB, so the store never copies itself to grow; a linear-probing table
- * of key positions (at most 3/4 full) answers "seen before?". About
+ * of key positions tagged with hash bits (at most 3/4 full) answers "seen
+ * before?" mostly without reading other keys. About
  * 4 + length bytes a key, plus 11-21 bytes of table. The store rolls back
  * to a mark (savepoints) and can drop its table while the keys are
  * written out. Knows no SQLite. */
@@ -18,7 +19,7 @@ typedef struct ds_key_store {
   size_t *size;        /* bytes allocated for each block */
   size_t nblocks, cap_blocks;
   uint64_t n;          /* keys */
-  uint64_t *table;     /* position + 1 (0: empty): block << 32 | offset */
+  uint64_t *table;     /* 0: empty; else 1 + (hash tag | block << 32 | offset) */
   size_t tcap;         /* slots, a power of two */
   int table_stale;
 } ds_key_store;

@@ -320,9 +320,27 @@ static int md5_line(ds_buf *out, MD5_CTX *c, const char *name) {
   return ds_buf_printf(out, "  %s\n", name);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
+#define RADIX_BITS 16
+#define RADIX ((size_t)1 << RADIX_BITS)
+
+/* Sort v[0..n) with tmp (n more) and count (RADIX counters): LSD radix
+ * sort, 16 bits a pass; after the 4 passes the values are back in v
+ * (qsort's compare calls were most of the time at a million keys). */
+static void sort_u64(uint64_t *v, uint64_t *tmp, size_t *count, uint64_t n) {
+  for (int shift = 0; shift < 64; shift += RADIX_BITS) {
+    memset(count, 0, RADIX * sizeof *count);
+    for (uint64_t i = 0; i < n; i++) count[(v[i] >> shift) & (RADIX - 1)]++;
+    size_t sum = 0;
+    for (size_t d = 0; d < RADIX; d++) {
+      size_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (uint64_t i = 0; i < n; i++) tmp[count[(v[i] >> shift) & (RADIX - 1)]++] = v[i];
+    uint64_t *t = v;
+    v = tmp;
+    tmp = t;
+  }
 }
 
 /* .key_hashes: salt_for(c) for the first c without a repeated hash. The
@@ -330,8 +348,13 @@ static int cmp_u64(const void *a, const void *b) {
  * repeat; a repeat truncates the file and tries the next salt. */
 static int write_key_hashes(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
                             char **err) {
-  uint64_t *h = malloc((w->n ? w->n : 1) * sizeof *h);
-  if (!h) return ds_err(err, "%s: out of memory for key hashes", w->path);
+  uint64_t *h = malloc((w->n ? 2 * w->n : 1) * sizeof *h);
+  size_t *count = malloc(RADIX * sizeof *count);
+  if (!h || !count) {
+    free(h);
+    free(count);
+    return ds_err(err, "%s: out of memory for key hashes", w->path);
+  }
   int rc = 0, found = 0;
   for (uint64_t c = 0; c < MAX_SALT_TRIES && rc == 0 && !found; c++) {
     uint8_t salt[8];
@@ -344,11 +367,12 @@ static int write_key_hashes(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
     for (uint64_t i = 0; rc == 0 && ds_key_store_next(&w->keys, &it, &p, &n); i++)
       datadings_key_hash(salt, p, n, (uint8_t *)&h[i]);
     if (rc == 0) rc = put(f, md5, h, 8 * w->n, err);
-    qsort(h, w->n, sizeof *h, cmp_u64);
+    sort_u64(h, h + w->n, count, w->n);
     found = 1;
     for (uint64_t i = 1; i < w->n && found; i++) found = h[i] != h[i - 1];
   }
   free(h);
+  free(count);
   if (rc == 0 && !found)
     rc = ds_err(err, "%s: no salt out of %d gives distinct key hashes", w->path,
                 MAX_SALT_TRIES);

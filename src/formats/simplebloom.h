@@ -22,6 +22,10 @@ double simplebloom_hash_count(uint64_t num_bits, uint64_t m);
 void simplebloom_hashes(const uint8_t *key, size_t n, uint64_t *h1,
                         uint64_t *h2);
 /* 1 when every bit of the key is set ("maybe"), 0 ("absent"). */
+/* The k bit positions (h1 + j * h2) % num_bits (the sum wrapping around
+ * 2^64) that add sets and test reads, into pos[0..k). */
+void simplebloom_positions(uint64_t num_bits, uint32_t k, uint64_t h1,
+                           uint64_t h2, uint64_t *pos);
 int simplebloom_test(const uint8_t *bits, uint64_t num_bits, uint32_t k,
                      uint64_t h1, uint64_t h2);
 void simplebloom_add(uint8_t *bits, uint64_t num_bits, uint32_t k,
