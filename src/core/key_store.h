@@ -33,6 +33,13 @@ typedef struct ds_key_mark {
  * -1 out of memory. */
 int ds_key_store_add(ds_key_store *s, const uint8_t *k, size_t len,
                      uint64_t *index);
+/* The hash ds_key_store_add_hashed takes for key k; it also starts
+ * loading the key's table slot into the cache, so work done before the add
+ * overlaps that memory access. */
+uint64_t ds_key_store_hash(const ds_key_store *s, const uint8_t *k, size_t len);
+/* ds_key_store_add with h = ds_key_store_hash(s, k, len). */
+int ds_key_store_add_hashed(ds_key_store *s, const uint8_t *k, size_t len,
+                            uint64_t h, uint64_t *index);
 ds_key_mark ds_key_store_mark(const ds_key_store *s);
 /* Forget every key added after the mark. */
 void ds_key_store_rollback(ds_key_store *s, ds_key_mark m);

@@ -10,6 +10,7 @@
 
 #include "core/key_store.h"
 #include "core/mapped_file.h"
+#include "core/md5_follow.h"
 #include "formats/datadings.h"
 #include "formats/datadings_writer.h"
 #include "formats/msgpack_encode.h"
@@ -24,7 +25,8 @@ struct datadings_writer {
   ds_stage *stage;
   char *path;               /* X.msgpack */
   ds_afile *data, *offsets; /* staging files of this transaction */
-  MD5_CTX data_md5, offsets_md5;
+  MD5_CTX data_md5, offsets_md5; /* data_md5: as of the last prepare */
+  ds_md5_follow *data_follow; /* hashes the data file on a second thread */
   uint64_t n;               /* samples so far */
   ds_key_store keys;        /* every key, for uniqueness and the index */
   /* the published state a next transaction continues */
@@ -41,13 +43,15 @@ struct datadings_writer {
 typedef struct dd_mark {
   uint64_t n, data_size, offsets_size;
   ds_key_mark keys;
-  MD5_CTX data_md5, offsets_md5;
+  MD5_CTX offsets_md5;
 } dd_mark;
 
-/* Add key k as sample w->n's; an error when it is already there. */
-static int add_key(datadings_writer *w, const uint8_t *k, size_t n, char **err) {
+/* Add key k (hash h from ds_key_store_hash) as sample w->n's; an error
+ * when it is already there. */
+static int add_key(datadings_writer *w, const uint8_t *k, size_t n, uint64_t h,
+                   char **err) {
   uint64_t dup;
-  int r = ds_key_store_add(&w->keys, k, n, &dup);
+  int r = ds_key_store_add_hashed(&w->keys, k, n, h, &dup);
   if (r < 0) return ds_err(err, "%s: out of memory for the key set", w->path);
   if (r > 0)
     return ds_err(err, "sample %llu: key \"%.*s\" is already sample %llu (keys "
@@ -127,13 +131,23 @@ static int put_be64(ds_afile *f, MD5_CTX *md5, uint64_t v, char **err) {
   return put(f, md5, b, 8, err);
 }
 
+/* Start hashing the data file on a second thread from w->data_md5, which
+ * holds its bytes so far. */
+static int start_follow(datadings_writer *w, char **err) {
+  w->data_follow = ds_md5_follow_start(w->data->fd, &w->data_md5, w->data->size);
+  return w->data_follow ? 0 : ds_err(err, "%s: out of memory", w->path);
+}
+
 int datadings_writer_begin(datadings_writer *w, char **err) {
   if (w->in_txn) return 0;
   if (ds_stage_file(w->stage, "msgpack", &w->data, err) ||
       ds_stage_file(w->stage, "offsets", &w->offsets, err))
     return -1;
   w->in_txn = 1;
-  if (!w->published) return put_be64(w->offsets, &w->offsets_md5, 0, err);
+  if (!w->published) {
+    MD5Init(&w->data_md5);
+    return start_follow(w, err) || put_be64(w->offsets, &w->offsets_md5, 0, err) ? -1 : 0;
+  }
   /* continue the published dataset */
   char *op = ds_strf("%s.offsets", w->path);
   int rc = op ? 0 : ds_err(err, "out of memory");
@@ -142,22 +156,25 @@ int datadings_writer_begin(datadings_writer *w, char **err) {
   free(op);
   w->data_md5 = w->pub_data_md5;
   w->offsets_md5 = w->pub_offsets_md5;
-  return rc;
+  return rc ? -1 : start_follow(w, err);
 }
 
 uint64_t datadings_writer_count(const datadings_writer *w) { return w->n; }
 
-/* Append one encoded sample under key k. */
-static int append(datadings_writer *w, const uint8_t *k, size_t kn,
+/* Append one encoded sample under key k (hash kh: taken with
+ * ds_key_store_hash before the sample was checked or encoded, so the key
+ * table's cache miss overlaps that work). */
+static int append(datadings_writer *w, const uint8_t *k, size_t kn, uint64_t kh,
                   const uint8_t *p, size_t n, char **err) {
   if (!w->in_txn && datadings_writer_begin(w, err)) return -1;
   if (!ds_utf8_valid(k, kn))
     return ds_err(err, "sample %llu: the key is not valid UTF-8",
                   (unsigned long long)w->n);
-  if (add_key(w, k, kn, err)) return -1;
-  if (put(w->data, &w->data_md5, p, n, err) ||
+  if (add_key(w, k, kn, kh, err)) return -1;
+  if (ds_afile_write(w->data, p, n, err) ||
       put_be64(w->offsets, &w->offsets_md5, w->data->size, err))
     return -1; /* the statement fails and rolls back to its savepoint */
+  ds_md5_follow_feed(w->data_follow, w->data->size - w->data->nbuf);
   w->n++;
   return 0;
 }
@@ -165,6 +182,7 @@ static int append(datadings_writer *w, const uint8_t *k, size_t kn,
 int datadings_writer_add_raw(datadings_writer *w, const uint8_t *key,
                              size_t klen, const uint8_t *p, size_t n,
                              int check, char **err) {
+  uint64_t kh = ds_key_store_hash(&w->keys, key, klen);
   if (check) {
     /* one msgpack object, walked without unpacking; then its "key" */
     char *e = NULL;
@@ -189,7 +207,7 @@ int datadings_writer_add_raw(datadings_writer *w, const uint8_t *key,
                          "key column \"%.*s\"",
                     (unsigned long long)w->n, (int)(klen > 200 ? 200 : klen), key);
   }
-  return append(w, key, klen, p, n, err);
+  return append(w, key, klen, kh, p, n, err);
 }
 
 /* Refuse msgpack-numpy's marker names as top-level fields. */
@@ -213,6 +231,7 @@ static int pack_field(datadings_writer *w, const datadings_field *f, char **err)
 int datadings_writer_add_fields(datadings_writer *w, const uint8_t *key,
                                 size_t klen, const datadings_field *f,
                                 size_t nf, char **err) {
+  uint64_t kh = ds_key_store_hash(&w->keys, key, klen);
   size_t live = 1;
   for (size_t i = 0; i < nf; i++) {
     if (reserved(w, (const uint8_t *)f[i].name, f[i].name_len, err)) return -1;
@@ -235,7 +254,7 @@ int datadings_writer_add_fields(datadings_writer *w, const uint8_t *key,
     ds_err_prefix(err, where);
     return -1;
   }
-  return append(w, key, klen, w->scratch.data, w->scratch.len, err);
+  return append(w, key, klen, kh, w->scratch.data, w->scratch.len, err);
 }
 
 int datadings_writer_add_json(datadings_writer *w, const uint8_t *key,
@@ -281,7 +300,8 @@ int datadings_writer_add_json(datadings_writer *w, const uint8_t *key,
     ds_err_prefix(err, where);
     return -1;
   }
-  return append(w, key, klen, w->scratch.data, w->scratch.len, err);
+  return append(w, key, klen, ds_key_store_hash(&w->keys, key, klen), w->scratch.data,
+                w->scratch.len, err);
 }
 
 int datadings_writer_mark(datadings_writer *w, void **mark, char **err) {
@@ -292,7 +312,6 @@ int datadings_writer_mark(datadings_writer *w, void **mark, char **err) {
   m->data_size = w->data->size;
   m->offsets_size = w->offsets->size;
   m->keys = ds_key_store_mark(&w->keys);
-  m->data_md5 = w->data_md5;
   m->offsets_md5 = w->offsets_md5;
   *mark = m;
   return 0;
@@ -301,12 +320,12 @@ int datadings_writer_mark(datadings_writer *w, void **mark, char **err) {
 int datadings_writer_rollback_to(datadings_writer *w, const void *mark,
                                  char **err) {
   const dd_mark *m = mark;
+  ds_md5_follow_cut(w->data_follow, m->data_size);
   if (ds_afile_truncate(w->data, m->data_size, err) ||
       ds_afile_truncate(w->offsets, m->offsets_size, err))
     return -1;
   w->n = m->n;
   ds_key_store_rollback(&w->keys, m->keys);
-  w->data_md5 = m->data_md5;
   w->offsets_md5 = m->offsets_md5;
   return 0;
 }
@@ -391,11 +410,24 @@ static int write_filter(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
   ds_key_iter it = {0, 0};
   const uint8_t *kp;
   size_t kn;
+  /* k is log2(m) rounded, at most 64: each key's bits are prefetched, then
+   * set after the next key is hashed (the bit array is random access) */
+  uint64_t pos[2][64];
+  int cur = 0, pending = 0;
   while (ds_key_store_next(&w->keys, &it, &kp, &kn)) {
     uint64_t h1, h2;
     simplebloom_hashes(kp, kn, &h1, &h2);
-    simplebloom_add(bits, 8 * nbytes, k, h1, h2);
+    if (k > 64) {
+      simplebloom_add(bits, 8 * nbytes, k, h1, h2);
+      continue;
+    }
+    simplebloom_positions(8 * nbytes, k, h1, h2, pos[cur]);
+    simplebloom_prefetch(bits, pos[cur], k);
+    if (pending) simplebloom_set(bits, pos[!cur], k);
+    pending = 1;
+    cur = !cur;
   }
+  if (pending) simplebloom_set(bits, pos[!cur], k);
   uint8_t hdr[SIMPLEBLOOM_HEADER];
   simplebloom_header(hdr, SIMPLEBLOOM_HEADER + nbytes, m, p);
   MD5Init(md5);
@@ -429,14 +461,19 @@ int datadings_writer_prepare(datadings_writer *w, char **err) {
   /* the table is not needed again before the next begin: give its memory
    * to the index files */
   ds_key_store_drop_table(&w->keys);
+  /* the data's md5 finishes on its thread while the index files are made */
+  if (ds_afile_flush(w->data, err)) return -1;
+  ds_md5_follow_feed(w->data_follow, w->data->size);
   ds_afile *keys, *hashes, *filter, *md5f;
-  MD5_CTX mk, mh, mf, md = w->data_md5, mo = w->offsets_md5;
+  MD5_CTX mk, mh, mf, md, mo = w->offsets_md5;
   if (ds_stage_file(w->stage, "keys", &keys, err) || write_keys(w, keys, &mk, err) ||
       ds_stage_file(w->stage, "key_hashes", &hashes, err) ||
       write_key_hashes(w, hashes, &mh, err) ||
       ds_stage_file(w->stage, "filter", &filter, err) ||
-      write_filter(w, filter, &mf, err) || ds_stage_file(w->stage, "md5", &md5f, err))
+      write_filter(w, filter, &mf, err) || ds_stage_file(w->stage, "md5", &md5f, err) ||
+      ds_md5_follow_finish(w->data_follow, w->data->size, &w->data_md5, w->path, err))
     return -1;
+  md = w->data_md5;
   const char *base = ds_basename(w->path);
   ds_buf t = {0};
   int rc = 0;
@@ -463,6 +500,8 @@ int datadings_writer_prepare(datadings_writer *w, char **err) {
 int datadings_writer_publish(datadings_writer *w, char **err) {
   uint64_t ds = w->data->size, os = w->offsets->size;
   if (ds_stage_publish(w->stage, err)) return -1;
+  ds_md5_follow_stop(w->data_follow); /* idle since prepare took its md5 */
+  w->data_follow = NULL;
   w->published = 1;
   w->in_txn = 0;
   w->pub_n = w->n;
@@ -477,6 +516,8 @@ int datadings_writer_publish(datadings_writer *w, char **err) {
 
 void datadings_writer_abort(datadings_writer *w) {
   if (!w->in_txn) return;
+  ds_md5_follow_stop(w->data_follow); /* before its file is closed */
+  w->data_follow = NULL;
   ds_stage_discard(w->stage);
   w->in_txn = 0;
   w->data = w->offsets = NULL;

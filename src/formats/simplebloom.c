@@ -89,3 +89,11 @@ void simplebloom_header(uint8_t out[SIMPLEBLOOM_HEADER], uint64_t total_size,
   memcpy(&pb, &p, sizeof pb);
   put_be64(out + 24, pb);
 }
+
+void simplebloom_prefetch(const uint8_t *bits, const uint64_t *pos, uint32_t k) {
+  for (uint32_t j = 0; j < k; j++) __builtin_prefetch(bits + (pos[j] >> 3), 1);
+}
+
+void simplebloom_set(uint8_t *bits, const uint64_t *pos, uint32_t k) {
+  for (uint32_t j = 0; j < k; j++) bits[pos[j] >> 3] |= (uint8_t)(1u << (pos[j] & 7));
+}

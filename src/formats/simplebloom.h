@@ -26,6 +26,11 @@ void simplebloom_hashes(const uint8_t *key, size_t n, uint64_t *h1,
  * 2^64) that add sets and test reads, into pos[0..k). */
 void simplebloom_positions(uint64_t num_bits, uint32_t k, uint64_t h1,
                            uint64_t h2, uint64_t *pos);
+/* Start loading the bytes of positions pos[0..k) into the cache (a writer
+ * setting many keys prefetches one key's bits while hashing the next). */
+void simplebloom_prefetch(const uint8_t *bits, const uint64_t *pos, uint32_t k);
+/* Set the bits at positions pos[0..k). */
+void simplebloom_set(uint8_t *bits, const uint64_t *pos, uint32_t k);
 int simplebloom_test(const uint8_t *bits, uint64_t num_bits, uint32_t k,
                      uint64_t h1, uint64_t h2);
 void simplebloom_add(uint8_t *bits, uint64_t num_bits, uint32_t k,
