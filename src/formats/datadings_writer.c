@@ -3,8 +3,12 @@
  * While rows come: X.msgpack and X.msgpack.offsets grow as temporaries
  * (their md5 kept running), keys go to an in-memory store with a hash
  * table for uniqueness. prepare writes .keys, .key_hashes, .filter and .md5
- * and names everything; X.msgpack is published last (the commit point). */
+ * and names everything; X.msgpack is published last (the commit point).
+ * Two helper threads: the data file's md5 is computed by one that reads
+ * back what was written (core/md5_follow.h), and the .filter's bits are
+ * made by another while .keys and .key_hashes are written. */
 #include <md5.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -398,41 +402,72 @@ static int write_key_hashes(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
   return rc ? -1 : 0;
 }
 
-/* .filter: simplebloom over every key. */
-static int write_filter(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
-                        char **err) {
-  uint64_t m = w->n > 2 ? w->n : 2;
-  double p = 1.0 / (double)m;
-  uint64_t nbytes = simplebloom_bytes(m, p);
-  uint32_t k = (uint32_t)simplebloom_hash_count(8 * nbytes, m);
-  uint8_t *bits = calloc(nbytes ? nbytes : 1, 1);
-  if (!bits) return ds_err(err, "%s: out of memory for the filter", w->path);
+/* The .filter's bits, made on a second thread while .keys and .key_hashes
+ * are written (both read the key store, which nothing changes meanwhile). */
+typedef struct filter_job {
+  const ds_key_store *keys;
+  uint64_t m, nbytes;
+  double p;
+  uint32_t k;
+  uint8_t *bits;
+  pthread_t thread;
+  int threaded;
+} filter_job;
+
+/* simplebloom over every key into job->bits. k is log2(m) rounded, at most
+ * 64: each key's bits are prefetched, then set after the next key is
+ * hashed (the bit array is random access). */
+static void *fill_filter(void *arg) {
+  filter_job *j = arg;
   ds_key_iter it = {0, 0};
   const uint8_t *kp;
   size_t kn;
-  /* k is log2(m) rounded, at most 64: each key's bits are prefetched, then
-   * set after the next key is hashed (the bit array is random access) */
-  uint64_t pos[2][64];
+  uint64_t pos[2][64], nbits = 8 * j->nbytes;
   int cur = 0, pending = 0;
-  while (ds_key_store_next(&w->keys, &it, &kp, &kn)) {
+  while (ds_key_store_next(j->keys, &it, &kp, &kn)) {
     uint64_t h1, h2;
     simplebloom_hashes(kp, kn, &h1, &h2);
-    if (k > 64) {
-      simplebloom_add(bits, 8 * nbytes, k, h1, h2);
+    if (j->k > 64) {
+      simplebloom_add(j->bits, nbits, j->k, h1, h2);
       continue;
     }
-    simplebloom_positions(8 * nbytes, k, h1, h2, pos[cur]);
-    simplebloom_prefetch(bits, pos[cur], k);
-    if (pending) simplebloom_set(bits, pos[!cur], k);
+    simplebloom_positions(nbits, j->k, h1, h2, pos[cur]);
+    simplebloom_prefetch(j->bits, pos[cur], j->k);
+    if (pending) simplebloom_set(j->bits, pos[!cur], j->k);
     pending = 1;
     cur = !cur;
   }
-  if (pending) simplebloom_set(bits, pos[!cur], k);
-  uint8_t hdr[SIMPLEBLOOM_HEADER];
-  simplebloom_header(hdr, SIMPLEBLOOM_HEADER + nbytes, m, p);
-  MD5Init(md5);
-  int rc = put(f, md5, hdr, sizeof hdr, err) || put(f, md5, bits, nbytes, err);
-  free(bits);
+  if (pending) simplebloom_set(j->bits, pos[!cur], j->k);
+  return NULL;
+}
+
+/* Start the filter's bits (on this thread when no other starts). */
+static int start_filter(datadings_writer *w, filter_job *j, char **err) {
+  j->keys = &w->keys;
+  j->m = w->n > 2 ? w->n : 2;
+  j->p = 1.0 / (double)j->m;
+  j->nbytes = simplebloom_bytes(j->m, j->p);
+  j->k = (uint32_t)simplebloom_hash_count(8 * j->nbytes, j->m);
+  j->bits = calloc(j->nbytes ? j->nbytes : 1, 1);
+  if (!j->bits) return ds_err(err, "%s: out of memory for the filter", w->path);
+  j->threaded = pthread_create(&j->thread, NULL, fill_filter, j) == 0;
+  if (!j->threaded) fill_filter(j);
+  return 0;
+}
+
+/* Wait for the bits; then .filter (when f is not NULL) and free them. */
+static int finish_filter(filter_job *j, ds_afile *f, MD5_CTX *md5, char **err) {
+  if (!j->bits) return 0;
+  if (j->threaded) pthread_join(j->thread, NULL);
+  int rc = 0;
+  if (f) {
+    uint8_t hdr[SIMPLEBLOOM_HEADER];
+    simplebloom_header(hdr, SIMPLEBLOOM_HEADER + j->nbytes, j->m, j->p);
+    MD5Init(md5);
+    rc = put(f, md5, hdr, sizeof hdr, err) || put(f, md5, j->bits, j->nbytes, err);
+  }
+  free(j->bits);
+  j->bits = NULL;
   return rc ? -1 : 0;
 }
 
@@ -466,11 +501,16 @@ int datadings_writer_prepare(datadings_writer *w, char **err) {
   ds_md5_follow_feed(w->data_follow, w->data->size);
   ds_afile *keys, *hashes, *filter, *md5f;
   MD5_CTX mk, mh, mf, md, mo = w->offsets_md5;
+  filter_job fj = {0};
+  if (start_filter(w, &fj, err)) return -1;
   if (ds_stage_file(w->stage, "keys", &keys, err) || write_keys(w, keys, &mk, err) ||
       ds_stage_file(w->stage, "key_hashes", &hashes, err) ||
       write_key_hashes(w, hashes, &mh, err) ||
-      ds_stage_file(w->stage, "filter", &filter, err) ||
-      write_filter(w, filter, &mf, err) || ds_stage_file(w->stage, "md5", &md5f, err) ||
+      ds_stage_file(w->stage, "filter", &filter, err)) {
+    finish_filter(&fj, NULL, NULL, NULL);
+    return -1;
+  }
+  if (finish_filter(&fj, filter, &mf, err) || ds_stage_file(w->stage, "md5", &md5f, err) ||
       ds_md5_follow_finish(w->data_follow, w->data->size, &w->data_md5, w->path, err))
     return -1;
   md = w->data_md5;
