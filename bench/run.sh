@@ -48,6 +48,9 @@ build bench_b1 bench/bench_b1.c bench/bench_common.c
 build gen_d1 bench/gen_d1.c
 build bench_d1 bench/bench_d1.c bench/bench_common.c
 build bench_w bench/bench_w.c bench/bench_common.c
+# bench_wac (W-A1, W-C1) links the tree's pickle encoder for its yardstick
+build bench_wac -Isrc -DSQLITE_CORE bench/bench_wac.c bench/bench_common.c \
+  src/formats/pickle_write.c src/core/*.c -lblosc -ljansson -lpthread
 # bench_a1 links the tree's own pickle decoder and .npy parser (compiled
 # against libsqlite3 directly, as for the unit tests)
 build bench_a1 -Isrc -DSQLITE_CORE bench/bench_a1.c bench/bench_common.c \
@@ -91,7 +94,7 @@ if want d1 || want w; then
   gen_dd d1 1000000
   gen_dd d1small 100000
 fi
-if want a1; then
+if want a1 || want w; then
   if ! /usr/bin/python3 -c 'import numpy, zstandard' 2>/dev/null; then
     echo "bench: A1 needs /usr/bin/python3 with numpy and zstandard:" \
       "apt-get install -y python3-numpy python3-zstandard" >&2
@@ -105,7 +108,7 @@ if want tb1; then
   for s in 0 1 2 3; do [ -f "$BENCH_DIR/tb1-0000$s-of-00004.bag" ] || have_tb1=; done
   [ -n "$have_tb1" ] || "$OUT/gen_tb1" "$BENCH_DIR" 1000000 tb1
 fi
-if want c1; then
+if want c1 || want w; then
   gen_bcolz c1 10000000
   # the 1/10 table keeps the full table's chunklens (expectedlen), so the
   # mem workload compares row counts, not chunk sizes
@@ -284,7 +287,7 @@ if want fb1; then
     rc=1
 fi
 if want w; then
-  echo "bench: running W (writing: W-B1, W-D1)" >&2
+  echo "bench: running W (writing: W-B1, W-D1, W-A1, W-C1)" >&2
   BENCH_DIR="$BENCH_DIR" BENCH_EXT="$EXT" bench/run_w.sh || rc=$?
 fi
 want tb1 && run_workload tb1 "T-B1 bagz tf.Example benchmark" bench_tb1 true

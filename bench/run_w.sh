@@ -1,7 +1,8 @@
 #!/bin/sh
-# run_w.sh - the writing workloads W-B1 and W-D1 (BENCHMARK.md), called by
-# bench/run.sh (BENCH_ONLY=w, or a run of everything) after it built
-# build/bench/bench_w and generated B1 and D1. Each figure is the minimum
+# run_w.sh - the writing workloads W-B1, W-D1, W-A1 and W-C1 (BENCHMARK.md),
+# called by bench/run.sh (BENCH_ONLY=w, or a run of everything) after it
+# built build/bench/bench_w and bench_wac and generated B1, D1, A1 and C1
+# (A1's CPython yardstick: bench/bench_wa1_py.py). Each figure is the minimum
 # of $RUNS runs, variants interleaved; peak RSS of one copy in a fresh
 # process at 1/10 and full size (/usr/bin/time). Output goes to stdout and
 # build/bench/RESULTS-w.txt.
@@ -15,6 +16,7 @@ OUT=build/bench
 W="$BENCH_DIR/w"
 mkdir -p "$W"
 B="$OUT/bench_w"
+BW="$OUT/bench_wac"
 
 ms() { sed -n 's/^ms=\([0-9.]*\).*/\1/p'; }
 min() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
@@ -28,6 +30,7 @@ rss() { # rss CMD... : peak RSS (KiB) of one run
 }
 
 rm -f "$OUT"/w-*.ms
+LOAD=$(uptime | sed 's/.*load average: //')
 for r in $(seq "$RUNS"); do
   once bare "$B" "$EXT" wb1-bare "$BENCH_DIR/b1@4.bagz"
   once t1 "$B" "$EXT" wb1 "$BENCH_DIR/b1@4.bagz" "$W/wb1.bagz" 1
@@ -36,24 +39,46 @@ for r in $(seq "$RUNS"); do
   once raw "$B" "$EXT" wd1 "$BENCH_DIR/d1.msgpack" "$W/wd1.msgpack" raw
   once typed "$B" "$EXT" wd1 "$BENCH_DIR/d1.msgpack" "$W/wd1.msgpack" typed
   once native "$B" "$EXT" wd1-native "$BENCH_DIR/d1.msgpack" "$W/native.db"
+  # W-A1: the copy first; its dictionary is the yardstick's
+  once a1 "$BW" "$EXT" wa1 "$BENCH_DIR/a1" "$W/wa1"
+  "$BW" "$EXT" wa1-bare "$BENCH_DIR/a1" "$W/wa1/zstd_dict.bin" 1 >"$OUT/w-a1bare.txt"
+  ms <"$OUT/w-a1bare.txt" >>"$OUT/w-a1bare.ms"
+  sed -n 's/.* enc=\([0-9.]*\).*/\1/p' "$OUT/w-a1bare.txt" >>"$OUT/w-a1enc.ms"
+  sed -n 's/.* zstd=\([0-9.]*\).*/\1/p' "$OUT/w-a1bare.txt" >>"$OUT/w-a1zstd.ms"
+  once a1py /usr/bin/python3 bench/bench_wa1_py.py "$BENCH_DIR/a1" 1
+  once c1 "$BW" "$EXT" wc1 "$BENCH_DIR/c1" "$W/wc1"
+  once c1bare "$BW" "$EXT" wc1-bare "$BENCH_DIR/c1" 1
 done
 {
-  echo "W-B1 / W-D1 (writing), $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), min of $RUNS runs"
-  printf '%-34s %10s %10s %7s  %s\n' workload "ours ms" "yard ms" ratio target
-  row() { # row NAME OURS YARD TARGET
+  echo "W-B1 / W-D1 / W-A1 / W-C1 (writing), $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), min of $RUNS runs"
+  echo "load before the run: $LOAD"
+  printf '%-46s %10s %10s %7s  %s\n' workload "ours ms" "yard ms" ratio target
+  echo "--------"
+  row() { # row NAME OURS YARD TARGET (a target of - is a row for information)
     awk -v n="$1" -v o="$2" -v y="$3" -v t="$4" 'BEGIN {
       r = o / y
-      printf "%-34s %10.0f %10.0f %7.2f  <= %s %s\n", n, o, y, r, t, (r <= t ? "PASS" : "MISS") }'
+      if (t == "-") printf "%-46s %10.0f %10.0f %7.2f  (info)\n", n, o, y, r
+      else printf "%-46s %10.0f %10.0f %7.2f  <= %s %s\n", n, o, y, r, t, (r <= t ? "PASS" : "MISS") }'
   }
   row "W-B1 copy threads=1 / bare zstd" "$(best t1)" "$(best bare)" 1.15
   row "W-B1 copy threads=2 / bare zstd" "$(best t2)" "$(best bare)" 0.65
   row "W-D1 copy by raw / cp" "$(best raw)" "$(best cp)" 2.0
   row "W-D1 copy typed / CREATE TABLE AS" "$(best typed)" "$(best native)" 1.5
+  row "W-A1 copy / (bare zstd+dict + our encoder)" "$(best a1)" "$(best a1bare)" 1.3
+  row "W-A1 pickle encode: ours / CPython dumps" "$(best a1enc)" "$(best a1py)" 0.7
+  row "W-A1 copy / bare zstd+dict" "$(best a1)" "$(best a1zstd)" -
+  row "W-C1 copy / bare blosc 5 columns" "$(best c1)" "$(best c1bare)" 1.3
   echo
   echo "peak RSS of one copy in a fresh process (KiB), 1/10 vs full size:"
   s=$(rss "$B" "$EXT" wb1 "$BENCH_DIR/b1small@4.bagz" "$W/m.bagz" 2)
   f=$(rss "$B" "$EXT" wb1 "$BENCH_DIR/b1@4.bagz" "$W/m.bagz" 2)
   echo "  W-B1 threads=2: $s / $f"
+  s=$(rss "$BW" "$EXT" wa1 "$BENCH_DIR/a1small" "$W/ma1")
+  f=$(rss "$BW" "$EXT" wa1 "$BENCH_DIR/a1" "$W/ma1")
+  echo "  W-A1: $s / $f (shards of 12,500 / 125,000 examples; each shard's blocks wait in a mapped file for the dictionary)"
+  c1s=$(rss "$BW" "$EXT" wc1 "$BENCH_DIR/c1small" "$W/mc1")
+  c1f=$(rss "$BW" "$EXT" wc1 "$BENCH_DIR/c1" "$W/mc1")
+  echo "  W-C1: $c1s / $c1f"
   s=$(rss "$B" "$EXT" wd1 "$BENCH_DIR/d1small.msgpack" "$W/m.msgpack" raw)
   f=$(rss "$B" "$EXT" wd1 "$BENCH_DIR/d1.msgpack" "$W/m.msgpack" raw)
   # the source's own reader (keys and offsets tables, mapped pages) grows
@@ -67,5 +92,10 @@ done
     printf "  W-D1 raw: %d / %d KiB: %.1f bytes per sample beyond the 1/10 run; the source reader alone %.1f;\n", s, f, all, rd
     printf "  the writer %.1f bytes per sample (keys \"s%%07d\": 8 bytes; target <= 48 + 8) %s\n",
            all - rd, (all - rd <= 56 ? "PASS" : "MISS") }'
+  echo
+  echo "mem: peak RSS of one copy in a fresh process (KiB), 1/10 vs full size:"
+  printf '%-26s %12s %12s %7s  %s\n' workload "1/10 KiB" "full KiB" ratio target
+  awk -v s="$c1s" -v f="$c1f" 'BEGIN { r = f / s
+    printf "%-26s %12d %12d %7.2f  ~1.0 (flat) %s\n", "mem W-C1 copy", s, f, r, (r <= 1.25 ? "PASS" : "NOT FLAT") }'
 } | tee "$OUT/RESULTS-w.txt"
-rm -rf "$W" "$OUT"/w-*.ms "$OUT/w-rss.tmp"
+rm -rf "$W" "$OUT"/w-*.ms "$OUT/w-rss.tmp" "$OUT/w-a1bare.txt"

@@ -2,12 +2,14 @@
  * (see key_store.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "common.h"
 #include "hash_index.h"
 #include "key_store.h"
 
 #define BLOCK ((size_t)1 << 20)
+#define HUGE_PAGE ((size_t)2 << 20)
 
 /* Move an iterator past exhausted blocks, so its position is that of the
  * next key (or the end). */
@@ -18,19 +20,33 @@ static void settle(const ds_key_store *s, ds_key_iter *it) {
   }
 }
 
-/* The key at a table position. */
+/* A table entry is 1 + (tag << TAG_SHIFT | block << 32 | offset): the tag,
+ * 12 bits of the key's hash, lets a probe pass other keys without reading
+ * them (each read a cache miss at a million keys); blocks are 1 MiB, so
+ * MAX_BLOCKS of them hold a TiB of keys. */
+#define TAG_SHIFT 52
+#define MAX_BLOCKS ((size_t)1 << (TAG_SHIFT - 32))
+#define POS_MASK (((uint64_t)1 << TAG_SHIFT) - 1)
+
+/* The key at a table position (tag bits ignored). */
 static const uint8_t *key_at(const ds_key_store *s, uint64_t pos, size_t *len) {
+  pos &= POS_MASK;
   const uint8_t *q = s->blocks[pos >> 32] + (pos & 0xffffffffu);
   *len = ds_le32(q);
   return q + 4;
 }
 
-/* The slot holding key k, or the empty slot where it would go. */
-static size_t probe(const ds_key_store *s, const uint8_t *k, size_t len) {
-  size_t mask = s->tcap - 1, i = (size_t)ds_hash64(k, len) & mask;
+/* The tag bits of a hash, in place in an entry. */
+static uint64_t tag_of(uint64_t h) { return h >> TAG_SHIFT << TAG_SHIFT; }
+
+/* The slot holding key k (hash h), or the empty slot where it would go. */
+static size_t probe(const ds_key_store *s, const uint8_t *k, size_t len, uint64_t h) {
+  size_t mask = s->tcap - 1, i = (size_t)h & mask;
+  uint64_t tag = tag_of(h);
   for (;; i = (i + 1) & mask) {
     uint64_t e = s->table[i];
     if (e == 0) return i;
+    if (tag_of(e - 1) != tag) continue;
     size_t m;
     const uint8_t *p = key_at(s, e - 1, &m);
     if (m == len && memcmp(p, k, len) == 0) return i;
@@ -38,10 +54,24 @@ static size_t probe(const ds_key_store *s, const uint8_t *k, size_t len) {
 }
 
 /* A table with room for `want` keys at most 3/4 full, holding every key. */
+/* A zeroed table of cap slots. One of 2 MiB or more asks for transparent
+ * huge pages (madvise, only for this memory): every add probes a random
+ * slot, and with 4 KiB pages each probe was a TLB miss as well as a cache
+ * miss. */
+static uint64_t *table_alloc(size_t cap) {
+  size_t bytes = cap * sizeof(uint64_t);
+  if (bytes < HUGE_PAGE) return calloc(cap, sizeof(uint64_t));
+  uint64_t *t = aligned_alloc(HUGE_PAGE, bytes); /* cap: a power of two */
+  if (!t) return NULL;
+  (void)madvise(t, bytes, MADV_HUGEPAGE); /* a hint: refused is fine */
+  memset(t, 0, bytes);
+  return t;
+}
+
 static int rebuild(ds_key_store *s, uint64_t want) {
   size_t cap = 16;
   while (cap / 4 * 3 < want) cap *= 2;
-  uint64_t *t = calloc(cap, sizeof *t);
+  uint64_t *t = table_alloc(cap);
   if (!t) return -1;
   free(s->table);
   s->table = t;
@@ -53,7 +83,8 @@ static int rebuild(ds_key_store *s, uint64_t want) {
     settle(s, &it);
     uint64_t pos = (uint64_t)it.block << 32 | it.off;
     if (!ds_key_store_next(s, &it, &p, &len)) break;
-    s->table[probe(s, p, len)] = pos + 1;
+    uint64_t h = ds_hash64(p, len);
+    s->table[probe(s, p, len, h)] = (tag_of(h) | pos) + 1;
   }
   s->table_stale = 0;
   return 0;
@@ -62,6 +93,7 @@ static int rebuild(ds_key_store *s, uint64_t want) {
 /* Room for 4 + len bytes at the end of the last block (or a new one). */
 static int room(ds_key_store *s, size_t need) {
   if (s->nblocks && s->size[s->nblocks - 1] - s->fill[s->nblocks - 1] >= need) return 0;
+  if (s->nblocks == MAX_BLOCKS) return -1;
   if (s->nblocks == s->cap_blocks) {
     size_t cap = s->cap_blocks ? 2 * s->cap_blocks : 16;
     uint8_t **b = realloc(s->blocks, cap * sizeof *b);
@@ -89,21 +121,34 @@ static uint64_t index_of(const ds_key_store *s, uint64_t pos) {
   uint64_t i = 0;
   for (;;) {
     settle(s, &it);
-    if (((uint64_t)it.block << 32 | it.off) == pos || !ds_key_store_next(s, &it, &p, &len)) break;
+    if (((uint64_t)it.block << 32 | it.off) == (pos & POS_MASK) ||
+        !ds_key_store_next(s, &it, &p, &len))
+      break;
     i++;
   }
   return i;
 }
 
+uint64_t ds_key_store_hash(const ds_key_store *s, const uint8_t *k, size_t len) {
+  uint64_t h = ds_hash64(k, len);
+  if (s->table && !s->table_stale) __builtin_prefetch(&s->table[h & (s->tcap - 1)]);
+  return h;
+}
+
 int ds_key_store_add(ds_key_store *s, const uint8_t *k, size_t len,
                      uint64_t *index) {
+  return ds_key_store_add_hashed(s, k, len, ds_hash64(k, len), index);
+}
+
+int ds_key_store_add_hashed(ds_key_store *s, const uint8_t *k, size_t len,
+                            uint64_t h, uint64_t *index) {
   if (len > UINT32_MAX) return -1;
   if (!s->table || s->table_stale) { /* as many as there are, and room */
     if (rebuild(s, s->n + 1 + s->n / 4)) return -1;
   } else if (s->tcap / 4 * 3 < s->n + 1) { /* full: double */
     if (rebuild(s, 2 * (s->n + 1))) return -1;
   }
-  size_t slot = probe(s, k, len);
+  size_t slot = probe(s, k, len, h);
   if (s->table[slot]) {
     *index = index_of(s, s->table[slot] - 1);
     return 1;
@@ -116,7 +161,7 @@ int ds_key_store_add(ds_key_store *s, const uint8_t *k, size_t len,
   q[2] = (uint8_t)(len >> 16);
   q[3] = (uint8_t)(len >> 24);
   memcpy(q + 4, k, len);
-  s->table[slot] = ((uint64_t)b << 32 | s->fill[b]) + 1;
+  s->table[slot] = (tag_of(h) | (uint64_t)b << 32 | s->fill[b]) + 1;
   s->fill[b] += 4 + len;
   s->n++;
   return 0;

@@ -30,6 +30,7 @@ typedef struct bw_col {
   int width_unknown;   /* values wait in the spill file */
   uint64_t chunklen;   /* 0 until known */
   uint8_t *chunk;      /* chunklen * atom bytes: the open chunk */
+  uint64_t slot, slot_row; /* slot = slot_row % chunklen (see chunk_slot) */
   uint64_t nchunks;    /* chunk files written (object: one per row) */
   uint32_t *cbytes;    /* Blosc size of each chunk file written */
   size_t cap_cbytes;
@@ -275,6 +276,17 @@ static int flush_full(bcolz_writer *w, bw_col *c, char **err) {
   return 0;
 }
 
+/* Row w->rows's place in column c's open chunk: w->rows % chunklen, kept
+ * from the row before (a 64-bit division per cell was a tenth of a copy of
+ * narrow rows) and recomputed after a truncation. */
+static uint64_t chunk_slot(const bcolz_writer *w, bw_col *c) {
+  if (c->slot_row != w->rows) {
+    c->slot = w->rows % c->chunklen;
+    c->slot_row = w->rows;
+  }
+  return c->slot;
+}
+
 int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
   if (w->finished) return ds_err(err, "the table is already finished");
   /* check and place every cell first: a refused row changes nothing */
@@ -287,8 +299,7 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
       rc = bcolz_cell_encode(&c->dt, &row[i], NULL, &w->obj, err);
     else
       rc = bcolz_cell_encode(&c->dt, &row[i],
-                             c->chunk + (w->rows % c->chunklen) * c->dt.atom,
-                             NULL, err);
+                             c->chunk + chunk_slot(w, c) * c->dt.atom, NULL, err);
     if (!rc && c->width_unknown && c->dt.kind == 'S' && width > UINT32_MAX)
       rc = ds_err(err, "value too long");
     if (rc) {
@@ -324,8 +335,11 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
         return -1;
       c->spill_size += 4 + (uint64_t)n;
       if (width > c->width) c->width = width;
-    } else if ((w->rows + 1) % c->chunklen == 0 && flush_full(w, c, err)) {
-      return -1;
+    } else {
+      uint64_t next = chunk_slot(w, c) + 1;
+      if (next == c->chunklen && flush_full(w, c, err)) return -1;
+      c->slot = next == c->chunklen ? 0 : next;
+      c->slot_row = w->rows + 1;
     }
   }
   w->rows++;

@@ -3,12 +3,18 @@
  * While rows come: X.msgpack and X.msgpack.offsets grow as temporaries
  * (their md5 kept running), keys go to an in-memory store with a hash
  * table for uniqueness. prepare writes .keys, .key_hashes, .filter and .md5
- * and names everything; X.msgpack is published last (the commit point). */
+ * and names everything; X.msgpack is published last (the commit point).
+ * Two helper threads: the data file's md5 is computed by one that reads
+ * back what was written (core/md5_follow.h), and the .filter's bits are
+ * made by another while .keys and .key_hashes are written. */
 #include <md5.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/key_store.h"
+#include "core/mapped_file.h"
+#include "core/md5_follow.h"
 #include "formats/datadings.h"
 #include "formats/datadings_writer.h"
 #include "formats/msgpack_encode.h"
@@ -23,7 +29,8 @@ struct datadings_writer {
   ds_stage *stage;
   char *path;               /* X.msgpack */
   ds_afile *data, *offsets; /* staging files of this transaction */
-  MD5_CTX data_md5, offsets_md5;
+  MD5_CTX data_md5, offsets_md5; /* data_md5: as of the last prepare */
+  ds_md5_follow *data_follow; /* hashes the data file on a second thread */
   uint64_t n;               /* samples so far */
   ds_key_store keys;        /* every key, for uniqueness and the index */
   /* the published state a next transaction continues */
@@ -40,13 +47,15 @@ struct datadings_writer {
 typedef struct dd_mark {
   uint64_t n, data_size, offsets_size;
   ds_key_mark keys;
-  MD5_CTX data_md5, offsets_md5;
+  MD5_CTX offsets_md5;
 } dd_mark;
 
-/* Add key k as sample w->n's; an error when it is already there. */
-static int add_key(datadings_writer *w, const uint8_t *k, size_t n, char **err) {
+/* Add key k (hash h from ds_key_store_hash) as sample w->n's; an error
+ * when it is already there. */
+static int add_key(datadings_writer *w, const uint8_t *k, size_t n, uint64_t h,
+                   char **err) {
   uint64_t dup;
-  int r = ds_key_store_add(&w->keys, k, n, &dup);
+  int r = ds_key_store_add_hashed(&w->keys, k, n, h, &dup);
   if (r < 0) return ds_err(err, "%s: out of memory for the key set", w->path);
   if (r > 0)
     return ds_err(err, "sample %llu: key \"%.*s\" is already sample %llu (keys "
@@ -120,13 +129,23 @@ static int put_be64(ds_afile *f, MD5_CTX *md5, uint64_t v, char **err) {
   return put(f, md5, b, 8, err);
 }
 
+/* Start hashing the data file on a second thread from w->data_md5, which
+ * holds its bytes so far. */
+static int start_follow(datadings_writer *w, char **err) {
+  w->data_follow = ds_md5_follow_start(w->data->fd, &w->data_md5, w->data->size);
+  return w->data_follow ? 0 : ds_err(err, "%s: out of memory", w->path);
+}
+
 int datadings_writer_begin(datadings_writer *w, char **err) {
   if (w->in_txn) return 0;
   if (ds_stage_file(w->stage, "msgpack", &w->data, err) ||
       ds_stage_file(w->stage, "offsets", &w->offsets, err))
     return -1;
   w->in_txn = 1;
-  if (!w->published) return put_be64(w->offsets, &w->offsets_md5, 0, err);
+  if (!w->published) {
+    MD5Init(&w->data_md5);
+    return start_follow(w, err) || put_be64(w->offsets, &w->offsets_md5, 0, err) ? -1 : 0;
+  }
   /* continue the published dataset */
   char *op = ds_strf("%s.offsets", w->path);
   int rc = op ? 0 : ds_err(err, "out of memory");
@@ -135,22 +154,25 @@ int datadings_writer_begin(datadings_writer *w, char **err) {
   free(op);
   w->data_md5 = w->pub_data_md5;
   w->offsets_md5 = w->pub_offsets_md5;
-  return rc;
+  return rc ? -1 : start_follow(w, err);
 }
 
 uint64_t datadings_writer_count(const datadings_writer *w) { return w->n; }
 
-/* Append one encoded sample under key k. */
-static int append(datadings_writer *w, const uint8_t *k, size_t kn,
+/* Append one encoded sample under key k (hash kh: taken with
+ * ds_key_store_hash before the sample was checked or encoded, so the key
+ * table's cache miss overlaps that work). */
+static int append(datadings_writer *w, const uint8_t *k, size_t kn, uint64_t kh,
                   const uint8_t *p, size_t n, char **err) {
   if (!w->in_txn && datadings_writer_begin(w, err)) return -1;
   if (!ds_utf8_valid(k, kn))
     return ds_err(err, "sample %llu: the key is not valid UTF-8",
                   (unsigned long long)w->n);
-  if (add_key(w, k, kn, err)) return -1;
-  if (put(w->data, &w->data_md5, p, n, err) ||
+  if (add_key(w, k, kn, kh, err)) return -1;
+  if (ds_afile_write(w->data, p, n, err) ||
       put_be64(w->offsets, &w->offsets_md5, w->data->size, err))
     return -1; /* the statement fails and rolls back to its savepoint */
+  ds_md5_follow_feed(w->data_follow, w->data->size - w->data->nbuf);
   w->n++;
   return 0;
 }
@@ -158,6 +180,7 @@ static int append(datadings_writer *w, const uint8_t *k, size_t kn,
 int datadings_writer_add_raw(datadings_writer *w, const uint8_t *key,
                              size_t klen, const uint8_t *p, size_t n,
                              int check, char **err) {
+  uint64_t kh = ds_key_store_hash(&w->keys, key, klen);
   if (check) {
     /* one msgpack object, walked without unpacking; then its "key" */
     char *e = NULL;
@@ -182,7 +205,7 @@ int datadings_writer_add_raw(datadings_writer *w, const uint8_t *key,
                          "key column \"%.*s\"",
                     (unsigned long long)w->n, (int)(klen > 200 ? 200 : klen), key);
   }
-  return append(w, key, klen, p, n, err);
+  return append(w, key, klen, kh, p, n, err);
 }
 
 /* Refuse msgpack-numpy's marker names as top-level fields. */
@@ -206,6 +229,7 @@ static int pack_field(datadings_writer *w, const datadings_field *f, char **err)
 int datadings_writer_add_fields(datadings_writer *w, const uint8_t *key,
                                 size_t klen, const datadings_field *f,
                                 size_t nf, char **err) {
+  uint64_t kh = ds_key_store_hash(&w->keys, key, klen);
   size_t live = 1;
   for (size_t i = 0; i < nf; i++) {
     if (reserved(w, (const uint8_t *)f[i].name, f[i].name_len, err)) return -1;
@@ -228,7 +252,7 @@ int datadings_writer_add_fields(datadings_writer *w, const uint8_t *key,
     ds_err_prefix(err, where);
     return -1;
   }
-  return append(w, key, klen, w->scratch.data, w->scratch.len, err);
+  return append(w, key, klen, kh, w->scratch.data, w->scratch.len, err);
 }
 
 int datadings_writer_add_json(datadings_writer *w, const uint8_t *key,
@@ -274,7 +298,8 @@ int datadings_writer_add_json(datadings_writer *w, const uint8_t *key,
     ds_err_prefix(err, where);
     return -1;
   }
-  return append(w, key, klen, w->scratch.data, w->scratch.len, err);
+  return append(w, key, klen, ds_key_store_hash(&w->keys, key, klen), w->scratch.data,
+                w->scratch.len, err);
 }
 
 int datadings_writer_mark(datadings_writer *w, void **mark, char **err) {
@@ -285,7 +310,6 @@ int datadings_writer_mark(datadings_writer *w, void **mark, char **err) {
   m->data_size = w->data->size;
   m->offsets_size = w->offsets->size;
   m->keys = ds_key_store_mark(&w->keys);
-  m->data_md5 = w->data_md5;
   m->offsets_md5 = w->offsets_md5;
   *mark = m;
   return 0;
@@ -294,12 +318,12 @@ int datadings_writer_mark(datadings_writer *w, void **mark, char **err) {
 int datadings_writer_rollback_to(datadings_writer *w, const void *mark,
                                  char **err) {
   const dd_mark *m = mark;
+  ds_md5_follow_cut(w->data_follow, m->data_size);
   if (ds_afile_truncate(w->data, m->data_size, err) ||
       ds_afile_truncate(w->offsets, m->offsets_size, err))
     return -1;
   w->n = m->n;
   ds_key_store_rollback(&w->keys, m->keys);
-  w->data_md5 = m->data_md5;
   w->offsets_md5 = m->offsets_md5;
   return 0;
 }
@@ -313,9 +337,27 @@ static int md5_line(ds_buf *out, MD5_CTX *c, const char *name) {
   return ds_buf_printf(out, "  %s\n", name);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
+#define RADIX_BITS 16
+#define RADIX ((size_t)1 << RADIX_BITS)
+
+/* Sort v[0..n) with tmp (n more) and count (RADIX counters): LSD radix
+ * sort, 16 bits a pass; after the 4 passes the values are back in v
+ * (qsort's compare calls were most of the time at a million keys). */
+static void sort_u64(uint64_t *v, uint64_t *tmp, size_t *count, uint64_t n) {
+  for (int shift = 0; shift < 64; shift += RADIX_BITS) {
+    memset(count, 0, RADIX * sizeof *count);
+    for (uint64_t i = 0; i < n; i++) count[(v[i] >> shift) & (RADIX - 1)]++;
+    size_t sum = 0;
+    for (size_t d = 0; d < RADIX; d++) {
+      size_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (uint64_t i = 0; i < n; i++) tmp[count[(v[i] >> shift) & (RADIX - 1)]++] = v[i];
+    uint64_t *t = v;
+    v = tmp;
+    tmp = t;
+  }
 }
 
 /* .key_hashes: salt_for(c) for the first c without a repeated hash. The
@@ -323,8 +365,13 @@ static int cmp_u64(const void *a, const void *b) {
  * repeat; a repeat truncates the file and tries the next salt. */
 static int write_key_hashes(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
                             char **err) {
-  uint64_t *h = malloc((w->n ? w->n : 1) * sizeof *h);
-  if (!h) return ds_err(err, "%s: out of memory for key hashes", w->path);
+  uint64_t *h = malloc((w->n ? 2 * w->n : 1) * sizeof *h);
+  size_t *count = malloc(RADIX * sizeof *count);
+  if (!h || !count) {
+    free(h);
+    free(count);
+    return ds_err(err, "%s: out of memory for key hashes", w->path);
+  }
   int rc = 0, found = 0;
   for (uint64_t c = 0; c < MAX_SALT_TRIES && rc == 0 && !found; c++) {
     uint8_t salt[8];
@@ -337,39 +384,84 @@ static int write_key_hashes(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
     for (uint64_t i = 0; rc == 0 && ds_key_store_next(&w->keys, &it, &p, &n); i++)
       datadings_key_hash(salt, p, n, (uint8_t *)&h[i]);
     if (rc == 0) rc = put(f, md5, h, 8 * w->n, err);
-    qsort(h, w->n, sizeof *h, cmp_u64);
+    sort_u64(h, h + w->n, count, w->n);
     found = 1;
     for (uint64_t i = 1; i < w->n && found; i++) found = h[i] != h[i - 1];
   }
   free(h);
+  free(count);
   if (rc == 0 && !found)
     rc = ds_err(err, "%s: no salt out of %d gives distinct key hashes", w->path,
                 MAX_SALT_TRIES);
   return rc ? -1 : 0;
 }
 
-/* .filter: simplebloom over every key. */
-static int write_filter(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
-                        char **err) {
-  uint64_t m = w->n > 2 ? w->n : 2;
-  double p = 1.0 / (double)m;
-  uint64_t nbytes = simplebloom_bytes(m, p);
-  uint32_t k = (uint32_t)simplebloom_hash_count(8 * nbytes, m);
-  uint8_t *bits = calloc(nbytes ? nbytes : 1, 1);
-  if (!bits) return ds_err(err, "%s: out of memory for the filter", w->path);
+/* The .filter's bits, made on a second thread while .keys and .key_hashes
+ * are written (both read the key store, which nothing changes meanwhile). */
+typedef struct filter_job {
+  const ds_key_store *keys;
+  uint64_t m, nbytes;
+  double p;
+  uint32_t k;
+  uint8_t *bits;
+  pthread_t thread;
+  int threaded;
+} filter_job;
+
+/* simplebloom over every key into job->bits. k is log2(m) rounded, at most
+ * 64: each key's bits are prefetched, then set after the next key is
+ * hashed (the bit array is random access). */
+static void *fill_filter(void *arg) {
+  filter_job *j = arg;
   ds_key_iter it = {0, 0};
   const uint8_t *kp;
   size_t kn;
-  while (ds_key_store_next(&w->keys, &it, &kp, &kn)) {
+  uint64_t pos[2][64], nbits = 8 * j->nbytes;
+  int cur = 0, pending = 0;
+  while (ds_key_store_next(j->keys, &it, &kp, &kn)) {
     uint64_t h1, h2;
     simplebloom_hashes(kp, kn, &h1, &h2);
-    simplebloom_add(bits, 8 * nbytes, k, h1, h2);
+    if (j->k > 64) {
+      simplebloom_add(j->bits, nbits, j->k, h1, h2);
+      continue;
+    }
+    simplebloom_positions(nbits, j->k, h1, h2, pos[cur]);
+    simplebloom_prefetch(j->bits, pos[cur], j->k);
+    if (pending) simplebloom_set(j->bits, pos[!cur], j->k);
+    pending = 1;
+    cur = !cur;
   }
-  uint8_t hdr[SIMPLEBLOOM_HEADER];
-  simplebloom_header(hdr, SIMPLEBLOOM_HEADER + nbytes, m, p);
-  MD5Init(md5);
-  int rc = put(f, md5, hdr, sizeof hdr, err) || put(f, md5, bits, nbytes, err);
-  free(bits);
+  if (pending) simplebloom_set(j->bits, pos[!cur], j->k);
+  return NULL;
+}
+
+/* Start the filter's bits (on this thread when no other starts). */
+static int start_filter(datadings_writer *w, filter_job *j, char **err) {
+  j->keys = &w->keys;
+  j->m = w->n > 2 ? w->n : 2;
+  j->p = 1.0 / (double)j->m;
+  j->nbytes = simplebloom_bytes(j->m, j->p);
+  j->k = (uint32_t)simplebloom_hash_count(8 * j->nbytes, j->m);
+  j->bits = calloc(j->nbytes ? j->nbytes : 1, 1);
+  if (!j->bits) return ds_err(err, "%s: out of memory for the filter", w->path);
+  j->threaded = pthread_create(&j->thread, NULL, fill_filter, j) == 0;
+  if (!j->threaded) fill_filter(j);
+  return 0;
+}
+
+/* Wait for the bits; then .filter (when f is not NULL) and free them. */
+static int finish_filter(filter_job *j, ds_afile *f, MD5_CTX *md5, char **err) {
+  if (!j->bits) return 0;
+  if (j->threaded) pthread_join(j->thread, NULL);
+  int rc = 0;
+  if (f) {
+    uint8_t hdr[SIMPLEBLOOM_HEADER];
+    simplebloom_header(hdr, SIMPLEBLOOM_HEADER + j->nbytes, j->m, j->p);
+    MD5Init(md5);
+    rc = put(f, md5, hdr, sizeof hdr, err) || put(f, md5, j->bits, j->nbytes, err);
+  }
+  free(j->bits);
+  j->bits = NULL;
   return rc ? -1 : 0;
 }
 
@@ -398,14 +490,24 @@ int datadings_writer_prepare(datadings_writer *w, char **err) {
   /* the table is not needed again before the next begin: give its memory
    * to the index files */
   ds_key_store_drop_table(&w->keys);
+  /* the data's md5 finishes on its thread while the index files are made */
+  if (ds_afile_flush(w->data, err)) return -1;
+  ds_md5_follow_feed(w->data_follow, w->data->size);
   ds_afile *keys, *hashes, *filter, *md5f;
-  MD5_CTX mk, mh, mf, md = w->data_md5, mo = w->offsets_md5;
+  MD5_CTX mk, mh, mf, md, mo = w->offsets_md5;
+  filter_job fj = {0};
+  if (start_filter(w, &fj, err)) return -1;
   if (ds_stage_file(w->stage, "keys", &keys, err) || write_keys(w, keys, &mk, err) ||
       ds_stage_file(w->stage, "key_hashes", &hashes, err) ||
       write_key_hashes(w, hashes, &mh, err) ||
-      ds_stage_file(w->stage, "filter", &filter, err) ||
-      write_filter(w, filter, &mf, err) || ds_stage_file(w->stage, "md5", &md5f, err))
+      ds_stage_file(w->stage, "filter", &filter, err)) {
+    finish_filter(&fj, NULL, NULL, NULL);
     return -1;
+  }
+  if (finish_filter(&fj, filter, &mf, err) || ds_stage_file(w->stage, "md5", &md5f, err) ||
+      ds_md5_follow_finish(w->data_follow, w->data->size, &w->data_md5, w->path, err))
+    return -1;
+  md = w->data_md5;
   const char *base = ds_basename(w->path);
   ds_buf t = {0};
   int rc = 0;
@@ -432,6 +534,8 @@ int datadings_writer_prepare(datadings_writer *w, char **err) {
 int datadings_writer_publish(datadings_writer *w, char **err) {
   uint64_t ds = w->data->size, os = w->offsets->size;
   if (ds_stage_publish(w->stage, err)) return -1;
+  ds_md5_follow_stop(w->data_follow); /* idle since prepare took its md5 */
+  w->data_follow = NULL;
   w->published = 1;
   w->in_txn = 0;
   w->pub_n = w->n;
@@ -446,6 +550,8 @@ int datadings_writer_publish(datadings_writer *w, char **err) {
 
 void datadings_writer_abort(datadings_writer *w) {
   if (!w->in_txn) return;
+  ds_md5_follow_stop(w->data_follow); /* before its file is closed */
+  w->data_follow = NULL;
   ds_stage_discard(w->stage);
   w->in_txn = 0;
   w->data = w->offsets = NULL;

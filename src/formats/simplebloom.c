@@ -33,21 +33,51 @@ void simplebloom_hashes(const uint8_t *key, size_t n, uint64_t *h1,
   *h2 = ds_load_uint(d + 8, 8, 1);
 }
 
+/* The bit positions (h1 + j * h2) % num_bits, j = 0, 1, ..., with the sum
+ * wrapping around 2^64 as upstream's numpy uint64 does, stepped without a
+ * division per position: pos moves by h2 % num_bits, and by 2^64 %
+ * num_bits less whenever the 64-bit sum wraps. */
+typedef struct bloom_walk {
+  uint64_t sum, pos, n, step, wrap;
+} bloom_walk;
+
+static bloom_walk walk_start(uint64_t num_bits, uint64_t h1, uint64_t h2) {
+  bloom_walk w = {h1, h1 % num_bits, num_bits, h2 % num_bits,
+                  (UINT64_MAX % num_bits + 1) % num_bits};
+  return w;
+}
+
+/* The next position (j + 1) from position j in w. */
+static void walk_next(bloom_walk *w, uint64_t h2) {
+  uint64_t s = w->sum + h2, p = w->pos + w->step; /* pos, step < n */
+  if (p >= w->n || p < w->pos) p -= w->n;
+  if (s < h2) p = p >= w->wrap ? p - w->wrap : p + (w->n - w->wrap);
+  w->sum = s;
+  w->pos = p;
+}
+
+void simplebloom_positions(uint64_t num_bits, uint32_t k, uint64_t h1,
+                           uint64_t h2, uint64_t *pos) {
+  if (num_bits == 0) return;
+  bloom_walk w = walk_start(num_bits, h1, h2);
+  for (uint32_t j = 0; j < k; j++, walk_next(&w, h2)) pos[j] = w.pos;
+}
+
 int simplebloom_test(const uint8_t *bits, uint64_t num_bits, uint32_t k,
                      uint64_t h1, uint64_t h2) {
-  for (uint64_t j = 0; j < k; j++) {
-    uint64_t pos = (h1 + j * h2) % num_bits; /* u64 wrap-around, as upstream */
-    if ((bits[pos >> 3] & (1u << (pos & 7))) == 0) return 0;
-  }
+  if (num_bits == 0) return 1; /* no bits: cannot tell absent */
+  bloom_walk w = walk_start(num_bits, h1, h2);
+  for (uint32_t j = 0; j < k; j++, walk_next(&w, h2))
+    if ((bits[w.pos >> 3] & (1u << (w.pos & 7))) == 0) return 0;
   return 1;
 }
 
 void simplebloom_add(uint8_t *bits, uint64_t num_bits, uint32_t k, uint64_t h1,
                      uint64_t h2) {
-  for (uint64_t j = 0; j < k; j++) {
-    uint64_t pos = (h1 + j * h2) % num_bits;
-    bits[pos >> 3] |= (uint8_t)(1u << (pos & 7));
-  }
+  if (num_bits == 0) return;
+  bloom_walk w = walk_start(num_bits, h1, h2);
+  for (uint32_t j = 0; j < k; j++, walk_next(&w, h2))
+    bits[w.pos >> 3] |= (uint8_t)(1u << (w.pos & 7));
 }
 
 void simplebloom_header(uint8_t out[SIMPLEBLOOM_HEADER], uint64_t total_size,
@@ -58,4 +88,12 @@ void simplebloom_header(uint8_t out[SIMPLEBLOOM_HEADER], uint64_t total_size,
   uint64_t pb;
   memcpy(&pb, &p, sizeof pb);
   put_be64(out + 24, pb);
+}
+
+void simplebloom_prefetch(const uint8_t *bits, const uint64_t *pos, uint32_t k) {
+  for (uint32_t j = 0; j < k; j++) __builtin_prefetch(bits + (pos[j] >> 3), 1);
+}
+
+void simplebloom_set(uint8_t *bits, const uint64_t *pos, uint32_t k) {
+  for (uint32_t j = 0; j < k; j++) bits[pos[j] >> 3] |= (uint8_t)(1u << (pos[j] & 7));
 }

@@ -22,6 +22,15 @@ double simplebloom_hash_count(uint64_t num_bits, uint64_t m);
 void simplebloom_hashes(const uint8_t *key, size_t n, uint64_t *h1,
                         uint64_t *h2);
 /* 1 when every bit of the key is set ("maybe"), 0 ("absent"). */
+/* The k bit positions (h1 + j * h2) % num_bits (the sum wrapping around
+ * 2^64) that add sets and test reads, into pos[0..k). */
+void simplebloom_positions(uint64_t num_bits, uint32_t k, uint64_t h1,
+                           uint64_t h2, uint64_t *pos);
+/* Start loading the bytes of positions pos[0..k) into the cache (a writer
+ * setting many keys prefetches one key's bits while hashing the next). */
+void simplebloom_prefetch(const uint8_t *bits, const uint64_t *pos, uint32_t k);
+/* Set the bits at positions pos[0..k). */
+void simplebloom_set(uint8_t *bits, const uint64_t *pos, uint32_t k);
 int simplebloom_test(const uint8_t *bits, uint64_t num_bits, uint32_t k,
                      uint64_t h1, uint64_t h2);
 void simplebloom_add(uint8_t *bits, uint64_t num_bits, uint32_t k,

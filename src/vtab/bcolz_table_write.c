@@ -256,8 +256,9 @@ int bcolz_table_write_row(ds_table_writer *tw, sqlite3_value **vals, uint64_t ro
   ds_staged_dir *d = ds_dir_write_target(tw);
   const bz_cfg *cfg = ds_staged_dir_config(d);
   size_t n = cfg->cols.n;
-  ds_arena a = {0};
-  ds_value *v = ds_arena_get(&a, n * sizeof *v, err);
+  ds_arena a = {0}; /* allocates only for JSON values (and wide rows) */
+  ds_value stack_v[32];
+  ds_value *v = n <= 32 ? stack_v : ds_arena_get(&a, n * sizeof *v, err);
   int rc = v ? 0 : -1;
   for (size_t i = 0; i < n && rc == 0; i++)
     rc = ds_dir_write_value(vals[i], cfg->cols.json[i], &a, &v[i], err);

@@ -68,8 +68,10 @@ static int json_column(const ds_column *c) {
 /* The row's sample from its field columns. */
 static int write_fields(datadings_writer *w, const ds_schema *s, sqlite3_value **vals,
                         const uint8_t *key, size_t klen, char **err) {
-  datadings_field *f = calloc(s->n ? s->n : 1, sizeof *f);
+  datadings_field stack_f[32]; /* no malloc per row for usual widths */
+  datadings_field *f = s->n <= 32 ? stack_f : calloc(s->n, sizeof *f);
   if (!f) return ds_err(err, "out of memory");
+  memset(f, 0, s->n * sizeof *f);
   for (size_t i = 0; i < s->n; i++) {
     f[i].name = s->cols[i].field;
     f[i].name_len = s->cols[i].field_len;
@@ -77,7 +79,7 @@ static int write_fields(datadings_writer *w, const ds_schema *s, sqlite3_value *
     f[i].json = ds_sql_is_json(vals[1 + i]) || json_column(&s->cols[i]);
   }
   int rc = datadings_writer_add_fields(w, key, klen, f, s->n, err);
-  free(f);
+  if (f != stack_f) free(f);
   return rc;
 }
 

@@ -1,0 +1,320 @@
+/* bench_wac.c - the writing workloads W-A1 and W-C1 (BENCHMARK.md), one
+ * measurement per process so bench/run_w.sh can take peak RSS too.
+ *
+ *   bench_wac EXT wa1 SRC OUT        copy atlas A1 into a new
+ *       shared-dictionary atlas (strategy 2, blocks of 64, level 3,
+ *       dict_size 0.01, A1's shard size) by INSERT ... SELECT
+ *   bench_wac EXT wa1-bare SRC DICT RUNS   the yardstick: our pickle
+ *       encoder alone over A1's examples (already in memory as values) in
+ *       blocks of 64 of 8 shards (the copy's blocks), plus bare ZSTD_compress_usingCDict of those pickles
+ *       at level 3 with dictionary DICT (the one the copy trained);
+ *       prints ms=<enc + zstd> enc=<ms> zstd=<ms>, each the min of RUNS
+ *   bench_wac EXT wc1 SRC OUT        copy bcolz C1 into a new ctable of
+ *       the same dtypes and chunklen (expectedlen 10,000,000) by INSERT ...
+ *       SELECT
+ *   bench_wac EXT wc1-bare SRC RUNS  the yardstick: bare single-thread
+ *       blosc_compress_ctx (lz4, clevel 5, shuffle, blocksize 0) of every
+ *       chunk of C1's five columns, already decompressed in memory; min of
+ *       RUNS
+ * Prints "ms=<time of the work> rows=<n>". */
+#include <blosc.h>
+#include <dirent.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "bench_common.h"
+#include "formats/pickle_write.h"
+
+#define A1_COLS "id INTEGER, label INTEGER, score REAL, text TEXT"
+#define C1_COLS "id int64, label i4, score f8, flag bool, name S16"
+
+static sqlite3 *open_db(const char *ext) {
+  sqlite3 *db;
+  char *err = NULL;
+  if (sqlite3_open(":memory:", &db) != SQLITE_OK || bench_load_ext(db, ext, &err)) {
+    fprintf(stderr, "bench_wac: %s\n", err ? err : sqlite3_errmsg(db));
+    exit(1);
+  }
+  return db;
+}
+
+static void run(sqlite3 *db, const char *sql) {
+  if (bench_exec(db, sql, 0)) exit(1);
+}
+
+static long long count_rows(sqlite3 *db, const char *table) {
+  char sql[256];
+  sqlite3_stmt *s;
+  long long v = -1;
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+  if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+    v = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  return v;
+}
+
+/* The timed INSERT ... SELECT of a copy; prints ms and the copy's rows. */
+static int timed_copy(sqlite3 *db, const char *insert) {
+  double t0 = bench_now_ms();
+  run(db, insert);
+  double t1 = bench_now_ms();
+  printf("ms=%.1f rows=%lld\n", t1 - t0, count_rows(db, "out"));
+  sqlite3_close(db);
+  return 0;
+}
+
+static int wa1(const char *ext, const char *src, const char *out) {
+  sqlite3 *db = open_db(ext);
+  char sql[1024];
+  snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE temp.src USING atlas('%s')", src);
+  run(db, sql);
+  long long n = count_rows(db, "src");
+  snprintf(sql, sizeof sql,
+           "CREATE VIRTUAL TABLE temp.out USING atlas('%s', mode=replace, strategy=2, "
+           "block_size=64, level=3, dict_size=0.01, shard_size=%lld, columns='%s')",
+           out, (n + 7) / 8, A1_COLS);
+  run(db, sql);
+  return timed_copy(db, "INSERT INTO out(id, label, score, text) "
+                        "SELECT id, label, score, text FROM src");
+}
+
+/* A1's examples as values: {"id", "label", "score", "text"} maps. */
+typedef struct a1_values {
+  ds_value *ex;   /* n maps */
+  ds_value *kv;   /* 8 items per map */
+  uint8_t *text;  /* every text back to back */
+  size_t n;
+} a1_values;
+
+static const char *const A1_KEYS[4] = {"id", "label", "score", "text"};
+
+static void load_a1(const char *ext, const char *src, a1_values *a) {
+  sqlite3 *db = open_db(ext);
+  char sql[1024];
+  sqlite3_stmt *s;
+  snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE temp.src USING atlas('%s')", src);
+  run(db, sql);
+  if (sqlite3_prepare_v2(db, "SELECT id, label, score, text FROM src", -1, &s, NULL) != SQLITE_OK) {
+    fprintf(stderr, "bench_wac: %s\n", sqlite3_errmsg(db));
+    exit(1);
+  }
+  size_t cap = 0, tlen = 0, tcap = 0;
+  size_t *toff = NULL;
+  memset(a, 0, sizeof *a);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    if (a->n == cap) {
+      cap = cap ? 2 * cap : 1 << 16;
+      a->kv = realloc(a->kv, cap * 8 * sizeof *a->kv);
+      toff = realloc(toff, cap * sizeof *toff);
+      if (!a->kv || !toff) exit(1);
+    }
+    size_t k = (size_t)sqlite3_column_bytes(s, 3);
+    if (tlen + k > tcap && !(a->text = realloc(a->text, tcap = 2 * (tlen + k) + (1 << 20))))
+      exit(1);
+    memcpy(a->text + tlen, sqlite3_column_text(s, 3), k);
+    ds_value *v = a->kv + 8 * a->n;
+    for (int i = 0; i < 4; i++) {
+      v[2 * i].type = DS_V_TEXT;
+      v[2 * i].u.s.p = (const uint8_t *)A1_KEYS[i];
+      v[2 * i].u.s.n = strlen(A1_KEYS[i]);
+    }
+    v[1].type = v[3].type = DS_V_INT;
+    v[1].u.i = sqlite3_column_int64(s, 0);
+    v[3].u.i = sqlite3_column_int64(s, 1);
+    v[5].type = DS_V_FLOAT;
+    v[5].u.f = sqlite3_column_double(s, 2);
+    v[7].type = DS_V_TEXT;
+    v[7].u.s.n = k;
+    toff[a->n++] = tlen;
+    tlen += k;
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  if (!(a->ex = malloc((a->n ? a->n : 1) * sizeof *a->ex))) exit(1);
+  for (size_t i = 0; i < a->n; i++) {
+    a->kv[8 * i + 7].u.s.p = a->text + toff[i];
+    a->ex[i].type = DS_V_MAP;
+    a->ex[i].u.list.items = a->kv + 8 * i;
+    a->ex[i].u.list.n = 4;
+  }
+  free(toff);
+}
+
+static uint8_t *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  uint8_t *p = NULL;
+  long s;
+  if (f && fseek(f, 0, SEEK_END) == 0 && (s = ftell(f)) >= 0 && (p = malloc((size_t)s + 1))) {
+    rewind(f);
+    if (fread(p, 1, (size_t)s, f) != (size_t)s) {
+      free(p);
+      p = NULL;
+    }
+    *n = (size_t)s;
+  }
+  if (f) fclose(f);
+  return p;
+}
+
+static int wa1_bare(const char *ext, const char *src, const char *dict, int runs) {
+  a1_values a;
+  load_a1(ext, src, &a);
+  size_t dn = 0;
+  uint8_t *d = slurp(dict, &dn);
+  if (!d) {
+    fprintf(stderr, "bench_wac: cannot read %s\n", dict);
+    return 1;
+  }
+  ZSTD_CDict *cd = ZSTD_createCDict(d, dn, 3);
+  ZSTD_CCtx *cc = ZSTD_createCCtx();
+  /* blocks of 64 within each of 8 shards, as the copy writes them */
+  size_t shard = (a.n + 7) / 8, nb = 0;
+  for (size_t lo = 0; lo < a.n; lo += shard) nb += ((a.n - lo < shard ? a.n - lo : shard) + 63) / 64;
+  size_t *first = malloc((nb + 1) * sizeof *first);
+  nb = 0;
+  for (size_t lo = 0; lo < a.n; lo += shard)
+    for (size_t i = lo; i < a.n && i < lo + shard; i += 64) first[nb++] = i;
+  first[nb] = a.n;
+  ds_buf all = {0}, one = {0};
+  size_t *off = malloc((nb + 1) * sizeof *off);
+  uint8_t *dst = NULL;
+  size_t dcap = 0;
+  double best_enc = -1, best_z = -1, stored = 0;
+  ds_pickler pk = {0};
+  char *err = NULL;
+  for (int r = 0; r < runs; r++) {
+    /* the encoder alone: one pickle per block into a reused buffer, as the
+     * writer does; each block kept (untimed) for the compression */
+    double enc = 0;
+    all.len = 0;
+    for (size_t b = 0; b < nb; b++) {
+      size_t lo = first[b], hi = first[b + 1];
+      one.len = 0;
+      double t0 = bench_now_ms();
+      int rc = ds_pickle_list_begin(&pk, &one, &err);
+      for (size_t i = lo; i < hi && rc == 0; i++) rc = ds_pickle_list_add(&pk, &a.ex[i], &err);
+      if (rc == 0) rc = ds_pickle_list_end(&pk, &err);
+      enc += bench_now_ms() - t0;
+      if (rc) {
+        fprintf(stderr, "bench_wac: pickle: %s\n", err);
+        return 1;
+      }
+      off[b] = all.len;
+      if (ds_buf_append(&all, one.data, one.len)) {
+        fprintf(stderr, "bench_wac: out of memory\n");
+        return 1;
+      }
+    }
+    off[nb] = all.len;
+    /* bare zstd with the dictionary over the same pickles */
+    double t0 = bench_now_ms();
+    stored = 0;
+    for (size_t b = 0; b < nb; b++) {
+      size_t n = off[b + 1] - off[b], bound = ZSTD_compressBound(n);
+      if (bound > dcap && !(dst = realloc(dst, dcap = 2 * bound))) return 1;
+      size_t z = ZSTD_compress_usingCDict(cc, dst, dcap, all.data + off[b], n, cd);
+      if (ZSTD_isError(z)) {
+        fprintf(stderr, "bench_wac: zstd: %s\n", ZSTD_getErrorName(z));
+        return 1;
+      }
+      stored += (double)z;
+    }
+    double z = bench_now_ms() - t0;
+    if (best_enc < 0 || enc < best_enc) best_enc = enc;
+    if (best_z < 0 || z < best_z) best_z = z;
+  }
+  printf("ms=%.1f enc=%.1f zstd=%.1f rows=%zu blocks=%zu pickles=%zu stored=%.0f\n",
+         best_enc + best_z, best_enc, best_z, a.n, nb, all.len, stored);
+  return 0;
+}
+
+static int wc1(const char *ext, const char *src, const char *out) {
+  sqlite3 *db = open_db(ext);
+  char sql[1024];
+  snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE temp.src USING bcolz('%s')", src);
+  run(db, sql);
+  snprintf(sql, sizeof sql,
+           "CREATE VIRTUAL TABLE temp.out USING bcolz('%s', mode=replace, "
+           "expectedlen=10000000, columns='%s')", out, C1_COLS);
+  run(db, sql);
+  return timed_copy(db, "INSERT INTO out(id, label, score, flag, name) "
+                        "SELECT id, label, score, flag, name FROM src");
+}
+
+/* One decompressed chunk of a column. */
+typedef struct raw_chunk {
+  uint8_t *p;
+  size_t n, typesize;
+} raw_chunk;
+
+/* Every chunk file of SRC/COL/data, decompressed, appended to *c. */
+static int load_column(const char *src, const char *col, raw_chunk **c, size_t *nc,
+                       size_t *cap) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/%s/data", src, col);
+  for (size_t k = 0;; k++) {
+    char path[1200];
+    size_t n;
+    snprintf(path, sizeof path, "%s/__%zu.blp", dir, k);
+    uint8_t *f = slurp(path, &n);
+    if (!f) return k ? 0 : -1;
+    size_t nbytes, cbytes, bsize, typesize;
+    int flags;
+    if (n < 16 + BLOSC_MIN_HEADER_LENGTH) return -1;
+    blosc_cbuffer_sizes(f + 16, &nbytes, &cbytes, &bsize);
+    blosc_cbuffer_metainfo(f + 16, &typesize, &flags);
+    if (*nc == *cap && !(*c = realloc(*c, (*cap = *cap ? 2 * *cap : 256) * sizeof **c)))
+      return -1;
+    raw_chunk *r = &(*c)[(*nc)++];
+    r->n = nbytes;
+    r->typesize = typesize;
+    if (!(r->p = malloc(nbytes ? nbytes : 1)) ||
+        blosc_decompress_ctx(f + 16, r->p, nbytes, 1) != (int)nbytes)
+      return -1;
+    free(f);
+  }
+}
+
+static int wc1_bare(const char *src, int runs) {
+  static const char *const cols[] = {"id", "label", "score", "flag", "name"};
+  raw_chunk *c = NULL;
+  size_t nc = 0, cap = 0, raw = 0;
+  for (int i = 0; i < 5; i++)
+    if (load_column(src, cols[i], &c, &nc, &cap)) {
+      fprintf(stderr, "bench_wac: cannot read column %s of %s\n", cols[i], src);
+      return 1;
+    }
+  size_t dcap = 0;
+  for (size_t i = 0; i < nc; i++) {
+    raw += c[i].n;
+    if (c[i].n + BLOSC_MAX_OVERHEAD > dcap) dcap = c[i].n + BLOSC_MAX_OVERHEAD;
+  }
+  uint8_t *dst = malloc(dcap);
+  double best = -1, stored = 0;
+  for (int r = 0; r < runs; r++) {
+    double t0 = bench_now_ms();
+    stored = 0;
+    for (size_t i = 0; i < nc; i++) {
+      int z = blosc_compress_ctx(5, 1, c[i].typesize, c[i].n, c[i].p, dst, dcap, "lz4", 0, 1);
+      if (z <= 0) return 1;
+      stored += z;
+    }
+    double t = bench_now_ms() - t0;
+    if (best < 0 || t < best) best = t;
+  }
+  printf("ms=%.1f chunks=%zu raw=%zu stored=%.0f\n", best, nc, raw, stored);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 5 && !strcmp(argv[2], "wa1")) return wa1(argv[1], argv[3], argv[4]);
+  if (argc >= 6 && !strcmp(argv[2], "wa1-bare"))
+    return wa1_bare(argv[1], argv[3], argv[4], atoi(argv[5]));
+  if (argc >= 5 && !strcmp(argv[2], "wc1")) return wc1(argv[1], argv[3], argv[4]);
+  if (argc >= 5 && !strcmp(argv[2], "wc1-bare")) return wc1_bare(argv[3], atoi(argv[4]));
+  fprintf(stderr, "usage: see the comment at the top of bench/bench_wac.c\n");
+  return 2;
+}
