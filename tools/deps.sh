@@ -30,6 +30,9 @@ check_test() {
   /usr/bin/python3 -c 'import distributed' >/dev/null 2>&1 || need python3-distributed
   /usr/bin/python3 -c 'import google.protobuf' >/dev/null 2>&1 || need python3-protobuf
   command -v protoc >/dev/null 2>&1 || need protobuf-compiler
+  # unit/test_locale builds de_DE's LC_NUMERIC (a decimal comma) with
+  # localedef from glibc's locale sources, which are in `locales`
+  [ -f /usr/share/i18n/locales/de_DE ] || need locales
 }
 check_fuzz() {
   command -v clang >/dev/null 2>&1 || need clang

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "utf8.h"
 
 /* A JSON string literal; plain ASCII runs copied in one append. */
@@ -86,14 +87,12 @@ int ds_json_base64(ds_buf *out, const uint8_t *p, size_t n) {
   return 0;
 }
 
-/* Append number text s from printf: a decimal comma (some locales) becomes
- * a point, and an integral value gets ".0", as Python prints floats. */
-static int put_number(ds_buf *out, char *s) {
+/* Append number text s from ds_format_double (a '.' decimal point in any
+ * locale); an integral value gets ".0", as Python prints floats. */
+static int put_number(ds_buf *out, const char *s) {
   int plain = 1; /* no '.', no exponent: integral */
-  for (char *c = s; *c; c++) {
-    if (*c == ',') *c = '.';
+  for (const char *c = s; *c; c++)
     if (*c == '.' || *c == 'e') plain = 0;
-  }
   if (ds_buf_puts(out, s)) return -1;
   return plain ? ds_buf_puts(out, ".0") : 0;
 }
@@ -104,8 +103,8 @@ int ds_json_double(ds_buf *out, double d) {
   char s[40];
   /* the shortest of 15, 16, 17 significant digits that reads back exactly */
   for (int prec = 15; prec <= 17; prec++) {
-    snprintf(s, sizeof s, "%.*g", prec, d);
-    if (prec == 17 || strtod(s, NULL) == d) break;
+    ds_format_double(s, sizeof s, 'g', prec, d);
+    if (prec == 17 || ds_strtod(s, NULL) == d) break;
   }
   return put_number(out, s);
 }
@@ -116,8 +115,8 @@ int ds_json_float(ds_buf *out, float f) {
   char s[40];
   /* the shortest of 1..9 significant digits that reads back exactly */
   for (int prec = 1; prec <= 9; prec++) {
-    snprintf(s, sizeof s, "%.*g", prec, (double)f);
-    if (prec == 9 || strtof(s, NULL) == f) break;
+    ds_format_double(s, sizeof s, 'g', prec, (double)f);
+    if (prec == 9 || ds_strtof(s, NULL) == f) break;
   }
   return put_number(out, s);
 }

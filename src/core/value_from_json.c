@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "value.h"
 
 typedef struct jp {
@@ -134,7 +135,7 @@ static int parse_number(jp *j, ds_value *v) {
     }
   } else {
     v->type = DS_V_FLOAT;
-    v->u.f = strtod(text, &end);
+    v->u.f = ds_strtod(text, &end);
     if (*end) return fail(j, "bad number");
   }
   j->p = q;

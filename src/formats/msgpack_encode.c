@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/decimal.h"
 #include "core/npy.h"
 #include "formats/msgpack_encode.h"
 
@@ -51,8 +52,8 @@ static int bin_key(msgpack_packer *pk, const char *k) {
 static void shortest(double d, char digits[32], int *decpt) {
   char tmp[40];
   for (int prec = 1; prec <= 17; prec++) {
-    snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
-    if (strtod(tmp, NULL) == d) break;
+    ds_format_double(tmp, sizeof tmp, 'e', prec - 1, d);
+    if (ds_strtod(tmp, NULL) == d) break;
   }
   char *e = strchr(tmp, 'e');
   int exp10 = atoi(e + 1);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/decimal.h"
 #include "core/npy.h"
 #include "core/numbers.h"
 #include "core/utf8.h"
@@ -447,7 +448,7 @@ static int complex_part(const char *s, size_t n, int imag, double *v) {
   char tok[MP_COMPLEX_TOKEN_MAX + 1];
   memcpy(tok, s, n);
   tok[n] = 0;
-  *v = strtod(tok, NULL);
+  *v = ds_strtod(tok, NULL);
   return 0;
 }
 

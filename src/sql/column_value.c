@@ -6,12 +6,12 @@
 #include "column_value.h"
 
 #include <inttypes.h>
-#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/decimal.h"
 #include "value_sql.h"
 
 /* SQLite's white space (sqlite3Isspace): tab, newline, vertical tab, form
@@ -44,9 +44,7 @@ static int digits_double(const uint8_t *p, size_t n, double *out) {
   if (!s) return -1;
   memcpy(s, p, n);
   s[n] = 0;
-  locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-  *out = c ? strtod_l(s, NULL, c) : strtod(s, NULL);
-  if (c) freelocale(c);
+  *out = ds_strtod(s, NULL);
   if (s != small) free(s);
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/decimal.h"
 #include "formats/atlas_replay.h"
 #include "formats/atlas_write.h"
 #include "vtab/atlas_table_write.h"
@@ -48,7 +49,7 @@ static int parse_fraction(const char *s, double def, double *out, char **err) {
     return 0;
   }
   char *end;
-  double d = strtod(s, &end);
+  double d = ds_strtod(s, &end);
   if (end == s || *end || !(d > 0 && d <= 1))
     return ds_err(err, "option dict_size must be a fraction in (0, 1], not '%s'", s);
   *out = d;
