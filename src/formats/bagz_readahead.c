@@ -1,13 +1,21 @@
 /* bagz_readahead.c - two-thread record decompression for scans (see
  * bagz_readahead.h).
  *
- * The walk is cut into batches of up to BATCH_ROWS rows / BATCH_BYTES
- * decompressed bytes. Batch b lives in slot b % NSLOTS. A batch is claimed
- * (its rows taken from the shared iterator) under the lock, decompressed
- * outside it, then published. The worker claims batches while the ring has
- * room; the cursor, when the batch it needs is not ready, claims and
- * decompresses the next unclaimed one itself instead of waiting, so both
- * cores work, and rows are still handed out in order. */
+ * The walk is cut into batches of up to BATCH_ROWS rows and a budget of
+ * stored bytes. Batch b lives in slot b % NSLOTS. A batch is claimed (its
+ * rows taken from the shared iterator and placed from the limits alone)
+ * under the lock, then read and decompressed outside it, and published.
+ * The worker claims batches while the ring has room; the cursor, when the
+ * batch it needs is not ready, claims and decompresses the next unclaimed
+ * one itself instead of waiting, so both cores work, and rows are still
+ * handed out in order.
+ *
+ * Each thread reads a batch's records that lie back to back in one read
+ * of exactly their bytes (no read-ahead: the next batch may be the other
+ * thread's). A batch stops decompressing once BATCH_BYTES are out; the
+ * rows it leaves are decompressed by the cursor when it gets there. The
+ * stored-bytes budget follows the compression ratio seen so far, so that
+ * a batch comes out near BATCH_BYTES and such leftovers stay rare. */
 #include "bagz_readahead.h"
 
 #include <pthread.h>
@@ -20,21 +28,29 @@
 #define BATCH_ROWS 1024
 #define BATCH_BYTES (1u << 20)
 /* Decompressed bytes the ready batches may hold before the threads stop
- * claiming more: a batch is cut at BATCH_BYTES of *expected* output, and a
- * frame that declares no size counts as a whole batch, so with records of
- * any size the ring holds at most this plus the one or two batches being
- * read and filled (one record each when records are huge). */
+ * claiming more. A batch holds under BATCH_BYTES plus one record, so the
+ * ring holds at most this plus the one or two batches being filled. */
 #define RING_BYTES (4u << 20)
+
+/* Where a claimed row's record is stored. */
+typedef struct row_place {
+  size_t shard;
+  uint64_t index, start, end;
+  int ok; /* 0: its limits could not be read (fill reports why) */
+} row_place;
 
 typedef struct slot {
   uint64_t batch;       /* which batch the slot holds */
   int state;            /* 0 free, 1 claimed, 2 ready */
   uint64_t rows[BATCH_ROWS];
+  row_place place[BATCH_ROWS];
   size_t nrows;         /* rows claimed */
-  size_t ndone;         /* rows decompressed (fewer after an error) */
+  size_t ndone;         /* rows decompressed (the rest: error or left over) */
+  uint64_t stored;      /* stored bytes of the rows decompressed */
   size_t off[BATCH_ROWS + 1];
   ds_buf data;          /* decompressed records, back to back */
-  char *err;            /* error at row ndone */
+  char *err;            /* error at row ndone (NULL: rows from ndone on
+                           are left for the cursor) */
   int last;             /* the walk ended inside/after this batch */
 } slot;
 
@@ -51,6 +67,8 @@ struct bagz_readahead {
   pthread_t worker;
   int has_worker;
   uint64_t held;         /* bytes in ready slots not yet released: guarded by mu */
+  uint64_t seen_in, seen_out; /* stored and decompressed bytes of the
+                                 batches filled so far: guarded by mu */
   ds_zstd_ctx zworker, zcursor;
   bagz_io io_claim;      /* used under mu only */
   bagz_io io_worker, io_cursor;
@@ -58,73 +76,140 @@ struct bagz_readahead {
   slot slots[NSLOTS];
 };
 
-/* Expected decompressed size of row g: the frame's declared content size,
- * else a whole batch (so it travels alone). Errors are left for fill()
- * to report. */
-static uint64_t expected_size(const bagz_reader *r, bagz_io *io, uint64_t g) {
-  size_t shard;
-  uint64_t idx;
-  const uint8_t *p;
-  size_t n;
-  char *err = NULL;
-  if (g >= bagz_count(r)) return 0;
-  ds_shard_map_locate(&r->map, g, &shard, &idx);
-  if (bagz_stored(r, io, shard, idx, &p, &n, &err)) {
-    free(err);
-    return 0;
-  }
-  if (!r->shards[shard].zstd || n == 0) return n;
-  uint64_t declared = ds_zstd_content_size(p, n);
-  return declared ? declared : BATCH_BYTES;
+/* With mu held: the stored bytes a batch may take, so that it decompresses
+ * to about BATCH_BYTES at the ratio seen so far (an eighth of that before
+ * any batch is filled); never more than BATCH_BYTES, so one read stays
+ * bounded too. */
+static uint64_t stored_budget(const bagz_readahead *ra) {
+  if (ra->seen_out == 0) return BATCH_BYTES / 8;
+  double b = (double)BATCH_BYTES * 0.875 * (double)ra->seen_in / (double)ra->seen_out;
+  if (b > BATCH_BYTES) return BATCH_BYTES;
+  return b < 4096 ? 4096 : (uint64_t)b;
 }
 
-/* With mu held: take the next rows of the walk into the slot for batch b,
- * up to BATCH_ROWS rows or about BATCH_BYTES of output. */
+/* With mu held: take the next rows of the walk into the slot for batch b
+ * and place each from its limits, up to BATCH_ROWS rows or the stored
+ * budget. */
 static void claim(bagz_readahead *ra, slot *s, uint64_t b) {
   s->batch = b;
   s->state = 1;
   s->nrows = s->ndone = 0;
   s->last = 0;
-  uint64_t g, bytes = 0;
-  while (s->nrows < BATCH_ROWS && bytes < BATCH_BYTES && !ra->walk_done) {
+  uint64_t g, stored = 0, budget = stored_budget(ra);
+  while (s->nrows < BATCH_ROWS && stored < budget && !ra->walk_done) {
     if (!ds_rowiter_next(&ra->it, &g)) {
       ra->walk_done = 1;
       break;
     }
+    row_place *pl = &s->place[s->nrows];
     s->rows[s->nrows++] = g;
-    bytes += expected_size(ra->r, &ra->io_claim, g);
+    char *err = NULL;
+    pl->ok = 0;
+    if (g >= bagz_count(ra->r)) continue;
+    ds_shard_map_locate(&ra->r->map, g, &pl->shard, &pl->index);
+    pl->ok = bagz_stored_range(ra->r, &ra->io_claim, pl->shard, pl->index, &pl->start,
+                               &pl->end, &err) == 0;
+    free(err);
+    if (pl->ok) stored += pl->end - pl->start;
   }
   if (ra->walk_done) s->last = 1;
   ra->next_claim = b + 1;
 }
 
-/* Without the lock: decompress a claimed slot's rows. The first record
- * goes straight into the slot (a huge record is never held twice); the
- * others through tmp. */
+/* Rows i.. of the slot whose records lie back to back in one shard: the
+ * index one past the last. */
+static size_t run_end(const slot *s, size_t i) {
+  size_t k = i + 1;
+  while (k < s->nrows && s->place[k].ok && s->place[k].shard == s->place[i].shard &&
+         s->place[k].start == s->place[k - 1].end)
+    k++;
+  return k;
+}
+
+/* Decompressing row i would take the slot past BATCH_BYTES (the first row
+ * always goes in). A frame that declares no size is let through here and
+ * checked once decompressed. */
+static int over_budget(const bagz_readahead *ra, const slot *s, size_t i,
+                       const uint8_t *rec, size_t len) {
+  if (i == 0) return 0;
+  uint64_t want = len;
+  if (ra->r->shards[s->place[i].shard].zstd && len > 0) want = ds_zstd_content_size(rec, len);
+  return s->data.len + want > BATCH_BYTES;
+}
+
+/* Decompress row i of the slot from its stored bytes and append it. The
+ * first record goes straight into the slot (a huge record is never held
+ * twice); the others through tmp. Returns 1 when added, 0 when it is left
+ * for the cursor (over budget), -1 on error (s->err set). */
+static int add_row(bagz_readahead *ra, slot *s, size_t i, const uint8_t *rec,
+                   ds_zstd_ctx *z, ds_buf *tmp) {
+  const row_place *pl = &s->place[i];
+  size_t len = (size_t)(pl->end - pl->start);
+  if (over_budget(ra, s, i, rec, len)) return 0;
+  ds_buf *out = i == 0 ? &s->data : tmp;
+  out->max = tmp->max;
+  const uint8_t *p;
+  size_t n;
+  int rc = bagz_decode(ra->r, z, pl->shard, pl->index, s->rows[i], pl->start, rec, len,
+                       out, &p, &n, &s->err);
+  s->data.max = 0;
+  if (rc) return -1;
+  if (i > 0 && s->data.len + n > BATCH_BYTES) return 0; /* a frame of no declared size */
+  if (i == 0 && p == s->data.data) {
+    s->data.len = n; /* decompressed in place */
+  } else {
+    if (i == 0) s->data.len = 0;
+    if (ds_buf_append(&s->data, p, n)) {
+      ds_err(&s->err, "out of memory");
+      return -1;
+    }
+  }
+  s->off[i + 1] = s->data.len;
+  s->stored += len;
+  s->ndone = i + 1;
+  return 1;
+}
+
+/* Without the lock: read and decompress a claimed slot's rows, each run of
+ * back-to-back records in one read, until BATCH_BYTES are out. */
 static void fill(bagz_readahead *ra, slot *s, ds_zstd_ctx *z, bagz_io *io,
                  ds_buf *tmp) {
   s->data.len = 0;
   s->off[0] = 0;
+  s->stored = 0;
   free(s->err);
   s->err = NULL;
-  for (size_t i = 0; i < s->nrows; i++) {
-    const uint8_t *p;
-    size_t n;
-    ds_buf *out = i == 0 ? &s->data : tmp;
-    out->max = tmp->max;
-    int rc = bagz_read(ra->r, z, io, s->rows[i], out, &p, &n, &s->err);
-    s->data.max = 0;
-    if (rc) break;
-    int in_place = i == 0 && n > 0 && p == s->data.data; /* decompressed there */
-    if (i == 0 && !in_place) s->data.len = 0;
-    if (!in_place && ds_buf_append(&s->data, p, n)) {
-      ds_err(&s->err, "out of memory");
+  size_t i = 0;
+  while (i < s->nrows) {
+    if (!s->place[i].ok) { /* read it the plain way for its error */
+      const uint8_t *p;
+      size_t n;
+      if (bagz_read(ra->r, z, io, s->rows[i], tmp, &p, &n, &s->err) == 0)
+        ds_err(&s->err, "row %llu: its limits changed while read",
+               (unsigned long long)s->rows[i]);
       break;
     }
-    s->off[i + 1] = s->data.len;
-    s->ndone = i + 1;
+    size_t k = run_end(s, i);
+    const uint8_t *span;
+    if (bagz_read_span(ra->r, io, s->place[i].shard, s->place[i].start,
+                       s->place[k - 1].end, &span, &s->err))
+      break;
+    uint64_t base = s->place[i].start;
+    int rc = 1;
+    for (; i < k && rc == 1; i++)
+      rc = add_row(ra, s, i, span + (s->place[i].start - base), z, tmp);
+    if (rc != 1) break;
   }
   if (tmp->cap > 4 * (size_t)BATCH_BYTES) ds_buf_free(tmp); /* max stays */
+}
+
+/* With mu held: publish a filled slot. */
+static void publish(bagz_readahead *ra, slot *s) {
+  s->state = 2;
+  ra->held += s->data.len;
+  ra->seen_in += s->stored;
+  ra->seen_out += s->data.len;
+  pthread_cond_broadcast(&ra->cv);
 }
 
 static void *worker_main(void *arg) {
@@ -141,9 +226,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_unlock(&ra->mu);
     fill(ra, s, &ra->zworker, &ra->io_worker, &ra->tmp_worker);
     pthread_mutex_lock(&ra->mu);
-    s->state = 2;
-    ra->held += s->data.len;
-    pthread_cond_broadcast(&ra->cv);
+    publish(ra, s);
   }
   pthread_mutex_unlock(&ra->mu);
   return NULL;
@@ -173,9 +256,7 @@ static void claim_and_fill(bagz_readahead *ra, uint64_t b) {
   pthread_mutex_unlock(&ra->mu);
   fill(ra, s, &ra->zcursor, &ra->io_cursor, &ra->tmp_cursor);
   pthread_mutex_lock(&ra->mu);
-  s->state = 2;
-  ra->held += s->data.len;
-  pthread_cond_broadcast(&ra->cv);
+  publish(ra, s);
 }
 
 /* The slot of the consumer's batch. While the worker is still filling it,
@@ -211,13 +292,16 @@ int bagz_readahead_next(bagz_readahead *ra, uint64_t *g, const uint8_t **p,
     if (!s) return 0;
     if (ra->pos < s->nrows) {
       size_t i = ra->pos;
-      if (i >= s->ndone) {
+      if (i >= s->ndone && s->err) {
         free(*err);
-        *err = s->err ? strdup(s->err) : strdup("read-ahead failed");
+        *err = strdup(s->err);
         return -1;
       }
       ra->pos++;
       *g = s->rows[i];
+      if (i >= s->ndone) /* left over: decompress it here */
+        return bagz_read(ra->r, &ra->zcursor, &ra->io_cursor, *g, &ra->tmp_cursor, p, n,
+                         err) ? -1 : 1;
       *p = s->data.data ? s->data.data + s->off[i] : (const uint8_t *)"";
       *n = s->off[i + 1] - s->off[i];
       return 1;
