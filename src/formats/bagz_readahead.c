@@ -84,7 +84,7 @@ static uint64_t stored_budget(const bagz_readahead *ra) {
   if (ra->seen_out == 0) return BATCH_BYTES / 8;
   double b = (double)BATCH_BYTES * 0.875 * (double)ra->seen_in / (double)ra->seen_out;
   if (b > BATCH_BYTES) return BATCH_BYTES;
-  return b < 4096 ? 4096 : (uint64_t)b;
+  return b < 1 ? 1 : (uint64_t)b; /* a batch takes at least one row anyway */
 }
 
 /* With mu held: take the next rows of the walk into the slot for batch b
