@@ -61,6 +61,8 @@ struct bagz_readahead {
   uint64_t next_claim;  /* next batch number to claim */
   uint64_t consumer;    /* batch the cursor is reading */
   size_t pos;           /* row position inside it */
+  struct slot *cur;     /* its slot once ready (only the cursor releases
+                           it, so its rows are read without the lock) */
   int stop;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -126,43 +128,54 @@ static size_t run_end(const slot *s, size_t i) {
   return k;
 }
 
-/* Decompressing row i would take the slot past BATCH_BYTES (the first row
- * always goes in). A frame that declares no size is let through here and
- * checked once decompressed. */
-static int over_budget(const bagz_readahead *ra, const slot *s, size_t i,
-                       const uint8_t *rec, size_t len) {
-  if (i == 0) return 0;
-  uint64_t want = len;
-  if (ra->r->shards[s->place[i].shard].zstd && len > 0) want = ds_zstd_content_size(rec, len);
-  return s->data.len + want > BATCH_BYTES;
+/* The size row i of the slot will have, when known before decompressing:
+ * the stored size of a raw record, the declared size of a frame; 0 for a
+ * frame that declares none. */
+static uint64_t known_size(const bagz_readahead *ra, const slot *s, size_t i,
+                           const uint8_t *rec, size_t len) {
+  if (!ra->r->shards[s->place[i].shard].zstd || len == 0) return len;
+  return ds_zstd_content_size(rec, len);
 }
 
 /* Decompress row i of the slot from its stored bytes and append it. The
- * first record goes straight into the slot (a huge record is never held
- * twice); the others through tmp. Returns 1 when added, 0 when it is left
- * for the cursor (over budget), -1 on error (s->err set). */
+ * first record and frames that declare their size are decompressed
+ * straight into the slot (its end reserved first, so nothing moves: a
+ * huge record is never held twice); frames of no declared size go through
+ * tmp. Past BATCH_BYTES (the first row always goes in) a row is left for
+ * the cursor. Returns 1 when added, 0 when left, -1 on error (s->err). */
 static int add_row(bagz_readahead *ra, slot *s, size_t i, const uint8_t *rec,
                    ds_zstd_ctx *z, ds_buf *tmp) {
   const row_place *pl = &s->place[i];
   size_t len = (size_t)(pl->end - pl->start);
-  if (over_budget(ra, s, i, rec, len)) return 0;
-  ds_buf *out = i == 0 ? &s->data : tmp;
+  uint64_t want = i > 0 ? known_size(ra, s, i, rec, len) : 0;
+  if (i > 0 && s->data.len + want > BATCH_BYTES) return 0;
+  int zstd = ra->r->shards[pl->shard].zstd && len > 0;
+  ds_buf at = {0}, *out = tmp;
+  if (i == 0) {
+    out = &s->data;
+  } else if (zstd && want > 0) {
+    if (ds_buf_reserve(&s->data, s->data.len + (size_t)want)) {
+      ds_err(&s->err, "out of memory");
+      return -1;
+    }
+    at.data = s->data.data + s->data.len; /* the slot's free end */
+    at.cap = s->data.cap - s->data.len;
+    out = &at;
+  }
+  size_t base = s->data.len, max = out->max;
   out->max = tmp->max;
   const uint8_t *p;
   size_t n;
   int rc = bagz_decode(ra->r, z, pl->shard, pl->index, s->rows[i], pl->start, rec, len,
                        out, &p, &n, &s->err);
-  s->data.max = 0;
+  out->max = max;
   if (rc) return -1;
   if (i > 0 && s->data.len + n > BATCH_BYTES) return 0; /* a frame of no declared size */
-  if (i == 0 && p == s->data.data) {
-    s->data.len = n; /* decompressed in place */
-  } else {
-    if (i == 0) s->data.len = 0;
-    if (ds_buf_append(&s->data, p, n)) {
-      ds_err(&s->err, "out of memory");
-      return -1;
-    }
+  if (zstd && out != tmp) {
+    s->data.len = base + n; /* decompressed in place */
+  } else if (ds_buf_append(&s->data, p, n)) {
+    ds_err(&s->err, "out of memory");
+    return -1;
   }
   s->off[i + 1] = s->data.len;
   s->stored += len;
@@ -288,7 +301,7 @@ static slot *current_slot(bagz_readahead *ra) {
 int bagz_readahead_next(bagz_readahead *ra, uint64_t *g, const uint8_t **p,
                         size_t *n, char **err) {
   for (;;) {
-    slot *s = current_slot(ra);
+    slot *s = ra->cur ? ra->cur : (ra->cur = current_slot(ra));
     if (!s) return 0;
     if (ra->pos < s->nrows) {
       size_t i = ra->pos;
@@ -314,6 +327,7 @@ int bagz_readahead_next(bagz_readahead *ra, uint64_t *g, const uint8_t **p,
     if (s->data.cap > 4 * (size_t)BATCH_BYTES) ds_buf_free(&s->data);
     ra->consumer++;
     ra->pos = 0;
+    ra->cur = NULL;
     pthread_cond_broadcast(&ra->cv);
     pthread_mutex_unlock(&ra->mu);
   }
