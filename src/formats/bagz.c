@@ -312,39 +312,51 @@ int bagz_stored(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
   return 0;
 }
 
+/* Prefix *err (why record `index`, row g, could not be read) with where
+ * the record is: "<file>: record N (row G, L stored bytes at offset O): ".
+ * Returns -1. */
+static int record_error(const bagz_shard *s, uint64_t index, uint64_t g, size_t len,
+                        uint64_t start, char **err) {
+  char *why = *err;
+  *err = NULL;
+  ds_err(err, "%s: record %llu (row %llu, %zu stored bytes at offset %llu): %s",
+         s->data.path, (unsigned long long)index, (unsigned long long)g, len,
+         (unsigned long long)start, why ? why : "?");
+  free(why);
+  return -1;
+}
+
 int bagz_decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard, uint64_t index,
                 uint64_t g, uint64_t start, const uint8_t *stored, size_t len,
                 ds_buf *scratch, const uint8_t **p, size_t *n, char **err) {
   const bagz_shard *s = &r->shards[shard];
   if (!s->zstd || len == 0) {
-    if (scratch->max && len > scratch->max)
-      return ds_err_too_big(err, "record", len, scratch->max);
+    if (scratch->max && len > scratch->max) {
+      ds_err_too_big(err, "record", len, scratch->max);
+      return record_error(s, index, g, len, start, err);
+    }
     *p = stored;
     *n = len;
     return 0;
   }
   z->dict = r->dict;
-  if (ds_zstd_decompress(z, stored, len, scratch, err)) {
-    char *why = *err;
-    *err = NULL;
-    ds_err(err, "%s: record %llu (row %llu, %zu stored bytes at offset %llu): %s",
-           s->data.path, (unsigned long long)index, (unsigned long long)g, len,
-           (unsigned long long)start, why ? why : "?");
-    free(why);
-    return -1;
-  }
+  if (ds_zstd_decompress(z, stored, len, scratch, err))
+    return record_error(s, index, g, len, start, err);
   *p = scratch->data;
   *n = scratch->len;
   return 0;
 }
 
-int bagz_read_span(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t start,
-                   uint64_t end, const uint8_t **p, char **err) {
+int bagz_read_span(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
+                   uint64_t g, uint64_t start, uint64_t end, const uint8_t **p,
+                   char **err) {
   if (shard >= r->nshards || start > end)
     return ds_err(err, "bytes [%llu, %llu) of shard %zu are no span",
                   (unsigned long long)start, (unsigned long long)end, shard);
   io->data.max_ahead = DS_VIEW_EXACT;
-  return ds_view_read(&io->data, &r->shards[shard].data, start, end - start, p, err);
+  if (ds_view_read(&io->data, &r->shards[shard].data, start, end - start, p, err))
+    return record_error(&r->shards[shard], index, g, (size_t)(end - start), start, err);
+  return 0;
 }
 
 int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard,
@@ -355,10 +367,13 @@ int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard
   const bagz_shard *s = &r->shards[shard];
   size_t len = (size_t)(end - start);
   /* a raw record too big for max_value_bytes is refused before reading */
-  if ((!s->zstd || len == 0) && scratch->max && len > scratch->max)
-    return ds_err_too_big(err, "record", len, scratch->max);
+  if ((!s->zstd || len == 0) && scratch->max && len > scratch->max) {
+    ds_err_too_big(err, "record", len, scratch->max);
+    return record_error(s, index, g, len, start, err);
+  }
   const uint8_t *stored = NULL;
-  if (ds_view_read(&io->data, &s->data, start, len, &stored, err)) return -1;
+  if (ds_view_read(&io->data, &s->data, start, len, &stored, err))
+    return record_error(s, index, g, len, start, err);
   return bagz_decode(r, z, shard, index, g, start, stored, len, scratch, p, n, err);
 }
 

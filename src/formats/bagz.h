@@ -98,11 +98,13 @@ int bagz_decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard, uint64_t ind
                 uint64_t g, uint64_t start, const uint8_t *stored, size_t len,
                 ds_buf *scratch, const uint8_t **p, size_t *n, char **err);
 /* Bytes [start, end) of shard `shard`'s file (the records of a batch, from
- * their ranges) in one read through io->data, which from then on reads
- * exactly what it is asked (no read-ahead: a batch reader's next batch is
- * elsewhere). *p is valid until the next read through io. */
-int bagz_read_span(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t start,
-                   uint64_t end, const uint8_t **p, char **err);
+ * their ranges; the first is record `index`, row g, named in errors) in
+ * one read through io->data, which from then on reads exactly what it is
+ * asked (no read-ahead: a batch reader's next batch is elsewhere). *p is
+ * valid until the next read through io. */
+int bagz_read_span(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
+                   uint64_t g, uint64_t start, uint64_t end, const uint8_t **p,
+                   char **err);
 
 /* 1 when any file of the bag changed on disk since it was opened. */
 int bagz_stale(const bagz_reader *r);

@@ -128,6 +128,15 @@ static size_t run_end(const slot *s, size_t i) {
   return k;
 }
 
+/* The stored bytes of rows [i, k) of the slot, back to back in one shard,
+ * in one read through io (*err on s->err naming row i's record). */
+static int read_run(bagz_readahead *ra, slot *s, size_t i, size_t k, bagz_io *io,
+                    const uint8_t **span) {
+  const row_place *a = &s->place[i];
+  return bagz_read_span(ra->r, io, a->shard, a->index, s->rows[i], a->start,
+                        s->place[k - 1].end, span, &s->err);
+}
+
 /* The size row i of the slot will have, when known before decompressing:
  * the stored size of a raw record, the declared size of a frame; 0 for a
  * frame that declares none. */
@@ -204,9 +213,12 @@ static void fill(bagz_readahead *ra, slot *s, ds_zstd_ctx *z, bagz_io *io,
     }
     size_t k = run_end(s, i);
     const uint8_t *span;
-    if (bagz_read_span(ra->r, io, s->place[i].shard, s->place[i].start,
-                       s->place[k - 1].end, &span, &s->err))
-      break;
+    if (read_run(ra, s, i, k, io, &span)) {
+      free(s->err); /* (the file changed?) one by one: the error names its record */
+      s->err = NULL;
+      k = i + 1;
+      if (read_run(ra, s, i, k, io, &span)) break;
+    }
     uint64_t base = s->place[i].start;
     int rc = 1;
     for (; i < k && rc == 1; i++)
