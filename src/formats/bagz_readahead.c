@@ -129,7 +129,7 @@ static size_t run_end(const slot *s, size_t i) {
 }
 
 /* The stored bytes of rows [i, k) of the slot, back to back in one shard,
- * in one read through io (*err on s->err naming row i's record). */
+ * in one read through io (an error goes to s->err). */
 static int read_run(bagz_readahead *ra, slot *s, size_t i, size_t k, bagz_io *io,
                     const uint8_t **span) {
   const row_place *a = &s->place[i];
@@ -214,10 +214,11 @@ static void fill(bagz_readahead *ra, slot *s, ds_zstd_ctx *z, bagz_io *io,
     size_t k = run_end(s, i);
     const uint8_t *span;
     if (read_run(ra, s, i, k, io, &span)) {
-      free(s->err); /* (the file changed?) one by one: the error names its record */
+      /* (the file changed?) the rows from here are left for the cursor,
+       * whose reads one by one name the first record that cannot be read */
+      free(s->err);
       s->err = NULL;
-      k = i + 1;
-      if (read_run(ra, s, i, k, io, &span)) break;
+      break;
     }
     uint64_t base = s->place[i].start;
     int rc = 1;

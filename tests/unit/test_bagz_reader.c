@@ -272,6 +272,67 @@ static void test_readahead_big_records(void) {
   free(err);
 }
 
+/* Bytes [off, off + n) of `src` into a new file `dst`. */
+static int write_part(const char *dst, const uint8_t *src, size_t off, size_t n) {
+  FILE *f = fopen(dst, "wb");
+  if (!f) return -1;
+  int rc = fwrite(src + off, 1, n, f) == n ? 0 : -1;
+  return fclose(f) || rc ? -1 : 0;
+}
+
+/* A records file that shrinks under a read-ahead walk (separate limits,
+ * so they still place every record): exactly the rows before the cut
+ * come, then an error naming the first record past it and the cut. */
+static void test_readahead_truncated(void) {
+  char dir[64] = "/tmp/test_bagz_reader_XXXXXX", whole[128], data[128], lim[128];
+  if (!CHECK(mkdtemp(dir) != NULL)) return;
+  snprintf(whole, sizeof whole, "%s/whole.bagz", dir);
+  snprintf(data, sizeof data, "%s/cut.bagz", dir);
+  snprintf(lim, sizeof lim, "%s/limits.cut.bagz", dir);
+  static uint8_t bytes[1 << 20];
+  FILE *f = write_bag(whole, 0, 3000, 64, -1) == 0 ? fopen(whole, "rb") : NULL;
+  size_t size = f ? fread(bytes, 1, sizeof bytes, f) : 0;
+  if (f) fclose(f);
+  if (!CHECK(size > 8 * 3000)) return;
+  size_t records = size - 8 * 3000, cut = records / 2;
+  int first_gone = 0; /* the first record that ends past the cut */
+  while (ds_le64(bytes + records + 8 * first_gone) <= cut) first_gone++;
+  bagz_reader *r;
+  bagz_options o = {.limits = BAGZ_LIMITS_SEPARATE};
+  char *err = NULL;
+  if (!CHECK(write_part(data, bytes, 0, records) == 0 &&
+             write_part(lim, bytes, records, size - records) == 0 &&
+             bagz_open(data, &o, &r, &err) == 0 && truncate(data, (off_t)cut) == 0))
+    return;
+  ds_rowset rs;
+  ds_rowset_init_all(&rs, bagz_count(r));
+  bagz_readahead *ra;
+  uint64_t g, rows = 0;
+  const uint8_t *p;
+  size_t n;
+  uint8_t want[64];
+  int rc = -2;
+  if (CHECK(bagz_readahead_start(r, &rs, 0, &ra, &err) == 0)) {
+    while ((rc = bagz_readahead_next(ra, &g, &p, &n, &err)) == 1 && g == rows &&
+           n == make_record(want, (int)g, sizeof want) && memcmp(p, want, n) == 0)
+      rows++;
+    bagz_readahead_free(ra);
+  }
+  CHECK_MSG(rc == -1 && rows == (uint64_t)first_gone, "cut at %zu: %llu rows (want %d), rc %d",
+            cut, (unsigned long long)rows, first_gone, rc);
+  char where[64];
+  snprintf(where, sizeof where, "cut.bagz: record %d (row %d,", first_gone, first_gone);
+  CHECK_CONTAINS(err, where);
+  CHECK_CONTAINS(err, "truncated to");
+  ds_rowset_free(&rs);
+  bagz_close(r);
+  free(err);
+  remove(whole);
+  remove(data);
+  remove(lim);
+  rmdir(dir);
+}
+
 /* Lookups through fresh windows each (as SQLite opens a cursor per
  * statement run) load a shard's limits once 64 of them jumped; a scan
  * through one window leaves them on disk. */
@@ -364,6 +425,7 @@ int main(void) {
   test_layouts();
   test_readahead();
   test_readahead_big_records();
+  test_readahead_truncated();
   test_limits_loaded_for_lookups();
   test_damage();
   return check_exit();
