@@ -222,7 +222,8 @@ int ds_view_read(ds_view *v, const ds_file *f, uint64_t off, uint64_t len,
   int sequential = same && off >= v->off && off - v->off <= v->buf.len + 4096;
   if (!sequential) v->jumps++;
   v->ahead = sequential ? (v->ahead ? v->ahead * 2 : 16384) : 0;
-  if (v->ahead > DS_VIEW_AHEAD) v->ahead = DS_VIEW_AHEAD;
+  uint64_t cap = v->max_ahead ? v->max_ahead : DS_VIEW_AHEAD;
+  if (v->ahead > cap) v->ahead = cap;
   uint64_t want = len > v->ahead ? len : v->ahead;
   if (want > f->size - off) want = f->size - off;
   v->file = NULL;

@@ -65,9 +65,12 @@ typedef struct ds_view {
   uint64_t off;
   uint64_t ahead;        /* read-ahead now (grows while reads are sequential) */
   uint64_t jumps;        /* reads that missed the window and were not sequential */
+  uint64_t max_ahead;    /* cap on ahead; 0: DS_VIEW_AHEAD; DS_VIEW_EXACT:
+                            read only what is asked */
 } ds_view;
 
 #define DS_VIEW_AHEAD ((uint64_t)1 << 20)
+#define DS_VIEW_EXACT ((uint64_t)1)
 
 /* *out = bytes [off, off + len) of f, valid until the next read through
  * v (or for as long as f, when f is loaded or in memory). */

@@ -240,12 +240,22 @@ void bagz_io_free(bagz_io *io) {
   ds_view_free(&io->data);
 }
 
-/* The shard's limits in memory once lookups through io jump around (the
- * first thread to get there reads them; NULL until then, or when they
- * cannot be read: the caller reads them entry by entry). */
-static const uint8_t *limits_in_memory(bagz_shard *s, bagz_io *io) {
+void bagz_io_idle(bagz_io *io) {
+  ds_view *v[2] = {&io->limits, &io->data};
+  for (int i = 0; i < 2; i++) {
+    ds_view_reset(v[i]);
+    if (v[i]->buf.cap > ((size_t)256 << 10)) ds_buf_free(&v[i]->buf);
+  }
+}
+
+/* The shard's limits in memory once lookups jump around (the first thread
+ * to get there reads them; NULL until then, or when they cannot be read:
+ * the caller reads them entry by entry). The jumps are the shard's, not
+ * io's: a cursor often serves a single lookup. */
+static const uint8_t *limits_in_memory(bagz_shard *s) {
   const uint8_t *mem = __atomic_load_n(&s->limits_mem, __ATOMIC_ACQUIRE);
-  if (mem || io->limits.jumps < DS_VIEW_JUMPS_TO_LOAD || s->count > ((uint64_t)1 << 26))
+  if (mem || __atomic_load_n(&s->limit_jumps, __ATOMIC_RELAXED) < DS_VIEW_JUMPS_TO_LOAD ||
+      s->count > ((uint64_t)1 << 26))
     return mem;
   char *err = NULL;
   uint8_t *copy = ds_file_copy(s->limits, s->limits_off, 8 * s->count, &err);
@@ -260,6 +270,22 @@ static const uint8_t *limits_in_memory(bagz_shard *s, bagz_io *io) {
   return copy;
 }
 
+/* Read-ahead of a limits window: 8 bytes a record, so this covers the
+ * records of several data windows, and a scan's memory does not grow with
+ * the size of the limits section. */
+#define LIMITS_AHEAD ((uint64_t)64 << 10)
+
+/* The limits [off, off + len) of shard s through io's limits window; a
+ * read that jumps counts towards loading the shard's limits. */
+static int read_limits(bagz_shard *s, bagz_io *io, uint64_t off, uint64_t len,
+                       const uint8_t **lp, char **err) {
+  uint64_t jumps = io->limits.jumps;
+  io->limits.max_ahead = LIMITS_AHEAD;
+  int rc = ds_view_read(&io->limits, s->limits, off, len, lp, err);
+  if (io->limits.jumps != jumps) __atomic_fetch_add(&s->limit_jumps, 1, __ATOMIC_RELAXED);
+  return rc;
+}
+
 /* Where record `index` of shard `shard` lies in its file: [*start, *end),
  * from its limits (read through io->limits), checked against the records
  * section. */
@@ -272,11 +298,10 @@ int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
   bagz_shard *s = &r->shards[shard];
   uint64_t off = s->limits_off + 8 * index;
   const uint8_t *lp;
-  const uint8_t *mem = limits_in_memory(s, io);
+  const uint8_t *mem = limits_in_memory(s);
   /* the limit before it (the record's start) and its own (its end) */
   if (mem) lp = mem + 8 * index - (index ? 8 : 0);
-  else if (ds_view_read(&io->limits, s->limits, index ? off - 8 : off, index ? 16 : 8,
-                        &lp, err))
+  else if (read_limits(s, io, index ? off - 8 : off, index ? 16 : 8, &lp, err))
     return -1;
   *start = index ? ds_le64(lp) : 0;
   *end = ds_le64(index ? lp + 8 : lp);
@@ -309,6 +334,53 @@ int bagz_stored(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
   return 0;
 }
 
+/* Prefix *err (why record `index`, row g, could not be read) with where
+ * the record is: "<file>: record N (row G, L stored bytes at offset O): ".
+ * Returns -1. */
+static int record_error(const bagz_shard *s, uint64_t index, uint64_t g, size_t len,
+                        uint64_t start, char **err) {
+  char *why = *err;
+  *err = NULL;
+  ds_err(err, "%s: record %llu (row %llu, %zu stored bytes at offset %llu): %s",
+         s->data.path, (unsigned long long)index, (unsigned long long)g, len,
+         (unsigned long long)start, why ? why : "?");
+  free(why);
+  return -1;
+}
+
+int bagz_decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard, uint64_t index,
+                uint64_t g, uint64_t start, const uint8_t *stored, size_t len,
+                ds_buf *scratch, const uint8_t **p, size_t *n, char **err) {
+  const bagz_shard *s = &r->shards[shard];
+  if (!s->zstd || len == 0) {
+    if (scratch->max && len > scratch->max) {
+      ds_err_too_big(err, "record", len, scratch->max);
+      return record_error(s, index, g, len, start, err);
+    }
+    *p = stored;
+    *n = len;
+    return 0;
+  }
+  z->dict = r->dict;
+  if (ds_zstd_decompress(z, stored, len, scratch, err))
+    return record_error(s, index, g, len, start, err);
+  *p = scratch->data;
+  *n = scratch->len;
+  return 0;
+}
+
+int bagz_read_span(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
+                   uint64_t g, uint64_t start, uint64_t end, const uint8_t **p,
+                   char **err) {
+  if (shard >= r->nshards || start > end)
+    return ds_err(err, "bytes [%llu, %llu) of shard %zu are no span",
+                  (unsigned long long)start, (unsigned long long)end, shard);
+  io->data.max_ahead = DS_VIEW_EXACT;
+  if (ds_view_read(&io->data, &r->shards[shard].data, start, end - start, p, err))
+    return record_error(&r->shards[shard], index, g, (size_t)(end - start), start, err);
+  return 0;
+}
+
 int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard,
                  uint64_t index, uint64_t g, ds_buf *scratch,
                  const uint8_t **p, size_t *n, char **err) {
@@ -316,30 +388,15 @@ int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard
   if (bagz_stored_range(r, io, shard, index, &start, &end, err)) return -1;
   const bagz_shard *s = &r->shards[shard];
   size_t len = (size_t)(end - start);
-  int raw = !s->zstd || len == 0;
+  /* a raw record too big for max_value_bytes is refused before reading */
+  if ((!s->zstd || len == 0) && scratch->max && len > scratch->max) {
+    ds_err_too_big(err, "record", len, scratch->max);
+    return record_error(s, index, g, len, start, err);
+  }
   const uint8_t *stored = NULL;
-  int rc = raw && scratch->max && len > scratch->max
-               ? ds_err_too_big(err, "record", len, scratch->max)
-               : ds_view_read(&io->data, &s->data, start, len, &stored, err);
-  if (rc == 0 && raw) {
-    *p = stored;
-    *n = len;
-    return 0;
-  }
-  z->dict = r->dict;
-  if (rc == 0) rc = ds_zstd_decompress(z, stored, len, scratch, err);
-  if (rc) {
-    char *why = *err;
-    *err = NULL;
-    ds_err(err, "%s: record %llu (row %llu, %zu stored bytes at offset %llu): %s",
-           s->data.path, (unsigned long long)index, (unsigned long long)g, len,
-           (unsigned long long)start, why ? why : "?");
-    free(why);
-    return -1;
-  }
-  *p = scratch->data;
-  *n = scratch->len;
-  return 0;
+  if (ds_view_read(&io->data, &s->data, start, len, &stored, err))
+    return record_error(s, index, g, len, start, err);
+  return bagz_decode(r, z, shard, index, g, start, stored, len, scratch, p, n, err);
 }
 
 int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, uint64_t g,

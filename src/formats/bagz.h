@@ -34,6 +34,9 @@ typedef struct bagz_shard {
   int zstd;              /* records are zstd frames */
   uint8_t *limits_mem;   /* the limits in memory, loaded once lookups jump
                             around (DS_VIEW_JUMPS_TO_LOAD); set atomically */
+  uint64_t limit_jumps;  /* limit reads that missed every cursor's window,
+                            counted over all cursors and threads (atomic):
+                            SQLite opens a cursor per lookup statement */
 } bagz_shard;
 
 typedef struct bagz_reader {
@@ -61,6 +64,9 @@ typedef struct bagz_io {
   ds_view limits, data;
 } bagz_io;
 void bagz_io_free(bagz_io *io);
+/* Forget what io's windows hold (so it can serve another reader or a
+ * reopened bag), keeping buffers of up to 256 KiB for the next reads. */
+void bagz_io_idle(bagz_io *io);
 
 /* The stored bytes of record `index` of shard `shard`, checked against
  * the records section; *p is valid until the next read through io. */
@@ -83,6 +89,22 @@ int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, uint64_t g,
 int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard,
                  uint64_t index, uint64_t g, ds_buf *scratch,
                  const uint8_t **p, size_t *n, char **err);
+
+/* Record `index` of shard `shard` (row g, for errors) from its stored
+ * bytes, read from byte `start` of the shard's file: decompressed into
+ * scratch when the shard is zstd, else *p = stored. Same checks and errors
+ * as bagz_read_at. */
+int bagz_decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard, uint64_t index,
+                uint64_t g, uint64_t start, const uint8_t *stored, size_t len,
+                ds_buf *scratch, const uint8_t **p, size_t *n, char **err);
+/* Bytes [start, end) of shard `shard`'s file (the records of a batch, from
+ * their ranges; the first is record `index`, row g, named in errors) in
+ * one read through io->data, which from then on reads exactly what it is
+ * asked (no read-ahead: a batch reader's next batch is elsewhere). *p is
+ * valid until the next read through io. */
+int bagz_read_span(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
+                   uint64_t g, uint64_t start, uint64_t end, const uint8_t **p,
+                   char **err);
 
 /* 1 when any file of the bag changed on disk since it was opened. */
 int bagz_stale(const bagz_reader *r);

@@ -59,12 +59,13 @@ static bagz_dataset *BAG(ds_dataset *d) { return (bagz_dataset *)d; }
 typedef struct bagz_vtab {
   ds_table base;      /* db, form, dataset, argument columns */
   ds_table_writer *writer; /* mode=create|replace (table_writer.h) */
-  /* A zstd context and buffer kept between cursors: SQLite opens a cursor
-   * per statement run, and a fresh decompression context costs more than
-   * a lookup. */
+  /* A zstd context, buffer and file windows kept between cursors: SQLite
+   * opens a cursor per statement run, and a fresh decompression context
+   * (or window buffer) costs more than a lookup. */
   int spare;
   ds_zstd_ctx spare_z;
   ds_buf spare_buf;
+  bagz_io spare_io;
   bagz_tfex tfex;     /* records=tfexample: the feature columns */
   int nfeat;          /* feature columns before COL_RECORD (0 without) */
 } bagz_vtab;
@@ -203,6 +204,7 @@ static void table_free(ds_table *base) {
   if (!t->spare) return;
   ds_zstd_ctx_free(&t->spare_z);
   ds_buf_free(&t->spare_buf);
+  bagz_io_free(&t->spare_io);
 }
 
 /* Cost model: reading a row costs 1 (a record may need decompression);
@@ -227,13 +229,15 @@ static int bagz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   return rc;
 }
 
-/* ds_table_def.cursor_init: the last cursor's context and buffer, or new. */
+/* ds_table_def.cursor_init: the last cursor's context, buffer and
+ * windows, or new. */
 static void cursor_init(ds_cursor *base) {
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_vtab *t = (bagz_vtab *)c->base.base.pVtab;
   if (t->spare) {
     c->z = t->spare_z;
     c->scratch = t->spare_buf;
+    c->io = t->spare_io;
     t->spare = 0;
   } else {
     ds_zstd_ctx_init(&c->z, NULL);
@@ -249,20 +253,23 @@ static void cursor_reset(ds_cursor *base) {
   bagz_tfex_row_reset(&c->tfex);
 }
 
-/* ds_table_def.cursor_free: keep a small context and buffer for the next
- * cursor. */
+/* ds_table_def.cursor_free: keep a small context, buffer and windows
+ * (emptied: the dataset may be reopened before the next cursor) for the
+ * next cursor. */
 static void cursor_free(ds_cursor *base) {
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_vtab *t = (bagz_vtab *)c->base.base.pVtab;
   bagz_tfex_row_free(&c->tfex);
-  bagz_io_free(&c->io);
   if (!t->spare && c->scratch.cap <= ((size_t)1 << 20)) {
     t->spare_z = c->z;
     t->spare_buf = c->scratch;
+    bagz_io_idle(&c->io);
+    t->spare_io = c->io;
     t->spare = 1;
   } else {
     ds_zstd_ctx_free(&c->z);
     ds_buf_free(&c->scratch);
+    bagz_io_free(&c->io);
   }
 }
 

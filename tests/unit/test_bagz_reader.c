@@ -1,11 +1,14 @@
 /* test_bagz_reader.c - the bagz reader without SQLite, against the
  * upstream fixtures' expected JSON (read with jansson): every record of
  * the single-file fixtures, shard layouts, separate limits, the
- * read-ahead walk, and crafted damage. */
+ * read-ahead walk (also over records larger than its batches, and up to a
+ * damaged one), limits loaded for lookups, and crafted damage. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zstd.h>
 
 #include "check.h"
 #include "core/common.h"
@@ -159,6 +162,218 @@ static void test_readahead(void) {
   free(err);
 }
 
+/* Record i of the bags written by write_bag: `big` bytes of a pattern
+ * (compresses about a thousandfold) for every third record, else a few. */
+static size_t make_record(uint8_t *buf, int i, size_t big) {
+  size_t n = i % 3 == 0 ? big : (size_t)(i % 7) * 5;
+  for (size_t k = 0; k < n; k++) buf[k] = (uint8_t)((k / 512 + (size_t)i) % 251);
+  return n;
+}
+
+/* Write records [first, first + count) (make_record) as one zstd bag with
+ * tail limits; record `bad`, when in range, is stored as bytes that are no
+ * zstd frame. Returns 0 on success. */
+static int write_bag(const char *path, int first, int count, size_t big, int bad) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  uint8_t *rec = malloc(big), *z = malloc(ZSTD_compressBound(big));
+  uint64_t *lim = malloc(sizeof *lim * (size_t)count), end = 0;
+  int rc = rec && z && lim ? 0 : -1;
+  for (int i = 0; i < count && rc == 0; i++) {
+    size_t n = make_record(rec, first + i, big), m = 0;
+    if (first + i == bad) m = (size_t)sprintf((char *)z, "not a zstd frame");
+    else if (n > 0) m = ZSTD_compress(z, ZSTD_compressBound(big), rec, n, 1);
+    if (ZSTD_isError(m) || fwrite(z, 1, m, f) != m) rc = -1;
+    lim[i] = end += m;
+  }
+  for (int i = 0; i < count && rc == 0; i++) {
+    uint8_t b[8];
+    for (int k = 0; k < 8; k++) b[k] = (uint8_t)(lim[i] >> (8 * k));
+    if (fwrite(b, 1, 8, f) != 8) rc = -1;
+  }
+  if (fclose(f)) rc = -1;
+  free(rec);
+  free(z);
+  free(lim);
+  return rc;
+}
+
+/* A two-shard bag of 300 records in a temp dir, records of `big` bytes
+ * every third; *spec is its spec. Returns 0 on success. */
+static int write_shards(char *dir, char *spec, size_t cap, size_t big, int bad) {
+  char path[512];
+  strcpy(dir, "/tmp/test_bagz_reader_XXXXXX");
+  if (!mkdtemp(dir)) return -1;
+  snprintf(spec, cap, "%s/big@2.bagz", dir);
+  snprintf(path, sizeof path, "%s/big-00000-of-00002.bagz", dir);
+  if (write_bag(path, 0, 140, big, bad)) return -1;
+  snprintf(path, sizeof path, "%s/big-00001-of-00002.bagz", dir);
+  return write_bag(path, 140, 160, big, bad);
+}
+
+static void remove_shards(const char *dir) {
+  char path[512];
+  for (int i = 0; i < 2; i++) {
+    snprintf(path, sizeof path, "%s/big-0000%d-of-00002.bagz", dir, i);
+    remove(path);
+  }
+  rmdir(dir);
+}
+
+/* Walk every row of `spec` with the read-ahead and compare each record
+ * with make_record; returns the rows that matched before the walk ended
+ * (*rc: its last return, *err its error). */
+static uint64_t walk_all(const char *spec, size_t big, int *rc, char **err) {
+  bagz_reader *r;
+  bagz_options o = {0};
+  *rc = -2;
+  if (!CHECK(bagz_open(spec, &o, &r, err) == 0)) return 0;
+  ds_rowset rs;
+  ds_rowset_init_all(&rs, bagz_count(r));
+  bagz_readahead *ra;
+  uint64_t g, rows = 0;
+  const uint8_t *p;
+  size_t n;
+  uint8_t *want = malloc(big);
+  if (want && CHECK(bagz_readahead_start(r, &rs, 0, &ra, err) == 0)) {
+    while ((*rc = bagz_readahead_next(ra, &g, &p, &n, err)) == 1) {
+      size_t m = make_record(want, (int)g, big);
+      if (g != rows || m != n || memcmp(p, want, n) != 0) break;
+      rows++;
+    }
+    bagz_readahead_free(ra);
+  }
+  free(want);
+  ds_rowset_free(&rs);
+  bagz_close(r);
+  return rows;
+}
+
+/* Records far larger than a batch (300 KiB, a thousandfold compressed):
+ * batches stop at their byte budget and the cursor decompresses the rest,
+ * in order, across shards; a damaged record ends the walk right there
+ * with an error naming it. */
+static void test_readahead_big_records(void) {
+  char dir[64], spec[128];
+  size_t big = 300 << 10;
+  if (!CHECK(write_shards(dir, spec, sizeof spec, big, -1) == 0)) return;
+  char *err = NULL;
+  int rc;
+  uint64_t rows = walk_all(spec, big, &rc, &err);
+  CHECK_MSG(rc == 0 && rows == 300, "big records: %llu rows, rc %d (%s)",
+            (unsigned long long)rows, rc, err ? err : "");
+  remove_shards(dir);
+  if (!CHECK(write_shards(dir, spec, sizeof spec, big, 200) == 0)) return;
+  rows = walk_all(spec, big, &rc, &err);
+  CHECK_MSG(rc == -1 && rows == 200, "damaged record 200: %llu rows, rc %d",
+            (unsigned long long)rows, rc);
+  CHECK_CONTAINS(err, "big-00001-of-00002.bagz: record 60 (row 200");
+  remove_shards(dir);
+  free(err);
+}
+
+/* Bytes [off, off + n) of `src` into a new file `dst`. */
+static int write_part(const char *dst, const uint8_t *src, size_t off, size_t n) {
+  FILE *f = fopen(dst, "wb");
+  if (!f) return -1;
+  int rc = fwrite(src + off, 1, n, f) == n ? 0 : -1;
+  return fclose(f) || rc ? -1 : 0;
+}
+
+/* A records file that shrinks under a read-ahead walk (separate limits,
+ * so they still place every record): exactly the rows before the cut
+ * come, then an error naming the first record past it and the cut. */
+static void test_readahead_truncated(void) {
+  char dir[64] = "/tmp/test_bagz_reader_XXXXXX", whole[128], data[128], lim[128];
+  if (!CHECK(mkdtemp(dir) != NULL)) return;
+  snprintf(whole, sizeof whole, "%s/whole.bagz", dir);
+  snprintf(data, sizeof data, "%s/cut.bagz", dir);
+  snprintf(lim, sizeof lim, "%s/limits.cut.bagz", dir);
+  static uint8_t bytes[1 << 20];
+  FILE *f = write_bag(whole, 0, 3000, 64, -1) == 0 ? fopen(whole, "rb") : NULL;
+  size_t size = f ? fread(bytes, 1, sizeof bytes, f) : 0;
+  if (f) fclose(f);
+  if (!CHECK(size > 8 * 3000)) return;
+  size_t records = size - 8 * 3000, cut = records / 2;
+  int first_gone = 0; /* the first record that ends past the cut */
+  while (ds_le64(bytes + records + 8 * first_gone) <= cut) first_gone++;
+  bagz_reader *r;
+  bagz_options o = {.limits = BAGZ_LIMITS_SEPARATE};
+  char *err = NULL;
+  if (!CHECK(write_part(data, bytes, 0, records) == 0 &&
+             write_part(lim, bytes, records, size - records) == 0 &&
+             bagz_open(data, &o, &r, &err) == 0 && truncate(data, (off_t)cut) == 0))
+    return;
+  ds_rowset rs;
+  ds_rowset_init_all(&rs, bagz_count(r));
+  bagz_readahead *ra;
+  uint64_t g, rows = 0;
+  const uint8_t *p;
+  size_t n;
+  uint8_t want[64];
+  int rc = -2;
+  if (CHECK(bagz_readahead_start(r, &rs, 0, &ra, &err) == 0)) {
+    while ((rc = bagz_readahead_next(ra, &g, &p, &n, &err)) == 1 && g == rows &&
+           n == make_record(want, (int)g, sizeof want) && memcmp(p, want, n) == 0)
+      rows++;
+    bagz_readahead_free(ra);
+  }
+  CHECK_MSG(rc == -1 && rows == (uint64_t)first_gone, "cut at %zu: %llu rows (want %d), rc %d",
+            cut, (unsigned long long)rows, first_gone, rc);
+  char where[64];
+  snprintf(where, sizeof where, "cut.bagz: record %d (row %d,", first_gone, first_gone);
+  CHECK_CONTAINS(err, where);
+  CHECK_CONTAINS(err, "truncated to");
+  ds_rowset_free(&rs);
+  bagz_close(r);
+  free(err);
+  remove(whole);
+  remove(data);
+  remove(lim);
+  rmdir(dir);
+}
+
+/* Lookups through fresh windows each (as SQLite opens a cursor per
+ * statement run) load a shard's limits once 64 of them jumped; a scan
+ * through one window leaves them on disk. */
+static void test_limits_loaded_for_lookups(void) {
+  char dir[64], spec[128];
+  if (!CHECK(write_shards(dir, spec, sizeof spec, 64, -1) == 0)) return;
+  bagz_reader *r;
+  bagz_options o = {0};
+  char *err = NULL;
+  if (!CHECK(bagz_open(spec, &o, &r, &err) == 0)) return;
+  ds_zstd_ctx z;
+  ds_zstd_ctx_init(&z, NULL);
+  ds_buf s = {0};
+  const uint8_t *p;
+  size_t n;
+  uint8_t want[64];
+  bagz_io scan = {0};
+  for (uint64_t g = 0; g < 140; g++) bagz_read(r, &z, &scan, g, &s, &p, &n, &err);
+  bagz_io_free(&scan);
+  CHECK(r->shards[0].limits_mem == NULL);
+  int ok = 1, before = 1;
+  for (int k = 0; k < DS_VIEW_JUMPS_TO_LOAD + 1; k++) {
+    bagz_io io = {0};
+    uint64_t g = (uint64_t)(k * 37) % 140;
+    if (k == DS_VIEW_JUMPS_TO_LOAD - 1) before = r->shards[0].limits_mem == NULL;
+    if (bagz_read(r, &z, &io, g, &s, &p, &n, &err) ||
+        n != make_record(want, (int)g, sizeof want) || memcmp(p, want, n) != 0)
+      ok = 0;
+    bagz_io_free(&io);
+  }
+  CHECK_MSG(ok, "lookups through fresh windows read the right records");
+  CHECK(before);
+  CHECK(r->shards[0].limits_mem != NULL);
+  CHECK(r->shards[1].limits_mem == NULL);
+  ds_zstd_ctx_free(&z);
+  ds_buf_free(&s);
+  bagz_close(r);
+  remove_shards(dir);
+  free(err);
+}
+
 /* A bag in memory: records "aa", <damaged frame>, "ccc", stored as given. */
 static void test_damage(void) {
   bagz_reader *r;
@@ -209,6 +424,9 @@ int main(void) {
   test_single_files();
   test_layouts();
   test_readahead();
+  test_readahead_big_records();
+  test_readahead_truncated();
+  test_limits_loaded_for_lookups();
   test_damage();
   return check_exit();
 }
