@@ -16,12 +16,16 @@ import io
 import os
 import socket
 import sqlite3
+import threading
 
 __all__ = ["connect", "to_numpy", "read_pandas", "extension_path", "ExtensionNotFound"]
 
 ENV = "SQLITE_DATASETS_EXTENSION"
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _NPY_MAGIC = b"\x93NUMPY"
+# Extension file -> a connection kept open that holds it loaded (see _keep_loaded).
+_KEEP = {}
+_KEEP_LOCK = threading.Lock()
 
 
 class ExtensionNotFound(RuntimeError):
@@ -47,6 +51,26 @@ def extension_path():
     return "datasets"
 
 
+def _keep_loaded(name):
+    """Hold the extension loaded for the life of the process: SQLite
+    unloads a library (dlclose) when the last connection that loaded it
+    closes, and mapping it again costs tens of milliseconds a connection
+    (sqlite_datasets.dask opens one per task). One extra in-memory
+    connection per extension file, opened once."""
+    with _KEEP_LOCK:
+        if name in _KEEP:
+            return
+        keep = sqlite3.connect(":memory:", check_same_thread=False)
+        try:
+            keep.enable_load_extension(True)
+            keep.load_extension(name)
+            keep.enable_load_extension(False)
+        except sqlite3.Error:
+            keep.close()
+            return
+        _KEEP[name] = keep
+
+
 def _load(conn):
     """Load the extension into conn, or raise ExtensionNotFound saying what
     was tried on which host."""
@@ -63,6 +87,7 @@ def _load(conn):
                 continue
             try:
                 conn.load_extension(c)
+                _keep_loaded(c)
                 return
             except sqlite3.Error as e:
                 tried.append("%s (%s)" % (c, e))

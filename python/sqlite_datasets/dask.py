@@ -20,8 +20,11 @@ rowid_step for interleaved bagz, an atlas shard's dictionary; see
 src/core/row_window.h), added to the user's options.
 """
 import os
+import sys
 
+import dask
 import dask.dataframe as dd
+import dask.system
 import pandas as pd
 
 from . import connect, npy_columns_to_numpy
@@ -67,6 +70,14 @@ def _option_value(items, name):
     return None
 
 
+def _with_option(options, name, value):
+    """The options string with option `name` set to value (replacing
+    any it had: the extension refuses an option given twice)."""
+    items = [i for i in split_options(options)
+             if i.partition("=")[0].strip().strip("'\"") != name]
+    return ", ".join(items + ["%s=%s" % (name, value)])
+
+
 def _absolute(path):
     """A plain relative path made absolute (workers may run elsewhere);
     shard specs with commas or a posix: prefix are left as given."""
@@ -108,14 +119,49 @@ def _create_table(conn, path, options, table, part):
     conn.execute("CREATE VIRTUAL TABLE temp.%s USING dataset(%s)" % (_ident(table), args))
 
 
-def _pinned_columns(conn, path, options):
+def _format(conn, path):
+    """The dataset's format name (bagz, datadings, atlas, bcolz)."""
+    row = conn.execute("SELECT value FROM dataset_info(?) WHERE property = 'format'",
+                       (path,)).fetchone()
+    return row[0] if row else None
+
+
+# Formats whose scans decode ahead on a second thread by default (threads=2).
+_DECODE_AHEAD = ("bagz", "atlas")
+
+
+def _task_slots():
+    """How many tasks the scheduler read_sql is called under runs at once:
+    the worker threads of the current distributed Client, else Dask's local
+    scheduler's (num_workers, by default one per CPU)."""
+    if "distributed" in sys.modules:  # (a Client needs it imported)
+        from distributed import default_client
+        try:
+            return sum(default_client().nthreads().values()) or 1
+        except ValueError:  # no Client
+            pass
+    return dask.config.get("num_workers", None) or dask.system.CPU_COUNT
+
+
+def _one_thread_each(options, fmt, nparts):
+    """Options with threads=1 when partitions alone keep every worker
+    thread busy (at least as many partitions as task slots): a scan's
+    second decoding thread would then compete with another task for the
+    same CPUs. The user's own threads= is kept, and formats without
+    the option are left alone."""
+    if fmt not in _DECODE_AHEAD or _option_value(split_options(options), "threads"):
+        return options
+    if nparts < 2 or nparts < _task_slots():
+        return options
+    return _with_option(options, "threads", 1)
+
+
+def _pinned_columns(conn, path, options, fmt):
     """Options that give every task the whole dataset's columns: datadings
     infers its columns from a file's first samples, so a shard opened
     alone could see other fields; the columns inferred over the whole
     dataset are passed as columns='...' (unless the user gave columns)."""
-    fmt = conn.execute("SELECT value FROM dataset_info(?) WHERE property = 'format'",
-                       (path,)).fetchone()
-    if not fmt or fmt[0] != "datadings" or _option_value(split_options(options), "columns"):
+    if fmt != "datadings" or _option_value(split_options(options), "columns"):
         return options
     args = ", ".join([_quote(path)] + [_quote(o) for o in split_options(options)])
     conn.execute("CREATE VIRTUAL TABLE temp.__sqlite_datasets_whole USING dataset(%s)" % args)
@@ -172,24 +218,44 @@ def _value_dtype(values):
     return "object"
 
 
+# Rows of the first partition the query runs over to type its expression
+# columns (a GROUP BY over a whole shard would cost a shard's scan).
+HEAD_ROWS = 1000
+
+
+def _head_window(part):
+    """The first HEAD_ROWS rows of partition part (itself when smaller)."""
+    if part is None or part["rows"] <= HEAD_ROWS:
+        return part
+    return dict(part, rows=HEAD_ROWS,
+                open_options=_with_option(part["open_options"], "rows", HEAD_ROWS))
+
+
 def _infer_meta(conn, sql, path, options, table, attach, parts):
     """An empty DataFrame with the query's columns: names and declared
-    types from a zero-row run over the first non-empty partition; a column without a declared type (an
+    types from a zero-row run; a column without a declared type (an
     expression such as length(record)) takes the type of its values in the
-    first rows of the first non-empty partition, as dask's own read_sql
-    does (object when they are all NULL)."""
+    first 5 result rows, as dask's own read_sql does, of the query over the
+    first HEAD_ROWS rows of the first non-empty partition, or over that
+    whole partition when those give such a column no value (object when
+    it is NULL throughout)."""
     _attach(conn, attach)
     first = next((p for p in parts if p["rows"]), parts[0] if parts else None)
-    _create_table(conn, path, options, table, first)
+    window = _head_window(first)
+    _create_table(conn, path, options, table, window)
     names, types = _declared_types(conn, sql)
     dtypes = [_dtype(t) if t else None for t in types]
-    if None in dtypes:
-        head = []
-        if first is not None and first["rows"]:
+    untyped = [i for i, d in enumerate(dtypes) if d is None]
+    if untyped and first is not None and first["rows"]:
+        head = conn.execute("SELECT * FROM (%s) LIMIT 5" % sql).fetchall()
+        if window is not first and any(all(r[i] is None for r in head) for i in untyped):
+            conn.execute("DROP TABLE temp.%s" % _ident(table))
+            _create_table(conn, path, options, table, first)
             head = conn.execute("SELECT * FROM (%s) LIMIT 5" % sql).fetchall()
-        for i, d in enumerate(dtypes):
-            if d is None:
-                dtypes[i] = _value_dtype([r[i] for r in head]) or "object"
+        for i in untyped:
+            dtypes[i] = _value_dtype([r[i] for r in head]) or "object"
+    for i in untyped:
+        dtypes[i] = dtypes[i] or "object"
     return pd.DataFrame({i: pd.Series([], dtype=d) for i, d in enumerate(dtypes)}
                         ).set_axis(names, axis=1)
 
@@ -232,7 +298,9 @@ def read_sql(sql, path, options="", table="ds", split_rows=None, meta=None, atta
     conn = connect()
     try:
         parts = list_partitions(path, options, split_rows, conn)
-        options = _pinned_columns(conn, path, options)
+        fmt = _format(conn, path)
+        options = _pinned_columns(conn, path, options, fmt)
+        options = _one_thread_each(options, fmt, len(parts))
         if meta is None:
             meta = _infer_meta(conn, sql, path, options, table, attach, parts)
     finally:

@@ -78,8 +78,10 @@ typedef struct bagz_cursor {
   bagz_io io;            /* windows on the files (reads with pread) */
   ds_buf scratch;
   bagz_readahead *ra;    /* scans with threads=2 that read records */
-  const uint8_t *ra_rec; /* the current row's record from the read-ahead */
-  size_t ra_len;
+  const uint8_t *ra_rec; /* the current row's record: from the read-ahead, */
+  size_t ra_len;         /* or read on demand (then valid while rec_ok) */
+  int rec_ok;            /* without read-ahead: ra_rec holds row rec_row, so */
+  uint64_t rec_row;      /* a query using record twice decompresses it once */
   int located;           /* row/shard/shard_index are valid */
   bagz_tfex_row tfex;    /* records=tfexample: the decoded record */
 } bagz_cursor;
@@ -250,6 +252,7 @@ static void cursor_reset(ds_cursor *base) {
   bagz_readahead_free(c->ra);
   c->ra = NULL;
   c->located = 0;
+  c->rec_ok = 0;
   bagz_tfex_row_reset(&c->tfex);
 }
 
@@ -282,6 +285,7 @@ static int pick_record(void *ctx, sqlite3_value *v, ds_rows *r, char **err) {
   const void *key = sqlite3_value_blob(v);
   size_t klen = (size_t)sqlite3_value_bytes(v);
   const ds_hash_entry *e;
+  c->rec_ok = 0; /* io and scratch are reused below */
   size_t m = ds_hash_index_find(&d->index, key ? key : "", klen, &e);
   for (size_t i = 0; i < m; i++) {
     const uint8_t *rec;
@@ -376,17 +380,22 @@ static void arrive(ds_cursor *base, uint64_t g) {
 }
 
 /* The record of the current row (from the read-ahead, or decompressed on
- * demand): 0, or -1 with the error set on ctx. */
+ * demand once per row): 0, or -1 with the error set on ctx. */
 static int record_bytes(bagz_cursor *c, sqlite3_context *ctx, const uint8_t **p,
                         size_t *n) {
   char *err = NULL;
+  if (!c->ra && !(c->rec_ok && c->rec_row == c->base.row)) {
+    c->rec_ok = 0;
+    if (bagz_read_at(BAG(c->base.ds)->reader, &c->z, &c->io, c->shard, c->shard_index,
+                     c->base.row, &c->scratch, &c->ra_rec, &c->ra_len, &err)) {
+      ds_result_error(ctx, MOD, err);
+      return -1;
+    }
+    c->rec_ok = 1;
+    c->rec_row = c->base.row;
+  }
   *p = c->ra_rec;
   *n = c->ra_len;
-  if (!c->ra && bagz_read_at(BAG(c->base.ds)->reader, &c->z, &c->io, c->shard,
-                             c->shard_index, c->base.row, &c->scratch, p, n, &err)) {
-    ds_result_error(ctx, MOD, err);
-    return -1;
-  }
   return 0;
 }
 

@@ -117,6 +117,16 @@ C.eq([r[0] for r in rows("SELECT record FROM %s ORDER BY rowid DESC LIMIT 3 OFFS
      zrec[::-1][2:5], "zstd.bagz: ORDER BY rowid DESC LIMIT 3 OFFSET 2")
 C.eq([r[0] for r in rows("SELECT rowid FROM %s WHERE rowid IN (7, 0, 7, 99, 13, 7)" % t)],
      [0, 7, 13, 99], "zstd.bagz: rowid IN with duplicates")
+# record used three times a row (threads=1 decompresses it once per row and
+# keeps it; threads=2 takes it from the read-ahead): each use is that row's
+# record, also when a lookup of the same table runs inside the scan
+for threads in ("1", "2"):
+    tz = forms("zstd.bagz", "threads=" + threads)[1][1]
+    got = rows("SELECT record, length(record), hex(record), "
+               "(SELECT count(*) FROM %s i WHERE i.record = o.record) FROM %s o ORDER BY rowid"
+               % (tz, tz))
+    C.eq(got, [(w, len(w), w.hex().upper(), zrec.count(w)) for w in zrec],
+         "zstd.bagz threads=%s: record read three times a row, with lookups between" % threads)
 
 # keys.json: Index / MultiIndex through WHERE record = ?
 k = expected("keys.json")

@@ -9,8 +9,11 @@ the same SQL in one sqlite3 connection over the whole dataset. Also: a
 join with an attached database in every task; .npy cells as numpy arrays;
 a corrupt shard fails the computation with the extension's error naming
 the file; a worker without the extension gets an error that says so; a
-worker killed while it runs a task is replaced, Dask retries the task and
-the answer is the same.
+worker process killed while it runs a task is dead and dropped by the
+scheduler, Dask retries the task and the answer is the same. read_sql types
+expression columns from the first rows of the first partition (the whole
+partition when those give no value), and opens bagz/atlas partitions with
+threads=1 when they fill the cluster's worker threads.
 Usage: test_dask.py BUILD_DIR"""
 import math
 import os
@@ -157,6 +160,47 @@ def check_npy(conn):
             "read_pandas turns .npy columns into arrays")
 
 
+def check_meta(conn):
+    """meta of GROUP BY and filtered queries: the expression columns' types
+    from HEAD_ROWS rows of the first partition, or from the whole partition
+    when those rows give no value (HEAD_ROWS made small to see both)."""
+    import sqlite_datasets.dask as sdd
+    path = fixture("bagz", "concat@4.bagz")
+    module_table(conn, "bagz", path)
+    saved = sdd.HEAD_ROWS
+    sdd.HEAD_ROWS = 2
+    try:
+        sql = "SELECT shard, count(*) AS n, sum(length(record)) AS b FROM ds GROUP BY shard"
+        df = sdd.read_sql(sql, path)
+        C.eq([str(t) for t in df.dtypes], ["int64", "int64", "int64"],
+             "meta: a per-shard GROUP BY's columns typed from the first rows")
+        want = conn.execute(sql.replace("FROM ds", "FROM temp.whole")).fetchall()
+        C.eq(sorted(df.compute().itertuples(index=False, name=None)), sorted(want),
+             "meta: the per-shard GROUP BY equals one connection's")
+        sql = "SELECT rowid, length(record) + 0 AS n, NULL + rowid AS z FROM ds WHERE rowid >= 3"
+        df = sdd.read_sql(sql, path)
+        C.eq([str(t) for t in df.dtypes], ["int64", "int64", "object"],
+             "meta: rows past the first HEAD_ROWS type a column; all-NULL is object")
+        got = rows_of(df.compute())
+        C.eq(got, conn.execute(sql.replace("FROM ds", "FROM temp.whole")).fetchall(),
+             "meta: the filtered query equals one connection's")
+    finally:
+        sdd.HEAD_ROWS = saved
+
+
+def check_threads():
+    """With the 2-thread cluster as the Client: 4 bagz partitions fill it
+    (threads=1 each); 1 does not; the user's threads= and formats without
+    the option are left alone."""
+    import sqlite_datasets.dask as sdd
+    C.eq(sdd._task_slots(), 2, "threads: the cluster runs 2 tasks at once")
+    C.eq([sdd._one_thread_each("", "bagz", 4), sdd._one_thread_each("layout=x", "atlas", 2),
+          sdd._one_thread_each("", "bagz", 1), sdd._one_thread_each("threads=2", "bagz", 4),
+          sdd._one_thread_each("", "datadings", 4)],
+         ["threads=1", "layout=x, threads=1", "", "threads=2", ""],
+         "threads: threads=1 per partition only when the partitions fill the workers")
+
+
 def check_corrupt(tmp):
     from sqlite_datasets.dask import read_sql
     d = os.path.join(tmp, "corrupt")
@@ -194,6 +238,33 @@ def check_missing_extension(client):
         client.run(lambda v=value: os.environ.__setitem__(sd.ENV, v), workers=[addr])
 
 
+def start_time(pid):
+    """(process start time in clock ticks, state letter) of pid from
+    /proc, or None when no such process exists."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+    return int(fields[19]), fields[0]
+
+
+def gone(pid, started):
+    """The process pid that started at `started` is dead: no such pid, a
+    zombie, or the pid now belongs to a process started later."""
+    now = start_time(pid)
+    return now is None or now[0] != started or now[1] in "ZX"
+
+
+def wait_until(cond, guard=300):
+    """Poll cond until it holds (guard: seconds before giving up, a guard
+    against hanging, not a measurement). Returns cond()."""
+    deadline = time.monotonic() + guard
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return cond()
+
+
 def check_worker_killed(client, conn):
     from sqlite_datasets.dask import read_sql
     path = fixture("bagz", "concat@4.bagz")
@@ -216,12 +287,19 @@ def check_worker_killed(client, conn):
             time.sleep(0.02)
     C.check(victim is not None, "a read_sql task was running on a worker")
     if victim is not None:
+        started = start_time(pids[victim])[0]
         os.kill(pids[victim], signal.SIGKILL)
+        # the kill took: that process is dead, and the scheduler (which
+        # sees its connections close) no longer counts it as a worker.
+        # Whether and when the nanny starts a replacement is Dask's
+        # business (minutes on a loaded machine): not waited for.
+        C.check(wait_until(lambda: gone(pids[victim], started)),
+                "the killed worker's process is dead")
+        C.check(wait_until(lambda: victim not in client.scheduler_info()["workers"]),
+                "the scheduler dropped the killed worker")
     result = future.result(timeout=300)
     got = sorted((k, int(r["sum"]), int(r["count"])) for k, r in result.iterrows())
     C.eq(got, want, "worker killed mid-computation: Dask retries, the answer is the same")
-    # Whether and when Dask's nanny starts a replacement worker is Dask's
-    # business (on a loaded machine it can take minutes): not checked here.
 
 
 def main():
@@ -235,12 +313,14 @@ def main():
     try:
         with dask.config.set(scheduler="threads"):  # no Client: Dask's local scheduler
             check_case("local", conn, CASES[0])
+            check_meta(conn)
         from distributed import Client, LocalCluster
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                           dashboard_address=None, silence_logs=40) as cluster, \
                 Client(cluster) as client:
             for case in CASES:
                 check_case("cluster", conn, case)
+            check_threads()
             check_attach(conn, tmp)
             check_npy(conn)
             check_corrupt(tmp)
