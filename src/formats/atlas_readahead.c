@@ -168,6 +168,7 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
   ra->last_block = block;
   ds_zstd_ctx_init(&ra->tw.z, NULL);
   ds_zstd_ctx_init(&ra->tc.z, NULL);
+  ra->tw.z.contiguous = ra->tc.z.contiguous = 1; /* codec.h */
   ra->tw.z.max_out = ra->tc.z.max_out = max_value;
   pthread_mutex_init(&ra->mu, NULL);
   pthread_cond_init(&ra->cv, NULL);
