@@ -99,6 +99,7 @@ typedef struct bz_colcache {
   ds_buf buf;
   int fast;         /* bcolz_fast_kind: xColumn reads cells without the
                        value model (0: not this column) */
+  uint64_t single;  /* 1 + the chunk of the last single-row read */
 } bz_colcache;
 
 typedef struct bz_cursor {
@@ -458,7 +459,8 @@ static int row_atom(bz_cursor *c, bcolz_table *tb, size_t col, uint64_t row,
 /* Bytes of column col at row (atom bytes; an object cell's pickle): from
  * the chunk the cursor holds for the column (the one it read last, kept
  * from one xFilter to the next: not a cache, a scan holds the same), from
- * the table's cache (lookups, cache_mb > 0), or for few rows a single-row
+ * the table's cache (lookups, cache_mb > 0 and room for a chunk of each
+ * column), or for few rows a single-row
  * read of its Blosc block (when that is the whole chunk, the chunk is
  * decompressed and held instead); object cells are read one by one. */
 static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
@@ -468,7 +470,12 @@ static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
   bz_dataset *d = BZ(c->base.ds);
   bz_colcache *cc = &c->cols[col];
   int in_chunk = cc->have && row >= cc->lo && row < cc->hi;
-  if (!in_chunk && c->few && dt->kind != 'O' && d->cache_budget) { /* lookups: cached chunks */
+  /* lookups: cached chunks, when the cache can hold one chunk of every
+   * column (else row after row would evict each other's chunks: the
+   * cursor's own chunk serves instead) */
+  if (!in_chunk && c->few && dt->kind != 'O' && d->cache_budget &&
+      bcolz_col_chunk_rows(tb, col, bcolz_col_chunk_of(tb, col, row)) * dt->atom <=
+          d->cache_budget / c->ncols) {
     if (!d->cache) {
       if (!(d->cache = bcolz_cache_new(d->cache_budget))) return ds_err(err, "out of memory");
       bcolz_cache_set_max(d->cache, d->base.max_value);
@@ -478,10 +485,15 @@ static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
     return 0;
   }
   if (!in_chunk && c->few && dt->kind != 'O') { /* one row: only its block */
-    int one; /* ... unless that block is the whole chunk: then keep it */
-    if (bcolz_chunk_one_block(tb, col, bcolz_col_chunk_of(tb, col, row), &one, err))
-      return -1;
-    if (!one) return row_atom(c, tb, col, row, p, n, err);
+    /* ... unless that block is the whole chunk, or the last single-row
+     * read was in the same chunk (lookups in order): then keep the chunk */
+    uint64_t k = bcolz_col_chunk_of(tb, col, row);
+    int one = cc->single == k + 1;
+    if (!one && bcolz_chunk_one_block(tb, col, k, &one, err)) return -1;
+    if (!one) {
+      cc->single = k + 1;
+      return row_atom(c, tb, col, row, p, n, err);
+    }
   }
   if (dt->kind == 'O') return row_atom(c, tb, col, row, p, n, err); /* a chunk a row */
   if (!in_chunk) {
