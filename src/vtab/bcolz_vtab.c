@@ -490,6 +490,8 @@ static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
     uint64_t k = bcolz_col_chunk_of(tb, col, row);
     int one = cc->single == k + 1;
     if (!one && bcolz_chunk_one_block(tb, col, k, &one, err)) return -1;
+    if (cc->buf.max && bcolz_col_chunk_rows(tb, col, k) * dt->atom > cc->buf.max)
+      one = 0; /* a chunk over max_value_bytes: its rows are still read alone */
     if (!one) {
       cc->single = k + 1;
       return row_atom(c, tb, col, row, p, n, err);
