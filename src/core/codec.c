@@ -2,6 +2,7 @@
  * contexts (see codec.h). Every frame is sized before anything is
  * allocated, and never trusted past the context's max_out or the output
  * buffer's max (max_value_bytes), whichever is smaller. */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createDDict_byReference */
 #include "codec.h"
 
 #include <stdlib.h>
@@ -13,18 +14,27 @@
 #define DS_ZSTD_MIN_BUFFER (128 * 1024)
 
 struct ds_zstd_dict {
-  ZSTD_DDict *ddict;
+  ZSTD_DDict *ddict; /* over bytes, by reference */
+  uint8_t *bytes;    /* the dictionary as given (owned) */
+  size_t n;
 };
 
 int ds_zstd_dict_new(const void *data, size_t n, ds_zstd_dict **out,
                      char **err) {
   *out = NULL;
   ds_zstd_dict *d = calloc(1, sizeof *d);
-  if (!d) return ds_err(err, "out of memory");
-  /* ZSTD_createDDict auto-detects the content type: a blob with the dictionary magic is a trained
-   * dictionary, anything else raw content, as upstream creates them. */
-  d->ddict = ZSTD_createDDict(data, n);
+  if (!d || !(d->bytes = malloc(n ? n : 1))) {
+    free(d);
+    return ds_err(err, "out of memory");
+  }
+  memcpy(d->bytes, data, n);
+  d->n = n;
+  /* the content type is auto-detected: a blob with the dictionary magic is
+   * a trained dictionary, anything else raw content, as upstream creates
+   * them */
+  d->ddict = ZSTD_createDDict_byReference(d->bytes, n);
   if (!d->ddict) {
+    free(d->bytes);
     free(d);
     return ds_err(err, "not a usable zstd dictionary (%zu bytes)", n);
   }
@@ -35,6 +45,7 @@ int ds_zstd_dict_new(const void *data, size_t n, ds_zstd_dict **out,
 void ds_zstd_dict_free(ds_zstd_dict *d) {
   if (!d) return;
   ZSTD_freeDDict(d->ddict);
+  free(d->bytes);
   free(d);
 }
 
@@ -48,7 +59,7 @@ uint64_t ds_zstd_content_size(const void *src, size_t n) {
 }
 
 void ds_zstd_ctx_init(ds_zstd_ctx *c, const ds_zstd_dict *dict) {
-  c->dctx = NULL;
+  memset(c, 0, sizeof *c);
   c->dict = dict;
   c->max_out = DS_MAX_VALUE_BYTES;
 }
@@ -56,6 +67,46 @@ void ds_zstd_ctx_init(ds_zstd_ctx *c, const ds_zstd_dict *dict) {
 void ds_zstd_ctx_free(ds_zstd_ctx *c) {
   ZSTD_freeDCtx(c->dctx);
   c->dctx = NULL;
+  ZSTD_freeDDict(c->wddict);
+  c->wddict = NULL;
+  c->wfor = NULL;
+  free(c->win);
+  c->win = NULL;
+  c->win_cap = 0;
+}
+
+/* The contiguous window for a frame of `size` bytes (see codec.h): *dst
+ * right after the window's copy of the dictionary, and the DDict over that
+ * copy. 0 when the context does not use one (not asked, no or too large a
+ * dictionary, too large a frame, out of memory): decode as usual. */
+static int use_window(ds_zstd_ctx *c, uint64_t size, uint8_t **dst, size_t *dcap,
+                      const ZSTD_DDict **dd) {
+  const ds_zstd_dict *d = c->dict;
+  if (!c->contiguous || !d || d->n > DS_ZSTD_CONTIG_DICT || size > DS_ZSTD_CONTIG_OUT)
+    return 0;
+  /* room for the frame plus slack for zstd's fast copy loops */
+  size_t want = d->n + (size_t)size + 64;
+  if (c->wfor != d || c->win_cap < want) {
+    ZSTD_freeDDict(c->wddict);
+    c->wddict = NULL;
+    c->wfor = NULL;
+    if (c->win_cap < want) { /* grows by half again, at least 64 KiB of output */
+      size_t cap = d->n + 65536;
+      if (cap < want) cap = want;
+      if (cap < c->win_cap + c->win_cap / 2) cap = c->win_cap + c->win_cap / 2;
+      free(c->win);
+      c->win_cap = 0;
+      if (!(c->win = malloc(cap))) return 0;
+      c->win_cap = cap;
+    }
+    memcpy(c->win, d->bytes, d->n);
+    if (!(c->wddict = ZSTD_createDDict_byReference(c->win, d->n))) return 0;
+    c->wfor = d;
+  }
+  *dst = c->win + d->n;
+  *dcap = c->win_cap - d->n;
+  *dd = c->wddict;
+  return 1;
 }
 
 /* The context, created on first use. */
@@ -162,17 +213,24 @@ int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
   if (size / ZSTD_BLOCKSIZE_MAX > n / 3 + 1)
     return ds_err(err, "zstd frame of %zu bytes cannot hold the %llu bytes it declares",
                   n, size);
-  /* (a buffer the caller sized itself is left as it is; a capped one
-   * never grows past its max) */
-  size_t min = out->max && out->max < DS_ZSTD_MIN_BUFFER ? out->max : DS_ZSTD_MIN_BUFFER;
-  if (!out->cap && ds_buf_reserve(out, min)) return ds_err(err, "out of memory");
-  if (ds_buf_reserve(out, size ? (size_t)size : 1)) return ds_err(err, "out of memory");
+  uint8_t *dst;
+  size_t dcap;
+  const ZSTD_DDict *dd = c->dict ? c->dict->ddict : NULL;
+  int in_window = use_window(c, size, &dst, &dcap, &dd);
+  if (!in_window) {
+    /* (a buffer the caller sized itself is left as it is; a capped one
+     * never grows past its max) */
+    size_t min = out->max && out->max < DS_ZSTD_MIN_BUFFER ? out->max : DS_ZSTD_MIN_BUFFER;
+    if (!out->cap && ds_buf_reserve(out, min)) return ds_err(err, "out of memory");
+    if (ds_buf_reserve(out, size ? (size_t)size : 1)) return ds_err(err, "out of memory");
+    dst = out->data;
+    dcap = out->cap;
+  }
   /* Decode with all the room the buffer has, not just the declared size:
    * zstd's fast copy loops need slack at the end of the output. A second
    * frame after the first then shows up as more bytes than declared. */
-  size_t got = c->dict ? ZSTD_decompress_usingDDict(d, out->data, out->cap, src, n,
-                                                    c->dict->ddict)
-                       : ZSTD_decompressDCtx(d, out->data, out->cap, src, n);
+  size_t got = dd ? ZSTD_decompress_usingDDict(d, dst, dcap, src, n, dd)
+                  : ZSTD_decompressDCtx(d, dst, dcap, src, n);
   if (ZSTD_isError(got)) return explain_failure(c, src, n, got, err);
   if (got != size) { /* more frames followed the first one */
     size_t framed = ZSTD_findFrameCompressedSize(src, n);
@@ -180,6 +238,10 @@ int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
       return ds_err(err, "%zu bytes follow the zstd frame (%zu of %zu bytes)",
                     n - framed, framed, n);
     return ds_err(err, "zstd frame gave %zu bytes but declares %llu", got, size);
+  }
+  if (in_window) {
+    if (ds_buf_reserve(out, got ? got : 1)) return ds_err(err, "out of memory");
+    memcpy(out->data, dst, got);
   }
   out->len = got;
   return 0;

@@ -6,7 +6,8 @@
 #include <string.h>
 
 /* An empty cache (see lru_cache.h). */
-void ds_lru_init(ds_lru *c, size_t limit, void (*release)(ds_lru_node *)) {
+void ds_lru_init(ds_lru *c, size_t limit,
+                 void (*release)(ds_lru *, ds_lru_node *)) {
   memset(c, 0, sizeof *c);
   c->limit = limit;
   c->release = release;
@@ -18,7 +19,7 @@ void ds_lru_free(ds_lru *c) {
   while (n) {
     ds_lru_node *next = n->next;
     n->cached = 0;
-    c->release(n);
+    c->release(c, n);
     n = next;
   }
   free(c->buckets);
@@ -70,7 +71,7 @@ static void evict(ds_lru *c, const ds_lru_node *keep) {
     ds_lru_node *prev = n->prev;
     if (!n->pins && n != keep) {
       remove_node(c, n);
-      c->release(n);
+      c->release(c, n);
     }
     n = prev;
   }

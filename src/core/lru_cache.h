@@ -28,11 +28,13 @@ typedef struct ds_lru {
   ds_lru_node **buckets;
   size_t nbuckets;          /* a power of two (0 before the first put) */
   ds_lru_node *head, *tail;
-  void (*release)(ds_lru_node *); /* frees an evicted entry */
+  /* frees an evicted entry (or keeps it for reuse: the cache is passed) */
+  void (*release)(struct ds_lru *, ds_lru_node *);
 } ds_lru;
 
 /* An empty cache of `limit` bytes whose evicted entries go to release. */
-void ds_lru_init(ds_lru *c, size_t limit, void (*release)(ds_lru_node *));
+void ds_lru_init(ds_lru *c, size_t limit,
+                 void (*release)(ds_lru *, ds_lru_node *));
 /* Release every entry, pinned or not, and the table. */
 void ds_lru_free(ds_lru *c);
 /* The entry with key (k1, k2), made most recent; NULL when absent. Not

@@ -21,7 +21,10 @@ size_t atlas_dblock_size(const atlas_dblock *b) {
 }
 
 /* The cache's release: free an evicted block. */
-static void release_block(ds_lru_node *n) { atlas_dblock_free((atlas_dblock *)n); }
+static void release_block(ds_lru *c, ds_lru_node *n) {
+  (void)c;
+  atlas_dblock_free((atlas_dblock *)n);
+}
 
 /* An empty cache of limit bytes. */
 void atlas_cache_init(atlas_cache *c, size_t limit) {

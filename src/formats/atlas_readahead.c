@@ -164,6 +164,7 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
   ra->last_block = block;
   ds_zstd_ctx_init(&ra->tw.z, NULL);
   ds_zstd_ctx_init(&ra->tc.z, NULL);
+  ra->tw.z.contiguous = ra->tc.z.contiguous = 1; /* codec.h */
   ra->tw.z.max_out = ra->tc.z.max_out = max_value;
   ds_worker_start(&ra->w, worker_main, ra);
   *out = ra;

@@ -817,6 +817,19 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   return 0;
 }
 
+/* 1 when chunk k of a column is one Blosc block (c-blosc 1.x writes one
+ * block for most chunks of 8-byte columns): a single-row read then
+ * decompresses the whole chunk anyway. */
+int bcolz_chunk_one_block(bcolz_table *t, size_t col, uint64_t k, int *one,
+                          char **err) {
+  if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
+  bcolz_col *c = &t->cols[col];
+  uint64_t nbytes;
+  if (map_chunk(c, k, &nbytes, err)) return -1;
+  *one = c->dt.kind == 'O' || ds_le32(c->cf->data + 16 + 8) >= nbytes;
+  return 0;
+}
+
 /* One row's bytes: blosc_getitem of just its items when they line up with
  * the typesize, else the whole chunk inflated; object rows are a chunk each. */
 int bcolz_row_atom(bcolz_table *t, size_t col, uint64_t row, ds_buf *out,

@@ -104,6 +104,11 @@ int bcolz_decode_chunk_file(const uint8_t *p, uint64_t size, const char *name,
 int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
                 const uint8_t **p, uint64_t *rows, char **err);
 
+/* *one = 1 when chunk k of the column is a single Blosc block (or an
+ * object chunk): reading one of its rows costs the whole chunk. */
+int bcolz_chunk_one_block(bcolz_table *t, size_t col, uint64_t k, int *one,
+                          char **err);
+
 /* One row's atom (atom bytes; object columns: the pickle) into out
  * (out->len set), decompressing with blosc_getitem only the Blosc block
  * that holds it (the whole chunk for object columns). */

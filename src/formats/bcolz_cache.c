@@ -22,15 +22,27 @@ struct bcolz_cache {
   ds_lru lru;           /* limit = the budget */
   uint64_t hits, misses;
   entry *last;          /* the entry of the previous call (checked first) */
+  entry *reuse;         /* an evicted entry whose buffer the next chunk
+                           decompresses into (no allocation per miss when
+                           the budget holds few chunks) */
   ds_buf spare;         /* a chunk too large to keep */
   size_t max;           /* max_value_bytes of every chunk (0: none) */
 };
 
-/* The cache's release: free an evicted chunk. */
-static void release_entry(ds_lru_node *n) {
-  entry *e = (entry *)n;
+/* Free an entry and its buffer (NULL is fine). */
+static void free_entry(entry *e) {
+  if (!e) return;
   ds_buf_free(&e->buf);
   free(e);
+}
+
+/* The cache's release: keep the first evicted chunk for reuse (its memory
+ * was counted in the budget until now, and the next miss takes it), free
+ * the others. */
+static void release_entry(ds_lru *l, ds_lru_node *n) {
+  bcolz_cache *c = (bcolz_cache *)l; /* the ds_lru is its first member */
+  if (!c->reuse) c->reuse = (entry *)n;
+  else free_entry((entry *)n);
 }
 
 /* An empty cache of `budget` bytes (see bcolz_cache.h). */
@@ -52,6 +64,7 @@ void bcolz_cache_set_max(bcolz_cache *c, uint64_t max) {
 void bcolz_cache_free(bcolz_cache *c) {
   if (!c) return;
   ds_lru_free(&c->lru);
+  free_entry(c->reuse);
   ds_buf_free(&c->spare);
   free(c);
 }
@@ -60,14 +73,22 @@ void bcolz_cache_free(bcolz_cache *c) {
  * cache (it may evict others); NULL with *err on failure. */
 static entry *load_entry(bcolz_cache *c, bcolz_table *t, size_t col,
                          uint64_t k, char **err) {
-  entry *e = calloc(1, sizeof *e);
+  entry *e = c->reuse;
+  if (e) { /* an evicted entry: keep its buffer, nothing else */
+    ds_buf buf = e->buf;
+    memset(e, 0, sizeof *e);
+    e->buf = buf;
+    c->reuse = NULL;
+  } else {
+    e = calloc(1, sizeof *e);
+  }
   if (!e) {
     ds_err(err, "out of memory");
     return NULL;
   }
   e->buf.max = c->max;
   if (bcolz_chunk(t, col, k, &e->buf, &e->p, &e->rows, err)) {
-    release_entry(&e->lru);
+    free_entry(e);
     return NULL;
   }
   e->first = bcolz_col_chunk_first(t, col, k);
@@ -75,7 +96,7 @@ static entry *load_entry(bcolz_cache *c, bcolz_table *t, size_t col,
   e->lru.k2 = k;
   e->lru.bytes = e->buf.cap;
   if (ds_lru_put(&c->lru, &e->lru)) {
-    release_entry(&e->lru);
+    free_entry(e);
     ds_err(err, "out of memory");
     return NULL;
   }

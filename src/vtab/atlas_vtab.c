@@ -90,6 +90,7 @@ typedef struct at_res {
 static void res_init(at_res *r) {
   memset(r, 0, sizeof *r);
   ds_zstd_ctx_init(&r->z, NULL);
+  r->z.contiguous = 1; /* blocks decode right after a copy of the dictionary */
 }
 
 static void res_free(at_res *r) {

@@ -99,13 +99,16 @@ typedef struct bz_colcache {
   ds_buf buf;
   int fast;         /* bcolz_fast_kind: xColumn reads cells without the
                        value model (0: not this column) */
+  uint64_t single;  /* 1 + the chunk of the last single-row read */
 } bz_colcache;
 
 typedef struct bz_cursor {
   ds_cursor base;   /* dataset, rowset, row, argument columns */
   int few;          /* a short row list: read single rows */
-  bz_colcache *cols;
+  bz_colcache *cols; /* kept from one xFilter to the next on the same */
   size_t ncols;
+  ds_dataset *cols_ds; /* dataset (a reference held), so lookups one
+                          after another reuse the chunk they are on */
   ds_buf atom;      /* single-row reads */
   ds_arena arena;   /* values of the current row */
   /* pushed comparisons (CREATE form): filt[j] on column filt_col[j] */
@@ -318,10 +321,6 @@ static int bz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
 /* ds_table_def.cursor_reset */
 static void cursor_reset(ds_cursor *base) {
   bz_cursor *c = (bz_cursor *)base;
-  for (size_t i = 0; i < c->ncols; i++) ds_buf_free(&c->cols[i].buf);
-  free(c->cols);
-  c->cols = NULL;
-  c->ncols = 0;
   for (size_t j = 0; j < c->nfilt; j++) {
     bcolz_filter_free(&c->filt[j]);
     free(c->filt_text[j]);
@@ -331,9 +330,20 @@ static void cursor_reset(ds_cursor *base) {
   c->fast = 0;
 }
 
+/* Free the columns' chunks and let their dataset go. */
+static void free_cols(bz_cursor *c) {
+  for (size_t i = 0; i < c->ncols; i++) ds_buf_free(&c->cols[i].buf);
+  free(c->cols);
+  c->cols = NULL;
+  c->ncols = 0;
+  ds_dataset_unref(c->cols_ds);
+  c->cols_ds = NULL;
+}
+
 /* ds_table_def.cursor_free */
 static void cursor_free(ds_cursor *base) {
   bz_cursor *c = (bz_cursor *)base;
+  free_cols(c);
   ds_buf_free(&c->atom);
   ds_arena_free(&c->arena);
 }
@@ -407,9 +417,14 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   bz_cursor *c = (bz_cursor *)base;
   bz_dataset *d = BZ(base->ds);
   const ds_rowset *rs = &base->rs;
-  c->ncols = ncols_of(d);
-  c->cols = calloc(c->ncols ? c->ncols : 1, sizeof *c->cols);
-  if (!c->cols) return ds_err(err, "out of memory");
+  if (c->cols_ds != base->ds || !c->cols) { /* another dataset: new columns */
+    free_cols(c);
+    c->cols = calloc(ncols_of(d) ? ncols_of(d) : 1, sizeof *c->cols);
+    if (!c->cols) return ds_err(err, "out of memory");
+    c->ncols = ncols_of(d);
+    c->cols_ds = base->ds;
+    ds_dataset_ref(c->cols_ds);
+  }
   /* max_value_bytes caps chunks, rows and values */
   c->atom.max = c->arena.limit = (size_t)base->ds->max_value;
   for (size_t i = 0; i < c->ncols; i++) {
@@ -431,15 +446,35 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   return 0;
 }
 
-/* Bytes of column col at row (atom bytes; an object cell's pickle):
- * from the column's cached chunk, or for few rows and object columns
- * from a single-row read. */
+/* One row's bytes read on their own into c->atom (see cell_bytes). */
+static int row_atom(bz_cursor *c, bcolz_table *tb, size_t col, uint64_t row,
+                    const uint8_t **p, size_t *n, char **err) {
+  if (bcolz_row_atom(tb, col, row, &c->atom, err)) return -1;
+  *p = c->atom.data ? c->atom.data : (const uint8_t *)"";
+  *n = c->atom.len;
+  return 0;
+}
+
+/* Bytes of column col at row (atom bytes; an object cell's pickle): from
+ * the chunk the cursor holds for the column (the one it read last, kept
+ * from one xFilter to the next: not a cache, a scan holds the same), from
+ * the table's cache (lookups, cache_mb > 0 and room for a chunk of each
+ * column), or for few rows a single-row
+ * read of its Blosc block (when that is the whole chunk, the chunk is
+ * decompressed and held instead); object cells are read one by one. */
 static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
                       size_t *n, char **err) {
   bcolz_table *tb = BZ(c->base.ds)->table;
   const bcolz_dtype *dt = bcolz_col_dtype(tb, col);
   bz_dataset *d = BZ(c->base.ds);
-  if (c->few && dt->kind != 'O' && d->cache_budget) { /* lookups: cached chunks */
+  bz_colcache *cc = &c->cols[col];
+  int in_chunk = cc->have && row >= cc->lo && row < cc->hi;
+  /* lookups: cached chunks, when the cache can hold one chunk of every
+   * column (else row after row would evict each other's chunks: the
+   * cursor's own chunk serves instead) */
+  if (!in_chunk && c->few && dt->kind != 'O' && d->cache_budget &&
+      bcolz_col_chunk_rows(tb, col, bcolz_col_chunk_of(tb, col, row)) * dt->atom <=
+          d->cache_budget / c->ncols) {
     if (!d->cache) {
       if (!(d->cache = bcolz_cache_new(d->cache_budget))) return ds_err(err, "out of memory");
       bcolz_cache_set_max(d->cache, d->base.max_value);
@@ -448,14 +483,21 @@ static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
     *n = (size_t)dt->atom;
     return 0;
   }
-  if (c->few || dt->kind == 'O') { /* one row: decompress only its block */
-    if (bcolz_row_atom(tb, col, row, &c->atom, err)) return -1;
-    *p = c->atom.data ? c->atom.data : (const uint8_t *)"";
-    *n = c->atom.len;
-    return 0;
+  if (!in_chunk && c->few && dt->kind != 'O') { /* one row: only its block */
+    /* ... unless that block is the whole chunk, or the last single-row
+     * read was in the same chunk (lookups in order): then keep the chunk */
+    uint64_t k = bcolz_col_chunk_of(tb, col, row);
+    int one = cc->single == k + 1;
+    if (!one && bcolz_chunk_one_block(tb, col, k, &one, err)) return -1;
+    if (cc->buf.max && bcolz_col_chunk_rows(tb, col, k) * dt->atom > cc->buf.max)
+      one = 0; /* a chunk over max_value_bytes: its rows are still read alone */
+    if (!one) {
+      cc->single = k + 1;
+      return row_atom(c, tb, col, row, p, n, err);
+    }
   }
-  bz_colcache *cc = &c->cols[col];
-  if (!cc->have || row < cc->lo || row >= cc->hi) {
+  if (dt->kind == 'O') return row_atom(c, tb, col, row, p, n, err); /* a chunk a row */
+  if (!in_chunk) {
     uint64_t k = bcolz_col_chunk_of(tb, col, row), rows;
     cc->have = 0;
     if (bcolz_chunk(tb, col, k, &cc->buf, &cc->p, &rows, err)) return -1;
@@ -635,7 +677,7 @@ static int result_cell(sqlite3_context *ctx, const bcolz_cell *v) {
 static int column_fast(bz_cursor *c, sqlite3_context *ctx, int col) {
   bz_colcache *cc = &c->cols[col];
   uint64_t row = c->base.row;
-  if (!cc->fast || !cc->have || row < cc->lo || row >= cc->hi || c->few) return 0;
+  if (!cc->fast || !cc->have || row < cc->lo || row >= cc->hi) return 0;
   bcolz_cell v;
   bcolz_fast_cell(cc->fast, bcolz_col_dtype(BZ(c->base.ds)->table, (size_t)col), cc->p,
                   row - cc->lo, &v);
