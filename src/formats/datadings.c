@@ -6,8 +6,8 @@
  * so a file that shrinks is an error, not a fault. Every
  * stored number is checked before it is used: counts against file sizes at
  * open, offsets lazily when a sample is read, msgpack headers of keys when
- * the key position table is built. Key lookups go Bloom filter (until the
- * shard's table exists) -> a table placed by the salted key hashes (or by
+ * the key position table is built. Key lookups go Bloom filter (before the
+ * table exists; after, only for a key the table finds) -> a table placed by the salted key hashes (or by
  * hashes of the keys), whose slots carry a fingerprint -> byte comparison
  * of the candidate's key (held in memory when short keys fit the budget),
  * so neither a filter false positive nor a hash collision ever returns a
@@ -1092,8 +1092,6 @@ static int build_table(dd_shard *s, uint64_t seed, char **err) {
   }
   s->table = t;
   s->table_mask = cap - 1;
-  if (s->bloom) ds_big_free(s->bloom, (size_t)(s->filter.size - 32));
-  s->bloom = NULL; /* the table answers alone from now on */
   return 0;
 }
 
@@ -1155,21 +1153,46 @@ static int table_find(dd_shard *s, uint64_t seed, dd_qhash *q, uint64_t *out,
   }
 }
 
+/* A key's Bloom filter hashes, computed on first need (BLAKE2s: the
+ * costliest step of a lookup the table answers). */
+typedef struct dd_bloomq {
+  const uint8_t *key;
+  size_t n;
+  int have;
+  uint64_t h1, h2;
+} dd_bloomq;
+
+/* 1 when the shard's filter may hold the key, 0 when it rejects it, -1 on
+ * a read error. */
+static int filter_admits(dd_shard *s, dd_bloomq *b, char **err) {
+  if (load_bloom(s, err)) return -1;
+  if (!b->have) {
+    bloom_hashes(b->key, b->n, &b->h1, &b->h2);
+    b->have = 1;
+  }
+  return bloom_test(s, b->h1, b->h2);
+}
+
 /* Look the key up in one shard: 1 found, 0, -1. Until the shard's table
- * is built its Bloom filter (bloom hashes given) spares building it for a
- * key it does not hold; the table then answers alone (for an intact filter
- * the answers are the same, and the table's are cheaper: one probe, not
- * one per filter hash). */
-static int shard_find(dd_shard *s, uint64_t seed, dd_qhash *q, uint64_t h1,
-                      uint64_t h2, uint64_t *i, char **err) {
+ * is built its Bloom filter spares building it for a key it does not
+ * hold; afterwards the table answers absent keys alone, and a key the
+ * table finds is still put to the filter, so that a damaged filter that
+ * rejects a key gives "absent" whatever lookups came before (never an
+ * answer that depends on the order of queries). */
+static int shard_find(dd_shard *s, uint64_t seed, dd_qhash *q, dd_bloomq *b,
+                      uint64_t *i, char **err) {
   if (s->n == 0) return 0;
+  int filtered = 0;
   if (!s->table && s->filter.path) {
-    if (load_bloom(s, err)) return -1;
-    if (!bloom_test(s, h1, h2)) return 0;
+    int ok = filter_admits(s, b, err);
+    if (ok <= 0) return ok;
+    filtered = 1;
   }
   if (!s->table) hold_keys(s);
   if (build_keypos(s, err) || build_table(s, seed, err)) return -1;
-  return table_find(s, seed, q, i, err);
+  int rc = table_find(s, seed, q, i, err);
+  if (rc == 1 && s->filter.path && !filtered) return filter_admits(s, b, err);
+  return rc;
 }
 
 static int find_key(datadings_reader *r, const uint8_t *key, size_t n, uint64_t *g,
@@ -1190,17 +1213,11 @@ int datadings_find(datadings_reader *r, const uint8_t *key, size_t n,
 /* datadings_find on a key that no window holds. */
 static int find_key(datadings_reader *r, const uint8_t *key, size_t n, uint64_t *g,
                     char **err) {
-  uint64_t h1 = 0, h2 = 0;
-  int have_bloom = 0;
   dd_qhash q = {.key = key, .n = n};
+  dd_bloomq b = {.key = key, .n = n};
   for (size_t k = 0; k < r->nshards; k++) {
-    dd_shard *s = &r->shards[k];
-    if (s->filter.path && s->n && !s->table && !have_bloom) {
-      bloom_hashes(key, n, &h1, &h2);
-      have_bloom = 1;
-    }
     uint64_t i;
-    int rc = shard_find(s, r->seed, &q, h1, h2, &i, err);
+    int rc = shard_find(&r->shards[k], r->seed, &q, &b, &i, err);
     if (rc < 0) return -1;
     if (rc == 1) {
       *g = ds_shard_map_global(&r->map, k, i);

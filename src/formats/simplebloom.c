@@ -16,8 +16,10 @@ uint64_t simplebloom_bytes(uint64_t m, double p) {
   /* exactly simplebloom's order of double operations */
   double x = (double)m * log(p);
   x = x / -0.4804530139182015;
-  x = x / 8.0;
-  return (uint64_t)ceil(x);
+  x = ceil(x / 8.0);
+  /* a hostile capacity can ask for more than 2^64 bytes: unusable */
+  if (!(x < 18446744073709551616.0)) return 0;
+  return (uint64_t)x;
 }
 
 double simplebloom_hash_count(uint64_t num_bits, uint64_t m) {

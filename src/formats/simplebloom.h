@@ -13,7 +13,7 @@
 #define SIMPLEBLOOM_HEADER 32
 
 /* Bytes of bit array for capacity m and rate p: ceil(m ln p / -(ln 2)^2 / 8);
- * 0 when m or p is unusable. */
+ * 0 when m or p is unusable or the size passes 2^64 bytes. */
 uint64_t simplebloom_bytes(uint64_t m, double p);
 /* Hash functions for num_bits bits and capacity m: round-half-even of
  * num_bits / m * ln 2. */
