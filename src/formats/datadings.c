@@ -1216,7 +1216,7 @@ static int find_key(datadings_reader *r, const uint8_t *key, size_t n, uint64_t 
   dd_qhash q = {.key = key, .n = n};
   dd_bloomq b = {.key = key, .n = n};
   for (size_t k = 0; k < r->nshards; k++) {
-    uint64_t i;
+    uint64_t i = 0;
     int rc = shard_find(&r->shards[k], r->seed, &q, &b, &i, err);
     if (rc < 0) return -1;
     if (rc == 1) {
