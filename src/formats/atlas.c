@@ -125,7 +125,7 @@ static int meta_number(json_t *o, const char *path, const char *key,
 static int read_shard_meta(atlas_shard *s, char **err) {
   char *path = ds_path_join(s->dir, "meta.json");
   if (!path) return ds_err(err, "out of memory");
-  json_t *j = ds_json_load_object(path, JSON_REJECT_DUPLICATES, err);
+  json_t *j = ds_json_load_object(path, err);
   int64_t bs = 0, n = 0, st = 0, level = 0;
   double dsize = 0, lv = 0;
   int rc = !j || meta_version(j, path, err) ||
@@ -150,7 +150,7 @@ static int read_root_meta(atlas_reader *r, json_t **sizes, json_t **root,
                           char **err) {
   char *path = ds_path_join(r->path, "meta.json");
   if (!path) return ds_err(err, "out of memory");
-  json_t *j = ds_json_load_object(path, JSON_REJECT_DUPLICATES, err);
+  json_t *j = ds_json_load_object(path, err);
   int64_t st = 0;
   int rc = !j || meta_version(j, path, err) ||
            meta_int(j, path, "compression_strategy", 0, 3, &st, err);

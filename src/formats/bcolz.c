@@ -64,12 +64,9 @@ struct bcolz_table {
 
 /* ------------------------------------------------------------ helpers */
 
-/* bcolz metadata is any JSON value, in any UTF-8 (NULs allowed). */
-#define BCOLZ_JSON_FLAGS (JSON_DECODE_ANY | JSON_ALLOW_NUL)
-
 /* Compact JSON text of an object (owned, malloc'd). */
 static char *dump_json(json_t *j) {
-  return json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  return ds_json_dumps(j);
 }
 
 /* Read an __attrs__ file: missing -> "{}", invalid -> error. */
@@ -81,7 +78,7 @@ static int read_attrs(const char *dir, char **out, char **err) {
     *out = strdup("{}");
     rc = *out ? 0 : ds_err(err, "out of memory");
   } else {
-    json_t *j = ds_json_load_file(p, BCOLZ_JSON_FLAGS, err);
+    json_t *j = ds_json_load_file(p, err);
     if (j) {
       if (!json_is_object(j))
         ds_err(err, "%s: not a JSON object", p);
@@ -234,7 +231,7 @@ static int parse_meta(bcolz_col *c, const char *tp, const uint8_t *tb,
                       char **err) {
   int rc = -1;
   json_t *sizes = NULL, *storage = NULL;
-  if (!(storage = ds_json_parse(tb, tn, BCOLZ_JSON_FLAGS, tp, err))) goto done;
+  if (!(storage = ds_json_parse(tb, tn, tp, err))) goto done;
   if (!json_is_object(storage)) {
     ds_err(err, "%s: invalid meta/storage: not a JSON object", tp);
     goto done;
@@ -265,7 +262,7 @@ static int parse_meta(bcolz_col *c, const char *tp, const uint8_t *tb,
     ds_err(err, "%s: invalid meta/storage: \"cparams\" is not an object", tp);
     goto done;
   }
-  if (!(sizes = ds_json_parse(sb, sn, BCOLZ_JSON_FLAGS, sp, err))) goto done;
+  if (!(sizes = ds_json_parse(sb, sn, sp, err))) goto done;
   json_t *shape = json_is_object(sizes) ? json_object_get(sizes, "shape") : NULL;
   if (!json_is_array(shape) || json_array_size(shape) < 1 ||
       json_array_size(shape) > BCOLZ_MAX_DIMS + 1) {
@@ -448,7 +445,7 @@ static int safe_name(const char *s, size_t n) {
  * each a directory under the root, all of the same length; then the root's
  * __attrs__. */
 static int open_ctable(bcolz_table *t, const char *rd, char **err) {
-  json_t *j = ds_json_load_file(rd, BCOLZ_JSON_FLAGS, err);
+  json_t *j = ds_json_load_file(rd, err);
   if (!j) return -1;
   int rc = -1;
   json_t *names = json_is_object(j) ? json_object_get(j, "names") : NULL;
@@ -1066,7 +1063,7 @@ int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
   const bcolz_col *c = &t->cols[col];
   char *p = ds_strf("%s/meta/storage", c->path);
   if (!p) return ds_err(err, "out of memory");
-  json_t *st = ds_json_load_file(p, BCOLZ_JSON_FLAGS, err);
+  json_t *st = ds_json_load_file(p, err);
   free(p);
   if (!st) return -1;
   json_t *cp = json_is_object(st) ? json_object_get(st, "cparams") : NULL;

@@ -2,16 +2,18 @@
  * bcolz_meta.h). */
 #include "bcolz_meta.h"
 
-#include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/common.h"
+#include "core/json_file.h"
 
 int bcolz_attrs_each(const char *json, const char *column,
                      int (*fn)(void *ctx, const char *name, const char *value),
                      void *ctx, char **err) {
-  json_error_t je;
-  json_t *o = json_loads(json, JSON_DECODE_ANY, &je);
+  char *why = NULL;
+  json_t *o = ds_json_parse((const uint8_t *)json, strlen(json), "__attrs__", &why);
+  free(why);
   if (!o || !json_is_object(o)) {
     json_decref(o);
     return ds_err(err, "__attrs__%s%s is not a JSON object", column ? " of " : "",
@@ -21,7 +23,7 @@ int bcolz_attrs_each(const char *json, const char *column,
   json_t *x;
   int rc = 0;
   json_object_foreach(o, k, x) {
-    char *text = json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
+    char *text = ds_json_dumps(x);
     rc = text ? fn(ctx, k, text) : ds_err(err, "out of memory");
     free(text);
     if (rc) break;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/json_file.h"
 #include "core/options.h"
 #include "sql/sqlite_api.h"
 #include "sql/value_sql.h"
@@ -89,8 +90,11 @@ static json_t *uniform(json_t *a) {
 }
 
 static json_t *parse_json(const char *text) {
-  json_error_t e;
-  return json_loads(text ? text : "null", JSON_DECODE_ANY, &e);
+  char *why = NULL;
+  const char *t = text ? text : "null";
+  json_t *j = ds_json_parse((const uint8_t *)t, strlen(t), "dataset_info", &why);
+  free(why);
+  return j;
 }
 
 /* ------------------------------------------------------------ columns */
@@ -404,7 +408,7 @@ static void value_result(sqlite3_context *ctx, json_t *v) {
   case JSON_FALSE: sqlite3_result_int(ctx, 0); break;
   case JSON_NULL: sqlite3_result_null(ctx); break;
   default: { /* object or array: JSON text with the JSON subtype */
-    char *text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    char *text = ds_json_dumps(v);
     ds_buf b = {0};
     if (!text || ds_buf_puts(&b, text)) sqlite3_result_error_nomem(ctx);
     else ds_result_json(ctx, &b);
