@@ -114,6 +114,19 @@ int ds_table_writer_destroy(sqlite3_vtab *vtab) {
   return ds_table_disconnect(vtab);
 }
 
+int ds_table_writer_rename(sqlite3_vtab *vtab, const char *name) {
+  ds_table *t = (ds_table *)vtab;
+  ds_table_writer *tw = ((ds_writable_table *)vtab)->writer;
+  if (!tw) return SQLITE_OK;
+  /* a ROLLBACK would give the table its old name back, and SQLite would
+   * connect it under a name its writer no longer has */
+  if (!sqlite3_get_autocommit(t->db))
+    return ds_vtab_error(vtab, t->def->name,
+                         ds_strf("a writer table cannot be renamed inside a "
+                                 "transaction: rename it after COMMIT"));
+  return ds_writer_registry_rename(tw, name) ? SQLITE_NOMEM : SQLITE_OK;
+}
+
 int ds_table_writer_register(sqlite3 *db) { return ds_writer_registry_hook(db); }
 
 int ds_table_writer_new(const ds_options *o, const char *const *write_only,

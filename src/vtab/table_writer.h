@@ -59,6 +59,9 @@ int ds_table_writer_connect(sqlite3 *db, void *aux, int argc, const char *const 
 /* xDestroy of a writing module (DROP TABLE): the writer goes with the
  * table's last sqlite3_vtab. */
 int ds_table_writer_destroy(sqlite3_vtab *vtab);
+/* xRename of a writing module: a writer table keeps its writer (what it
+ * wrote, its open transaction, its lock) under the new name. */
+int ds_table_writer_rename(sqlite3_vtab *vtab, const char *name);
 /* A writing module's registration calls this once per connection. */
 int ds_table_writer_register(sqlite3 *db);
 /* A writer shell: read_opts = o without the names in write_only (NULL-
@@ -114,6 +117,7 @@ int ds_table_writer_rollback_to(ds_table *t, int n, char **err);
 #define DS_TABLE_WRITER_MODULE(best_index, column)                           \
   {.iVersion = 2, .xCreate = ds_table_writer_connect,                       \
    .xConnect = ds_table_writer_connect, .xDestroy = ds_table_writer_destroy, \
+   .xRename = ds_table_writer_rename,                                        \
    .xBestIndex = best_index, .xColumn = column, DS_TABLE_METHODS_BUT_DESTROY, \
    DS_TABLE_WRITE_METHODS}
 #define DS_TABLE_WRITER_HOOKS                                             \

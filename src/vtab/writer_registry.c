@@ -169,3 +169,18 @@ static int drop_ref(ds_table_writer *tw, int forget) {
 int ds_writer_registry_release(ds_table_writer *tw) { return drop_ref(tw, 0); }
 
 int ds_writer_registry_forget(ds_table_writer *tw) { return drop_ref(tw, 1); }
+
+int ds_writer_registry_rename(ds_table_writer *tw, const char *name) {
+  char *copy = strdup(name);
+  if (!copy) return -1;
+  pthread_mutex_lock(&lock);
+  entry **e = find_writer(tw);
+  if (e) {
+    free((*e)->name);
+    (*e)->name = copy;
+    copy = NULL;
+  }
+  pthread_mutex_unlock(&lock);
+  free(copy);
+  return 0;
+}

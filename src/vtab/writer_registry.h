@@ -32,6 +32,10 @@ ds_table_writer *ds_writer_registry_find(sqlite3 *db, const char *schema,
 int ds_writer_registry_add(sqlite3 *db, const char *schema, const char *name,
                            const char *args, ds_table_writer *tw,
                            void (*destroy)(ds_table_writer *tw));
+/* The table of tw is renamed (ALTER TABLE ... RENAME TO name): SQLite
+ * connects it again under the new name, which must find this writer. 0,
+ * or -1 when out of memory. */
+int ds_writer_registry_rename(ds_table_writer *tw, const char *name);
 /* One reference less. Returns 1 when the caller must free tw: it is not
  * kept, or its table is gone (dropped, failed to create, connection
  * closed) and this was the last reference. */

@@ -11,6 +11,10 @@ second commits, for bagz, datadings, atlas and bcolz.
    autocommit INSERTs read back equal to one INSERT of all the rows (for
    atlas and bcolz the files too), a failing second statement and a
    ROLLBACK of the second transaction leave the first commit as it was.
+3. ALTER TABLE ... RENAME TO of a writer table: the table keeps its writer
+   under the new name (it goes on writing, a reconnect after a failed
+   CREATE finds it, DROP frees its lock); inside a transaction the rename
+   is refused (a ROLLBACK would bring the old name back).
 Usage: test_write_reconnect.py BUILD_DIR"""
 import os
 import shutil
@@ -187,6 +191,31 @@ for f in FORMATS:
          "%s: no temporary after later commits" % m)
     conn.close()
     C.eq(leftovers(), [], "%s: nothing left after close" % m)
+
+    # --- 3. ALTER TABLE RENAME keeps the writer
+    conn = connect(BUILD)
+    conn.isolation_level = None
+    f.create(conn, "old", "renamed")
+    f.insert(conn, "old", 0, 2)
+    C.eq(error_of(lambda: conn.execute("ALTER TABLE old RENAME TO new")), "",
+         "%s: a writer table can be renamed" % m)
+    C.eq(error_of(lambda: f.insert(conn, "new", 3, 4)), "",
+         "%s: the renamed table goes on writing" % m)
+    C.eq(len(f.rows("renamed") or []), 5, "%s: ... into the same dataset" % m)
+    C.raises(lambda: conn.execute(BAD_CREATE), "%s: a failed CREATE after the rename" % m, "level")
+    C.eq(error_of(lambda: f.insert(conn, "new", 5, 5)), "",
+         "%s: the renamed table reconnected under its new name keeps its writer" % m)
+    C.eq(conn.execute("SELECT count(*) FROM new").fetchone()[0], 6,
+         "%s: ... and reads what it published" % m)
+    conn.execute("BEGIN")
+    f.insert(conn, "new", 6, 6)
+    C.raises(lambda: conn.execute("ALTER TABLE new RENAME TO newer"),
+             "%s: renaming inside a transaction is refused" % m, "inside a transaction")
+    conn.execute("COMMIT")
+    C.eq(len(f.rows("renamed") or []), 7, "%s: the transaction around the refused rename commits" % m)
+    conn.execute("DROP TABLE new")
+    C.eq(leftovers(), [], "%s: DROP of a renamed writer table frees its lock" % m)
+    conn.close()
 
 shutil.rmtree(TMP)
 C.exit()
