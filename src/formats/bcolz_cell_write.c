@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/decimal.h"
 #include "core/npy.h"
 #include "formats/bcolz_write.h"
 #include "formats/pickle_write.h"
@@ -25,6 +26,14 @@ static const struct { const char *sql; const char *np; } SQL_TYPES[] = {
     {"BLOB", "S"}};
 
 /* Parse "(d1,d2,...)" at *s into shape; *s moves past it. */
+/* "<d> <what><dtype>" as an error (d with a '.' point whatever the
+ * locale). Returns -1. */
+static int not_number(char **err, double d, const char *what, const char *dtype) {
+  char num[40];
+  ds_format_double(num, sizeof num, 'g', 17, d);
+  return ds_err(err, "%s %s%s", num, what, dtype);
+}
+
 static int parse_shape(const char **s, int *ndim, uint64_t *shape) {
   const char *p = *s + 1;
   *ndim = 0;
@@ -140,7 +149,7 @@ static int as_integer(const ds_value *v, int *neg, uint64_t *mag,
     case DS_V_FLOAT: {
       double d = v->u.f;
       if (!(d == floor(d)) || fabs(d) >= 18446744073709551616.0)
-        return ds_err(err, "%.17g is not an integer", d);
+        return not_number(err, d, "is not an integer", "");
       *neg = d < 0;
       *mag = (uint64_t)fabs(d);
       return 0;
@@ -243,13 +252,13 @@ static int encode_float(const bcolz_dtype *dt, const ds_value *v, uint8_t *p,
   } else if (dt->itemsize == 4) {
     float f = (float)d;
     if (isfinite(d) && !isfinite(f))
-      return ds_err(err, "%.17g does not fit %s", d, dt->str);
+      return not_number(err, d, "does not fit ", dt->str);
     uint32_t u;
     memcpy(&u, &f, 4);
     put_uint(p, u, 4, big);
   } else {
     uint16_t h;
-    if (to_half(d, &h)) return ds_err(err, "%.17g does not fit %s", d, dt->str);
+    if (to_half(d, &h)) return not_number(err, d, "does not fit ", dt->str);
     put_uint(p, h, 2, big);
   }
   return 0;

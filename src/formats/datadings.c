@@ -30,6 +30,7 @@
 #include "core/big_alloc.h"
 #include "core/cancel.h"
 #include "core/common.h"
+#include "core/decimal.h"
 #include "core/hash_index.h"
 #include "core/mapped_file.h"
 #include "core/shard_spec.h"
@@ -354,23 +355,30 @@ static int check_filter(dd_shard *s, char **err) {
     return ds_err(err, "%s: header at byte 8 says the filter has %llu bytes, "
                        "but the file has %llu",
                   f->path, (unsigned long long)total, (unsigned long long)f->size);
+  char rate[40]; /* numbers in messages: '.' whatever the host's locale */
+  ds_format_double(rate, sizeof rate, 'g', 17, p);
   if (m == 0 || !(p > 0.0 && p < 1.0))
     return ds_err(err, "%s: corrupt filter: capacity %llu (byte 16) and false "
-                       "positive rate %g (byte 24) are not usable",
-                  f->path, (unsigned long long)m, p);
+                       "positive rate %s (byte 24) are not usable",
+                  f->path, (unsigned long long)m, rate);
   double nbytes = (double)simplebloom_bytes(m, p);
-  if (nbytes != (double)(f->size - 32))
-    return ds_err(err, "%s: corrupt filter: capacity %llu and rate %.17g give "
-                       "%.0f bytes of bits, but the file holds %llu after the "
+  if (nbytes != (double)(f->size - 32)) {
+    char want[40];
+    ds_format_double(want, sizeof want, 'g', 20, nbytes);
+    return ds_err(err, "%s: corrupt filter: capacity %llu and rate %s give "
+                       "%s bytes of bits, but the file holds %llu after the "
                        "header",
-                  f->path, (unsigned long long)m, p, nbytes,
+                  f->path, (unsigned long long)m, rate, want,
                   (unsigned long long)(f->size - 32));
+  }
   if (f->size == 32)
     return ds_err(err, "%s: corrupt filter: no bits after the header", f->path);
   s->bloom_bits = 8 * (f->size - 32);
   double k = simplebloom_hash_count(s->bloom_bits, m);
-  if (!(k >= 0.0 && k <= DD_MAX_HASHES))
-    return ds_err(err, "%s: corrupt filter: %.0f hash functions", f->path, k);
+  if (!(k >= 0.0 && k <= DD_MAX_HASHES)) {
+    ds_format_double(rate, sizeof rate, 'g', 20, k);
+    return ds_err(err, "%s: corrupt filter: %s hash functions", f->path, rate);
+  }
   s->bloom_k = (uint32_t)k;
   return 0;
 }

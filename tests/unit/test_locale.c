@@ -100,13 +100,14 @@ static char *answer(sqlite3 *db, const char *q) {
   return (char *)out.data;
 }
 
-#define NSQL 5
+#define NSQL 6
 #define BCOLZ_FIXTURE "tests/fixtures/upstream/bcolz/carray_int32"
 
 /* SQL through the modules: datadings fixture floats and complex numbers,
  * a datadings and an atlas dataset written from JSON (atlas with
  * dict_size=0.5) in folder `dir` and read back, a bcolz fixture's
- * attributes. Returns each answer. */
+ * attributes, the error of a bcolz writer given 2.5 for an i8 column.
+ * Returns each answer. */
 static void sql_texts(const char *dir, char *ans[NSQL]) {
   sqlite3 *db = NULL;
   char q[1024];
@@ -116,6 +117,13 @@ static void sql_texts(const char *dir, char *ans[NSQL]) {
   ds_bcolz_register(db);
   mkdir(dir, 0700);
   ans[4] = answer(db, "SELECT name, value FROM bcolz_attrs('" BCOLZ_FIXTURE "')");
+  snprintf(q, sizeof q,
+           "CREATE VIRTUAL TABLE temp.c USING bcolz('%s/c', mode=create, columns='id i8');"
+           "INSERT INTO c VALUES (2.5)", dir);
+  char *cerr = NULL;
+  sqlite3_exec(db, q, NULL, NULL, &cerr);
+  ans[5] = strdup(cerr ? cerr : "no error");
+  sqlite3_free(cerr);
   ans[0] = answer(db, "SELECT sample FROM datadings('" FIXTURE "') WHERE rowid < 12");
   snprintf(q, sizeof q,
            "CREATE VIRTUAL TABLE temp.d USING datadings('%s/d.msgpack', mode=create);"
@@ -187,6 +195,7 @@ int main(void) {
   CHECK_STR(c_sql[2], "{\"x\":2.5,\"y\":[0.1,-1e-300]};");
   CHECK_STR(c_sql[3], "dict_size\": 0.5");
   CHECK_CONTAINS(c_sql[4], "nested|{\"list\":[1,2.5,null,true],");
+  CHECK_CONTAINS(c_sql[5], "2.5 is not an integer");
 
   int made = make_locale("de_DE.UTF-8", "copy \"de_DE\"");
   CHECK_MSG(made, "localedef could not build de_DE's LC_NUMERIC (glibc's locale sources, "
