@@ -269,6 +269,16 @@ static int check_numeric_size(char kind, uint64_t size) {
   }
 }
 
+/* The decimal digits of v (without printf: headers are written for every
+ * ndarray value read, and vsnprintf cost more than the rest of the header). */
+static size_t u64_digits(uint64_t v, char d[20]) {
+  char tmp[20];
+  size_t n = 0;
+  do tmp[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
+  for (size_t k = 0; k < n; k++) d[k] = tmp[n - 1 - k];
+  return n;
+}
+
 /* Write the normalised dtype text into d->str. */
 static void dtype_format(dtype_info *d) {
   char unit[24] = "";
@@ -278,11 +288,21 @@ static void dtype_format(dtype_info *d) {
     else
       snprintf(unit, sizeof unit, "[%s]", unit_names[d->unit]);
   }
-  if (d->kind == 'O') snprintf(d->str, sizeof d->str, "|O");
-  else
+  if (d->kind == 'O') {
+    snprintf(d->str, sizeof d->str, "|O");
+    return;
+  }
+  if (unit[0]) {
     snprintf(d->str, sizeof d->str, "%c%c%lu%s", d->byteorder, d->kind,
-             (unsigned long)(d->kind == 'U' ? d->itemsize / 4 : d->itemsize),
-             unit);
+             (unsigned long)(d->kind == 'U' ? d->itemsize / 4 : d->itemsize), unit);
+    return;
+  }
+  /* the common case without snprintf (every ndarray value read parses
+   * its dtype twice); itemsize / 4 for U fits the 20 digits */
+  d->str[0] = d->byteorder;
+  d->str[1] = d->kind;
+  size_t n = u64_digits(d->kind == 'U' ? d->itemsize / 4 : d->itemsize, d->str + 2);
+  d->str[2 + n] = 0;
 }
 
 /* Parse a simple dtype string such as "<f4", "|S5", "<U3", "<M8[ns]". */
@@ -567,19 +587,20 @@ static int writer_descr(const char *descr, dtype_info *d, const char **normal,
 /* The dict text numpy writes, with its spare room for a growing axis. */
 static int writer_dict(ds_buf *h, const char *descr, int fortran_order,
                        int ndim, const uint64_t *shape) {
+  static const char spaces[NPY_GROWTH_AXIS_MAX_DIGITS] = "                     ";
+  char d[20];
   int rc = ds_buf_puts(h, "{'descr': ");
   if (descr[0] == '[') rc |= ds_buf_puts(h, descr);
-  else rc |= ds_buf_printf(h, "'%s'", descr);
-  rc |= ds_buf_printf(h, ", 'fortran_order': %s, 'shape': (",
-                      fortran_order ? "True" : "False");
+  else rc |= ds_buf_append(h, "'", 1) || ds_buf_puts(h, descr) || ds_buf_append(h, "'", 1);
+  rc |= ds_buf_puts(h, ", 'fortran_order': ") ||
+        ds_buf_puts(h, fortran_order ? "True" : "False") || ds_buf_puts(h, ", 'shape': (");
   for (int k = 0; k < ndim; k++)
-    rc |= ds_buf_printf(h, k ? ", %llu" : "%llu", (unsigned long long)shape[k]);
+    rc |= (k && ds_buf_append(h, ", ", 2)) || ds_buf_append(h, d, u64_digits(shape[k], d));
   rc |= ds_buf_puts(h, ndim == 1 ? ",), }" : "), }");
   if (ndim > 0) {
-    char digits[24];
-    int nd = snprintf(digits, sizeof digits, "%llu",
-                      (unsigned long long)shape[fortran_order ? ndim - 1 : 0]);
-    for (int k = nd; k < NPY_GROWTH_AXIS_MAX_DIGITS; k++) rc |= ds_buf_puts(h, " ");
+    size_t nd = u64_digits(shape[fortran_order ? ndim - 1 : 0], d);
+    if (nd < NPY_GROWTH_AXIS_MAX_DIGITS)
+      rc |= ds_buf_append(h, spaces, NPY_GROWTH_AXIS_MAX_DIGITS - nd);
   }
   return rc ? -1 : 0;
 }

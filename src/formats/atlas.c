@@ -719,11 +719,19 @@ static int stored_range(const atlas_reader *r, size_t shard, uint64_t block,
   return 0;
 }
 
+/* Bytes [off, off + len) of the shard's data.bin through the window v,
+ * its read-ahead capped at ATLAS_VIEW_AHEAD unless its owner set a cap. */
+static int read_data(const atlas_shard *s, ds_view *v, uint64_t off, uint64_t len,
+                     const uint8_t **p, char **err) {
+  if (!v->max_ahead) v->max_ahead = ATLAS_VIEW_AHEAD;
+  return ds_view_read(v, &s->data, off, len, p, err);
+}
+
 int atlas_block_stored(const atlas_reader *r, ds_view *v, size_t shard,
                        uint64_t block, const uint8_t **p, size_t *n, char **err) {
   uint64_t off, len;
   if (stored_range(r, shard, block, &off, &len, err)) return -1;
-  if (ds_view_read(v, &r->shards[shard].data, off, len, p, err)) return -1;
+  if (read_data(&r->shards[shard], v, off, len, p, err)) return -1;
   *n = (size_t)len;
   return 0;
 }
@@ -761,7 +769,7 @@ int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, ds_view *v, size_t shard,
     return 0;
   }
   const uint8_t *src;
-  if (ds_view_read(v, &s->data, off, len, &src, err)) return -1;
+  if (read_data(s, v, off, len, &src, err)) return -1;
   if (check_frame_dict(s, block, src, (size_t)len, err)) return -1;
   z->dict = s->dict;
   if (!buf->cap) { /* a fresh buffer: exactly the size the frame declares

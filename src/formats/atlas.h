@@ -87,9 +87,18 @@ unsigned atlas_dict_id(const atlas_reader *r, size_t shard);
  * or block does not exist. */
 int atlas_block_range(const atlas_reader *r, size_t shard, uint64_t block,
                       uint64_t *offset, uint64_t *length, char **err);
+/* The read-ahead cap of a window on data.bin that atlas_block_stored
+ * and atlas_block set when its owner has set none (v->max_ahead 0): a
+ * scan reads this much past its block in one system call (tens of
+ * compressed blocks) and no more, so that the memory of a scan (one
+ * window per thread) does not grow with the size of the shards (the
+ * default, DS_VIEW_AHEAD, reaches 1 MiB on shards past that size and stays
+ * smaller on smaller ones). */
+#define ATLAS_VIEW_AHEAD ((uint64_t)64 << 10)
+
 /* The stored (possibly compressed) bytes of a block, read from data.bin
- * through the caller's window v; bounds-checked; valid until the next
- * read through v. */
+ * through the caller's window v (see ATLAS_VIEW_AHEAD); bounds-checked;
+ * valid until the next read through v. */
 int atlas_block_stored(const atlas_reader *r, ds_view *v, size_t shard,
                        uint64_t block, const uint8_t **p, size_t *n, char **err);
 
@@ -105,7 +114,8 @@ uint64_t atlas_block_examples(const atlas_reader *r, size_t shard,
                               uint64_t block);
 
 /* The pickle bytes of one block, in `buf`: decompressed with `z` (and the
- * shard's dictionary) from the stored bytes read through the window v, or
+ * shard's dictionary) from the stored bytes read through the window v (see
+ * ATLAS_VIEW_AHEAD), or
  * read straight into buf when the shard is uncompressed. A wrong or
  * missing dictionary, a truncated frame, a block past the end of data.bin
  * or a data.bin that shrank since it was opened is an error naming the

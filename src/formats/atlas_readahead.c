@@ -41,12 +41,22 @@ typedef struct slot {
   char *err;           /* decoding failed */
 } slot;
 
-/* What one thread decodes with. */
+/* What one thread decodes with: the worker's own, or the cursor's
+ * (borrowed: one set per thread is enough, and a second set on the
+ * cursor's side would hold a second copy of the dictionary and a second
+ * window on data.bin). */
 typedef struct tools {
-  ds_zstd_ctx z;
-  ds_view in;          /* window on data.bin */
-  ds_pickle_list pl;
+  ds_zstd_ctx *z;
+  ds_view *in;         /* window on data.bin */
+  ds_pickle_list *pl;
 } tools;
+
+/* The worker's own decoding tools. */
+typedef struct own_tools {
+  ds_zstd_ctx z;
+  ds_view in;
+  ds_pickle_list pl;
+} own_tools;
 
 struct atlas_readahead {
   const atlas_reader *r;
@@ -60,7 +70,8 @@ struct atlas_readahead {
   int holding;          /* the cursor holds slot consumer % NSLOTS */
   int idle;             /* the worker waits for free slots */
   ds_worker w;          /* the worker thread, its lock (mu) and stop flag */
-  tools tw, tc;         /* worker's, cursor's */
+  own_tools wown;       /* the worker's tools */
+  tools tw, tc;         /* worker's (wown), cursor's (borrowed) */
   slot slots[NSLOTS];
 };
 
@@ -104,7 +115,7 @@ static void fill(atlas_readahead *ra, slot *s, tools *t) {
     s->err = strdup("out of memory");
     return;
   }
-  atlas_decode_block(ra->r, &t->z, &t->in, &t->pl, s->b, s->shard, s->block, UINT64_MAX, &s->err);
+  atlas_decode_block(ra->r, t->z, t->in, t->pl, s->b, s->shard, s->block, UINT64_MAX, &s->err);
 }
 
 /* With mu held: slots were freed. The idle worker is woken only once
@@ -153,7 +164,8 @@ static void *worker_main(void *arg) {
 }
 
 int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t shard,
-                          uint64_t block, uint64_t max_value, atlas_readahead **out,
+                          uint64_t block, uint64_t max_value, ds_zstd_ctx *cz,
+                          ds_view *cin, ds_pickle_list *cpl, atlas_readahead **out,
                           char **err) {
   *out = NULL;
   atlas_readahead *ra = calloc(1, sizeof *ra);
@@ -162,10 +174,11 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
   ra->it = *it;
   ra->last_shard = shard;
   ra->last_block = block;
-  ds_zstd_ctx_init(&ra->tw.z, NULL);
-  ds_zstd_ctx_init(&ra->tc.z, NULL);
-  ra->tw.z.contiguous = ra->tc.z.contiguous = 1; /* codec.h */
-  ra->tw.z.max_out = ra->tc.z.max_out = max_value;
+  ds_zstd_ctx_init(&ra->wown.z, NULL);
+  ra->wown.z.contiguous = 1; /* codec.h */
+  ra->wown.z.max_out = max_value;
+  ra->tw = (tools){&ra->wown.z, &ra->wown.in, &ra->wown.pl};
+  ra->tc = (tools){cz, cin, cpl};
   ds_worker_start(&ra->w, worker_main, ra);
   *out = ra;
   return 0;
@@ -236,11 +249,8 @@ void atlas_readahead_free(atlas_readahead *ra) {
     atlas_dblock_free(ra->slots[i].b);
     free(ra->slots[i].err);
   }
-  ds_zstd_ctx_free(&ra->tw.z);
-  ds_zstd_ctx_free(&ra->tc.z);
-  ds_view_free(&ra->tw.in);
-  ds_view_free(&ra->tc.in);
-  ds_pickle_list_free(&ra->tw.pl);
-  ds_pickle_list_free(&ra->tc.pl);
+  ds_zstd_ctx_free(&ra->wown.z);
+  ds_view_free(&ra->wown.in);
+  ds_pickle_list_free(&ra->wown.pl);
   free(ra);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "formats/msgpack_nd_memo.h"
 #include "formats/msgpack_value.h"
 
 #define MAX_WANT 64
@@ -132,17 +133,29 @@ int datadings_doc_value(datadings_doc *d, ds_arena *a, ds_value *v, char **err) 
   return 0;
 }
 
+/* Ndarray conversions remembered by field position (msgpack_nd_memo.h):
+ * samples written by one program hold the same fields in the same order. */
+#define MEMO_FIELDS 16
+
 /* Observe the str-keyed fields (but "key") of one parsed map sample. */
-static int observe(const msgpack_object_map *m, ds_arena *arena, ds_schema *s,
-                   char **err) {
+static int observe(const msgpack_object_map *m, ds_arena *arena, ds_nd_memo *memo,
+                   ds_schema *s, char **err) {
   for (uint32_t i = 0; i < m->size; i++) {
     const msgpack_object *k = &m->ptr[i].key;
     if (k->type != MSGPACK_OBJECT_STR) continue; /* only str names become columns */
     if (k->via.str.size == 3 && memcmp(k->via.str.ptr, "key", 3) == 0) continue;
+    const msgpack_object *o = &m->ptr[i].val;
+    ds_nd_memo *mm = i < MEMO_FIELDS ? &memo[i] : NULL;
     ds_value v;
     ds_vtype type = DS_V_NULL;
     char *e = NULL;
-    if (ds_msgpack_to_value(&m->ptr[i].val, arena, &v, &e) == 0) type = v.type;
+    /* the type converting o gives: from the memo when it knows, else
+     * converted (and remembered) */
+    int known = mm && ds_nd_memo_type(mm, o, arena, &type);
+    if (!known && ds_msgpack_to_value(o, arena, &v, &e) == 0) {
+      type = v.type;
+      if (mm) ds_nd_memo_learn(mm, o, &v);
+    }
     free(e);
     if (ds_schema_observe(s, k->via.str.ptr, k->via.str.size, type, err)) return -1;
   }
@@ -158,6 +171,7 @@ int datadings_infer_columns(const datadings_reader *r, const char *path, uint64_
   memset(&io, 0, sizeof io);
   ds_arena arena = {0};
   arena.limit = (size_t)max;
+  ds_nd_memo memo[MEMO_FIELDS] = {{0}};
   int rc = 0;
   datadings_read_ahead(r, &io, 0, n < infer ? n : infer); /* one read each */
   for (uint64_t g = 0; g < n && g < infer && rc == 0; g++) {
@@ -168,7 +182,7 @@ int datadings_infer_columns(const datadings_reader *r, const char *path, uint64_
       free(e);
       continue;
     }
-    rc = observe(&root->via.map, &arena, s, err);
+    rc = observe(&root->via.map, &arena, memo, s, err);
     ds_arena_reset(&arena);
   }
   ds_arena_free(&arena);

@@ -50,7 +50,9 @@ int datadings_doc_value(datadings_doc *d, ds_arena *a, ds_value *v, char **err);
 /* Columns from the first `infer` samples: every str key but "key" of a
  * map sample, typed by the values seen. Samples that do not parse, and
  * values that do not convert, are skipped (queries that read them report
- * them). */
+ * them). An ndarray field whose dtype, shape and data size repeat those of
+ * the same field of an earlier sample is typed without being converted
+ * again (formats/msgpack_nd_memo.h): same columns, far less work. */
 int datadings_infer_columns(const datadings_reader *r, const char *path, uint64_t max,
                             uint64_t infer, ds_schema *s, char **err);
 

@@ -39,8 +39,8 @@ static int obj_is_strbin(const msgpack_object *o) {
   return o->type == MSGPACK_OBJECT_STR || o->type == MSGPACK_OBJECT_BIN;
 }
 
-/* The value of the last entry of map o whose key is the bin `name`. */
-static const msgpack_object *bin_entry(const msgpack_object *o, const char *name) {
+/* The last entry named `name` (see msgpack_numpy.h). */
+const msgpack_object *ds_msgpack_bin_entry(const msgpack_object *o, const char *name) {
   const msgpack_object *found = NULL;
   size_t len = strlen(name);
   for (uint32_t i = 0; i < o->via.map.size; i++) {
@@ -272,10 +272,10 @@ static int array_blob(const char *descr, int ndim, const uint64_t *dims,
  * (the map then stays a map). */
 static int np_ndarray(const msgpack_object *m, ds_arena *a, ds_value *out,
                       char **err) {
-  const msgpack_object *kind = bin_entry(m, "kind");
-  const msgpack_object *type = bin_entry(m, "type");
-  const msgpack_object *shape = bin_entry(m, "shape");
-  const msgpack_object *data = bin_entry(m, "data");
+  const msgpack_object *kind = ds_msgpack_bin_entry(m, "kind");
+  const msgpack_object *type = ds_msgpack_bin_entry(m, "type");
+  const msgpack_object *shape = ds_msgpack_bin_entry(m, "shape");
+  const msgpack_object *data = ds_msgpack_bin_entry(m, "data");
   if (kind && kind->type == MSGPACK_OBJECT_BIN && kind->via.bin.size == 1 &&
       kind->via.bin.ptr[0] == 'O')
     return data ? object_array(data, a, out, err) : 1;
@@ -389,8 +389,8 @@ done:
 /* {nd: <not true>, type, data}: 1 when an entry is missing. */
 static int np_scalar(const msgpack_object *m, ds_arena *a, ds_value *out,
                      char **err) {
-  const msgpack_object *type = bin_entry(m, "type");
-  const msgpack_object *data = bin_entry(m, "data");
+  const msgpack_object *type = ds_msgpack_bin_entry(m, "type");
+  const msgpack_object *data = ds_msgpack_bin_entry(m, "data");
   if (!type || !data) return 1;
   if (data->type != MSGPACK_OBJECT_BIN) return ds_err(err, "numpy scalar data is not bin");
   size_t dn, tn;
@@ -493,7 +493,7 @@ int ds_msgpack_parse_complex(const char *s, size_t n, double *re, double *im) {
 
 /* {complex: ..., data: "(1+2j)"}: 1 when `data` is missing. */
 static int py_complex(const msgpack_object *m, ds_value *out, char **err) {
-  const msgpack_object *data = bin_entry(m, "data");
+  const msgpack_object *data = ds_msgpack_bin_entry(m, "data");
   if (!data) return 1;
   if (!obj_is_strbin(data)) return ds_err(err, "complex number data is not text");
   size_t n;
@@ -508,13 +508,13 @@ static int py_complex(const msgpack_object *m, ds_value *out, char **err) {
 /* Recognise one of msgpack-numpy's maps (see msgpack_numpy.h). */
 int ds_msgpack_numpy_value(const msgpack_object *o, ds_arena *a, ds_value *out,
                            char **err) {
-  const msgpack_object *nd = bin_entry(o, "nd");
+  const msgpack_object *nd = ds_msgpack_bin_entry(o, "nd");
   int r = 1;
   if (nd && nd->type == MSGPACK_OBJECT_BOOLEAN && nd->via.boolean)
     r = np_ndarray(o, a, out, err);
   else if (nd)
     r = np_scalar(o, a, out, err);
-  else if (bin_entry(o, "complex"))
+  else if (ds_msgpack_bin_entry(o, "complex"))
     r = py_complex(o, out, err);
   if (r < 0) ds_err_prefix(err, "msgpack-numpy");
   return r;

@@ -19,6 +19,10 @@
 int ds_msgpack_numpy_value(const msgpack_object *o, ds_arena *a, ds_value *out,
                            char **err);
 
+/* The value of the last entry of map o whose key is the bin `name`
+ * (msgpack-numpy's keys), or NULL. */
+const msgpack_object *ds_msgpack_bin_entry(const msgpack_object *o, const char *name);
+
 /* Bytes of a str or bin object (never NULL, "" when empty). */
 const uint8_t *ds_msgpack_bytes(const msgpack_object *o, size_t *n);
 

@@ -495,7 +495,7 @@ static int load_block(at_cursor *c, char **err) {
   if (!c->ra && d->threads > 1 && ++c->loads == 2 && !c->single && !rs->desc &&
       rs->kind != DS_RS_LIST && atlas_readahead_cpus() >= 2)
     atlas_readahead_start(d->reader, &c->base.it, c->shard, c->block, c->base.ds->max_value,
-                          &c->ra, err);
+                          &c->r.z, &c->r.in, &c->r.pl, &c->ra, err);
   return 0;
 }
 
