@@ -178,23 +178,8 @@ static void add_bool(bcolz_int_run *run, const uint8_t *p, uint64_t rows) {
   }
 }
 
-/* Integers and bools of one chunk (see the header). */
-int bcolz_int_run_add(bcolz_int_run *r, char code, const uint8_t *p, uint64_t rows) {
-#ifdef BCOLZ_STATS_AVX2
-  if (have_avx2()) { /* four cells a step, the last few below */
-    uint64_t done = 0, w = 0;
-    switch (code) {
-    case 'l': done = add_i64_avx2(r, p, rows), w = 8; break;
-    case 'i': done = add_i32_avx2(r, p, rows), w = 4; break;
-    case 'h': done = add_i16_avx2(r, p, rows), w = 2; break;
-    case 'I': done = add_u32_avx2(r, p, rows), w = 4; break;
-    case 'H': done = add_u16_avx2(r, p, rows), w = 2; break;
-    default: break;
-    }
-    p += done * w;
-    rows -= done;
-  }
-#endif
+/* Integers and bools of one chunk without AVX2 (see the header). */
+int bcolz_int_run_add_plain(bcolz_int_run *r, char code, const uint8_t *p, uint64_t rows) {
   switch (code) {
   case 'l': add_i64(r, p, rows); return 0;
   case 'i': add_i32(r, p, rows); return 0;
@@ -356,4 +341,25 @@ void bcolz_s_run_add(bcolz_s_run *run, size_t w, const uint8_t *p, uint64_t rows
   }
   run->empty += empty;
   run->max_len = maxlen;
+}
+
+/* Integers and bools of one chunk (see the header): AVX2 for the cells it
+ * can take four at a time, then bcolz_int_run_add_plain. */
+int bcolz_int_run_add(bcolz_int_run *r, char code, const uint8_t *p, uint64_t rows) {
+#ifdef BCOLZ_STATS_AVX2
+  if (have_avx2()) { /* four cells a step, the last few below */
+    uint64_t done = 0, w = 0;
+    switch (code) {
+    case 'l': done = add_i64_avx2(r, p, rows), w = 8; break;
+    case 'i': done = add_i32_avx2(r, p, rows), w = 4; break;
+    case 'h': done = add_i16_avx2(r, p, rows), w = 2; break;
+    case 'I': done = add_u32_avx2(r, p, rows), w = 4; break;
+    case 'H': done = add_u16_avx2(r, p, rows), w = 2; break;
+    default: break;
+    }
+    p += done * w;
+    rows -= done;
+  }
+#endif
+  return bcolz_int_run_add_plain(r, code, p, rows);
 }

@@ -46,6 +46,9 @@ void bcolz_float_run_init(bcolz_float_run *r);
  * ? (bool: a non-zero byte is true; the sum counts them). 0, or -1 for
  * another letter (nothing added). */
 int bcolz_int_run_add(bcolz_int_run *r, char code, const uint8_t *p, uint64_t rows);
+/* The same without the AVX2 loops bcolz_int_run_add takes when the CPU
+ * has AVX2 (the tests compare both). */
+int bcolz_int_run_add_plain(bcolz_int_run *r, char code, const uint8_t *p, uint64_t rows);
 
 /* Add `rows` native-order float64 cells at p to r. */
 void bcolz_float_run_add(bcolz_float_run *r, const uint8_t *p, uint64_t rows);

@@ -2,7 +2,8 @@
  * (formats/bcolz_stats_chunk.c) and of bcolz_column_stats over written
  * tables:
  *   1. every integer type and bool, chunk by chunk in pieces of every
- *      length around the loops' steps (0..9 rows, odd sizes), against a
+ *      length around the loops' steps (0..9 rows, odd sizes), with and
+ *      without the AVX2 loops, against a
  *      plain one-cell-at-a-time reference; int64 sums past 2^63 both ways;
  *      bools stored as any non-zero byte;
  *   2. float64 with NaN, +-inf, +-0, huge and tiny values: min, max, NaN
@@ -109,20 +110,23 @@ static void test_ints(void) {
     int ok = 1;
     /* pieces of 0..9 rows then longer ones, added to one run (chunks) */
     for (int mode = 0; mode < 3; mode++) {
-      bcolz_int_run got, want;
+      bcolz_int_run got, plain, want;
       bcolz_int_run_init(&got);
+      bcolz_int_run_init(&plain);
       bcolz_int_run_init(&want);
       static const uint64_t sizes[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 63, 1000, 1031};
       for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         uint64_t rows = sizes[s];
         fill(buf, rows * (uint64_t)w, *c == '?' ? 3 : *c == 'l' ? mode : 0);
         ok &= bcolz_int_run_add(&got, *c, buf, rows) == 0;
+        ok &= bcolz_int_run_add_plain(&plain, *c, buf, rows) == 0;
         ref_int_add(&want, *c, buf, rows);
-        ok &= same_int(&got, &want);
+        ok &= same_int(&got, &want) && same_int(&plain, &want);
       }
       if (*c != 'l') break; /* modes 1 and 2 are int64's */
     }
-    CHECK_MSG(ok, "int run '%c' (width %d) matches the cell-by-cell reference", *c, w);
+    CHECK_MSG(ok, "int run '%c' (width %d), with and without AVX2, matches the "
+                  "cell-by-cell reference", *c, w);
   }
   /* int64 sums that pass 2^63 and come back */
   bcolz_int_run r;
