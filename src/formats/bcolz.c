@@ -739,46 +739,105 @@ uint64_t bcolz_decode_count(const char *column_dir) {
   return n ? __atomic_load_n(n, __ATOMIC_RELAXED) : 0;
 }
 
+/* The file name of chunk k of column c (malloc'd; NULL: out of memory). */
+static char *chunk_path(const bcolz_col *c, uint64_t k) {
+  return ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)k);
+}
+
+/* The error for chunk file fp of column c that could not be opened: "not
+ * found" when it is missing, else the reader's own message (in *err). */
+static int chunk_open_error(const bcolz_col *c, const char *fp, char **err) {
+  if (ds_path_exists(fp, NULL) || errno != ENOENT) return -1;
+  free(*err);
+  *err = NULL;
+  return ds_err(err, "%s: chunk file not found (column '%s' needs chunks 0..%llu)", fp,
+                c->name, (unsigned long long)(c->nchunks - 1));
+}
+
+/* Check the bytes of chunk k's file (data[0..size), named path) and the
+ * size the chunk must hold. *nbytes = the Blosc uncompressed size. */
+static int check_chunk(const bcolz_col *c, uint64_t k, const uint8_t *data, uint64_t size,
+                       const char *path, uint64_t *nbytes, char **err) {
+  if (bcolz_check_chunk_file(data, size, path, nbytes, err)) return -1;
+  if (c->dt.kind == 'O') return 0;
+  uint64_t need = (k < c->nfull ? c->chunklen : c->leftover) * c->dt.atom;
+  if (k < c->nfull ? *nbytes != need : *nbytes < need)
+    return ds_err(err, "%s: Blosc chunk holds %llu bytes but %s chunk %llu "
+                  "must hold %s%llu (%llu rows of %llu bytes)", path,
+                  (unsigned long long)*nbytes,
+                  k < c->nfull ? "full" : "leftover", (unsigned long long)k,
+                  k < c->nfull ? "" : "at least ", (unsigned long long)need,
+                  (unsigned long long)(k < c->nfull ? c->chunklen : c->leftover),
+                  (unsigned long long)c->dt.atom);
+  return 0;
+}
+
+/* chunk k out of range: an error naming the column. */
+static int chunk_range_error(const bcolz_col *c, uint64_t k, char **err) {
+  return ds_err(err, "%s: chunk %llu out of range (%llu chunks)", c->path,
+                (unsigned long long)k, (unsigned long long)c->nchunks);
+}
+
 /* Load (or reuse the loaded copy of) chunk k's file; check it and the size
  * it must hold. *nbytes = the Blosc uncompressed size. */
 static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
-  if (k >= c->nchunks)
-    return ds_err(err, "%s: chunk %llu out of range (%llu chunks)", c->path,
-                  (unsigned long long)k, (unsigned long long)c->nchunks);
+  if (k >= c->nchunks) return chunk_range_error(c, k, err);
   chunk_map *m = &c->maps[k % MAP_SLOTS];
   if (m->open != 1 || m->k != k) {
     if (m->open) {
       ds_file_close(&m->f);
       m->open = 0;
     }
-    char *fp = ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)k);
+    char *fp = chunk_path(c, k);
     if (!fp) return ds_err(err, "out of memory");
-    if (!ds_path_exists(fp, NULL) && errno == ENOENT) {
-      ds_err(err, "%s: chunk file not found (column '%s' needs chunks 0..%llu)",
-             fp, c->name, (unsigned long long)(c->nchunks - 1));
-      free(fp);
-      return -1;
-    }
     int rc = ds_file_load(&m->f, fp, err); /* other errors say what is wrong */
+    if (rc) chunk_open_error(c, fp, err);
     free(fp);
     if (rc) return -1;
     m->open = 1;
     m->k = k;
   }
   c->cf = &m->f;
-  if (bcolz_check_chunk_file(c->cf->data, c->cf->size, c->cf->path, nbytes,
-                             err))
-    return -1;
-  if (c->dt.kind == 'O') return 0;
-  uint64_t need = (k < c->nfull ? c->chunklen : c->leftover) * c->dt.atom;
-  if (k < c->nfull ? *nbytes != need : *nbytes < need)
-    return ds_err(err, "%s: Blosc chunk holds %llu bytes but %s chunk %llu "
-                  "must hold %s%llu (%llu rows of %llu bytes)", c->cf->path,
-                  (unsigned long long)*nbytes,
-                  k < c->nfull ? "full" : "leftover", (unsigned long long)k,
-                  k < c->nfull ? "" : "at least ", (unsigned long long)need,
-                  (unsigned long long)(k < c->nfull ? c->chunklen : c->leftover),
-                  (unsigned long long)c->dt.atom);
+  return check_chunk(c, k, c->cf->data, c->cf->size, c->cf->path, nbytes, err);
+}
+
+/* Read chunk k's file into `file` (reused: no allocation per chunk once
+ * it is large enough), check it and decompress it into buf (see bcolz.h);
+ * the table's chunk cache is left alone. */
+int bcolz_chunk_read(bcolz_table *t, size_t col, uint64_t k, ds_buf *file, ds_buf *buf,
+                     const uint8_t **p, uint64_t *rows, char **err) {
+  if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
+  bcolz_col *c = &t->cols[col];
+  if (k >= c->nchunks) return chunk_range_error(c, k, err);
+  char *fp = chunk_path(c, k);
+  if (!fp) return ds_err(err, "out of memory");
+  ds_file f;
+  uint64_t nbytes;
+  int rc = ds_file_open(&f, fp, err);
+  if (rc) {
+    chunk_open_error(c, fp, err);
+  } else {
+    if (f.size > SIZE_MAX || ds_buf_reserve(file, f.size ? (size_t)f.size : 1))
+      rc = ds_err(err, "%s: out of memory for its %llu bytes", fp, (unsigned long long)f.size);
+    else
+      rc = ds_file_read(&f, 0, f.size, file->data, err);
+    file->len = rc ? 0 : (size_t)f.size;
+    ds_file_close(&f);
+  }
+  if (rc == 0) rc = check_chunk(c, k, file->data, file->len, fp, &nbytes, err);
+  if (rc == 0) {
+    count_decode(c);
+    rc = decompress(file->data + 16, nbytes, fp, buf, err);
+  }
+  free(fp);
+  if (rc) return -1;
+  *p = buf->data;
+  if (c->dt.kind == 'O') {
+    *rows = 1;
+  } else {
+    *rows = k < c->nfull ? c->chunklen : c->leftover;
+    buf->len = (size_t)(*rows * c->dt.atom);
+  }
   return 0;
 }
 

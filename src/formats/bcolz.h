@@ -104,6 +104,13 @@ int bcolz_decode_chunk_file(const uint8_t *p, uint64_t size, const char *name,
 int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
                 const uint8_t **p, uint64_t *rows, char **err);
 
+/* bcolz_chunk for passes over a whole column (statistics): chunk k's file
+ * is read into `file` (reused from call to call, so a pass allocates
+ * nothing per chunk) instead of the table's chunk cache, then checked and
+ * decompressed into buf as bcolz_chunk does. */
+int bcolz_chunk_read(bcolz_table *t, size_t col, uint64_t k, ds_buf *file, ds_buf *buf,
+                     const uint8_t **p, uint64_t *rows, char **err);
+
 /* *one = 1 when chunk k of the column is a single Blosc block (or an
  * object chunk): reading one of its rows costs the whole chunk. */
 int bcolz_chunk_one_block(bcolz_table *t, size_t col, uint64_t k, int *one,

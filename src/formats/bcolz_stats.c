@@ -14,6 +14,7 @@
 #include "core/npy.h"
 #include "core/numbers.h"
 #include "core/utf8.h"
+#include "formats/bcolz_stats_chunk.h"
 
 /* Prefix *err with the file of chunk k of column col. */
 static void chunk_prefix(char **err, const bcolz_table *t, size_t col,
@@ -66,34 +67,6 @@ void bcolz_stats_free(bcolz_stats *s) {
   memset(s, 0, sizeof *s);
 }
 
-/* The first 8 bytes at p as a big-endian number (their memcmp order). */
-static inline uint64_t load_be64(const uint8_t *p) {
-  uint64_t x;
-  memcpy(&x, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  x = __builtin_bswap64(x);
-#endif
-  return x;
-}
-
-/* memcmp order of two w-byte cells, 8 bytes at a time. */
-static inline int cmp_cells(const uint8_t *a, const uint8_t *b, size_t w) {
-  size_t i = 0;
-  for (; i + 8 <= w; i += 8) {
-    uint64_t x, y;
-    memcpy(&x, a + i, 8);
-    memcpy(&y, b + i, 8);
-    if (x != y) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-      x = __builtin_bswap64(x);
-      y = __builtin_bswap64(y);
-#endif
-      return x < y ? -1 : 1;
-    }
-  }
-  return i < w ? memcmp(a + i, b + i, w - i) : 0;
-}
-
 /* The tight stats loop a dtype takes: scalar numbers in native byte order
  * as a struct-module letter (l i h b I H B d), else 0. */
 static char native_num(const bcolz_dtype *dt) {
@@ -116,75 +89,6 @@ static char native_num(const bcolz_dtype *dt) {
   return 0;
 #endif
 }
-
-/* Sum, min and max of a chunk of native ints (T), accumulated in ACC
- * (wide enough for a chunk) into isum and the running min MN / max MX of
- * type MT (imin/imax for signed types, umin/umax for unsigned ones). */
-#define STATS_MINMAX_LOOP(T, ACC, MT, MN, MX)                    \
-  do {                                                           \
-    ACC acc_ = 0;                                                \
-    MT mn_ = MN, mx_ = MX;                                       \
-    for (uint64_t r_ = 0; r_ < rows; r_++) {                     \
-      T v_;                                                      \
-      memcpy(&v_, p + r_ * sizeof(T), sizeof(T));                \
-      acc_ += v_;                                                \
-      mn_ = v_ < mn_ ? v_ : mn_;                                 \
-      mx_ = v_ > mx_ ? v_ : mx_;                                 \
-    }                                                            \
-    isum += acc_;                                                \
-    MN = mn_;                                                    \
-    MX = mx_;                                                    \
-    have |= rows > 0;                                            \
-  } while (0)
-#define STATS_INT_LOOP(T, ACC) STATS_MINMAX_LOOP(T, ACC, int64_t, imin, imax)
-#define STATS_UINT_LOOP(T) STATS_MINMAX_LOOP(T, uint64_t, uint64_t, umin, umax)
-
-/* float64: NaN counted as null; finite values summed with Neumaier's
- * compensation. A first pass assumes no infinity (no branches but NaN);
- * a chunk where the sum stops being finite is summed again by the careful
- * loop, which keeps infinities out of the compensation. */
-#define STATS_FLOAT_LOOP()                                                   \
-  do {                                                                       \
-    double mn_ = fmin, mx_ = fmax, sum_ = fsum, comp_ = fcomp;               \
-    uint64_t nn_ = 0;                                                        \
-    for (uint64_t r_ = 0; r_ < rows; r_++) {                                 \
-      double v_;                                                             \
-      memcpy(&v_, p + r_ * 8, 8);                                            \
-      if (v_ != v_) {                                                        \
-        nn_++;                                                               \
-        continue;                                                            \
-      }                                                                      \
-      mn_ = v_ < mn_ ? v_ : mn_;                                             \
-      mx_ = v_ > mx_ ? v_ : mx_;                                             \
-      double t_ = sum_ + v_;                                                 \
-      comp_ += fabs(sum_) >= fabs(v_) ? (sum_ - t_) + v_ : (v_ - t_) + sum_; \
-      sum_ = t_;                                                             \
-    }                                                                        \
-    if (!isfinite(sum_) || !isfinite(comp_)) {                               \
-      sum_ = fsum, comp_ = fcomp;                                            \
-      for (uint64_t r_ = 0; r_ < rows; r_++) {                               \
-        double v_;                                                           \
-        memcpy(&v_, p + r_ * 8, 8);                                          \
-        if (v_ != v_) continue;                                              \
-        if (isinf(v_) || isinf(sum_)) {                                      \
-          if (isinf(v_)) {                                                   \
-            if (isinf(sum_) && (sum_ > 0) != (v_ > 0)) fnan_sum = 1;         \
-            sum_ += v_;                                                      \
-          }                                                                  \
-          continue;                                                          \
-        }                                                                    \
-        double t_ = sum_ + v_;                                               \
-        comp_ += fabs(sum_) >= fabs(v_) ? (sum_ - t_) + v_ : (v_ - t_) + sum_; \
-        sum_ = t_;                                                           \
-      }                                                                      \
-    }                                                                        \
-    have |= nn_ < rows;                                                      \
-    s->nulls += nn_;                                                         \
-    fmin = mn_;                                                              \
-    fmax = mx_;                                                              \
-    fsum = sum_;                                                             \
-    fcomp = comp_;                                                           \
-  } while (0)
 
 /* A cell value v seen: widen the running [lo, hi] and note that the column
  * has a value (the per-cell loop below). */
@@ -209,13 +113,14 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
   s->has_values = 1;
   int big = dt->byteorder == '>';
   char kind = dt->kind;
-  __int128 isum = 0;
-  int64_t imin = INT64_MAX, imax = INT64_MIN;
-  uint64_t umin = UINT64_MAX, umax = 0;
-  double fsum = 0, fcomp = 0, fmin = INFINITY, fmax = -INFINITY;
-  int fnan_sum = 0; /* inf + -inf */
-  int have = 0;
-  ds_buf buf = {0}, txt = {0}, smin = {0}, smax = {0};
+  bcolz_int_run ir; /* ints, uints, bools, datetimes */
+  bcolz_float_run fr; /* floats */
+  bcolz_int_run_init(&ir);
+  bcolz_float_run_init(&fr);
+  bcolz_s_run sr = {0}; /* native S */
+  int have = 0; /* a value seen by the per-cell loop */
+  char code = native_num(dt);
+  ds_buf buf = {0}, file = {0}, txt = {0}, smin = {0}, smax = {0};
   buf.max = DS_MAX_VALUE_BYTES; /* the default max_value_bytes */
   int rc = -1;
   for (uint64_t k = 0; k < nchunks; k++) {
@@ -225,58 +130,21 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
       ds_err(err, DS_CANCEL_MSG);
       goto done;
     }
-    if (bcolz_chunk(t, col, k, &buf, &p, &rows, err)) goto done;
-    /* native-order numbers: one tight loop per chunk */
+    if (bcolz_chunk_read(t, col, k, &file, &buf, &p, &rows, err)) goto done;
+    /* native-order numbers: one typed pass per chunk */
     int done_chunk = 1;
-    switch (native_num(dt)) {
-    case 'l': STATS_INT_LOOP(int64_t, __int128); break;
-    case 'i': STATS_INT_LOOP(int32_t, int64_t); break;
-    case 'h': STATS_INT_LOOP(int16_t, int64_t); break;
-    case 'b': STATS_INT_LOOP(int8_t, int64_t); break;
-    case 'I': STATS_UINT_LOOP(uint32_t); break;
-    case 'H': STATS_UINT_LOOP(uint16_t); break;
-    case 'B': STATS_UINT_LOOP(uint8_t); break;
-    case 'd': STATS_FLOAT_LOOP(); break;
-    case '?': { /* bool: the count of true cells is the sum */
-      uint64_t ones = 0;
-      for (uint64_t r = 0; r < rows; r++) ones += p[r] != 0;
-      isum += ones;
-      if (rows) {
-        int64_t cmin = ones < rows ? 0 : 1, cmax = ones > 0 ? 1 : 0;
-        if (cmin < imin) imin = cmin;
-        if (cmax > imax) imax = cmax;
-        have = 1;
-      }
-      break;
-    }
-    default: done_chunk = 0; break;
-    }
+    if (code == 'd')
+      bcolz_float_run_add(&fr, p, rows);
+    else if (!code || bcolz_int_run_add(&ir, code, p, rows))
+      done_chunk = 0;
     if (!done_chunk && kind == 'S' && dt->ndim == 0) {
-      /* NUL-padded cells order as their stripped values do, so min and max
-       * are whole-cell memcmp; stripped and typed once at the end */
+      /* whole-cell min and max, stripped and typed once at the end */
       size_t w = dt->itemsize;
       if (!smin.data && (ds_buf_reserve(&smin, w + 1) || ds_buf_reserve(&smax, w + 1)))
         goto oom;
-      /* the first 8 bytes (big-endian) of min and max: a cell whose first
-       * 8 bytes lie strictly between them is neither */
-      uint64_t lo0 = 0, hi0 = 0, empty = 0, maxlen = s->max_len;
-      if (have && w >= 8) lo0 = load_be64(smin.data), hi0 = load_be64(smax.data);
-      for (uint64_t r = 0; r < rows; r++) {
-        const uint8_t *e = p + r * w;
-        size_t n = w && e[w - 1] ? w : bcolz_s_len(e, w);
-        empty += n == 0;
-        maxlen = n > maxlen ? n : maxlen;
-        if (have && w >= 8) {
-          uint64_t x0 = load_be64(e);
-          if (x0 > lo0 && x0 < hi0) continue;
-        }
-        if (!have || cmp_cells(e, smin.data, w) < 0) memcpy(smin.data, e, w);
-        if (!have || cmp_cells(e, smax.data, w) > 0) memcpy(smax.data, e, w);
-        have = 1;
-        if (w >= 8) lo0 = load_be64(smin.data), hi0 = load_be64(smax.data);
-      }
-      s->empty_count += empty;
-      s->max_len = maxlen;
+      sr.min = smin.data;
+      sr.max = smax.data;
+      bcolz_s_run_add(&sr, w, p, rows);
       continue;
     }
     if (done_chunk) continue;
@@ -286,14 +154,14 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
       case 'b':
       case 'i': {
         int64_t v = kind == 'b' ? e[0] != 0 : ds_load_int(e, dt->itemsize, big);
-        isum += v;
-        TRACK(v, imin, imax);
+        ir.sum += v;
+        TRACK(v, ir.imin, ir.imax);
         break;
       }
       case 'u': {
         uint64_t v = ds_load_uint(e, dt->itemsize, big);
-        isum += (__int128)v;
-        TRACK(v, umin, umax);
+        ir.sum += (__int128)v;
+        TRACK(v, ir.umin, ir.umax);
         break;
       }
       case 'f': {
@@ -302,18 +170,18 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
           s->nulls++;
           break;
         }
-        TRACK(v, fmin, fmax);
+        TRACK(v, fr.min, fr.max);
         if (isinf(v)) {
-          if (isinf(fsum) && (fsum > 0) != (v > 0)) fnan_sum = 1;
-          fsum += v;
-        } else if (!isinf(fsum)) {
+          if (isinf(fr.sum) && (fr.sum > 0) != (v > 0)) fr.nan_sum = 1;
+          fr.sum += v;
+        } else if (!isinf(fr.sum)) {
           /* Neumaier summation */
-          double tt = fsum + v;
-          if (fabs(fsum) >= fabs(v))
-            fcomp += (fsum - tt) + v;
+          double tt = fr.sum + v;
+          if (fabs(fr.sum) >= fabs(v))
+            fr.comp += (fr.sum - tt) + v;
           else
-            fcomp += (v - tt) + fsum;
-          fsum = tt;
+            fr.comp += (v - tt) + fr.sum;
+          fr.sum = tt;
         }
         break;
       }
@@ -324,7 +192,7 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
           s->nulls++;
           break;
         }
-        TRACK(v, imin, imax);
+        TRACK(v, ir.imin, ir.imax);
         break;
       }
       case 'S':
@@ -360,6 +228,10 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
       }
     }
   }
+  have |= ir.have | fr.have | sr.have;
+  s->nulls += fr.nulls;
+  s->empty_count += sr.empty;
+  if (sr.max_len > s->max_len) s->max_len = sr.max_len;
   uint64_t nv = s->count - s->nulls;
   if (have && smin.data) { /* S: the min and max cells found above */
     ds_buf *cell[2] = {&smin, &smax}, *st[2] = {&s->min_store_, &s->max_store_};
@@ -376,32 +248,32 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
     case 'i':
     case 'u':
       if (kind == 'u') {
-        s->min.type = umin > INT64_MAX ? DS_V_UINT : DS_V_INT;
-        s->min.u.u = umin;
-        s->max.type = umax > INT64_MAX ? DS_V_UINT : DS_V_INT;
-        s->max.u.u = umax;
+        s->min.type = ir.umin > INT64_MAX ? DS_V_UINT : DS_V_INT;
+        s->min.u.u = ir.umin;
+        s->max.type = ir.umax > INT64_MAX ? DS_V_UINT : DS_V_INT;
+        s->max.u.u = ir.umax;
       } else {
         s->min.type = s->max.type = DS_V_INT;
-        s->min.u.i = imin;
-        s->max.u.i = imax;
+        s->min.u.i = ir.imin;
+        s->max.u.i = ir.imax;
       }
-      if (isum >= INT64_MIN && isum <= INT64_MAX) {
+      if (ir.sum >= INT64_MIN && ir.sum <= INT64_MAX) {
         s->sum.type = DS_V_INT;
-        s->sum.u.i = (int64_t)isum;
+        s->sum.u.i = (int64_t)ir.sum;
       } else {
-        i128_text(s->sum_text_, sizeof s->sum_text_, isum);
+        i128_text(s->sum_text_, sizeof s->sum_text_, ir.sum);
         s->sum.type = DS_V_BIGINT;
         s->sum.u.s.p = (const uint8_t *)s->sum_text_;
         s->sum.u.s.n = strlen(s->sum_text_);
       }
-      s->mean = (double)isum / (double)nv;
+      s->mean = (double)ir.sum / (double)nv;
       s->has_mean = 1;
       break;
     case 'f': {
-      double sum = fnan_sum ? NAN : isinf(fsum) ? fsum : fsum + fcomp;
+      double sum = fr.nan_sum ? NAN : isinf(fr.sum) ? fr.sum : fr.sum + fr.comp;
       s->min.type = s->max.type = s->sum.type = DS_V_FLOAT;
-      s->min.u.f = fmin;
-      s->max.u.f = fmax;
+      s->min.u.f = fr.min;
+      s->max.u.f = fr.max;
       s->sum.u.f = sum;
       s->mean = sum / (double)nv;
       s->has_mean = 1;
@@ -409,16 +281,16 @@ int bcolz_column_stats(bcolz_table *t, size_t col, bcolz_stats *s,
     }
     case 'm':
     case 'M':
-      s->tmin = imin;
-      s->tmax = imax;
+      s->tmin = ir.imin;
+      s->tmax = ir.imax;
       if (kind == 'm') {
         s->min.type = s->max.type = DS_V_INT;
-        s->min.u.i = imin;
-        s->max.u.i = imax;
+        s->min.u.i = ir.imin;
+        s->max.u.i = ir.imax;
       } else {
         ds_buf *st[2] = {&s->min_store_, &s->max_store_};
         ds_value *dv[2] = {&s->min, &s->max};
-        int64_t tv[2] = {imin, imax};
+        int64_t tv[2] = {ir.imin, ir.imax};
         for (int i = 0; i < 2; i++) {
           st[i]->len = 0;
           if (ds_npy_datetime_iso(st[i], tv[i], dt->unit, dt->mult, err)) {
@@ -441,6 +313,7 @@ oom:
   ds_err(err, "out of memory");
 done:
   ds_buf_free(&buf);
+  ds_buf_free(&file);
   ds_buf_free(&txt);
   ds_buf_free(&smin);
   ds_buf_free(&smax);

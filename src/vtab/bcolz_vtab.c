@@ -98,12 +98,19 @@ typedef struct bz_colcache {
   const uint8_t *p;
   ds_buf buf;
   int fast;         /* bcolz_fast_kind: xColumn reads cells without the
-                       value model (0: not this column) */
+                       value model (0: not this column, or the tvf form) */
+  uint64_t fast_rows; /* rows of the chunk xColumn reads in place: hi - lo
+                         when fast and have, else 0 (one test per cell) */
+  size_t itemsize;  /* bytes per cell of a fast column */
   uint64_t single;  /* 1 + the chunk of the last single-row read */
 } bz_colcache;
 
 typedef struct bz_cursor {
   ds_cursor base;   /* dataset, rowset, row, argument columns */
+  int fast;          /* ascending scan of [next, end): 1 chunk-wise
+                        filtering, 2 no filters (every row); next to the
+                        row, which bz_xnext steps with them */
+  uint64_t next, end;
   int few;          /* a short row list: read single rows */
   bz_colcache *cols; /* kept from one xFilter to the next on the same */
   size_t ncols;
@@ -116,9 +123,6 @@ typedef struct bz_cursor {
   int filt_col[MAX_PUSHED];
   char *filt_text[MAX_PUSHED];
   size_t nfilt;
-  int fast;          /* ascending scan of [next, end): 1 chunk-wise
-                        filtering, 2 no filters (every row) */
-  uint64_t next, end;
 } bz_cursor;
 
 /* ds_dataset_ops.close */
@@ -428,8 +432,13 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   /* max_value_bytes caps chunks, rows and values */
   c->atom.max = c->arena.limit = (size_t)base->ds->max_value;
   for (size_t i = 0; i < c->ncols; i++) {
-    c->cols[i].buf.max = c->atom.max;
-    c->cols[i].fast = bcolz_fast_kind(bcolz_col_dtype(d->table, i), d->flags);
+    bz_colcache *cc = &c->cols[i];
+    const bcolz_dtype *dt = bcolz_col_dtype(d->table, i);
+    cc->buf.max = c->atom.max;
+    /* the tvf form's column numbers are not the table's */
+    cc->fast = ds_table_of(&base->base)->tvf ? 0 : bcolz_fast_kind(dt, d->flags);
+    cc->itemsize = dt->itemsize;
+    cc->fast_rows = cc->fast && cc->have ? cc->hi - cc->lo : 0;
   }
   if ((call->idxNum & DS_PLAN_MODULE_FLAG) &&
       set_filters(c, call->idxStr, call->argc, call->argv, err))
@@ -500,11 +509,13 @@ static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
   if (!in_chunk) {
     uint64_t k = bcolz_col_chunk_of(tb, col, row), rows;
     cc->have = 0;
+    cc->fast_rows = 0;
     if (bcolz_chunk(tb, col, k, &cc->buf, &cc->p, &rows, err)) return -1;
     cc->have = 1;
     cc->chunk = k;
     cc->lo = bcolz_col_chunk_first(tb, col, k);
     cc->hi = cc->lo + rows;
+    cc->fast_rows = cc->fast ? rows : 0;
   }
   *p = cc->p + (row - cc->lo) * dt->atom;
   *n = (size_t)dt->atom;
@@ -620,6 +631,18 @@ static int bz_next(ds_cursor *base) {
   return skip_end(&g) ? ds_vtab_interrupted(base->base.pVtab) : rc;
 }
 
+/* xNext: an unfiltered ascending scan steps in place (the row the
+ * columns then read in place, see bz_column); every other walk goes
+ * through the skeleton to bz_next. */
+static int bz_xnext(sqlite3_vtab_cursor *cur) {
+  bz_cursor *c = (bz_cursor *)cur;
+  if (c->fast == 2) {
+    c->base.eof = ++c->base.row >= c->end;
+    return SQLITE_OK;
+  }
+  return ds_cursor_next(cur);
+}
+
 /* The value of column col at the current row (in the cursor's arena). */
 static int cell(bz_cursor *c, size_t col, ds_value *v, char **err) {
   const uint8_t *p;
@@ -659,7 +682,7 @@ static int row_json(bz_cursor *c, ds_buf *out, char **err) {
 
 /* A cell as an SQL result: a number, NULL, text or bytes (1), or 0 when
  * the value model must show it. */
-static int result_cell(sqlite3_context *ctx, const bcolz_cell *v) {
+static inline int result_cell(sqlite3_context *ctx, const bcolz_cell *v) {
   switch (v->kind) {
   case BCOLZ_NUM_INT: sqlite3_result_int64(ctx, v->i); return 1;
   case BCOLZ_NUM_FLOAT: sqlite3_result_double(ctx, v->f); return 1;
@@ -672,24 +695,14 @@ static int result_cell(sqlite3_context *ctx, const bcolz_cell *v) {
   }
 }
 
-/* A scalar cell straight from the cached chunk of column col: 1 done, 0
- * not possible here. */
-static int column_fast(bz_cursor *c, sqlite3_context *ctx, int col) {
-  bz_colcache *cc = &c->cols[col];
-  uint64_t row = c->base.row;
-  if (!cc->fast || !cc->have || row < cc->lo || row >= cc->hi) return 0;
-  bcolz_cell v;
-  bcolz_fast_cell(cc->fast, bcolz_col_dtype(BZ(c->base.ds)->table, (size_t)col), cc->p,
-                  row - cc->lo, &v);
-  return result_cell(ctx, &v);
-}
-
-static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
-  bz_cursor *c = (bz_cursor *)cur;
+/* xColumn for everything bz_column does not read in place: argument
+ * columns, the tvf form's row, cells outside the chunk the cursor holds,
+ * columns without a fast kind. Not inlined: bz_column's in-place path
+ * then needs no stack frame. */
+__attribute__((noinline)) static int column_slow(bz_cursor *c, sqlite3_context *ctx, int col) {
+  sqlite3_vtab_cursor *cur = &c->base.base;
   bz_vtab *t = (bz_vtab *)cur->pVtab;
   char *err = NULL;
-  if (!t->base.tvf && col >= 0 && (size_t)col < c->ncols && column_fast(c, ctx, col))
-    return SQLITE_OK;
   ds_arena_reset(&c->arena);
   if (ds_cursor_arg_column(cur, ctx, col)) {
     return SQLITE_OK;
@@ -729,6 +742,33 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   return SQLITE_OK;
 }
 
+/* A cell of a fast column read in place: cell i of the chunk cc holds.
+ * Not inlined, so that bz_column's int64 path needs no stack frame. */
+__attribute__((noinline)) static int column_in_place(const bz_colcache *cc, uint64_t i,
+                                                     sqlite3_context *ctx) {
+  bcolz_cell v;
+  bcolz_fast_cell(cc->fast, cc->itemsize, cc->p, i, &v);
+  result_cell(ctx, &v); /* a fast kind always has a result */
+  return SQLITE_OK;
+}
+
+/* xColumn: a cell of a fast column (bcolz_cell.h) in the chunk the cursor
+ * holds is read in place: one range test and an inline load (int64, the
+ * commonest, without even a stack frame); the rest goes to column_slow. */
+static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  bz_cursor *c = (bz_cursor *)cur;
+  if ((size_t)col < c->ncols) { /* a negative col is huge here */
+    const bz_colcache *cc = &c->cols[col];
+    uint64_t i = c->base.row - cc->lo; /* huge below the chunk */
+    if (i < cc->fast_rows) {
+      if (cc->fast != BCOLZ_FAST_I8) return column_in_place(cc, i, ctx);
+      sqlite3_result_int64(ctx, bcolz_fast_i8(cc->p, i));
+      return SQLITE_OK;
+    }
+  }
+  return column_slow(c, ctx, col);
+}
+
 /* xUpdate: one INSERT row (bcolz_table_write.c). */
 static int bz_update(ds_table *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
                      char **err) {
@@ -748,7 +788,8 @@ static const ds_table_def bcolz_def = {
     .select = select_rows, .start = start, .next = bz_next, /* filtered scans */
     .write = &bz_write_ops};                                 /* mode=create|replace */
 
-static sqlite3_module bcolz_module = DS_TABLE_WRITER_MODULE(bz_best_index, bz_column);
+static sqlite3_module bcolz_module =
+    DS_TABLE_WRITER_MODULE_NEXT(bz_best_index, bz_column, bz_xnext);
 
 /* ---- bcolz_attrs(path) and bcolz_stats(path): small row lists ---- */
 

@@ -205,10 +205,12 @@ int ds_cursor_step(ds_cursor *c, char **err);
 #define DS_TABLE_METHODS \
   .xDestroy = ds_table_disconnect, DS_TABLE_METHODS_BUT_DESTROY
 /* The same without xDestroy (a writer drops its writer there). */
-#define DS_TABLE_METHODS_BUT_DESTROY                                      \
+#define DS_TABLE_METHODS_BUT_DESTROY DS_TABLE_CURSOR_METHODS(ds_cursor_next)
+/* The same with the module's own xNext. */
+#define DS_TABLE_CURSOR_METHODS(next)                                     \
   .xDisconnect = ds_table_disconnect,                                     \
   .xOpen = ds_cursor_open, .xClose = ds_cursor_close,                     \
-  .xFilter = ds_cursor_filter, .xNext = ds_cursor_next,                   \
+  .xFilter = ds_cursor_filter, .xNext = next,                             \
   .xEof = ds_cursor_eof, .xRowid = ds_cursor_rowid
 
 /* A read-only module: its own xBestIndex and xColumn. xCreate and

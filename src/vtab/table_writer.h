@@ -114,11 +114,15 @@ int ds_table_writer_release(ds_table *t, int n, char **err);
 int ds_table_writer_rollback_to(ds_table *t, int n, char **err);
 /* A writing module's sqlite3_module (DS_TABLE_MODULE with the write
  * methods and version 2 for the savepoint methods). */
-#define DS_TABLE_WRITER_MODULE(best_index, column)                           \
-  {.iVersion = 2, .xCreate = ds_table_writer_connect,                       \
-   .xConnect = ds_table_writer_connect, .xDestroy = ds_table_writer_destroy, \
-   .xRename = ds_table_writer_rename,                                        \
-   .xBestIndex = best_index, .xColumn = column, DS_TABLE_METHODS_BUT_DESTROY, \
+#define DS_TABLE_WRITER_MODULE(best_index, column) \
+  DS_TABLE_WRITER_MODULE_NEXT(best_index, column, ds_cursor_next)
+/* The same with the module's own xNext (it calls ds_cursor_next for the
+ * walks it does not take itself). */
+#define DS_TABLE_WRITER_MODULE_NEXT(best_index, column, next)                  \
+  {.iVersion = 2, .xCreate = ds_table_writer_connect,                         \
+   .xConnect = ds_table_writer_connect, .xDestroy = ds_table_writer_destroy,   \
+   .xRename = ds_table_writer_rename,                                          \
+   .xBestIndex = best_index, .xColumn = column, DS_TABLE_CURSOR_METHODS(next), \
    DS_TABLE_WRITE_METHODS}
 #define DS_TABLE_WRITER_HOOKS                                             \
   ds_table_writer_begin, ds_table_writer_sync, ds_table_writer_commit,    \
