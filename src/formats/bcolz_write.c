@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/stage.h"
+#include "formats/bcolz_cell_fast.h"
 
 #define BW_SPILL ".values.tmp"
 #define BW_HEADER 16  /* "blpk", version 1, 3 reserved, int64 nchunks = 1 */
@@ -27,10 +28,11 @@ typedef struct bw_col {
   char *name;
   char *dir;           /* the column's carray folder */
   bcolz_dtype dt;      /* final once the width is known */
+  bcolz_fast fast;     /* the common cells' shortcut (bcolz_cell_fast.h) */
   int width_unknown;   /* values wait in the spill file */
   uint64_t chunklen;   /* 0 until known */
   uint8_t *chunk;      /* chunklen * atom bytes: the open chunk */
-  uint64_t slot, slot_row; /* slot = slot_row % chunklen (see chunk_slot) */
+  uint64_t slot;       /* the next row's place in the open chunk: rows % chunklen */
   uint64_t nchunks;    /* chunk files written (object: one per row) */
   uint32_t *cbytes;    /* Blosc size of each chunk file written */
   size_t cap_cbytes;
@@ -47,6 +49,7 @@ struct bcolz_writer {
   bw_col *cols;
   size_t ncols;
   uint64_t rows;
+  int all_fast;          /* every column takes the shortcut of bcolz_cell_fast.h */
   ds_buf cbuf, obj, val; /* compressed chunk, one pickle, one spilled value */
   int finished;
 };
@@ -158,6 +161,7 @@ static int alloc_chunk(bcolz_writer *w, bw_col *c, char **err) {
                   : default_chunklen(w->o.expectedlen,
                                      c->dt.kind == 'O' ? 8 : c->dt.atom);
   if (c->dt.kind == 'O') return 0;
+  bcolz_fast_for(&c->dt, &c->fast);
   if (c->chunklen > SIZE_MAX / c->dt.atom ||
       !(c->chunk = calloc((size_t)(c->chunklen * c->dt.atom), 1)))
     return ds_err(err, "out of memory for a chunk of %llu rows",
@@ -243,6 +247,9 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
     bcolz_writer_free(w);
     return -1;
   }
+  w->all_fast = 1;
+  for (size_t i = 0; i < ncols; i++)
+    if (!w->cols[i].fast.kind || w->cols[i].width_unknown) w->all_fast = 0;
   *out = w;
   return 0;
 }
@@ -276,50 +283,70 @@ static int flush_full(bcolz_writer *w, bw_col *c, char **err) {
   return 0;
 }
 
-/* Row w->rows's place in column c's open chunk: w->rows % chunklen, kept
- * from the row before (a 64-bit division per cell was a tenth of a copy of
- * narrow rows) and recomputed after a truncation. */
-static uint64_t chunk_slot(const bcolz_writer *w, bw_col *c) {
-  if (c->slot_row != w->rows) {
-    c->slot = w->rows % c->chunklen;
-    c->slot_row = w->rows;
+/* Every fixed-width column's place for row w->rows (after a truncation,
+ * or a chunk that could not be written). */
+static void resync_slots(bcolz_writer *w) {
+  for (size_t i = 0; i < w->ncols; i++) {
+    bw_col *c = &w->cols[i];
+    if (c->chunklen) c->slot = w->rows % c->chunklen;
   }
-  return c->slot;
+}
+
+/* The row whose cells are in place is added: each fixed-width column
+ * moves to its next slot, and writes its chunk when that is full. */
+static int advance_fixed(bcolz_writer *w, char **err) {
+  for (size_t i = 0; i < w->ncols; i++) {
+    bw_col *c = &w->cols[i];
+    if (c->dt.kind == 'O' || c->width_unknown || ++c->slot < c->chunklen) continue;
+    if (flush_full(w, c, err)) {
+      resync_slots(w);
+      return -1;
+    }
+    c->slot = 0;
+  }
+  w->rows++;
+  return 0;
+}
+
+/* "row R, column 'C': " before an error about one cell. */
+static int cell_error(const bcolz_writer *w, const bw_col *c, char **err) {
+  char pre[300];
+  snprintf(pre, sizeof pre, "row %llu, column '%.200s'", (unsigned long long)w->rows,
+           c->name);
+  ds_err_prefix(err, pre);
+  return -1;
 }
 
 int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
   if (w->finished) return ds_err(err, "the table is already finished");
-  /* check and place every cell first: a refused row changes nothing */
-  for (size_t i = 0; i < w->ncols; i++) {
+  size_t i = 0;
+  if (w->all_fast) { /* the common row: every cell through its shortcut */
+    for (; i < w->ncols; i++) {
+      bw_col *c = &w->cols[i];
+      if (!bcolz_fast_put(&c->fast, &row[i], c->chunk + c->slot * c->dt.atom)) break;
+    }
+    if (i == w->ncols) return advance_fixed(w, err);
+  }
+  /* check and place every (other) cell first: a refused row changes nothing */
+  for (; i < w->ncols; i++) {
     bw_col *c = &w->cols[i];
     int rc;
     uint64_t width = 0;
     if (c->width_unknown) rc = spill_width(c, &row[i], &width, err);
     else if (c->dt.kind == 'O') /* pickled again below, once all fit */
       rc = bcolz_cell_encode(&c->dt, &row[i], NULL, &w->obj, err);
+    else if (bcolz_fast_put(&c->fast, &row[i], c->chunk + c->slot * c->dt.atom))
+      rc = 0;
     else
-      rc = bcolz_cell_encode(&c->dt, &row[i],
-                             c->chunk + chunk_slot(w, c) * c->dt.atom, NULL, err);
+      rc = bcolz_cell_encode(&c->dt, &row[i], c->chunk + c->slot * c->dt.atom, NULL, err);
     if (!rc && c->width_unknown && c->dt.kind == 'S' && width > UINT32_MAX)
       rc = ds_err(err, "value too long");
-    if (rc) {
-      char pre[300];
-      snprintf(pre, sizeof pre, "row %llu, column '%.200s'",
-               (unsigned long long)w->rows, c->name);
-      ds_err_prefix(err, pre);
-      return -1;
-    }
+    if (rc) return cell_error(w, c, err);
   }
-  for (size_t i = 0; i < w->ncols; i++) {
+  for (i = 0; i < w->ncols; i++) {
     bw_col *c = &w->cols[i];
     if (c->dt.kind == 'O' && !c->width_unknown) {
-      if (bcolz_cell_encode(&c->dt, &row[i], NULL, &w->obj, err)) {
-        char pre[300];
-        snprintf(pre, sizeof pre, "row %llu, column '%.200s'",
-                 (unsigned long long)w->rows, c->name);
-        ds_err_prefix(err, pre);
-        return -1;
-      }
+      if (bcolz_cell_encode(&c->dt, &row[i], NULL, &w->obj, err)) return cell_error(w, c, err);
       if (write_chunk(w, c, c->nchunks, w->obj.data, w->obj.len, err))
         return -1;
       c->nchunks++;
@@ -335,15 +362,9 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
         return -1;
       c->spill_size += 4 + (uint64_t)n;
       if (width > c->width) c->width = width;
-    } else {
-      uint64_t next = chunk_slot(w, c) + 1;
-      if (next == c->chunklen && flush_full(w, c, err)) return -1;
-      c->slot = next == c->chunklen ? 0 : next;
-      c->slot_row = w->rows + 1;
     }
   }
-  w->rows++;
-  return 0;
+  return advance_fixed(w, err);
 }
 
 uint64_t bcolz_writer_count(const bcolz_writer *w) { return w->rows; }
@@ -446,6 +467,7 @@ int bcolz_writer_truncate(bcolz_writer *w, uint64_t rows, char **err) {
     }
   }
   w->rows = rows;
+  resync_slots(w);
   return 0;
 }
 
