@@ -303,10 +303,11 @@ static void resync_slots(bcolz_writer *w) {
   }
 }
 
-/* The row whose cells are in place is added: each fixed-width column
- * moves to its next slot, and writes its chunk when that is full. */
-static int advance_fixed(bcolz_writer *w, char **err) {
-  for (size_t i = 0; i < w->ncols; i++) {
+/* The row whose cells are in place is added: each fixed-width column from
+ * column `first` on moves to its next slot, and writes its chunk when that
+ * is full. */
+static int advance_fixed(bcolz_writer *w, size_t first, char **err) {
+  for (size_t i = first; i < w->ncols; i++) {
     bw_col *c = &w->cols[i];
     if (c->dt.kind == 'O' || c->width_unknown || ++c->slot < c->chunklen) continue;
     if (flush_full(w, c, err)) {
@@ -336,7 +337,15 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
       bw_col *c = &w->cols[i];
       if (!bcolz_fast_put(&c->fast, &row[i], c->chunk + c->slot * c->dt.atom)) break;
     }
-    if (i == w->ncols) return advance_fixed(w, err);
+    if (i == w->ncols) { /* advance each column; the first to fill up flushes */
+      for (i = 0; i < w->ncols && ++w->cols[i].slot < w->cols[i].chunklen; i++) continue;
+      if (i == w->ncols) {
+        w->rows++;
+        return 0;
+      }
+      w->cols[i].slot--; /* advance_fixed moves it again */
+      return advance_fixed(w, i, err);
+    }
   }
   /* check and place every (other) cell first: a refused row changes nothing */
   for (; i < w->ncols; i++) {
@@ -375,7 +384,7 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
       if (width > c->width) c->width = width;
     }
   }
-  return advance_fixed(w, err);
+  return advance_fixed(w, 0, err);
 }
 
 uint64_t bcolz_writer_count(const bcolz_writer *w) { return w->rows; }
