@@ -16,6 +16,12 @@
  *       blosc_compress_ctx (lz4, clevel 5, shuffle, blocksize 0) of every
  *       chunk of C1's five columns, already decompressed in memory; min of
  *       RUNS
+ *   bench_wac EXT wc1-floor SRC      the floor SQLite itself puts under the
+ *       copy: the same INSERT ... SELECT into a table of this program's
+ *       `nullsink` module (declared as the copy's table, an xUpdate that
+ *       does nothing)
+ *   bench_wac EXT wc1-read SRC       the copy's read alone: SELECT of the
+ *       five columns, every value fetched by its sqlite3_column_* call
  * Prints "ms=<time of the work> rows=<n>". */
 #include <blosc.h>
 #include <dirent.h>
@@ -31,15 +37,20 @@
 #define A1_COLS "id INTEGER, label INTEGER, score REAL, text TEXT"
 #define C1_COLS "id int64, label i4, score f8, flag bool, name S16"
 
-static sqlite3 *open_db(const char *ext) {
+static sqlite3 *open_db_flags(const char *ext, int flags) {
   sqlite3 *db;
   char *err = NULL;
-  if (sqlite3_open(":memory:", &db) != SQLITE_OK || bench_load_ext(db, ext, &err)) {
+  if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | flags,
+                      NULL) != SQLITE_OK ||
+      bench_load_ext(db, ext, &err)) {
     fprintf(stderr, "bench_wac: %s\n", err ? err : sqlite3_errmsg(db));
     exit(1);
   }
   return db;
 }
+
+/* An in-memory database with the extension loaded. */
+static sqlite3 *open_db(const char *ext) { return open_db_flags(ext, 0); }
 
 static void run(sqlite3 *db, const char *sql) {
   if (bench_exec(db, sql, 0)) exit(1);
@@ -231,17 +242,156 @@ static int wa1_bare(const char *ext, const char *src, const char *dict, int runs
   return 0;
 }
 
-static int wc1(const char *ext, const char *src, const char *out) {
-  sqlite3 *db = open_db(ext);
+/* C1 as table src (flags: sqlite3_open_v2's extra flags). */
+static sqlite3 *open_c1(const char *ext, const char *src, int flags) {
+  sqlite3 *db = open_db_flags(ext, flags);
   char sql[1024];
   snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE temp.src USING bcolz('%s')", src);
   run(db, sql);
+  return db;
+}
+
+static int wc1(const char *ext, const char *src, const char *out) {
+  sqlite3 *db = open_c1(ext, src, 0);
+  char sql[1024];
   snprintf(sql, sizeof sql,
            "CREATE VIRTUAL TABLE temp.out USING bcolz('%s', mode=replace, "
            "expectedlen=10000000, columns='%s')", out, C1_COLS);
   run(db, sql);
   return timed_copy(db, "INSERT INTO out(id, label, score, flag, name) "
                         "SELECT id, label, score, flag, name FROM src");
+}
+
+/* ------------------------------------------------ nullsink (test only) */
+
+/* A virtual table that accepts INSERTs and keeps nothing:
+ * CREATE VIRTUAL TABLE temp.t USING nullsink(<column definitions>). */
+typedef struct null_vtab {
+  sqlite3_vtab base;
+  sqlite3_int64 rows;
+} null_vtab;
+
+static int null_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                        sqlite3_vtab **out, char **err) {
+  (void)aux;
+  char sql[1024];
+  size_t n = (size_t)snprintf(sql, sizeof sql, "CREATE TABLE x(");
+  for (int i = 3; i < argc && n < sizeof sql; i++)
+    n += (size_t)snprintf(sql + n, sizeof sql - n, "%s%s", i > 3 ? ", " : "", argv[i]);
+  if (n < sizeof sql) snprintf(sql + n, sizeof sql - n, ")");
+  null_vtab *t = sqlite3_malloc(sizeof *t);
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  int rc = sqlite3_declare_vtab(db, sql);
+  if (rc != SQLITE_OK) {
+    *err = sqlite3_mprintf("nullsink: %s", sqlite3_errmsg(db));
+    sqlite3_free(t);
+    return rc;
+  }
+  *out = &t->base;
+  return SQLITE_OK;
+}
+static int null_disconnect(sqlite3_vtab *v) {
+  sqlite3_free(v);
+  return SQLITE_OK;
+}
+static int null_best_index(sqlite3_vtab *v, sqlite3_index_info *info) {
+  (void)v;
+  info->estimatedCost = 1e9;
+  return SQLITE_OK;
+}
+static int null_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out) {
+  (void)v;
+  sqlite3_vtab_cursor *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  *out = c;
+  return SQLITE_OK;
+}
+static int null_close(sqlite3_vtab_cursor *c) {
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+static int null_filter(sqlite3_vtab_cursor *c, int idx, const char *s, int argc,
+                       sqlite3_value **argv) {
+  (void)c, (void)idx, (void)s, (void)argc, (void)argv;
+  return SQLITE_OK;
+}
+static int null_next(sqlite3_vtab_cursor *c) {
+  (void)c;
+  return SQLITE_OK;
+}
+static int null_eof(sqlite3_vtab_cursor *c) {
+  (void)c;
+  return 1;
+}
+static int null_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int i) {
+  (void)c, (void)ctx, (void)i;
+  return SQLITE_OK;
+}
+static int null_rowid(sqlite3_vtab_cursor *c, sqlite3_int64 *r) {
+  (void)c;
+  *r = 0;
+  return SQLITE_OK;
+}
+/* xUpdate: nothing kept, the next rowid handed back. */
+static int null_update(sqlite3_vtab *v, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
+  (void)argc, (void)argv;
+  *rowid = ((null_vtab *)v)->rows++;
+  return SQLITE_OK;
+}
+
+static const sqlite3_module null_module = {
+    .iVersion = 1, .xCreate = null_connect, .xConnect = null_connect,
+    .xBestIndex = null_best_index, .xDisconnect = null_disconnect,
+    .xDestroy = null_disconnect, .xOpen = null_open, .xClose = null_close,
+    .xFilter = null_filter, .xNext = null_next, .xEof = null_eof,
+    .xColumn = null_column, .xRowid = null_rowid, .xUpdate = null_update};
+
+/* The copy into a nullsink table declared as the copy's table declares
+ * its columns (bcolz_vtab.c: int64/i4/bool INTEGER, f8 REAL, S16 TEXT). */
+static int wc1_floor(const char *ext, const char *src) {
+  sqlite3 *db = open_c1(ext, src, 0);
+  if (sqlite3_create_module(db, "nullsink", &null_module, NULL) != SQLITE_OK) {
+    fprintf(stderr, "bench_wac: %s\n", sqlite3_errmsg(db));
+    return 1;
+  }
+  run(db, "CREATE VIRTUAL TABLE temp.out USING nullsink(id INTEGER, label INTEGER, "
+          "score REAL, flag INTEGER, name TEXT)");
+  double t0 = bench_now_ms();
+  run(db, "INSERT INTO out(id, label, score, flag, name) "
+          "SELECT id, label, score, flag, name FROM src");
+  double t1 = bench_now_ms();
+  sqlite3_int64 n = sqlite3_changes64(db);
+  printf("ms=%.1f rows=%lld\n", t1 - t0, (long long)n);
+  sqlite3_close(db);
+  return 0;
+}
+
+/* The copy's read alone: every value of the five columns fetched (a
+ * connection without its mutex: inside an INSERT ... SELECT no API call
+ * takes it per value, here five sqlite3_column_* calls per row would). */
+static int wc1_read(const char *ext, const char *src) {
+  sqlite3 *db = open_c1(ext, src, SQLITE_OPEN_NOMUTEX);
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db, "SELECT id, label, score, flag, name FROM src", -1, &s, NULL)) {
+    fprintf(stderr, "bench_wac: %s\n", sqlite3_errmsg(db));
+    return 1;
+  }
+  double t0 = bench_now_ms(), fsum = 0;
+  long long rows = 0, isum = 0, bytes = 0;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    isum += sqlite3_column_int64(s, 0) + sqlite3_column_int64(s, 1) + sqlite3_column_int64(s, 3);
+    fsum += sqlite3_column_double(s, 2);
+    if (sqlite3_column_text(s, 4)) bytes += sqlite3_column_bytes(s, 4);
+    rows++;
+  }
+  double t1 = bench_now_ms();
+  sqlite3_finalize(s);
+  printf("ms=%.1f rows=%lld isum=%lld fsum=%.6g bytes=%lld\n", t1 - t0, rows, isum, fsum,
+         bytes);
+  sqlite3_close(db);
+  return 0;
 }
 
 /* One decompressed chunk of a column. */
@@ -315,6 +465,8 @@ int main(int argc, char **argv) {
     return wa1_bare(argv[1], argv[3], argv[4], atoi(argv[5]));
   if (argc >= 5 && !strcmp(argv[2], "wc1")) return wc1(argv[1], argv[3], argv[4]);
   if (argc >= 5 && !strcmp(argv[2], "wc1-bare")) return wc1_bare(argv[3], atoi(argv[4]));
+  if (argc >= 4 && !strcmp(argv[2], "wc1-floor")) return wc1_floor(argv[1], argv[3]);
+  if (argc >= 4 && !strcmp(argv[2], "wc1-read")) return wc1_read(argv[1], argv[3]);
   fprintf(stderr, "usage: see the comment at the top of bench/bench_wac.c\n");
   return 2;
 }

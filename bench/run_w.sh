@@ -48,6 +48,10 @@ for r in $(seq "$RUNS"); do
   once a1py /usr/bin/python3 bench/bench_wa1_py.py "$BENCH_DIR/a1" 1
   once c1 "$BW" "$EXT" wc1 "$BENCH_DIR/c1" "$W/wc1"
   once c1bare "$BW" "$EXT" wc1-bare "$BENCH_DIR/c1" 1
+  # W-C1's floor: the same INSERT ... SELECT into a vtab whose xUpdate
+  # does nothing (bench_wac's test-only nullsink), and the read alone
+  once c1floor "$BW" "$EXT" wc1-floor "$BENCH_DIR/c1"
+  once c1read "$BW" "$EXT" wc1-read "$BENCH_DIR/c1"
 done
 {
   echo "W-B1 / W-D1 / W-A1 / W-C1 (writing), $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), min of $RUNS runs"
@@ -68,6 +72,9 @@ done
   row "W-A1 pickle encode: ours / CPython dumps" "$(best a1enc)" "$(best a1py)" 0.7
   row "W-A1 copy / bare zstd+dict" "$(best a1)" "$(best a1zstd)" -
   row "W-C1 copy / bare blosc 5 columns" "$(best c1)" "$(best c1bare)" 1.3
+  row "W-C1 floor: copy into null vtab / bare blosc" "$(best c1floor)" "$(best c1bare)" -
+  row "W-C1 read alone (5 columns) / bare blosc" "$(best c1read)" "$(best c1bare)" -
+  row "W-C1 copy / floor (copy into null vtab)" "$(best c1)" "$(best c1floor)" -
   echo
   echo "peak RSS of one copy in a fresh process (KiB), 1/10 vs full size:"
   s=$(rss "$B" "$EXT" wb1 "$BENCH_DIR/b1small@4.bagz" "$W/m.bagz" 2)

@@ -13,6 +13,7 @@
 
 #include "core/decimal.h"
 #include "core/npy.h"
+#include "formats/bcolz_cell_fast.h"
 #include "formats/bcolz_write.h"
 #include "formats/pickle_write.h"
 
@@ -487,5 +488,32 @@ int bcolz_cell_encode(const bcolz_dtype *dt, const ds_value *v, uint8_t *out,
     case 'M': case 'm': return encode_time(dt, v, out, err);
     case 'S': case 'U': return encode_text(dt, v, out, err);
     default: return ds_err(err, "dtype %s cannot be written", dt->str);
+  }
+}
+
+void bcolz_fast_for(const bcolz_dtype *dt, bcolz_fast *out) {
+  memset(out, 0, sizeof *out);
+  out->size = dt->itemsize;
+  if (dt->ndim) return;
+  if (dt->kind == 'S') {
+    out->kind = BCOLZ_FAST_S;
+    return;
+  }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  int native = dt->byteorder != '>';
+#else
+  int native = dt->itemsize == 1;
+#endif
+  if (!native) return;
+  if (dt->kind == 'b') {
+    out->kind = BCOLZ_FAST_BOOL;
+  } else if (dt->kind == 'f' && dt->itemsize == 8) {
+    out->kind = BCOLZ_FAST_F8;
+  } else if ((dt->kind == 'i' && dt->itemsize <= 8) || (dt->kind == 'u' && dt->itemsize <= 4)) {
+    unsigned bits = dt->itemsize * 8;
+    out->kind = BCOLZ_FAST_INT;
+    out->lo = dt->kind == 'u' ? 0 : bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+    out->hi = dt->kind == 'u' ? (int64_t)(((uint64_t)1 << bits) - 1)
+              : bits == 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
   }
 }

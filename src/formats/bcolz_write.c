@@ -2,8 +2,9 @@
  *
  * Each column keeps the rows of its open chunk uncompressed (upstream's
  * "leftover" buffer); when it holds chunklen rows it is compressed with
- * blosc_compress_ctx and written as data/__<k>.blp at once, as upstream's
- * append() does. Object columns write one chunk file per row. TEXT / BLOB
+ * blosc_compress_ctx and written as data/__<k>.blp, as upstream's
+ * append() does, but on the helper thread of bcolz_chunk_writer.h while
+ * the column fills a second buffer (the files are the same). Object columns write one chunk file per row. TEXT / BLOB
  * columns whose width is not declared append each value (u32 length +
  * bytes) to .values.tmp and become chunks at the end. */
 #include "formats/bcolz_write.h"
@@ -19,6 +20,8 @@
 #include <unistd.h>
 
 #include "core/stage.h"
+#include "formats/bcolz_cell_fast.h"
+#include "formats/bcolz_chunk_writer.h"
 
 #define BW_SPILL ".values.tmp"
 #define BW_HEADER 16  /* "blpk", version 1, 3 reserved, int64 nchunks = 1 */
@@ -27,10 +30,12 @@ typedef struct bw_col {
   char *name;
   char *dir;           /* the column's carray folder */
   bcolz_dtype dt;      /* final once the width is known */
+  bcolz_fast fast;     /* the common cells' shortcut (bcolz_cell_fast.h) */
   int width_unknown;   /* values wait in the spill file */
   uint64_t chunklen;   /* 0 until known */
   uint8_t *chunk;      /* chunklen * atom bytes: the open chunk */
-  uint64_t slot, slot_row; /* slot = slot_row % chunklen (see chunk_slot) */
+  uint8_t *spare;      /* the other buffer: the chunk in flight, or free */
+  uint64_t slot;       /* the next row's place in the open chunk: rows % chunklen */
   uint64_t nchunks;    /* chunk files written (object: one per row) */
   uint32_t *cbytes;    /* Blosc size of each chunk file written */
   size_t cap_cbytes;
@@ -47,7 +52,9 @@ struct bcolz_writer {
   bw_col *cols;
   size_t ncols;
   uint64_t rows;
-  ds_buf cbuf, obj, val; /* compressed chunk, one pickle, one spilled value */
+  int all_fast;          /* every column takes the shortcut of bcolz_cell_fast.h */
+  bcolz_chunk_writer *cw; /* compresses and writes the chunk files */
+  ds_buf obj, val;       /* one pickle, one spilled value */
   int finished;
 };
 
@@ -124,31 +131,27 @@ static size_t typesize(const bcolz_dtype *dt) {
                                                                  : dt->itemsize;
 }
 
-/* Compress n bytes and write them as chunk file k of column c. */
+/* Room in c->cbytes for chunk k (none of c's chunks in flight). */
+static int cbytes_room(bw_col *c, uint64_t k, char **err) {
+  if (k < c->cap_cbytes) return 0;
+  size_t nc = c->cap_cbytes ? c->cap_cbytes * 2 : 16;
+  while (nc <= k) nc *= 2;
+  uint32_t *v = realloc(c->cbytes, nc * sizeof *v);
+  if (!v) return ds_err(err, "out of memory");
+  c->cbytes = v;
+  c->cap_cbytes = nc;
+  return 0;
+}
+
+/* Compress n bytes and write them as chunk file k of column c, now. */
 static int write_chunk(bcolz_writer *w, bw_col *c, uint64_t k,
                        const uint8_t *src, size_t n, char **err) {
-  size_t cap = n + BLOSC_MAX_OVERHEAD;
-  if (ds_buf_reserve(&w->cbuf, cap)) return ds_err(err, "out of memory");
-  int r = blosc_compress_ctx(w->o.clevel, w->o.shuffle, typesize(&c->dt), n,
-                             src, w->cbuf.data, cap, w->o.cname, 0, 1);
-  if (r <= 0) return ds_err(err, "c-blosc could not compress a chunk (%d)", r);
-  uint8_t head[BW_HEADER] = {'b', 'l', 'p', 'k', 1, 0, 0, 0, 1};
+  if (cbytes_room(c, k, err)) return -1;
   char *path = chunk_path(c, k);
   if (!path) return ds_err(err, "out of memory");
-  int rc = write_file2(path, head, BW_HEADER, w->cbuf.data, (size_t)r,
-                       w->o.sync, err);
+  int rc = bcolz_chunk_write(w->cw, path, typesize(&c->dt), src, n, &c->cbytes[k], err);
   free(path);
-  if (rc) return -1;
-  if (k >= c->cap_cbytes) {
-    size_t nc = c->cap_cbytes ? c->cap_cbytes * 2 : 16;
-    while (nc <= k) nc *= 2;
-    uint32_t *v = realloc(c->cbytes, nc * sizeof *v);
-    if (!v) return ds_err(err, "out of memory");
-    c->cbytes = v;
-    c->cap_cbytes = nc;
-  }
-  c->cbytes[k] = (uint32_t)r;
-  return 0;
+  return rc;
 }
 
 /* The chunk buffer of a column whose width and chunklen are known. */
@@ -158,6 +161,7 @@ static int alloc_chunk(bcolz_writer *w, bw_col *c, char **err) {
                   : default_chunklen(w->o.expectedlen,
                                      c->dt.kind == 'O' ? 8 : c->dt.atom);
   if (c->dt.kind == 'O') return 0;
+  bcolz_fast_for(&c->dt, &c->fast);
   if (c->chunklen > SIZE_MAX / c->dt.atom ||
       !(c->chunk = calloc((size_t)(c->chunklen * c->dt.atom), 1)))
     return ds_err(err, "out of memory for a chunk of %llu rows",
@@ -172,14 +176,15 @@ static void free_col(bw_col *c) {
   free(c->name);
   free(c->dir);
   free(c->chunk);
+  free(c->spare);
   free(c->cbytes);
 }
 
 void bcolz_writer_free(bcolz_writer *w) {
   if (!w) return;
+  bcolz_chunk_writer_free(w->cw); /* first: it may hold the columns' buffers */
   for (size_t i = 0; i < w->ncols; i++) free_col(&w->cols[i]);
   free(w->cols);
-  ds_buf_free(&w->cbuf);
   ds_buf_free(&w->obj);
   ds_buf_free(&w->val);
   free(w->dir);
@@ -227,8 +232,8 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
     bcolz_writer_free(w);
     return ds_err(err, "out of memory");
   }
-  int rc = 0;
   for (size_t i = 0; i < ncols; i++) w->cols[i].spill_fd = -1;
+  int rc = bcolz_chunk_writer_new(o, ncols, &w->cw, err);
   for (size_t i = 0; !rc && i < ncols; i++) {
     bw_col *c = &w->cols[i];
     c->dt = types[i].dt;
@@ -243,6 +248,9 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
     bcolz_writer_free(w);
     return -1;
   }
+  w->all_fast = 1;
+  for (size_t i = 0; i < ncols; i++)
+    if (!w->cols[i].fast.kind || w->cols[i].width_unknown) w->all_fast = 0;
   *out = w;
   return 0;
 }
@@ -267,59 +275,98 @@ static int spill_width(const bw_col *c, const ds_value *v, uint64_t *width,
   return 0;
 }
 
-/* A full open chunk goes to disk. */
+/* A full open chunk goes to the helper thread; the column goes on in its
+ * other buffer. */
 static int flush_full(bcolz_writer *w, bw_col *c, char **err) {
-  if (write_chunk(w, c, c->nchunks, c->chunk,
-                  (size_t)(c->chunklen * c->dt.atom), err))
+  size_t slot = (size_t)(c - w->cols), n = (size_t)(c->chunklen * c->dt.atom);
+  uint64_t k = c->nchunks;
+  if (k >= c->cap_cbytes && (bcolz_chunk_wait(w->cw, slot, err) || cbytes_room(c, k, err)))
     return -1;
+  if (!c->spare && !(c->spare = malloc(n))) return ds_err(err, "out of memory");
+  char *path = chunk_path(c, k);
+  if (!path) return ds_err(err, "out of memory");
+  if (bcolz_chunk_submit(w->cw, slot, path, typesize(&c->dt), c->chunk, n, &c->cbytes[k], err))
+    return -1;
+  uint8_t *t = c->chunk; /* the spare is free: its chunk was done before the submit */
+  c->chunk = c->spare;
+  c->spare = t;
   c->nchunks++;
   return 0;
 }
 
-/* Row w->rows's place in column c's open chunk: w->rows % chunklen, kept
- * from the row before (a 64-bit division per cell was a tenth of a copy of
- * narrow rows) and recomputed after a truncation. */
-static uint64_t chunk_slot(const bcolz_writer *w, bw_col *c) {
-  if (c->slot_row != w->rows) {
-    c->slot = w->rows % c->chunklen;
-    c->slot_row = w->rows;
+/* Every fixed-width column's place for row w->rows (after a truncation,
+ * or a chunk that could not be written). */
+static void resync_slots(bcolz_writer *w) {
+  for (size_t i = 0; i < w->ncols; i++) {
+    bw_col *c = &w->cols[i];
+    if (c->chunklen) c->slot = w->rows % c->chunklen;
   }
-  return c->slot;
+}
+
+/* The row whose cells are in place is added: each fixed-width column from
+ * column `first` on moves to its next slot, and writes its chunk when that
+ * is full. */
+static int advance_fixed(bcolz_writer *w, size_t first, char **err) {
+  for (size_t i = first; i < w->ncols; i++) {
+    bw_col *c = &w->cols[i];
+    if (c->dt.kind == 'O' || c->width_unknown || ++c->slot < c->chunklen) continue;
+    if (flush_full(w, c, err)) {
+      resync_slots(w);
+      return -1;
+    }
+    c->slot = 0;
+  }
+  w->rows++;
+  return 0;
+}
+
+/* "row R, column 'C': " before an error about one cell. */
+static int cell_error(const bcolz_writer *w, const bw_col *c, char **err) {
+  char pre[300];
+  snprintf(pre, sizeof pre, "row %llu, column '%.200s'", (unsigned long long)w->rows,
+           c->name);
+  ds_err_prefix(err, pre);
+  return -1;
 }
 
 int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
   if (w->finished) return ds_err(err, "the table is already finished");
-  /* check and place every cell first: a refused row changes nothing */
-  for (size_t i = 0; i < w->ncols; i++) {
+  size_t i = 0;
+  if (w->all_fast) { /* the common row: every cell through its shortcut */
+    for (; i < w->ncols; i++) {
+      bw_col *c = &w->cols[i];
+      if (!bcolz_fast_put(&c->fast, &row[i], c->chunk + c->slot * c->dt.atom)) break;
+    }
+    if (i == w->ncols) { /* advance each column; the first to fill up flushes */
+      for (i = 0; i < w->ncols && ++w->cols[i].slot < w->cols[i].chunklen; i++) continue;
+      if (i == w->ncols) {
+        w->rows++;
+        return 0;
+      }
+      w->cols[i].slot--; /* advance_fixed moves it again */
+      return advance_fixed(w, i, err);
+    }
+  }
+  /* check and place every (other) cell first: a refused row changes nothing */
+  for (; i < w->ncols; i++) {
     bw_col *c = &w->cols[i];
     int rc;
     uint64_t width = 0;
     if (c->width_unknown) rc = spill_width(c, &row[i], &width, err);
     else if (c->dt.kind == 'O') /* pickled again below, once all fit */
       rc = bcolz_cell_encode(&c->dt, &row[i], NULL, &w->obj, err);
+    else if (bcolz_fast_put(&c->fast, &row[i], c->chunk + c->slot * c->dt.atom))
+      rc = 0;
     else
-      rc = bcolz_cell_encode(&c->dt, &row[i],
-                             c->chunk + chunk_slot(w, c) * c->dt.atom, NULL, err);
+      rc = bcolz_cell_encode(&c->dt, &row[i], c->chunk + c->slot * c->dt.atom, NULL, err);
     if (!rc && c->width_unknown && c->dt.kind == 'S' && width > UINT32_MAX)
       rc = ds_err(err, "value too long");
-    if (rc) {
-      char pre[300];
-      snprintf(pre, sizeof pre, "row %llu, column '%.200s'",
-               (unsigned long long)w->rows, c->name);
-      ds_err_prefix(err, pre);
-      return -1;
-    }
+    if (rc) return cell_error(w, c, err);
   }
-  for (size_t i = 0; i < w->ncols; i++) {
+  for (i = 0; i < w->ncols; i++) {
     bw_col *c = &w->cols[i];
     if (c->dt.kind == 'O' && !c->width_unknown) {
-      if (bcolz_cell_encode(&c->dt, &row[i], NULL, &w->obj, err)) {
-        char pre[300];
-        snprintf(pre, sizeof pre, "row %llu, column '%.200s'",
-                 (unsigned long long)w->rows, c->name);
-        ds_err_prefix(err, pre);
-        return -1;
-      }
+      if (bcolz_cell_encode(&c->dt, &row[i], NULL, &w->obj, err)) return cell_error(w, c, err);
       if (write_chunk(w, c, c->nchunks, w->obj.data, w->obj.len, err))
         return -1;
       c->nchunks++;
@@ -335,15 +382,9 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
         return -1;
       c->spill_size += 4 + (uint64_t)n;
       if (width > c->width) c->width = width;
-    } else {
-      uint64_t next = chunk_slot(w, c) + 1;
-      if (next == c->chunklen && flush_full(w, c, err)) return -1;
-      c->slot = next == c->chunklen ? 0 : next;
-      c->slot_row = w->rows + 1;
     }
   }
-  w->rows++;
-  return 0;
+  return advance_fixed(w, 0, err);
 }
 
 uint64_t bcolz_writer_count(const bcolz_writer *w) { return w->rows; }
@@ -416,6 +457,7 @@ int bcolz_writer_truncate(bcolz_writer *w, uint64_t rows, char **err) {
   if (rows > w->rows)
     return ds_err(err, "cannot truncate to %llu rows, there are %llu",
                   (unsigned long long)rows, (unsigned long long)w->rows);
+  if (bcolz_chunk_drain(w->cw, err)) return -1;
   for (size_t i = 0; i < w->ncols; i++) {
     bw_col *c = &w->cols[i];
     if (c->width_unknown) {
@@ -446,6 +488,7 @@ int bcolz_writer_truncate(bcolz_writer *w, uint64_t rows, char **err) {
     }
   }
   w->rows = rows;
+  resync_slots(w);
   return 0;
 }
 
@@ -576,9 +619,11 @@ static int json_ascii(ds_buf *b, const char *s) {
 
 int bcolz_writer_finish(bcolz_writer *w, char **err) {
   if (w->finished) return 0;
+  for (size_t i = 0; i < w->ncols; i++)
+    if (w->cols[i].width_unknown && finish_spill(w, &w->cols[i], err)) return -1;
+  if (bcolz_chunk_drain(w->cw, err)) return -1; /* every chunk's cbytes */
   for (size_t i = 0; i < w->ncols; i++) {
     bw_col *c = &w->cols[i];
-    if (c->width_unknown && finish_spill(w, c, err)) return -1;
     uint64_t left = c->dt.kind == 'O' ? 0 : w->rows % c->chunklen;
     if (left && write_chunk(w, c, c->nchunks, c->chunk,
                             (size_t)(left * c->dt.atom), err))

@@ -17,6 +17,7 @@
 
 #include "core/common.h"
 #include "formats/bcolz_replay.h"
+#include "sql/value_sql.h"
 #include "vtab/bcolz_table_write.h"
 #include "vtab/dir_table_write.h"
 
@@ -251,6 +252,34 @@ int bcolz_table_write_open(const char *path, const ds_options *o, int mode,
                            cfg_free, out, err);
 }
 
+/* One SQL value of the row as a value: numbers, NULL and text that is not
+ * JSON here (one sqlite3_value_type call each, the copy's common case),
+ * the rest through ds_dir_write_value (JSON text, .npy BLOBs). */
+static int row_value(sqlite3_value *sv, int json, ds_arena *a, ds_value *out, char **err) {
+  switch (sqlite3_value_type(sv)) {
+    case SQLITE_TEXT:
+      if (json || sqlite3_value_subtype(sv) == DS_JSON_SUBTYPE) break;
+      out->type = DS_V_TEXT;
+      out->u.s.p = sqlite3_value_text(sv);
+      out->u.s.n = (size_t)sqlite3_value_bytes(sv);
+      if (!out->u.s.p) out->u.s.p = (const uint8_t *)""; /* as ds_value_from_sql */
+      return 0;
+    case SQLITE_INTEGER:
+      out->type = DS_V_INT;
+      out->u.i = sqlite3_value_int64(sv);
+      return 0;
+    case SQLITE_FLOAT:
+      out->type = DS_V_FLOAT;
+      out->u.f = sqlite3_value_double(sv);
+      return 0;
+    case SQLITE_NULL:
+      out->type = DS_V_NULL;
+      return 0;
+    default: break;
+  }
+  return ds_dir_write_value(sv, json, a, out, err);
+}
+
 int bcolz_table_write_row(ds_table_writer *tw, sqlite3_value **vals, uint64_t row,
                           char **err) {
   ds_staged_dir *d = ds_dir_write_target(tw);
@@ -261,13 +290,13 @@ int bcolz_table_write_row(ds_table_writer *tw, sqlite3_value **vals, uint64_t ro
   ds_value *v = n <= 32 ? stack_v : ds_arena_get(&a, n * sizeof *v, err);
   int rc = v ? 0 : -1;
   for (size_t i = 0; i < n && rc == 0; i++)
-    rc = ds_dir_write_value(vals[i], cfg->cols.json[i], &a, &v[i], err);
+    rc = row_value(vals[i], cfg->cols.json[i], &a, &v[i], err);
   if (rc == 0) rc = ds_staged_dir_add(d, v, err);
   if (rc && !strstr(*err ? *err : "", "row ")) {
     char where[32];
     snprintf(where, sizeof where, "row %llu", (unsigned long long)row);
     ds_err_prefix(err, where);
   }
-  ds_arena_free(&a);
+  if (a.head) ds_arena_free(&a);
   return rc;
 }

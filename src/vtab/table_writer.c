@@ -252,14 +252,15 @@ int ds_table_writer_insert(ds_table *t, int argc, sqlite3_value **argv,
 }
 
 void ds_value_from_sql(sqlite3_value *v, ds_value *out) {
+  int type = sqlite3_value_type(v); /* once: it is a call per value */
   memset(out, 0, sizeof *out);
-  switch (sqlite3_value_type(v)) {
+  switch (type) {
     case SQLITE_INTEGER: out->type = DS_V_INT; out->u.i = sqlite3_value_int64(v); break;
     case SQLITE_FLOAT: out->type = DS_V_FLOAT; out->u.f = sqlite3_value_double(v); break;
     case SQLITE_TEXT:
     case SQLITE_BLOB: /* text or bytes: the empty string rather than NULL */
-      out->type = sqlite3_value_type(v) == SQLITE_TEXT ? DS_V_TEXT : DS_V_BYTES;
-      out->u.s.p = out->type == DS_V_TEXT ? sqlite3_value_text(v) : sqlite3_value_blob(v);
+      out->type = type == SQLITE_TEXT ? DS_V_TEXT : DS_V_BYTES;
+      out->u.s.p = type == SQLITE_TEXT ? sqlite3_value_text(v) : sqlite3_value_blob(v);
       out->u.s.n = (size_t)sqlite3_value_bytes(v);
       if (!out->u.s.p) out->u.s.p = (const uint8_t *)"";
       break;
