@@ -1,6 +1,7 @@
 /* md5_follow.c - MD5 of a growing file on a second thread (see
  * md5_follow.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,18 +27,21 @@ struct ds_md5_follow {
   uint8_t *buf;
 };
 
-/* Hash bytes [m->done, m->done + n) into the context: read without the
- * lock (the caller set busy, so cut and finish wait), then account. */
+/* Hash bytes [m->done, m->done + n) into the context and start writing
+ * them to disk: read, hash and write back without the lock (the caller set
+ * busy, so cut and finish wait, and nothing else touches ctx), then
+ * account under it. */
 static void hash_chunk(ds_md5_follow *m, uint64_t from, size_t n) {
   ssize_t r;
   do r = pread(m->fd, m->buf, n, (off_t)from);
   while (r < 0 && errno == EINTR);
+  if (r > 0) { /* start the disk write of what was hashed (no wait) */
+    MD5Update(&m->ctx, m->buf, (size_t)r);
+    (void)sync_file_range(m->fd, (off_t)from, r, SYNC_FILE_RANGE_WRITE);
+  }
   pthread_mutex_lock(&m->mu);
   if (r <= 0) m->error = r < 0 ? errno : EIO;
-  else {
-    MD5Update(&m->ctx, m->buf, (size_t)r);
-    m->done += (uint64_t)r;
-  }
+  else m->done += (uint64_t)r;
 }
 
 /* The thread: hash whatever is on disk and not hashed, until quit. */

@@ -12,6 +12,7 @@
 
 #include "core/common.h"
 #include "core/worker.h"
+#include "formats/key_hash_state.h"
 #include "formats/datadings.h"
 #include "formats/datadings_key_hasher.h"
 #include "formats/simplebloom.h"
@@ -33,16 +34,16 @@ struct dd_key_hasher {
   int fill;     /* the batch the writer fills (writer only) */
   int next;     /* the batch the worker takes next (worker only) */
   char *error;  /* guarded by w.mu: the worker's first error */
-  uint8_t salt[8];
+  blake2s_state salted, plain; /* the two hashes' starting states */
   uint8_t out[OUT_KEYS * DD_HASH_RECORD]; /* the worker's records */
 };
 
 /* One key's record. */
-static void hash_key(const uint8_t salt[8], const uint8_t *k, size_t n,
+static void hash_key(const dd_key_hasher *h, const uint8_t *k, size_t n,
                      uint8_t rec[DD_HASH_RECORD]) {
   uint64_t h1, h2;
-  datadings_key_hash(salt, k, n, rec);
-  simplebloom_hashes(k, n, &h1, &h2);
+  datadings_key_hash_from(&h->salted, k, n, rec);
+  simplebloom_hashes_from(&h->plain, k, n, &h1, &h2);
   memcpy(rec + 8, &h1, 8);
   memcpy(rec + 16, &h2, 8);
 }
@@ -52,7 +53,7 @@ static int hash_batch(dd_key_hasher *h, const batch *b, char **err) {
   size_t pos = 0, nout = 0;
   while (pos < b->len) {
     size_t n = ds_le32(b->buf + pos);
-    hash_key(h->salt, b->buf + pos + 4, n, h->out + nout * DD_HASH_RECORD);
+    hash_key(h, b->buf + pos + 4, n, h->out + nout * DD_HASH_RECORD);
     pos += 4 + n;
     if (++nout == OUT_KEYS || pos >= b->len) {
       if (ds_afile_write(h->spill, h->out, nout * DD_HASH_RECORD, err)) return -1;
@@ -90,7 +91,10 @@ dd_key_hasher *dd_key_hasher_start(ds_afile *spill) {
   dd_key_hasher *h = calloc(1, sizeof *h);
   if (!h) return NULL;
   h->spill = spill;
-  datadings_salt_for(0, h->salt);
+  uint8_t salt[8];
+  datadings_salt_for(0, salt);
+  datadings_key_hash_init(salt, &h->salted);
+  simplebloom_hash_init(&h->plain);
   ds_worker_start(&h->w, hasher_main, h);
   return h;
 }
