@@ -47,7 +47,6 @@ struct datadings_writer {
   uint64_t pub_data_size, pub_offsets_size;
   ds_buf scratch;           /* one encoded sample */
   ds_arena arena;
-  ds_msgpack_doc doc;
 };
 
 typedef struct dd_mark {
@@ -102,7 +101,6 @@ int datadings_writer_open(ds_stage *stage, const char *path,
     return ds_err(err, "out of memory");
   }
   w->stage = stage;
-  ds_msgpack_doc_init(&w->doc);
   MD5Init(&w->data_md5);
   MD5Init(&w->offsets_md5);
   *out = w;
@@ -115,7 +113,6 @@ void datadings_writer_close(datadings_writer *w) {
   ds_key_store_free(&w->keys);
   ds_buf_free(&w->scratch);
   ds_arena_free(&w->arena);
-  ds_msgpack_doc_free(&w->doc);
   free(w->path);
   free(w);
 }
@@ -211,25 +208,22 @@ int datadings_writer_add_raw(datadings_writer *w, const uint8_t *key,
                              int check, char **err) {
   uint64_t kh = ds_key_store_hash(&w->keys, key, klen);
   if (check) {
-    /* one msgpack object, walked without unpacking; then its "key" */
+    /* one msgpack object, its headers walked (nothing unpacked); its "key" */
     char *e = NULL;
-    const msgpack_object *k = NULL;
-    int r = ds_msgpack_scan(&w->doc, p, n, &e);
-    if (r == 0 && !w->doc.root_is_map) {
-      free(e);
-      return ds_err(err, "sample %llu: raw is not a msgpack map", (unsigned long long)w->n);
-    }
-    if (r == 0) r = ds_msgpack_get_field(&w->doc, "key", 3, &k, &e) < 0 ? -1 : 0;
-    if (r) {
+    msgpack_object kv, *k = &kv;
+    int is_map, found;
+    if (ds_msgpack_map_entry(p, n, "key", 3, &is_map, &found, &kv, &e)) {
       int rc = ds_err(err, "sample %llu: raw is not one msgpack object: %s",
                       (unsigned long long)w->n, e);
       free(e);
       return rc;
     }
-    if (!k)
+    if (!is_map)
+      return ds_err(err, "sample %llu: raw is not a msgpack map", (unsigned long long)w->n);
+    if (!found)
       return ds_err(err, "sample %llu: raw has no \"key\" field", (unsigned long long)w->n);
     if (k->type != MSGPACK_OBJECT_STR || k->via.str.size != klen ||
-        memcmp(k->via.str.ptr, key, klen) != 0)
+        (klen && memcmp(k->via.str.ptr, key, klen) != 0))
       return ds_err(err, "sample %llu: the \"key\" inside raw differs from the "
                          "key column \"%.*s\"",
                     (unsigned long long)w->n, (int)(klen > 200 ? 200 : klen), key);
