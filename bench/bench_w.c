@@ -11,6 +11,9 @@
  *       typed rows in a native database file
  *   bench_w EXT wd1-cp SRC OUT                  copy the six files (the cp
  *       yardstick, copy_file_range like cp)
+ *   bench_w EXT wd1-index OUT                   build OUT's five index files
+ *       anew from its data file, in C without SQLite (the yardstick's
+ *       second part, cp + index: bench/wd1_index.c)
  * Prints "ms=<time of the work> rows=<n>". */
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -22,6 +25,8 @@
 #include <zstd.h>
 
 #include "bench_common.h"
+
+int wd1_index(const char *data_path); /* wd1_index.c */
 
 static sqlite3 *open_db(const char *ext, const char *path) {
   sqlite3 *db;
@@ -185,6 +190,7 @@ int main(int argc, char **argv) {
   if (argc >= 6 && !strcmp(argv[2], "wd1")) return wd1(argv[1], argv[3], argv[4], argv[5]);
   if (argc >= 5 && !strcmp(argv[2], "wd1-native")) return wd1_native(argv[1], argv[3], argv[4]);
   if (argc >= 5 && !strcmp(argv[2], "wd1-cp")) return wd1_cp(argv[3], argv[4]);
+  if (argc >= 4 && !strcmp(argv[2], "wd1-index")) return wd1_index(argv[3]);
   fprintf(stderr, "usage: see the comment at the top of bench/bench_w.c\n");
   return 2;
 }

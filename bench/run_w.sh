@@ -36,6 +36,8 @@ for r in $(seq "$RUNS"); do
   once t1 "$B" "$EXT" wb1 "$BENCH_DIR/b1@4.bagz" "$W/wb1.bagz" 1
   once t2 "$B" "$EXT" wb1 "$BENCH_DIR/b1@4.bagz" "$W/wb1.bagz" 2
   once cp "$B" "$EXT" wd1-cp "$BENCH_DIR/d1.msgpack" "$W/cp.msgpack"
+  # the yardstick's second part: the copy's index files built anew in C
+  once index "$B" "$EXT" wd1-index "$W/cp.msgpack"
   once raw "$B" "$EXT" wd1 "$BENCH_DIR/d1.msgpack" "$W/wd1.msgpack" raw
   once typed "$B" "$EXT" wd1 "$BENCH_DIR/d1.msgpack" "$W/wd1.msgpack" typed
   once native "$B" "$EXT" wd1-native "$BENCH_DIR/d1.msgpack" "$W/native.db"
@@ -67,6 +69,9 @@ done
   row "W-B1 copy threads=1 / bare zstd" "$(best t1)" "$(best bare)" 1.15
   row "W-B1 copy threads=2 / bare zstd" "$(best t2)" "$(best bare)" 0.65
   row "W-D1 copy by raw / cp" "$(best raw)" "$(best cp)" 2.0
+  row "W-D1 copy by raw / (cp + C index files)" "$(best raw)" \
+    "$(awk -v c="$(best cp)" -v i="$(best index)" 'BEGIN { print c + i }')" -
+  row "W-D1 C index files / cp (yardstick parts)" "$(best index)" "$(best cp)" -
   row "W-D1 copy typed / CREATE TABLE AS" "$(best typed)" "$(best native)" 1.5
   row "W-A1 copy / (bare zstd+dict + our encoder)" "$(best a1)" "$(best a1bare)" 1.3
   row "W-A1 pickle encode: ours / CPython dumps" "$(best a1enc)" "$(best a1py)" 0.7

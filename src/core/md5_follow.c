@@ -1,6 +1,7 @@
 /* md5_follow.c - MD5 of a growing file on a second thread (see
  * md5_follow.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "md5_follow.h"
 
 #define CHUNK ((size_t)1 << 20)
+#define WRITEBACK ((uint64_t)16 << 20) /* bytes handed to the disk at once */
 
 struct ds_md5_follow {
   int fd;
@@ -19,6 +21,7 @@ struct ds_md5_follow {
   pthread_cond_t work, idle;
   uint64_t avail;  /* bytes the writer says are on disk */
   uint64_t done;   /* bytes in ctx */
+  uint64_t handed; /* bytes whose disk write was started (while busy, or under mu) */
   int busy;        /* the thread is reading/hashing past done */
   int quit;
   int error;       /* errno of a failed read, 0 */
@@ -26,18 +29,27 @@ struct ds_md5_follow {
   uint8_t *buf;
 };
 
-/* Hash bytes [m->done, m->done + n) into the context: read without the
- * lock (the caller set busy, so cut and finish wait), then account. */
+/* Hash bytes [m->done, m->done + n) into the context and start writing
+ * them to disk (every WRITEBACK bytes: larger pieces cost the filesystem
+ * less): read, hash and write back without the lock (the caller set
+ * busy, so cut and finish wait, and nothing else touches ctx), then
+ * account under it. */
 static void hash_chunk(ds_md5_follow *m, uint64_t from, size_t n) {
   ssize_t r;
   do r = pread(m->fd, m->buf, n, (off_t)from);
   while (r < 0 && errno == EINTR);
+  if (r > 0) { /* start the disk write of what was hashed (no wait) */
+    MD5Update(&m->ctx, m->buf, (size_t)r);
+    uint64_t end = from + (uint64_t)r;
+    if (end > m->handed && end - m->handed >= WRITEBACK) {
+      (void)sync_file_range(m->fd, (off_t)m->handed, (off_t)(end - m->handed),
+                            SYNC_FILE_RANGE_WRITE);
+      m->handed = end;
+    }
+  }
   pthread_mutex_lock(&m->mu);
   if (r <= 0) m->error = r < 0 ? errno : EIO;
-  else {
-    MD5Update(&m->ctx, m->buf, (size_t)r);
-    m->done += (uint64_t)r;
-  }
+  else m->done += (uint64_t)r;
 }
 
 /* The thread: hash whatever is on disk and not hashed, until quit. */
@@ -87,6 +99,7 @@ void ds_md5_follow_cut(ds_md5_follow *m, uint64_t size) {
   pthread_mutex_lock(&m->mu);
   while (m->busy) pthread_cond_wait(&m->idle, &m->mu);
   if (m->avail > size) m->avail = size;
+  if (m->handed > size) m->handed = size;
   if (m->done > size) { /* hashed past the cut: start over */
     MD5Init(&m->ctx);
     m->done = 0;

@@ -35,6 +35,7 @@
 #include "core/mapped_file.h"
 #include "core/shard_spec.h"
 #include "core/utf8.h"
+#include "formats/key_hash_state.h"
 #include "formats/simplebloom.h"
 
 #define DD_MAX_N UINT32_MAX  /* samples a shard may hold: fewer than this */
@@ -284,20 +285,30 @@ static int uint_at(const ds_file *f, uint64_t off, uint64_t idx, uint64_t *v,
 /* ------------------------------------------------------------------ */
 /* Hashes                                                               */
 
-void datadings_key_hash(const uint8_t salt[8], const uint8_t *key, size_t n,
-                        uint8_t out[8]) {
+void datadings_key_hash_init(const uint8_t salt[8], blake2s_state *init) {
   blake2s_param P;
   memset(&P, 0, sizeof P);
   P.digest_length = BLAKE2S_OUTBYTES;
   P.fanout = 1;
   P.depth = 1;
   memcpy(P.salt, salt, BLAKE2S_SALTBYTES);
-  blake2s_state S;
+  blake2s_init_param(init, &P);
+}
+
+void datadings_key_hash_from(const blake2s_state *init, const uint8_t *key,
+                             size_t n, uint8_t out[8]) {
+  blake2s_state S = *init;
   uint8_t d[BLAKE2S_OUTBYTES];
-  blake2s_init_param(&S, &P);
   blake2s_update(&S, key ? key : (const uint8_t *)"", n);
   blake2s_final(&S, d, sizeof d);
   memcpy(out, d, 8);
+}
+
+void datadings_key_hash(const uint8_t salt[8], const uint8_t *key, size_t n,
+                        uint8_t out[8]) {
+  blake2s_state S;
+  datadings_key_hash_init(salt, &S);
+  datadings_key_hash_from(&S, key, n, out);
 }
 
 /* Unsalted 32-byte BLAKE2s (the Bloom filter's hash). */

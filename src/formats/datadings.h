@@ -115,6 +115,7 @@ int datadings_filter_maybe(const datadings_reader *r, size_t s,
  * 32-byte BLAKE2s digest with `salt` in the parameter block. */
 void datadings_key_hash(const uint8_t salt[8], const uint8_t *key, size_t n,
                         uint8_t out[8]);
+/* (Two-step forms for many keys: formats/key_hash_state.h.) */
 
 /* The writer's salt_for(c) of section 6.2 (salt_for(0) = 652e530edee5893b). */
 void datadings_salt_for(uint64_t c, uint8_t out[8]);

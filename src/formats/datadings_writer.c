@@ -4,9 +4,12 @@
  * (their md5 kept running), keys go to an in-memory store with a hash
  * table for uniqueness. prepare writes .keys, .key_hashes, .filter and .md5
  * and names everything; X.msgpack is published last (the commit point).
- * Two helper threads: the data file's md5 is computed by one that reads
- * back what was written (core/md5_follow.h), and the .filter's bits are
- * made by another while .keys and .key_hashes are written. */
+ * Helper threads: the data file's md5 is computed by one that reads back
+ * what was written (core/md5_follow.h); each key's two BLAKE2s hashes
+ * (.key_hashes with the first salt, the .filter's) by another while rows
+ * come (formats/datadings_key_hasher.h, into a temporary file); at
+ * prepare the .filter's bits are set by a third while .keys and
+ * .key_hashes are written. */
 #include <md5.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include "core/mapped_file.h"
 #include "core/md5_follow.h"
 #include "formats/datadings.h"
+#include "formats/datadings_key_hasher.h"
 #include "formats/datadings_writer.h"
 #include "formats/msgpack_encode.h"
 #include "formats/msgpack_value.h"
@@ -31,6 +35,8 @@ struct datadings_writer {
   ds_afile *data, *offsets; /* staging files of this transaction */
   MD5_CTX data_md5, offsets_md5; /* data_md5: as of the last prepare */
   ds_md5_follow *data_follow; /* hashes the data file on a second thread */
+  ds_afile *spill;          /* every key's hashes (a temporary never published) */
+  dd_key_hasher *hasher;    /* fills spill on a third thread */
   uint64_t n;               /* samples so far */
   ds_key_store keys;        /* every key, for uniqueness and the index */
   /* the published state a next transaction continues */
@@ -41,7 +47,6 @@ struct datadings_writer {
   uint64_t pub_data_size, pub_offsets_size;
   ds_buf scratch;           /* one encoded sample */
   ds_arena arena;
-  ds_msgpack_doc doc;
 };
 
 typedef struct dd_mark {
@@ -96,7 +101,6 @@ int datadings_writer_open(ds_stage *stage, const char *path,
     return ds_err(err, "out of memory");
   }
   w->stage = stage;
-  ds_msgpack_doc_init(&w->doc);
   MD5Init(&w->data_md5);
   MD5Init(&w->offsets_md5);
   *out = w;
@@ -109,7 +113,6 @@ void datadings_writer_close(datadings_writer *w) {
   ds_key_store_free(&w->keys);
   ds_buf_free(&w->scratch);
   ds_arena_free(&w->arena);
-  ds_msgpack_doc_free(&w->doc);
   free(w->path);
   free(w);
 }
@@ -136,12 +139,34 @@ static int start_follow(datadings_writer *w, char **err) {
   return w->data_follow ? 0 : ds_err(err, "%s: out of memory", w->path);
 }
 
+/* Start hashing keys into a new spill; the published keys (a continued
+ * dataset) are queued first. */
+static int start_hasher(datadings_writer *w, char **err) {
+  if (ds_stage_file(w->stage, "hashes", &w->spill, err)) return -1;
+  if (!(w->hasher = dd_key_hasher_start(w->spill)))
+    return ds_err(err, "%s: out of memory", w->path);
+  ds_key_iter it = {0, 0};
+  const uint8_t *p;
+  size_t n;
+  for (uint64_t i = 0; i < w->pub_n && ds_key_store_next(&w->keys, &it, &p, &n); i++)
+    if (dd_key_hasher_add(w->hasher, p, n, err)) return -1;
+  return 0;
+}
+
+/* Stop the key hasher (before its spill is discarded). */
+static void stop_hasher(datadings_writer *w) {
+  dd_key_hasher_stop(w->hasher);
+  w->hasher = NULL;
+  w->spill = NULL;
+}
+
 int datadings_writer_begin(datadings_writer *w, char **err) {
   if (w->in_txn) return 0;
   if (ds_stage_file(w->stage, "msgpack", &w->data, err) ||
       ds_stage_file(w->stage, "offsets", &w->offsets, err))
     return -1;
   w->in_txn = 1;
+  if (start_hasher(w, err)) return -1;
   if (!w->published) {
     MD5Init(&w->data_md5);
     return start_follow(w, err) || put_be64(w->offsets, &w->offsets_md5, 0, err) ? -1 : 0;
@@ -173,6 +198,7 @@ static int append(datadings_writer *w, const uint8_t *k, size_t kn, uint64_t kh,
       put_be64(w->offsets, &w->offsets_md5, w->data->size, err))
     return -1; /* the statement fails and rolls back to its savepoint */
   ds_md5_follow_feed(w->data_follow, w->data->size - w->data->nbuf);
+  if (dd_key_hasher_add(w->hasher, k, kn, err)) return -1;
   w->n++;
   return 0;
 }
@@ -182,25 +208,22 @@ int datadings_writer_add_raw(datadings_writer *w, const uint8_t *key,
                              int check, char **err) {
   uint64_t kh = ds_key_store_hash(&w->keys, key, klen);
   if (check) {
-    /* one msgpack object, walked without unpacking; then its "key" */
+    /* one msgpack object, its headers walked (nothing unpacked); its "key" */
     char *e = NULL;
-    const msgpack_object *k = NULL;
-    int r = ds_msgpack_scan(&w->doc, p, n, &e);
-    if (r == 0 && !w->doc.root_is_map) {
-      free(e);
-      return ds_err(err, "sample %llu: raw is not a msgpack map", (unsigned long long)w->n);
-    }
-    if (r == 0) r = ds_msgpack_get_field(&w->doc, "key", 3, &k, &e) < 0 ? -1 : 0;
-    if (r) {
+    msgpack_object kv, *k = &kv;
+    int is_map, found;
+    if (ds_msgpack_map_entry(p, n, "key", 3, &is_map, &found, &kv, &e)) {
       int rc = ds_err(err, "sample %llu: raw is not one msgpack object: %s",
                       (unsigned long long)w->n, e);
       free(e);
       return rc;
     }
-    if (!k)
+    if (!is_map)
+      return ds_err(err, "sample %llu: raw is not a msgpack map", (unsigned long long)w->n);
+    if (!found)
       return ds_err(err, "sample %llu: raw has no \"key\" field", (unsigned long long)w->n);
     if (k->type != MSGPACK_OBJECT_STR || k->via.str.size != klen ||
-        memcmp(k->via.str.ptr, key, klen) != 0)
+        (klen && memcmp(k->via.str.ptr, key, klen) != 0))
       return ds_err(err, "sample %llu: the \"key\" inside raw differs from the "
                          "key column \"%.*s\"",
                     (unsigned long long)w->n, (int)(klen > 200 ? 200 : klen), key);
@@ -319,7 +342,8 @@ int datadings_writer_rollback_to(datadings_writer *w, const void *mark,
                                  char **err) {
   const dd_mark *m = mark;
   ds_md5_follow_cut(w->data_follow, m->data_size);
-  if (ds_afile_truncate(w->data, m->data_size, err) ||
+  if (dd_key_hasher_cut(w->hasher, m->n, err) ||
+      ds_afile_truncate(w->data, m->data_size, err) ||
       ds_afile_truncate(w->offsets, m->offsets_size, err))
     return -1;
   w->n = m->n;
@@ -360,9 +384,21 @@ static void sort_u64(uint64_t *v, uint64_t *tmp, size_t *count, uint64_t n) {
   }
 }
 
+/* The salted hashes of every key with salt_for(0), from the spill. */
+static int spilled_hashes(datadings_writer *w, uint64_t *h, char **err) {
+  dd_key_hashes r[1024];
+  for (uint64_t i = 0; i < w->n; i += 1024) {
+    uint64_t m = w->n - i < 1024 ? w->n - i : 1024;
+    if (dd_key_hasher_read(w->spill, i, m, r, err)) return -1;
+    for (uint64_t j = 0; j < m; j++) memcpy(&h[i + j], r[j].salted, 8);
+  }
+  return 0;
+}
+
 /* .key_hashes: salt_for(c) for the first c without a repeated hash. The
  * hashes are written in key order, then sorted in memory to look for a
- * repeat; a repeat truncates the file and tries the next salt. */
+ * repeat; a repeat truncates the file and tries the next salt (the first
+ * salt's hashes were made while rows came, later ones are made here). */
 static int write_key_hashes(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
                             char **err) {
   uint64_t *h = malloc((w->n ? 2 * w->n : 1) * sizeof *h);
@@ -381,7 +417,8 @@ static int write_key_hashes(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
     ds_key_iter it = {0, 0};
     const uint8_t *p;
     size_t n;
-    for (uint64_t i = 0; rc == 0 && ds_key_store_next(&w->keys, &it, &p, &n); i++)
+    if (c == 0 && rc == 0) rc = spilled_hashes(w, h, err);
+    for (uint64_t i = 0; c > 0 && rc == 0 && ds_key_store_next(&w->keys, &it, &p, &n); i++)
       datadings_key_hash(salt, p, n, (uint8_t *)&h[i]);
     if (rc == 0) rc = put(f, md5, h, 8 * w->n, err);
     sort_u64(h, h + w->n, count, w->n);
@@ -399,7 +436,9 @@ static int write_key_hashes(datadings_writer *w, ds_afile *f, MD5_CTX *md5,
 /* The .filter's bits, made on a second thread while .keys and .key_hashes
  * are written (both read the key store, which nothing changes meanwhile). */
 typedef struct filter_job {
-  const ds_key_store *keys;
+  const ds_afile *spill;    /* the keys' hashes */
+  uint64_t nkeys;
+  char *err;                /* a failed read of the spill */
   uint64_t m, nbytes;
   double p;
   uint32_t k;
@@ -408,19 +447,20 @@ typedef struct filter_job {
   int threaded;
 } filter_job;
 
-/* simplebloom over every key into job->bits. k is log2(m) rounded, at most
- * 64: each key's bits are prefetched, then set after the next key is
- * hashed (the bit array is random access). */
+/* simplebloom over every key's h1, h2 (read from the spill) into
+ * job->bits. k is log2(m) rounded, at most 64: each key's bits are
+ * prefetched, then set after the next key's positions are found (the bit
+ * array is random access). */
 static void *fill_filter(void *arg) {
   filter_job *j = arg;
-  ds_key_iter it = {0, 0};
-  const uint8_t *kp;
-  size_t kn;
+  dd_key_hashes r[1024];
   uint64_t pos[2][64], nbits = 8 * j->nbytes;
   int cur = 0, pending = 0;
-  while (ds_key_store_next(j->keys, &it, &kp, &kn)) {
-    uint64_t h1, h2;
-    simplebloom_hashes(kp, kn, &h1, &h2);
+  for (uint64_t i = 0; i < j->nkeys; i++) {
+    if (i % 1024 == 0 &&
+        dd_key_hasher_read(j->spill, i, j->nkeys - i < 1024 ? j->nkeys - i : 1024, r, &j->err))
+      return NULL;
+    uint64_t h1 = r[i % 1024].h1, h2 = r[i % 1024].h2;
     if (j->k > 64) {
       simplebloom_add(j->bits, nbits, j->k, h1, h2);
       continue;
@@ -437,7 +477,8 @@ static void *fill_filter(void *arg) {
 
 /* Start the filter's bits (on this thread when no other starts). */
 static int start_filter(datadings_writer *w, filter_job *j, char **err) {
-  j->keys = &w->keys;
+  j->spill = w->spill;
+  j->nkeys = w->n;
   j->m = w->n > 2 ? w->n : 2;
   j->p = 1.0 / (double)j->m;
   j->nbytes = simplebloom_bytes(j->m, j->p);
@@ -454,6 +495,12 @@ static int finish_filter(filter_job *j, ds_afile *f, MD5_CTX *md5, char **err) {
   if (!j->bits) return 0;
   if (j->threaded) pthread_join(j->thread, NULL);
   int rc = 0;
+  if (j->err) {
+    rc = f ? ds_err(err, "%s", j->err) : 0;
+    free(j->err);
+    j->err = NULL;
+    f = NULL;
+  }
   if (f) {
     uint8_t hdr[SIMPLEBLOOM_HEADER];
     simplebloom_header(hdr, SIMPLEBLOOM_HEADER + j->nbytes, j->m, j->p);
@@ -491,7 +538,7 @@ int datadings_writer_prepare(datadings_writer *w, char **err) {
    * to the index files */
   ds_key_store_drop_table(&w->keys);
   /* the data's md5 finishes on its thread while the index files are made */
-  if (ds_afile_flush(w->data, err)) return -1;
+  if (ds_afile_flush(w->data, err) || dd_key_hasher_finish(w->hasher, err)) return -1;
   ds_md5_follow_feed(w->data_follow, w->data->size);
   ds_afile *keys, *hashes, *filter, *md5f;
   MD5_CTX mk, mh, mf, md, mo = w->offsets_md5;
@@ -504,7 +551,9 @@ int datadings_writer_prepare(datadings_writer *w, char **err) {
     finish_filter(&fj, NULL, NULL, NULL);
     return -1;
   }
-  if (finish_filter(&fj, filter, &mf, err) || ds_stage_file(w->stage, "md5", &md5f, err) ||
+  /* the spill is not published: emptied, its fsync costs nothing */
+  if (finish_filter(&fj, filter, &mf, err) || ds_afile_truncate(w->spill, 0, err) ||
+      ds_stage_file(w->stage, "md5", &md5f, err) ||
       ds_md5_follow_finish(w->data_follow, w->data->size, &w->data_md5, w->path, err))
     return -1;
   md = w->data_md5;
@@ -534,6 +583,7 @@ int datadings_writer_prepare(datadings_writer *w, char **err) {
 int datadings_writer_publish(datadings_writer *w, char **err) {
   uint64_t ds = w->data->size, os = w->offsets->size;
   if (ds_stage_publish(w->stage, err)) return -1;
+  stop_hasher(w);
   ds_md5_follow_stop(w->data_follow); /* idle since prepare took its md5 */
   w->data_follow = NULL;
   w->published = 1;
@@ -552,6 +602,7 @@ void datadings_writer_abort(datadings_writer *w) {
   if (!w->in_txn) return;
   ds_md5_follow_stop(w->data_follow); /* before its file is closed */
   w->data_follow = NULL;
+  stop_hasher(w);
   ds_stage_discard(w->stage);
   w->in_txn = 0;
   w->data = w->offsets = NULL;

@@ -608,6 +608,57 @@ int ds_msgpack_get_field(ds_msgpack_doc *d, const char *name, size_t len,
   return field_in_marks(d, name, len, out, err);
 }
 
+int ds_msgpack_map_entry(const uint8_t *p, size_t n, const char *name, size_t len,
+                         int *is_map, int *found, msgpack_object *val, char **err) {
+  mp_scan s = {.p = p, .n = n};
+  *found = 0;
+  *is_map = n > 0 && ((p[0] & 0xf0) == 0x80 || p[0] == 0xde || p[0] == 0xdf);
+  if (!*is_map) {
+    if (walk_one(&s, err)) return -1;
+  } else {
+    mp_head h;
+    if (mp_header(p, n, &h) != 0 || h.hdr > n) return scan_truncated(&s, err);
+    if (scan_container(&s, &h, err)) return -1;
+    for (uint64_t e = 0; e < h.len; e++) {
+      size_t kat = s.pos, kl = 0;
+      s.left[1]--; /* walk_one wants its element counted off */
+      s.pending--;
+      const uint8_t *kp = NULL;
+      if (kat < n && (p[kat] & 0xe0) == 0xa0) { /* a fixstr key, the usual: inline */
+        kl = p[kat] & 0x1fu;
+        if (kl > n - kat - 1) return scan_truncated(&s, err);
+        kp = p + kat + 1;
+        s.pos += 1 + kl;
+      } else {
+        if (walk_one(&s, err)) return -1;
+        mp_head k;
+        if (mp_header(p + kat, n - kat, &k) == 0 && k.what == MH_STR) { /* walked: in bounds */
+          kp = p + kat + k.hdr;
+          kl = (size_t)k.len;
+        }
+      }
+      int match = 0;
+      if (kp) {
+        uint8_t high = 0;
+        for (size_t i = 0; i < kl; i++) high |= kp[i];
+        if ((high & 0x80) && !ds_utf8_valid(kp, kl)) return scan_bad_utf8(kat, err);
+        match = !*found && kl == len && (len == 0 || !memcmp(kp, name, len));
+      }
+      size_t vat = s.pos;
+      s.left[1]--;
+      s.pending--;
+      if (walk_one(&s, err)) return -1;
+      if (match) {
+        *found = 1;
+        if (!decode_scalar(p + vat, s.pos - vat, val)) val->type = MSGPACK_OBJECT_MAP;
+      }
+    }
+  }
+  if (s.pos != n)
+    return ds_err(err, "%zu bytes after the msgpack object at byte %zu", n - s.pos, s.pos);
+  return 0;
+}
+
 /* Look `name` up among the marked top-level entries. */
 static int field_in_marks(ds_msgpack_doc *d, const char *name, size_t len,
                           const msgpack_object **out, char **err) {

@@ -75,6 +75,14 @@ void ds_msgpack_want(ds_msgpack_doc *d, const char *const *names,
  * an error (-1). The object lives until the next scan/parse. */
 int ds_msgpack_get_field(ds_msgpack_doc *d, const char *name, size_t len,
                          const msgpack_object **out, char **err);
+/* Without a doc, nothing unpacked or allocated: whether p[0..n) is
+ * exactly one msgpack object (checked as ds_msgpack_scan checks it) that
+ * is a map (*is_map), and its top-level entry with str key `name` (the
+ * first; *found): *val is a scalar value decoded, or for a container only
+ * its type (MSGPACK_OBJECT_MAP). 0, or -1 with *err when the bytes are not
+ * one object. (A writer's check of raw samples.) */
+int ds_msgpack_map_entry(const uint8_t *p, size_t n, const char *name, size_t len,
+                         int *is_map, int *found, msgpack_object *val, char **err);
 /* After scan: the whole object. */
 int ds_msgpack_get_root(ds_msgpack_doc *d, const msgpack_object **out, char **err);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/numbers.h"
+#include "formats/key_hash_state.h"
 #include "formats/simplebloom.h"
 
 static void put_be64(uint8_t *p, uint64_t v) {
@@ -27,12 +28,25 @@ double simplebloom_hash_count(uint64_t num_bits, uint64_t m) {
   return rint(k * 0.6931471805599453);
 }
 
-void simplebloom_hashes(const uint8_t *key, size_t n, uint64_t *h1,
-                        uint64_t *h2) {
+void simplebloom_hash_init(blake2s_state *init) {
+  blake2s_init(init, BLAKE2S_OUTBYTES);
+}
+
+void simplebloom_hashes_from(const blake2s_state *init, const uint8_t *key,
+                             size_t n, uint64_t *h1, uint64_t *h2) {
+  blake2s_state S = *init;
   uint8_t d[BLAKE2S_OUTBYTES];
-  blake2s(d, key ? key : (const uint8_t *)"", NULL, BLAKE2S_OUTBYTES, n, 0);
+  blake2s_update(&S, key ? key : (const uint8_t *)"", n);
+  blake2s_final(&S, d, sizeof d);
   *h1 = ds_load_uint(d, 8, 1);
   *h2 = ds_load_uint(d + 8, 8, 1);
+}
+
+void simplebloom_hashes(const uint8_t *key, size_t n, uint64_t *h1,
+                        uint64_t *h2) {
+  blake2s_state S;
+  simplebloom_hash_init(&S);
+  simplebloom_hashes_from(&S, key, n, h1, h2);
 }
 
 /* The bit positions (h1 + j * h2) % num_bits, j = 0, 1, ..., with the sum

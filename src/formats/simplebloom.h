@@ -21,6 +21,7 @@ double simplebloom_hash_count(uint64_t num_bits, uint64_t m);
 /* h1, h2: big-endian u64 of bytes 0..7 and 8..15 of BLAKE2s(key). */
 void simplebloom_hashes(const uint8_t *key, size_t n, uint64_t *h1,
                         uint64_t *h2);
+/* (Two-step form for many keys: formats/key_hash_state.h.) */
 /* 1 when every bit of the key is set ("maybe"), 0 ("absent"). */
 /* The k bit positions (h1 + j * h2) % num_bits (the sum wrapping around
  * 2^64) that add sets and test reads, into pos[0..k). */

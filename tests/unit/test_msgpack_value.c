@@ -398,6 +398,46 @@ static void test_field(void) {
   free(err);
 }
 
+/* ds_msgpack_map_entry: one map, its first str "key" entry, no unpacking. */
+static void test_map_entry(void) {
+  size_t n;
+  char *err = NULL;
+  int is_map, found;
+  msgpack_object v;
+  /* bin "key" first (not a str key), then "key": "a", a nested map, "key": "b" */
+  const uint8_t *p = unhex("84 c4036b6579 01 a36b6579 a161 a1 78 81 a1 79 92 01 02 "
+                           "a36b6579 a162", &n);
+  CHECK(ds_msgpack_map_entry(p, n, "key", 3, &is_map, &found, &v, &err) == 0);
+  CHECK(is_map && found && v.type == MSGPACK_OBJECT_STR && v.via.str.size == 1 &&
+        v.via.str.ptr[0] == 'a');
+  CHECK(ds_msgpack_map_entry(p, n, "x", 1, &is_map, &found, &v, &err) == 0);
+  CHECK(found && v.type == MSGPACK_OBJECT_MAP); /* a container: its type only */
+  CHECK(ds_msgpack_map_entry(p, n, "k", 1, &is_map, &found, &v, &err) == 0 && !found);
+  CHECK(ds_msgpack_map_entry(p, n - 1, "key", 3, &is_map, &found, &v, &err) == -1);
+  CHECK_CONTAINS(err, "truncated");
+  free(err);
+  err = NULL;
+  p = unhex("81 a36b6579 a161 c0", &n); /* a trailing byte */
+  CHECK(ds_msgpack_map_entry(p, n, "key", 3, &is_map, &found, &v, &err) == -1);
+  CHECK_CONTAINS(err, "1 bytes after the msgpack object at byte 7");
+  free(err);
+  err = NULL;
+  p = unhex("81 a2 ff fe 01", &n); /* a str key that is not UTF-8 */
+  CHECK(ds_msgpack_map_entry(p, n, "key", 3, &is_map, &found, &v, &err) == -1);
+  CHECK_CONTAINS(err, "invalid UTF-8");
+  free(err);
+  err = NULL;
+  p = unhex("92 a36b6579 01", &n); /* an array */
+  CHECK(ds_msgpack_map_entry(p, n, "key", 3, &is_map, &found, &v, &err) == 0);
+  CHECK(!is_map && !found);
+  p = unhex("80", &n);
+  CHECK(ds_msgpack_map_entry(p, n, "key", 3, &is_map, &found, &v, &err) == 0);
+  CHECK(is_map && !found);
+  p = unhex("c1", &n);
+  CHECK(ds_msgpack_map_entry(p, n, "key", 3, &is_map, &found, &v, &err) == -1);
+  free(err);
+}
+
 /* ------------------------------------------------- msgpack-numpy maps */
 
 /* Parse the .npy blob of an NDARRAY value (0 ok). */
@@ -1384,6 +1424,7 @@ int main(void) {
   test_ext_and_depth();
   test_errors();
   test_field();
+  test_map_entry();
   test_ndarray();
   test_structured();
   test_scalars();
