@@ -297,11 +297,14 @@ int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
                   (unsigned long long)index, shard);
   bagz_shard *s = &r->shards[shard];
   uint64_t off = s->limits_off + 8 * index;
-  const uint8_t *lp;
-  const uint8_t *mem = limits_in_memory(s);
-  /* the limit before it (the record's start) and its own (its end) */
+  /* the limit before it (the record's start) and its own (its end): from
+   * io's window when it holds them (a scan), else from the limits in
+   * memory, else read */
+  const uint8_t *lp = ds_view_held(&io->limits, s->limits, index ? off - 8 : off,
+                                   index ? 16 : 8);
+  const uint8_t *mem = lp ? NULL : limits_in_memory(s);
   if (mem) lp = mem + 8 * index - (index ? 8 : 0);
-  else if (read_limits(s, io, index ? off - 8 : off, index ? 16 : 8, &lp, err))
+  else if (!lp && read_limits(s, io, index ? off - 8 : off, index ? 16 : 8, &lp, err))
     return -1;
   *start = index ? ds_le64(lp) : 0;
   *end = ds_le64(index ? lp + 8 : lp);
@@ -393,8 +396,8 @@ int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard
     ds_err_too_big(err, "record", len, scratch->max);
     return record_error(s, index, g, len, start, err);
   }
-  const uint8_t *stored = NULL;
-  if (ds_view_read(&io->data, &s->data, start, len, &stored, err))
+  const uint8_t *stored = ds_view_held(&io->data, &s->data, start, len);
+  if (!stored && ds_view_read(&io->data, &s->data, start, len, &stored, err))
     return record_error(s, index, g, len, start, err);
   return bagz_decode(r, z, shard, index, g, start, stored, len, scratch, p, n, err);
 }
