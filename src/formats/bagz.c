@@ -289,9 +289,9 @@ static int read_limits(bagz_shard *s, bagz_io *io, uint64_t off, uint64_t len,
 /* Where record `index` of shard `shard` lies in its file: [*start, *end),
  * from its limits (read through io->limits), checked against the records
  * section. */
-int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
-                      uint64_t index, uint64_t *start, uint64_t *end,
-                      char **err) {
+static inline int stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
+                               uint64_t index, uint64_t *start, uint64_t *end,
+                               char **err) {
   if (shard >= r->nshards || index >= r->shards[shard].count)
     return ds_err(err, "record %llu of shard %zu does not exist",
                   (unsigned long long)index, shard);
@@ -327,6 +327,12 @@ int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
   return 0;
 }
 
+int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
+                      uint64_t index, uint64_t *start, uint64_t *end,
+                      char **err) {
+  return stored_range(r, io, shard, index, start, end, err);
+}
+
 int bagz_stored(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
                 const uint8_t **p, size_t *n, char **err) {
   uint64_t start, end;
@@ -351,9 +357,10 @@ static int record_error(const bagz_shard *s, uint64_t index, uint64_t g, size_t 
   return -1;
 }
 
-int bagz_decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard, uint64_t index,
-                uint64_t g, uint64_t start, const uint8_t *stored, size_t len,
-                ds_buf *scratch, const uint8_t **p, size_t *n, char **err) {
+static inline int decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard,
+                         uint64_t index, uint64_t g, uint64_t start,
+                         const uint8_t *stored, size_t len, ds_buf *scratch,
+                         const uint8_t **p, size_t *n, char **err) {
   const bagz_shard *s = &r->shards[shard];
   if (!s->zstd || len == 0) {
     if (scratch->max && len > scratch->max) {
@@ -372,6 +379,12 @@ int bagz_decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard, uint64_t ind
   return 0;
 }
 
+int bagz_decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard, uint64_t index,
+                uint64_t g, uint64_t start, const uint8_t *stored, size_t len,
+                ds_buf *scratch, const uint8_t **p, size_t *n, char **err) {
+  return decode(r, z, shard, index, g, start, stored, len, scratch, p, n, err);
+}
+
 int bagz_read_span(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
                    uint64_t g, uint64_t start, uint64_t end, const uint8_t **p,
                    char **err) {
@@ -388,7 +401,7 @@ int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard
                  uint64_t index, uint64_t g, ds_buf *scratch,
                  const uint8_t **p, size_t *n, char **err) {
   uint64_t start, end;
-  if (bagz_stored_range(r, io, shard, index, &start, &end, err)) return -1;
+  if (stored_range(r, io, shard, index, &start, &end, err)) return -1;
   const bagz_shard *s = &r->shards[shard];
   size_t len = (size_t)(end - start);
   /* a raw record too big for max_value_bytes is refused before reading */
@@ -399,7 +412,7 @@ int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard
   const uint8_t *stored = ds_view_held(&io->data, &s->data, start, len);
   if (!stored && ds_view_read(&io->data, &s->data, start, len, &stored, err))
     return record_error(s, index, g, len, start, err);
-  return bagz_decode(r, z, shard, index, g, start, stored, len, scratch, p, n, err);
+  return decode(r, z, shard, index, g, start, stored, len, scratch, p, n, err);
 }
 
 int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, uint64_t g,
