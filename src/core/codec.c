@@ -217,12 +217,14 @@ int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
   size_t dcap;
   const ZSTD_DDict *dd = c->dict ? c->dict->ddict : NULL;
   int in_window = use_window(c, size, &dst, &dcap, &dd);
-  if (!in_window) {
+  if (!in_window && (size >= out->cap || !out->cap)) {
     /* (a buffer the caller sized itself is left as it is; a capped one
      * never grows past its max) */
     size_t min = out->max && out->max < DS_ZSTD_MIN_BUFFER ? out->max : DS_ZSTD_MIN_BUFFER;
     if (!out->cap && ds_buf_reserve(out, min)) return ds_err(err, "out of memory");
     if (ds_buf_reserve(out, size ? (size_t)size : 1)) return ds_err(err, "out of memory");
+  }
+  if (!in_window) {
     dst = out->data;
     dcap = out->cap;
   }

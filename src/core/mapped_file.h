@@ -76,6 +76,16 @@ typedef struct ds_view {
  * v (or for as long as f, when f is loaded or in memory). */
 int ds_view_read(ds_view *v, const ds_file *f, uint64_t off, uint64_t len,
                  const uint8_t **out, char **err);
+/* The bytes [off, off + len) of f when v's window already holds them (no
+ * system call, no check left to make: the window was read from f), else
+ * NULL: then ds_view_read. Inline, for the per-record path of scans. */
+static inline const uint8_t *ds_view_held(const ds_view *v, const ds_file *f,
+                                          uint64_t off, uint64_t len) {
+  if (v->file != f || v->ino != f->ino || v->dev != f->dev || off < v->off ||
+      off - v->off > v->buf.len || len > v->buf.len - (off - v->off))
+    return NULL;
+  return v->buf.data + (off - v->off);
+}
 /* Readers load a table they would otherwise read entry by entry (bagz
  * limits, datadings offsets) into memory once a view has jumped this often:
  * scans stay flat in memory, lookups then cost one read, not two. */

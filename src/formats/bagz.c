@@ -289,19 +289,22 @@ static int read_limits(bagz_shard *s, bagz_io *io, uint64_t off, uint64_t len,
 /* Where record `index` of shard `shard` lies in its file: [*start, *end),
  * from its limits (read through io->limits), checked against the records
  * section. */
-int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
-                      uint64_t index, uint64_t *start, uint64_t *end,
-                      char **err) {
+static inline int stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
+                               uint64_t index, uint64_t *start, uint64_t *end,
+                               char **err) {
   if (shard >= r->nshards || index >= r->shards[shard].count)
     return ds_err(err, "record %llu of shard %zu does not exist",
                   (unsigned long long)index, shard);
   bagz_shard *s = &r->shards[shard];
   uint64_t off = s->limits_off + 8 * index;
-  const uint8_t *lp;
-  const uint8_t *mem = limits_in_memory(s);
-  /* the limit before it (the record's start) and its own (its end) */
+  /* the limit before it (the record's start) and its own (its end): from
+   * io's window when it holds them (a scan), else from the limits in
+   * memory, else read */
+  const uint8_t *lp = ds_view_held(&io->limits, s->limits, index ? off - 8 : off,
+                                   index ? 16 : 8);
+  const uint8_t *mem = lp ? NULL : limits_in_memory(s);
   if (mem) lp = mem + 8 * index - (index ? 8 : 0);
-  else if (read_limits(s, io, index ? off - 8 : off, index ? 16 : 8, &lp, err))
+  else if (!lp && read_limits(s, io, index ? off - 8 : off, index ? 16 : 8, &lp, err))
     return -1;
   *start = index ? ds_le64(lp) : 0;
   *end = ds_le64(index ? lp + 8 : lp);
@@ -322,6 +325,12 @@ int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
                   s->limits != &s->data ? s->limits->path : "",
                   s->limits != &s->data ? ": the data file is shorter than its limits say" : "");
   return 0;
+}
+
+int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
+                      uint64_t index, uint64_t *start, uint64_t *end,
+                      char **err) {
+  return stored_range(r, io, shard, index, start, end, err);
 }
 
 int bagz_stored(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
@@ -348,9 +357,10 @@ static int record_error(const bagz_shard *s, uint64_t index, uint64_t g, size_t 
   return -1;
 }
 
-int bagz_decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard, uint64_t index,
-                uint64_t g, uint64_t start, const uint8_t *stored, size_t len,
-                ds_buf *scratch, const uint8_t **p, size_t *n, char **err) {
+static inline int decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard,
+                         uint64_t index, uint64_t g, uint64_t start,
+                         const uint8_t *stored, size_t len, ds_buf *scratch,
+                         const uint8_t **p, size_t *n, char **err) {
   const bagz_shard *s = &r->shards[shard];
   if (!s->zstd || len == 0) {
     if (scratch->max && len > scratch->max) {
@@ -369,6 +379,12 @@ int bagz_decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard, uint64_t ind
   return 0;
 }
 
+int bagz_decode(const bagz_reader *r, ds_zstd_ctx *z, size_t shard, uint64_t index,
+                uint64_t g, uint64_t start, const uint8_t *stored, size_t len,
+                ds_buf *scratch, const uint8_t **p, size_t *n, char **err) {
+  return decode(r, z, shard, index, g, start, stored, len, scratch, p, n, err);
+}
+
 int bagz_read_span(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t index,
                    uint64_t g, uint64_t start, uint64_t end, const uint8_t **p,
                    char **err) {
@@ -385,7 +401,7 @@ int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard
                  uint64_t index, uint64_t g, ds_buf *scratch,
                  const uint8_t **p, size_t *n, char **err) {
   uint64_t start, end;
-  if (bagz_stored_range(r, io, shard, index, &start, &end, err)) return -1;
+  if (stored_range(r, io, shard, index, &start, &end, err)) return -1;
   const bagz_shard *s = &r->shards[shard];
   size_t len = (size_t)(end - start);
   /* a raw record too big for max_value_bytes is refused before reading */
@@ -393,10 +409,10 @@ int bagz_read_at(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, size_t shard
     ds_err_too_big(err, "record", len, scratch->max);
     return record_error(s, index, g, len, start, err);
   }
-  const uint8_t *stored = NULL;
-  if (ds_view_read(&io->data, &s->data, start, len, &stored, err))
+  const uint8_t *stored = ds_view_held(&io->data, &s->data, start, len);
+  if (!stored && ds_view_read(&io->data, &s->data, start, len, &stored, err))
     return record_error(s, index, g, len, start, err);
-  return bagz_decode(r, z, shard, index, g, start, stored, len, scratch, p, n, err);
+  return decode(r, z, shard, index, g, start, stored, len, scratch, p, n, err);
 }
 
 int bagz_read(const bagz_reader *r, ds_zstd_ctx *z, bagz_io *io, uint64_t g,
