@@ -30,6 +30,7 @@
 #define AW_MIN_TRAIN_BLOCKS 7  /* upstream: fewer blocks crash its trainer */
 #define AW_MIN_DICT 1024       /* upstream's smallest dictionary request */
 #define AW_SPILL ".blocks.tmp"
+#define AW_TRAIN_THREADS 4     /* at most, for the trainer's search over k */
 
 /* How the open shard stores its blocks. */
 enum { AW_RAW, AW_ZSTD, AW_SHARED, AW_TRAIN };
@@ -319,8 +320,21 @@ static int map_spill(atlas_writer *w, size_t k, uint64_t n, uint8_t **map,
   return rc;
 }
 
-/* Train a dictionary on the raw blocks (map[0..bytes), sizes raw[0..n)).
- * Returns 0 with the dictionary in *dict (NULL when zstd refused). */
+/* Threads for the trainer's search: the CPUs online, 1 to
+ * AW_TRAIN_THREADS. */
+static unsigned train_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > AW_TRAIN_THREADS ? AW_TRAIN_THREADS : (unsigned)n;
+}
+
+/* Train a dictionary on the raw blocks (map[0..bytes), sizes raw[0..n))
+ * as upstream does: python-zstandard's train_dictionary(size, blocks,
+ * level=level) is ZDICT_optimizeTrainFromBuffer_fastCover with d=8,
+ * steps=4 and the writer's level (ZDICT_trainFromBuffer's parameters but
+ * for the level). The search over k tries its candidates on several
+ * threads (zstd's nbThreads): the same candidates, the smallest
+ * compressed size wins. Returns 0 with the dictionary in *dict (NULL when
+ * zstd refused). */
 static int train(atlas_writer *w, const uint8_t *map, const aw_shard *s,
                  ds_buf *dict, char **err) {
   size_t cap = (size_t)(w->o.dict_size * (double)s->raw_bytes) + 1;
@@ -331,8 +345,14 @@ static int train(atlas_writer *w, const uint8_t *map, const aw_shard *s,
     return ds_err(err, "out of memory");
   }
   for (size_t i = 0; i < s->n_raw; i++) sizes[i] = (size_t)s->raw[i];
-  size_t r = ZDICT_trainFromBuffer(dict->data, cap, map, sizes,
-                                   (unsigned)s->n_raw);
+  ZDICT_fastCover_params_t fp;
+  memset(&fp, 0, sizeof fp);
+  fp.d = 8;
+  fp.steps = 4;
+  fp.nbThreads = train_threads();
+  fp.zParams.compressionLevel = w->o.level ? w->o.level : 3; /* as level or 3 */
+  size_t r = ZDICT_optimizeTrainFromBuffer_fastCover(dict->data, cap, map, sizes,
+                                                     (unsigned)s->n_raw, &fp);
   free(sizes);
   dict->len = ZDICT_isError(r) ? 0 : r;
   return 0;

@@ -8,8 +8,10 @@
  * index.npy (the smallest unsigned dtype that holds data.bin's size),
  * meta.json and zstd_dict.bin as upstream writes them; ROOT/meta.json.
  *
- * Dictionaries are trained with zstd's ZDICT_trainFromBuffer on the
- * shard's pickled blocks at max(int(dict_size * bytes) + 1, 1024) bytes,
+ * Dictionaries are trained as python-zstandard's train_dictionary does for
+ * upstream (zstd's fastCover trainer, d=8, 4 steps over k, the writer's
+ * level; the search on several threads) on the shard's pickled blocks at
+ * max(int(dict_size * bytes) + 1, 1024) bytes,
  * as upstream: a shard of fewer than 7 blocks falls back to plain zstd
  * (its meta says 1), and when shard 0 of a strategy-2 dataset falls back,
  * the whole dataset does. A training that zstd refuses (too little data)
