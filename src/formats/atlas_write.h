@@ -37,6 +37,8 @@ typedef struct atlas_write_options {
   int level;            /* zstd level */
   double dict_size;     /* dictionary size as a fraction of a shard, 0..1 */
   int sync;             /* fsync every file and folder when finishing */
+  int threads;          /* 2: blocks with a dictionary are compressed on a
+                         * helper thread too (in order); 1: none */
 } atlas_write_options;
 
 /* Upstream's defaults where it has them (strategy 2, level 3, dict_size
