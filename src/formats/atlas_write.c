@@ -364,7 +364,7 @@ static int train(atlas_writer *w, const uint8_t *map, const aw_shard *s,
   memset(&fp, 0, sizeof fp);
   fp.d = 8;
   fp.steps = 4;
-  fp.nbThreads = train_threads();
+  fp.nbThreads = w->o.threads > 1 ? train_threads() : 0;
   fp.zParams.compressionLevel = w->o.level ? w->o.level : 3; /* as level or 3 */
   size_t r = ZDICT_optimizeTrainFromBuffer_fastCover(dict->data, cap, map, sizes,
                                                      (unsigned)s->n_raw, &fp);

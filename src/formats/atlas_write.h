@@ -17,9 +17,12 @@
  * the whole dataset does. A training that zstd refuses (too little data)
  * falls back the same way (upstream would raise).
  *
- * Memory is bounded by one block: blocks of a shard that trains a
- * dictionary wait in a temporary file in the shard folder
- * (".blocks.tmp"), read back through mmap when the shard is finished.
+ * Memory is bounded by one block and the compressor's batches (blocks
+ * compressed with a dictionary go through formats/bagz_compress.h: about
+ * 1 MiB batches, a ring of 4, compressed on a helper thread with
+ * threads=2): blocks of a shard that trains a dictionary wait in a
+ * temporary file in the shard folder (".blocks.tmp"), read back through
+ * mmap when the shard is finished. threads=1 also trains on one thread.
  * Knows no SQLite; writes into a directory the caller provides (a staging
  * directory) and never outside it. */
 #ifndef DS_ATLAS_WRITE_H
