@@ -26,8 +26,32 @@ size_t ds_utf8_seq(const uint8_t *p, size_t n, size_t *skip) {
   return need + 1;
 }
 
-/* Whole-text check, ASCII runs skipped a word at a time. */
+/* 1 when p[0..n) is all ASCII: the words ORed together, one test at the
+ * end (the common case, with no branch per word). */
+static int all_ascii(const uint8_t *p, size_t n) {
+  uint64_t acc = 0, w[4];
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    memcpy(w, p + i, 32);
+    acc |= w[0] | w[1] | w[2] | w[3];
+  }
+  for (; i + 8 <= n; i += 8) {
+    memcpy(w, p + i, 8);
+    acc |= w[0];
+  }
+  if (n >= 8) {
+    memcpy(w, p + n - 8, 8); /* the tail: the last 8 bytes at once */
+    acc |= w[0];
+  } else {
+    for (; i < n; i++) acc |= p[i];
+  }
+  return !(acc & 0x8080808080808080ull);
+}
+
+/* Whole-text check: all-ASCII text at once, else ASCII runs skipped a
+ * word at a time. */
 int ds_utf8_valid(const uint8_t *p, size_t n) {
+  if (all_ascii(p, n)) return 1;
   size_t i = 0, skip;
   while (i < n) {
     /* ASCII runs 32, then 8 bytes at a time (most text is ASCII) */

@@ -24,12 +24,14 @@
 #include "core/npy.h"
 #include "core/stage.h"
 #include "formats/atlas.h"
+#include "formats/bagz_compress.h"
 #include "formats/pickle.h"
 #include "formats/pickle_write.h"
 
 #define AW_MIN_TRAIN_BLOCKS 7  /* upstream: fewer blocks crash its trainer */
 #define AW_MIN_DICT 1024       /* upstream's smallest dictionary request */
 #define AW_SPILL ".blocks.tmp"
+#define AW_TRAIN_THREADS 4     /* at most, for the trainer's search over k */
 
 /* How the open shard stores its blocks. */
 enum { AW_RAW, AW_ZSTD, AW_SHARED, AW_TRAIN };
@@ -58,8 +60,11 @@ struct atlas_writer {
   ds_buf block, zbuf;
   uint64_t in_block;   /* examples in the open block (0: none open) */
   ZSTD_CCtx *cctx;
-  ZSTD_CDict *shared;  /* strategy 2 after shard 0 */
-  ds_buf shared_dict;  /* its bytes (to read blocks back in a truncation) */
+  ds_buf shared_dict;  /* strategy 2 after shard 0: the shared dictionary
+                        * (to read blocks back in a truncation) */
+  bagz_compressor *zc; /* the last trained dictionary's ordered compressor
+                        * (frames made on a helper thread with threads=2);
+                        * its frames go to the open shard's data.bin */
   int finished;
 };
 
@@ -142,6 +147,7 @@ void atlas_write_defaults(atlas_write_options *o) {
   o->level = 3;
   o->dict_size = 0.01;
   o->sync = 1;
+  o->threads = 2;
 }
 
 int atlas_write_check(const atlas_write_options *o, char **err) {
@@ -154,6 +160,8 @@ int atlas_write_check(const atlas_write_options *o, char **err) {
                   ZSTD_minCLevel(), ZSTD_maxCLevel(), o->level);
   if (!(o->dict_size >= 0.0 && o->dict_size <= 1.0))
     return ds_err(err, "dict_size must be between 0 and 1");
+  if (o->threads < 1 || o->threads > 2)
+    return ds_err(err, "threads must be 1 or 2 (got %d)", o->threads);
   return 0;
 }
 
@@ -198,17 +206,24 @@ static int put_block(atlas_writer *w, const uint8_t *p, size_t n, char **err) {
   return 0;
 }
 
-/* Compress src with the writer's context (dictionary: `cd`, or none). */
-static int compress(atlas_writer *w, const ZSTD_CDict *cd, const uint8_t *src,
-                    size_t n, char **err) {
+/* The compressor's emit: one frame, in order, to the open shard. */
+static int emit_block(void *w, const uint8_t *p, size_t n, char **err) {
+  return put_block(w, p, n, err);
+}
+
+/* Every block still queued in the compressor into data.bin. */
+static int drain(atlas_writer *w, char **err) {
+  return w->zc ? bagz_compressor_drain(w->zc, err) : 0;
+}
+
+/* Compress src with the writer's context, no dictionary (blocks with one
+ * go through w->zc). */
+static int compress(atlas_writer *w, const uint8_t *src, size_t n, char **err) {
   size_t cap = ZSTD_compressBound(n);
   if (ds_buf_reserve(&w->zbuf, cap)) return ds_err(err, "out of memory");
   if (!w->cctx && !(w->cctx = ZSTD_createCCtx()))
     return ds_err(err, "out of memory");
-  size_t r = cd ? ZSTD_compress_usingCDict(w->cctx, w->zbuf.data, cap, src, n,
-                                           cd)
-                : ZSTD_compressCCtx(w->cctx, w->zbuf.data, cap, src, n,
-                                    w->o.level);
+  size_t r = ZSTD_compressCCtx(w->cctx, w->zbuf.data, cap, src, n, w->o.level);
   if (ZSTD_isError(r)) return ds_err(err, "zstd: %s", ZSTD_getErrorName(r));
   w->zbuf.len = r;
   return 0;
@@ -220,9 +235,10 @@ static int store_block(atlas_writer *w, const uint8_t *p, size_t n,
   aw_shard *s = &w->shards[w->nshards - 1];
   switch (s->mode) {
     case AW_RAW: return put_block(w, p, n, err);
-    case AW_ZSTD: case AW_SHARED:
-      if (compress(w, s->mode == AW_SHARED ? w->shared : NULL, p, n, err))
-        return -1;
+    case AW_SHARED: /* queued: the frame comes out in order, maybe later */
+      return bagz_compressor_add(w->zc, s->n_off + s->n_raw, p, n, err);
+    case AW_ZSTD:
+      if (compress(w, p, n, err)) return -1;
       return put_block(w, w->zbuf.data, w->zbuf.len, err);
     default:
       if (w->spill_fd < 0 &&
@@ -319,8 +335,21 @@ static int map_spill(atlas_writer *w, size_t k, uint64_t n, uint8_t **map,
   return rc;
 }
 
-/* Train a dictionary on the raw blocks (map[0..bytes), sizes raw[0..n)).
- * Returns 0 with the dictionary in *dict (NULL when zstd refused). */
+/* Threads for the trainer's search: the CPUs online, 1 to
+ * AW_TRAIN_THREADS. */
+static unsigned train_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > AW_TRAIN_THREADS ? AW_TRAIN_THREADS : (unsigned)n;
+}
+
+/* Train a dictionary on the raw blocks (map[0..bytes), sizes raw[0..n))
+ * as upstream does: python-zstandard's train_dictionary(size, blocks,
+ * level=level) is ZDICT_optimizeTrainFromBuffer_fastCover with d=8,
+ * steps=4 and the writer's level (ZDICT_trainFromBuffer's parameters but
+ * for the level). The search over k tries its candidates on several
+ * threads (zstd's nbThreads): the same candidates, the smallest
+ * compressed size wins. Returns 0 with the dictionary in *dict (NULL when
+ * zstd refused). */
 static int train(atlas_writer *w, const uint8_t *map, const aw_shard *s,
                  ds_buf *dict, char **err) {
   size_t cap = (size_t)(w->o.dict_size * (double)s->raw_bytes) + 1;
@@ -331,24 +360,32 @@ static int train(atlas_writer *w, const uint8_t *map, const aw_shard *s,
     return ds_err(err, "out of memory");
   }
   for (size_t i = 0; i < s->n_raw; i++) sizes[i] = (size_t)s->raw[i];
-  size_t r = ZDICT_trainFromBuffer(dict->data, cap, map, sizes,
-                                   (unsigned)s->n_raw);
+  ZDICT_fastCover_params_t fp;
+  memset(&fp, 0, sizeof fp);
+  fp.d = 8;
+  fp.steps = 4;
+  fp.nbThreads = w->o.threads > 1 ? train_threads() : 0;
+  fp.zParams.compressionLevel = w->o.level ? w->o.level : 3; /* as level or 3 */
+  size_t r = ZDICT_optimizeTrainFromBuffer_fastCover(dict->data, cap, map, sizes,
+                                                     (unsigned)s->n_raw, &fp);
   free(sizes);
   dict->len = ZDICT_isError(r) ? 0 : r;
   return 0;
 }
 
-/* Compress every raw block of a training shard into data.bin. */
+/* Compress every raw block of a training shard into data.bin: with the
+ * dictionary's compressor (w->zc) when `dict`, else plain zstd. */
 static int compress_spill(atlas_writer *w, const uint8_t *map, aw_shard *s,
-                          const ZSTD_CDict *cd, char **err) {
+                          int dict, char **err) {
   uint64_t at = 0;
   for (size_t i = 0; i < s->n_raw; i++) {
-    if (compress(w, cd, map + at, (size_t)s->raw[i], err) ||
-        put_block(w, w->zbuf.data, w->zbuf.len, err))
+    if (dict ? bagz_compressor_add(w->zc, i, map + at, (size_t)s->raw[i], err)
+             : compress(w, map + at, (size_t)s->raw[i], err) ||
+                   put_block(w, w->zbuf.data, w->zbuf.len, err))
       return -1;
     at += s->raw[i];
   }
-  return 0;
+  return dict ? drain(w, err) : 0;
 }
 
 /* Finish a training shard: dictionary (or the fallback), data.bin. When it
@@ -361,17 +398,19 @@ static int finish_training(atlas_writer *w, size_t k, char **err) {
   ds_buf dict = {0};
   int rc = 0;
   if (s->n_raw >= AW_MIN_TRAIN_BLOCKS) rc = train(w, map, s, &dict, err);
-  ZSTD_CDict *cd = NULL;
-  if (!rc && dict.len &&
-      !(cd = ZSTD_createCDict(dict.data, dict.len, w->o.level)))
-    rc = ds_err(err, "out of memory");
-  int shared = w->strategy == ATLAS_SHARED_DICTIONARY && k == 0;
-  if (!rc) {
-    s->strategy = !cd ? ATLAS_STANDARD_COMPRESSION
-                      : shared ? ATLAS_SHARED_DICTIONARY : ATLAS_SHARD_DICTIONARY;
-    rc = compress_spill(w, map, s, cd, err);
+  int have = !rc && dict.len, shared = w->strategy == ATLAS_SHARED_DICTIONARY && k == 0;
+  if (have) { /* the dictionary's compressor replaces the last one */
+    bagz_compressor_free(w->zc);
+    w->zc = NULL;
+    rc = bagz_compressor_new(w->o.level, dict.data, dict.len, w->o.threads,
+                             emit_block, w, &w->zc, err);
   }
-  if (!rc && cd) {
+  if (!rc) {
+    s->strategy = !have ? ATLAS_STANDARD_COMPRESSION
+                        : shared ? ATLAS_SHARED_DICTIONARY : ATLAS_SHARD_DICTIONARY;
+    rc = compress_spill(w, map, s, have, err);
+  }
+  if (!rc && have) {
     char *path = shared ? ds_strf("%s/zstd_dict.bin", w->dir)
                         : shard_path(w, k, "zstd_dict.bin");
     rc = path ? write_file(path, dict.data, dict.len, w->o.sync, err)
@@ -379,16 +418,13 @@ static int finish_training(atlas_writer *w, size_t k, char **err) {
     free(path);
   }
   if (!rc && shared) {
-    if (cd) {
-      w->shared = cd;
-      cd = NULL;
+    if (have) {
       w->shared_dict.len = 0;
       if (ds_buf_append(&w->shared_dict, dict.data, dict.len))
         rc = ds_err(err, "out of memory");
     }
     else w->strategy = ATLAS_STANDARD_COMPRESSION;
   }
-  ZSTD_freeCDict(cd);
   ds_buf_free(&dict);
   if (map) munmap(map, s->raw_bytes);
   return rc;
@@ -398,7 +434,7 @@ static int finish_training(atlas_writer *w, size_t k, char **err) {
 static int close_shard(atlas_writer *w, char **err) {
   size_t k = w->nshards - 1;
   aw_shard *s = &w->shards[k];
-  if (flush_block(w, err)) return -1;
+  if (flush_block(w, err) || drain(w, err)) return -1;
   close_fd(&w->spill_fd);
   if (s->mode == AW_TRAIN) {
     if (finish_training(w, k, err)) return -1;
@@ -550,8 +586,8 @@ static int reopen_shard(atlas_writer *w, size_t k, uint64_t blocks,
     char *path = ds_strf("%s/zstd_dict.bin", w->dir);
     if (path) unlink(path);
     free(path);
-    ZSTD_freeCDict(w->shared);
-    w->shared = NULL;
+    bagz_compressor_free(w->zc);
+    w->zc = NULL;
     w->strategy = ATLAS_SHARED_DICTIONARY;
   }
   if (s->finished) {
@@ -582,6 +618,7 @@ int atlas_writer_truncate(atlas_writer *w, uint64_t count, char **err) {
     return ds_err(err, "cannot truncate to %llu examples, there are %llu",
                   (unsigned long long)count, (unsigned long long)w->count);
   if (count == w->count) return 0;
+  if (drain(w, err)) return -1; /* every stored block in data.bin */
   size_t k = count ? (size_t)((count - 1) / w->o.shard_size) : 0;
   uint64_t j = count - k * w->o.shard_size;
   uint64_t b = j / w->o.block_size, e = j % w->o.block_size;
@@ -665,11 +702,11 @@ void atlas_writer_free(atlas_writer *w) {
     free(w->shards[k].raw);
   }
   free(w->shards);
+  bagz_compressor_free(w->zc);
   ds_pickler_free(&w->pk);
   ds_buf_free(&w->block);
   ds_buf_free(&w->zbuf);
   ZSTD_freeCCtx(w->cctx);
-  ZSTD_freeCDict(w->shared);
   ds_buf_free(&w->shared_dict);
   free(w->dir);
   free(w);

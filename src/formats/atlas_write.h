@@ -8,16 +8,21 @@
  * index.npy (the smallest unsigned dtype that holds data.bin's size),
  * meta.json and zstd_dict.bin as upstream writes them; ROOT/meta.json.
  *
- * Dictionaries are trained with zstd's ZDICT_trainFromBuffer on the
- * shard's pickled blocks at max(int(dict_size * bytes) + 1, 1024) bytes,
+ * Dictionaries are trained as python-zstandard's train_dictionary does for
+ * upstream (zstd's fastCover trainer, d=8, 4 steps over k, the writer's
+ * level; the search on several threads) on the shard's pickled blocks at
+ * max(int(dict_size * bytes) + 1, 1024) bytes,
  * as upstream: a shard of fewer than 7 blocks falls back to plain zstd
  * (its meta says 1), and when shard 0 of a strategy-2 dataset falls back,
  * the whole dataset does. A training that zstd refuses (too little data)
  * falls back the same way (upstream would raise).
  *
- * Memory is bounded by one block: blocks of a shard that trains a
- * dictionary wait in a temporary file in the shard folder
- * (".blocks.tmp"), read back through mmap when the shard is finished.
+ * Memory is bounded by one block and the compressor's batches (blocks
+ * compressed with a dictionary go through formats/bagz_compress.h: about
+ * 1 MiB batches, a ring of 4, compressed on a helper thread with
+ * threads=2): blocks of a shard that trains a dictionary wait in a
+ * temporary file in the shard folder (".blocks.tmp"), read back through
+ * mmap when the shard is finished. threads=1 also trains on one thread.
  * Knows no SQLite; writes into a directory the caller provides (a staging
  * directory) and never outside it. */
 #ifndef DS_ATLAS_WRITE_H
@@ -35,6 +40,8 @@ typedef struct atlas_write_options {
   int level;            /* zstd level */
   double dict_size;     /* dictionary size as a fraction of a shard, 0..1 */
   int sync;             /* fsync every file and folder when finishing */
+  int threads;          /* 2: blocks with a dictionary are compressed on a
+                         * helper thread too (in order); 1: none */
 } atlas_write_options;
 
 /* Upstream's defaults where it has them (strategy 2, level 3, dict_size

@@ -48,18 +48,50 @@ static int encode(ds_pickler *p, const ds_value *v, int depth, char **err);
 
 /* ---- small writers -------------------------------------------------- */
 
+/* Where the next n bytes go (exactly n, so a buffer's max still holds),
+ * or NULL without memory; the caller writes them and adds n to len. Most
+ * calls only compare: the buffer grows by doubling. */
+static inline uint8_t *room(ds_pickler *p, size_t n) {
+  ds_buf *b = p->out;
+  if (b->cap - b->len < n &&
+      (n > SIZE_MAX - b->len || ds_buf_reserve(b, b->len + n)))
+    return NULL;
+  return b->data + b->len;
+}
+
 /* Append one opcode byte. */
-static int op(ds_pickler *p, int code) {
-  uint8_t b = (uint8_t)code;
-  return ds_buf_append(p->out, &b, 1);
+static inline int op(ds_pickler *p, int code) {
+  uint8_t *w = room(p, 1);
+  if (!w) return -1;
+  *w = (uint8_t)code;
+  p->out->len++;
+  return 0;
 }
 
 /* Append an opcode and an n-byte little-endian argument. */
-static int op_le(ds_pickler *p, int code, uint64_t arg, int n) {
-  uint8_t b[9];
-  b[0] = (uint8_t)code;
-  for (int i = 0; i < n; i++) b[1 + i] = (uint8_t)(arg >> (8 * i));
-  return ds_buf_append(p->out, b, (size_t)n + 1);
+static inline int op_le(ds_pickler *p, int code, uint64_t arg, int n) {
+  uint8_t *w = room(p, (size_t)n + 1);
+  if (!w) return -1;
+  w[0] = (uint8_t)code;
+  for (int i = 0; i < n; i++) w[1 + i] = (uint8_t)(arg >> (8 * i));
+  p->out->len += (size_t)n + 1;
+  return 0;
+}
+
+/* Append an opcode with its little-endian length (1, 4 or 8 bytes as
+ * `op1` / `op4` / `op8` say: the str and bytes forms) and the n bytes of
+ * s, in one step. */
+static int op_sized(ds_pickler *p, int op1, int op4, int op8, const uint8_t *s,
+                    size_t n) {
+  int k = n < 256 ? 1 : n <= 0xffffffffu ? 4 : 8;
+  if ((size_t)k + 1 > SIZE_MAX - n) return -1;
+  uint8_t *w = room(p, (size_t)k + 1 + n);
+  if (!w) return -1;
+  w[0] = (uint8_t)(k == 1 ? op1 : k == 4 ? op4 : op8);
+  for (int i = 0; i < k; i++) w[1 + i] = (uint8_t)((uint64_t)n >> (8 * i));
+  if (n) memcpy(w + 1 + k, s, n);
+  p->out->len += (size_t)k + 1 + n;
+  return 0;
 }
 
 /* MEMOIZE, returning the index it gave (+1) in *idx. */
@@ -79,10 +111,47 @@ static int oom(char **err) { return ds_err(err, "out of memory"); }
 
 /* ---- string memo ---------------------------------------------------- */
 
+static uint64_t load64(const uint8_t *s) {
+  uint64_t w;
+  memcpy(&w, s, 8);
+  return w;
+}
+
+static uint64_t load32(const uint8_t *s) {
+  uint32_t w;
+  memcpy(&w, s, 4);
+  return w;
+}
+
+/* A hash of a short string, a word at a time (the last word overlapping):
+ * only for the table's slots, equal strings are compared byte by byte. */
 static uint64_t hash_bytes(const uint8_t *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ull;
-  return h;
+  const uint64_t m = 0x9E3779B97F4A7C15ull;
+  uint64_t h = (n + 1) * m;
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8) h = (h ^ load64(s + i)) * m;
+    h = (h ^ load64(s + n - 8)) * m;
+  } else if (n >= 4) {
+    h = (h ^ (load32(s) | load32(s + n - 4) << 32)) * m;
+  } else if (n) {
+    h = (h ^ (s[0] | (uint64_t)s[n / 2] << 8 | (uint64_t)s[n - 1] << 16)) * m;
+  }
+  return h ^ (h >> 31);
+}
+
+/* a[0..n) == b[0..n) for the short strings of the memo, a word at a time
+ * (the last word overlapping) rather than a call to memcmp. */
+static int same_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8)
+      if (load64(a + i) != load64(b + i)) return 0;
+    return load64(a + n - 8) == load64(b + n - 8);
+  }
+  if (n >= 4)
+    return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return 0;
+  return 1;
 }
 
 /* The slot holding s[0..n), or the empty slot where it belongs. */
@@ -93,7 +162,7 @@ static pkw_slot *memo_find(ds_pickler *p, const uint8_t *s, size_t n,
     pkw_slot *sl = &p->slots[i];
     if (!sl->idx) return sl;
     if (sl->hash == h && sl->len == n &&
-        memcmp(p->keys.data + sl->off, s, n) == 0)
+        same_bytes(p->keys.data + sl->off, s, n))
       return sl;
   }
 }
@@ -207,16 +276,17 @@ static int put_bigint(ds_pickler *p, const uint8_t *s, size_t n, char **err) {
 static int put_float(ds_pickler *p, double d) {
   uint64_t u;
   memcpy(&u, &d, 8);
-  uint8_t b[9];
-  b[0] = OP_BINFLOAT;
-  for (int i = 0; i < 8; i++) b[1 + i] = (uint8_t)(u >> (56 - 8 * i));
-  return ds_buf_append(p->out, b, 9);
+  uint8_t *w = room(p, 9);
+  if (!w) return -1;
+  w[0] = OP_BINFLOAT;
+  for (int i = 0; i < 8; i++) w[1 + i] = (uint8_t)(u >> (56 - 8 * i));
+  p->out->len += 9;
+  return 0;
 }
 
-/* A str (UTF-8 checked), memoized when short: BINGET if seen before. */
+/* A str (UTF-8 checked), memoized when short: BINGET if seen before (the
+ * same bytes as a str already checked, so not checked again). */
 static int put_str(ds_pickler *p, const uint8_t *s, size_t n, char **err) {
-  if (!ds_utf8_valid(s, n))
-    return ds_err(err, "text is not valid UTF-8 (a Python str must be)");
   pkw_slot *sl = NULL;
   uint64_t h = 0;
   if (n <= PKW_MEMO_LEN) {
@@ -227,10 +297,10 @@ static int put_str(ds_pickler *p, const uint8_t *s, size_t n, char **err) {
     sl = memo_find(p, s, n, h);
     if (sl->idx) return get(p, sl->idx) ? oom(err) : 0;
   }
-  int rc = n < 256 ? op_le(p, OP_SHORT_BINUNICODE, n, 1)
-           : n <= 0xffffffffu ? op_le(p, OP_BINUNICODE, n, 4)
-                              : op_le(p, OP_BINUNICODE8, n, 8);
-  if (rc || ds_buf_append(p->out, s, n)) return oom(err);
+  if (!ds_utf8_valid(s, n))
+    return ds_err(err, "text is not valid UTF-8 (a Python str must be)");
+  if (op_sized(p, OP_SHORT_BINUNICODE, OP_BINUNICODE, OP_BINUNICODE8, s, n))
+    return oom(err);
   if (!sl) return 0;
   size_t off = p->keys.len;
   if (ds_buf_append(&p->keys, s, n)) return oom(err);
@@ -247,10 +317,7 @@ static int put_cstr(ds_pickler *p, const char *s, char **err) {
 }
 
 static int put_bytes(ds_pickler *p, const uint8_t *s, size_t n) {
-  int rc = n < 256 ? op_le(p, OP_SHORT_BINBYTES, n, 1)
-           : n <= 0xffffffffu ? op_le(p, OP_BINBYTES, n, 4)
-                              : op_le(p, OP_BINBYTES8, n, 8);
-  return rc ? rc : ds_buf_append(p->out, s, n);
+  return op_sized(p, OP_SHORT_BINBYTES, OP_BINBYTES, OP_BINBYTES8, s, n);
 }
 
 /* ---- containers ----------------------------------------------------- */
@@ -393,7 +460,7 @@ static int put_ndarray(ds_pickler *p, const ds_value *v, char **err) {
 /* ---- one value ------------------------------------------------------ */
 
 static int encode(ds_pickler *p, const ds_value *v, int depth, char **err) {
-  if (ds_value_check_depth(depth, err)) return -1;
+  if (depth > DS_VALUE_MAX_DEPTH) return ds_value_check_depth(depth, err);
   int rc = 0;
   switch (v->type) {
     case DS_V_NULL: rc = op(p, OP_NONE); break;

@@ -10,7 +10,8 @@
  * columns left out), or without columns= the `value` column itself.
  * Options as upstream's AtlasDatasetWriter names them: block_size,
  * strategy (0 none, 1 zstd, 2 shared dictionary, 3 per-shard), level,
- * dict_size (a fraction), shard_size. */
+ * dict_size (a fraction), shard_size; and threads (2: frames with a
+ * dictionary are made on a helper thread too). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,14 +63,15 @@ int atlas_table_write_open(const char *path, const ds_options *o, int mode,
   if (!wo) return ds_err(err, "out of memory");
   atlas_write_defaults(wo);
   wo->sync = 0; /* the stage fsyncs the whole tree before the commit */
-  int64_t bs, ss, st, lv;
+  int64_t bs, ss, st, lv, th;
   if (ds_options_int(o, "block_size", (int64_t)wo->block_size, 1, INT64_MAX, &bs, err) ||
+      ds_options_int(o, "threads", wo->threads, 1, 2, &th, err) ||
       ds_options_int(o, "shard_size", (int64_t)wo->shard_size, 1, INT64_MAX, &ss, err) ||
       ds_options_int(o, "strategy", wo->strategy, 0, 3, &st, err) ||
       ds_options_int(o, "level", wo->level, -131072, 22, &lv, err) ||
       parse_fraction(ds_options_get(o, "dict_size"), wo->dict_size, &wo->dict_size, err) ||
       (wo->block_size = (uint64_t)bs, wo->shard_size = (uint64_t)ss, wo->strategy = (int)st,
-       wo->level = (int)lv, atlas_write_check(wo, err))) {
+       wo->level = (int)lv, wo->threads = (int)th, atlas_write_check(wo, err))) {
     free(wo);
     ds_err_prefix(err, path);
     return -1;

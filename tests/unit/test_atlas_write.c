@@ -11,6 +11,8 @@
  *   3. truncation (savepoints): inside a block, at block and shard
  *      boundaries, back into a shard that trained the shared dictionary,
  *      to 0; then more examples; the result reads back as expected;
+ *   3b. strategies 1-3 with threads=2 (dictionary frames made on a helper
+ *      thread) write the same files as threads=1, a truncation included;
  *   4. a refused example adds nothing (not even an empty shard);
  *   5. Python reads the datasets of each strategy as upstream's reader
  *      does (tests/unit/check_written.py). */
@@ -438,6 +440,86 @@ static void test_python(int strategy) {
   free(dir);
 }
 
+/* ------------------------------------------------------------ part 3b */
+
+/* Examples from..to-1 as {"i": i, "t": ~100 bytes of words picked by i}. */
+static int add_wordy(atlas_writer *w, uint64_t from, uint64_t to, char **err) {
+  static const char *const words[8] = {"sample", "label", "train", "test",
+                                       "model", "vector", "token", "the"};
+  for (uint64_t i = from; i < to; i++) {
+    char t[160];
+    size_t n = 0;
+    uint64_t x = i * 6364136223846793005ull + 1442695040888963407ull;
+    while (n < 100) {
+      n += (size_t)snprintf(t + n, sizeof t - n, "%s ", words[x >> 61]);
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+    }
+    ds_value kv[4] = {{DS_V_TEXT, {.s = {(const uint8_t *)"i", 1}}},
+                      {DS_V_INT, {.i = (int64_t)i}},
+                      {DS_V_TEXT, {.s = {(const uint8_t *)"t", 1}}},
+                      {DS_V_TEXT, {.s = {(const uint8_t *)t, n}}}};
+    ds_value ex = {DS_V_MAP, {.list = {kv, 2}}};
+    if (atlas_writer_add(w, &ex, err)) return -1;
+  }
+  return 0;
+}
+
+/* A dataset of 3 shards of about 1.3 MB of pickles (more than one batch of
+ * the compressor), with a truncation while blocks wait in the compressor. */
+static char *write_wordy(int strategy, int threads) {
+  atlas_write_options o;
+  atlas_write_defaults(&o);
+  o.strategy = strategy;
+  o.threads = threads;
+  o.block_size = 16;
+  o.shard_size = 10000;
+  o.sync = 0;
+  char *dir = fx_new_dir(g_tmp), *err = NULL;
+  atlas_writer *w = NULL;
+  int ok = atlas_writer_open(dir, &o, &w, &err) == 0 &&
+           add_wordy(w, 0, 19500, &err) == 0 &&
+           atlas_writer_truncate(w, 18321, &err) == 0 &&
+           add_wordy(w, 18321, 25000, &err) == 0 &&
+           atlas_writer_finish(w, &err) == 0;
+  CHECK_MSG(ok, "strategy %d threads=%d: written: %s", strategy, threads,
+            err ? err : "");
+  atlas_writer_free(w);
+  free(err);
+  return dir;
+}
+
+/* threads=2 (frames with a dictionary made on a helper thread) writes the
+ * same files as threads=1, and they read back. */
+static void test_threads(int strategy) {
+  char *one = write_wordy(strategy, 1), *two = write_wordy(strategy, 2);
+  static const char *const files[] = {"meta.json", "zstd_dict.bin", "0/data.bin",
+                                      "0/index.npy", "0/meta.json", "0/zstd_dict.bin",
+                                      "1/data.bin", "1/index.npy", "1/zstd_dict.bin",
+                                      "2/data.bin", "2/index.npy", "2/zstd_dict.bin"};
+  int same = 1, dicts = 0;
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char a[300], b[300];
+    snprintf(a, sizeof a, "%s/%s", one, files[i]);
+    snprintf(b, sizeof b, "%s/%s", two, files[i]);
+    int here = access(a, F_OK) == 0;
+    dicts += here && strstr(files[i], "dict") != NULL;
+    if (here != (access(b, F_OK) == 0) || (here && !fx_same_file(a, b))) {
+      printf("    %s differs\n", files[i]);
+      same = 0;
+    }
+  }
+  CHECK_MSG(same, "strategy %d: threads=2 writes the files of threads=1", strategy);
+  CHECK_MSG(dicts == (strategy == 2 ? 1 : strategy == 3 ? 3 : 0),
+            "strategy %d: %d dictionaries", strategy, dicts);
+  uint64_t got = 0;
+  char **v = read_all(two, &got);
+  CHECK_MSG(v && got == 25000, "strategy %d: 25000 examples read back (%llu)",
+            strategy, (unsigned long long)got);
+  if (v) free_all(v, got);
+  free(one);
+  free(two);
+}
+
 /* ------------------------------------------------------------ part 4 */
 
 static void test_refused(void) {
@@ -484,6 +566,7 @@ int main(void) {
   test_padding();
   for (int s = 0; s <= 3; s++) test_truncate(s);
   for (int s = 0; s <= 3; s++) test_python(s);
+  for (int s = 1; s <= 3; s++) test_threads(s);
   test_refused();
   fx_remove_tree(g_tmp);
   return check_exit();

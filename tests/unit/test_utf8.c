@@ -63,7 +63,36 @@ static void test_numbers(void) {
   CHECK(ds_load_float(be, 4, 1) == 1.5);
 }
 
+/* ds_utf8_valid at every length around its word steps (8 and 32 bytes):
+ * ASCII is valid; one stray continuation byte, a cut sequence or a valid
+ * two-byte sequence at any position is seen wherever it falls. */
+static void test_valid_positions(void) {
+  uint8_t t[80];
+  int ascii = 1, stray = 1, cut = 1, two = 1;
+  for (size_t n = 0; n <= 70; n++) {
+    memset(t, 'a', sizeof t);
+    ascii &= ds_utf8_valid(t, n);
+    for (size_t i = 0; i < n; i++) {
+      t[i] = 0x80;
+      stray &= !ds_utf8_valid(t, n);
+      t[i] = 0xC3; /* a lead byte: cut at the end, else followed by 'a' */
+      cut &= !ds_utf8_valid(t, n);
+      if (i + 1 < n) {
+        t[i + 1] = 0xA9;
+        two &= ds_utf8_valid(t, n);
+        t[i + 1] = 'a';
+      }
+      t[i] = 'a';
+    }
+  }
+  CHECK(ascii);
+  CHECK(stray);
+  CHECK(cut);
+  CHECK(two);
+}
+
 int main(void) {
+  test_valid_positions();
   test_escape();
   test_code_points();
   test_numbers();
