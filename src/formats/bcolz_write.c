@@ -4,9 +4,10 @@
  * "leftover" buffer); when it holds chunklen rows it is compressed with
  * blosc_compress_ctx and written as data/__<k>.blp, as upstream's
  * append() does, but on the helper thread of bcolz_chunk_writer.h while
- * the column fills a second buffer (the files are the same). Object columns write one chunk file per row. TEXT / BLOB
- * columns whose width is not declared append each value (u32 length +
- * bytes) to .values.tmp and become chunks at the end. */
+ * the column fills a second buffer (the files are the same). Object
+ * columns write one chunk file per row. TEXT / BLOB columns whose width
+ * is not declared append each value (u32 length + bytes) to .values.tmp
+ * and become chunks at the end. */
 #include "formats/bcolz_write.h"
 
 #include <blosc.h>
