@@ -801,6 +801,20 @@ static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
   return check_chunk(c, k, c->cf->data, c->cf->size, c->cf->path, nbytes, err);
 }
 
+/* The rows of decompressed chunk k in buf: *p its data, *rows its row
+ * count (an object column's chunk is one pickled value); 0. */
+static int chunk_rows(const bcolz_col *c, uint64_t k, ds_buf *buf, const uint8_t **p,
+                      uint64_t *rows) {
+  *p = buf->data;
+  if (c->dt.kind == 'O') {
+    *rows = 1;
+  } else {
+    *rows = k < c->nfull ? c->chunklen : c->leftover;
+    buf->len = (size_t)(*rows * c->dt.atom);
+  }
+  return 0;
+}
+
 /* Read chunk k's file into `file` (reused: no allocation per chunk once
  * it is large enough), check it and decompress it into buf (see bcolz.h);
  * the table's chunk cache is left alone. */
@@ -830,15 +844,7 @@ int bcolz_chunk_read(bcolz_table *t, size_t col, uint64_t k, ds_buf *file, ds_bu
     rc = decompress(file->data + 16, nbytes, fp, buf, err);
   }
   free(fp);
-  if (rc) return -1;
-  *p = buf->data;
-  if (c->dt.kind == 'O') {
-    *rows = 1;
-  } else {
-    *rows = k < c->nfull ? c->chunklen : c->leftover;
-    buf->len = (size_t)(*rows * c->dt.atom);
-  }
-  return 0;
+  return rc ? -1 : chunk_rows(c, k, buf, p, rows);
 }
 
 /* Decompress chunk k of a column into buf, then release its mapped pages. */
@@ -862,15 +868,7 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
     }
   }
   c->last_whole = k;
-  if (rc) return -1;
-  *p = buf->data;
-  if (c->dt.kind == 'O') {
-    *rows = 1;
-  } else {
-    *rows = k < c->nfull ? c->chunklen : c->leftover;
-    buf->len = (size_t)(*rows * c->dt.atom);
-  }
-  return 0;
+  return rc ? -1 : chunk_rows(c, k, buf, p, rows);
 }
 
 /* 1 when chunk k of a column is one Blosc block (c-blosc 1.x writes one
