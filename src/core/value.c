@@ -72,14 +72,19 @@ static int json_array(ds_buf *out, const ds_value *v, int depth, char **err) {
 }
 
 /* A map key as a JSON string: text as is, bytes as base64, anything else
- * as the string of its JSON text. */
+ * as the string of its JSON text. That text is held to the room left in
+ * out (its escaped form is longer still): keys nested in keys double
+ * their backslashes at every level, so without the bound a hostile value
+ * of a few hundred bytes asks for 2^depth bytes. */
 static int json_key(ds_buf *out, const ds_value *k, int depth, char **err) {
   int rc;
   if (k->type == DS_V_TEXT) rc = ds_json_string(out, k->u.s.p, k->u.s.n);
   else if (k->type == DS_V_BYTES) rc = ds_json_base64(out, k->u.s.p, k->u.s.n);
   else {
     ds_buf tmp = {0};
+    if (out->max) tmp.max = out->max > out->len ? out->max - out->len : 1;
     if (json_value(&tmp, k, depth + 1, err)) {
+      if (tmp.over) out->over = 1;
       ds_buf_free(&tmp);
       return -1;
     }

@@ -279,6 +279,31 @@ static void test_depth(void) {
   ds_buf_free(&b);
 }
 
+/* Maps whose only key is the map one level down: each level escapes the
+ * JSON text of the one below as a string, doubling its backslashes. The
+ * text wanted is 2^levels bytes; the key's own text must be held to the
+ * output's cap, not built whole first (fuzz_datadings_sample: a timeout,
+ * and unbounded memory). */
+static void test_keys_in_keys(void) {
+  ds_value v = vint(0);
+  for (int i = 0; i < 3; i++) {
+    ds_value kv[2] = {v, vint(i)};
+    v = vlist(DS_V_MAP, 2, kv);
+  }
+  CHECK_JSON(v, "{\"{\\\"{\\\\\\\"0\\\\\\\":0}\\\":1}\":2}");
+  for (int i = 3; i < 60; i++) {
+    ds_value kv[2] = {v, vint(i)};
+    v = vlist(DS_V_MAP, 2, kv);
+  }
+  ds_buf b = {0};
+  char *err = NULL;
+  CHECK(ds_value_json_capped(&b, &v, 1 << 20, NULL, &err) == -1);
+  CHECK_CONTAINS(err, "more than max_value_bytes=1048576");
+  CHECK(b.len == 0);
+  free(err);
+  ds_buf_free(&b);
+}
+
 /* A small .npy blob: '<i4' shape (2, 2) holding 1, 2, 3, 4. */
 static ds_value npy_value(void) {
   ds_buf b = {0};
@@ -460,6 +485,7 @@ int main(void) {
   test_bytes();
   test_containers();
   test_depth();
+  test_keys_in_keys();
   test_ndarray();
   test_bigint_parse();
   test_sql();
