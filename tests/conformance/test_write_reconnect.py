@@ -15,6 +15,10 @@ second commits, for bagz, datadings, atlas and bcolz.
    under the new name (it goes on writing, a reconnect after a failed
    CREATE finds it, DROP frees its lock); inside a transaction the rename
    is refused (a ROLLBACK would bring the old name back).
+4. ROLLBACK TO drops every trace of the rows it undoes, also what helper
+   threads made of them (datadings' key hashes, the compressors' queues):
+   rows 0-9, a savepoint, rows 100-149, ROLLBACK TO, rows 10-19, COMMIT
+   writes the files one INSERT of rows 0-19 writes, byte for byte.
 Usage: test_write_reconnect.py BUILD_DIR"""
 import os
 import shutil
@@ -215,6 +219,29 @@ for f in FORMATS:
     C.eq(len(f.rows("renamed") or []), 7, "%s: the transaction around the refused rename commits" % m)
     conn.execute("DROP TABLE new")
     C.eq(leftovers(), [], "%s: DROP of a renamed writer table frees its lock" % m)
+    conn.close()
+
+    # --- 4. ROLLBACK TO leaves no trace in the files
+    os.makedirs(p("sp_a"), exist_ok=True)
+    os.makedirs(p("sp_b"), exist_ok=True)
+    conn = connect(BUILD)
+    conn.isolation_level = None
+    f.create(conn, "spa", "sp_a/same")
+    conn.execute("BEGIN")
+    f.insert(conn, "spa", 0, 9)
+    conn.execute("SAVEPOINT s")
+    f.insert(conn, "spa", 100, 149)
+    conn.execute("ROLLBACK TO s")
+    f.insert(conn, "spa", 10, 19)
+    conn.execute("COMMIT")
+    f.create(conn, "spb", "sp_b/same")
+    f.insert(conn, "spb", 0, 19)
+    a, b = tree(p("sp_a/same" + f.ext)), tree(p("sp_b/same" + f.ext))
+    if m == "datadings":
+        a = {k: tree(p("sp_a/same" + f.ext + k))[""] for k in ("", ".offsets", ".keys", ".key_hashes", ".filter", ".md5")}
+        b = {k: tree(p("sp_b/same" + f.ext + k))[""] for k in ("", ".offsets", ".keys", ".key_hashes", ".filter", ".md5")}
+    C.eq(len(f.rows("sp_a/same")), 20, "%s: ROLLBACK TO keeps the 20 rows around it" % m)
+    C.eq(a, b, "%s: rows, savepoint, rows rolled back, rows: the files of one INSERT" % m)
     conn.close()
 
 shutil.rmtree(TMP)
