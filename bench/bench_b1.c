@@ -468,6 +468,9 @@ static int bench_full(b1_ctx *c, const char *dir, const char *ext, int runs) {
          ZSTD_versionString(), (int)sysconf(_SC_NPROCESSORS_ONLN));
   bench_variant v[NV];
   setup_variants(c, v, have);
+  for (int i = 0; i < NV; i++) v[i].one_cpu = i != V_B1RT; /* all but threads=2 */
+  printf("single-threaded variants (all but threads=2) run pinned to one CPU, "
+         "the same for all in a round, the next CPU in the next round\n");
   bench_measure(c, v, NV, runs);
   int bad = check_results(v, (int64_t)c->total);
   print_absolute(v, NV, runs);

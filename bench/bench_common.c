@@ -3,6 +3,7 @@
  * table shared by the benchmark drivers. */
 #include "bench_common.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -79,11 +80,32 @@ double bench_max_ms(const bench_variant *v) {
   return m;
 }
 
-/* One run of one variant; past the warm-up its time is recorded. */
-static void run_once(void *ctx, bench_variant *v, int timed) {
+/* The k-th CPU (cyclically) of the set this thread may run on, or -1. */
+static int nth_allowed_cpu(const cpu_set_t *allowed, int k) {
+  int n = CPU_COUNT(allowed);
+  if (n <= 0) return -1;
+  k %= n;
+  for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+    if (CPU_ISSET(cpu, allowed) && k-- == 0) return cpu;
+  return -1;
+}
+
+/* One run of one variant; past the warm-up its time is recorded. A one_cpu
+ * variant runs on CPU `cpu` (when >= 0) and the thread's set is restored
+ * after it (the bench driver's own threads; the extension never pins). */
+static void run_once(void *ctx, bench_variant *v, int timed, int cpu,
+                     const cpu_set_t *allowed) {
+  int pinned = 0;
+  if (v->one_cpu && cpu >= 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+  }
   double t0 = bench_now_ms();
   int rc = v->run(ctx, v);
   double ms = bench_now_ms() - t0;
+  if (pinned) sched_setaffinity(0, sizeof *allowed, allowed);
   if (rc != 0) {
     fprintf(stderr, "bench: %s failed; dropped\n", v->name);
     v->ok = 0;
@@ -97,9 +119,14 @@ void bench_measure(void *ctx, bench_variant *v, int n, int runs) {
     v[i].best_ms = -1;
     v[i].ntimed = 0;
   }
-  for (int r = 0; r <= runs; r++)
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  int have = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+  for (int r = 0; r <= runs; r++) {
+    int cpu = have ? nth_allowed_cpu(&allowed, r) : -1;
     for (int i = 0; i < n; i++)
-      if (v[i].ok) run_once(ctx, &v[i], r > 0);
+      if (v[i].ok) run_once(ctx, &v[i], r > 0, cpu, &allowed);
+  }
 }
 
 int bench_run_sql(void *ctx, bench_variant *v) {

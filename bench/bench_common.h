@@ -32,6 +32,8 @@ struct bench_variant {
   bench_run_fn run;
   sqlite3_stmt *stmt; /* for bench_run_sql and similar */
   int ok;             /* 1 when available and every run succeeded */
+  int one_cpu;        /* single-threaded: each round runs it pinned to the
+                         round's CPU, as every other one_cpu variant */
   double best_ms;     /* minimum over the timed runs */
   int64_t r0, r1;
   int ntimed;         /* timed runs kept in timed_ms (the spread) */
@@ -53,7 +55,11 @@ void bench_load_line(char *buf, size_t cap);
 
 /* A warm-up run, then `runs` timed runs; in every round each available
  * variant runs once, in array order (variants interleaved). A failing
- * variant is dropped (ok = 0). */
+ * variant is dropped (ok = 0). Variants marked one_cpu run pinned to one
+ * CPU, the same for all of them in a round and the next allowed CPU in
+ * the next round: the 2-vCPU machines here have had one vCPU run 30% slower
+ * than the other for minutes at a time, and a single-threaded ratio must
+ * not depend on which vCPU the scheduler gave each side. */
 void bench_measure(void *ctx, bench_variant *v, int n, int runs);
 
 /* Run v->stmt to its first row and read up to two integer columns into
