@@ -25,6 +25,7 @@
  * build/datasets (run from the repo root). */
 #include <errno.h>
 #include <signal.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,6 +457,13 @@ static int run_pickle_py(void *ctx, bench_variant *v) {
   char line[256];
   double ms;
   long long nb, items;
+  int cpu = bench_round_cpu();
+  if (cpu >= 0 && c->py_pid > 0) { /* the child runs on this round's CPU */
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    sched_setaffinity(c->py_pid, sizeof one, &one);
+  }
   if (fputs("run\n", c->py_in) == EOF || fflush(c->py_in) != 0 ||
       !fgets(line, sizeof line, c->py_out) ||
       sscanf(line, "%lf %lld %lld", &ms, &nb, &items) != 3)
@@ -917,6 +925,12 @@ static int bench_full(a1_ctx *c, const char *dir, const char *ext, int runs) {
   bench_variant v[NV];
   setup_variants(c, v, have, have_py);
   c->py_best = -1;
+  /* every variant but the scan at threads=2 (its read-ahead thread) is
+   * single-threaded: pinned per round (bench_common.h, one_cpu) */
+  for (int i = 0; i < NV; i++) v[i].one_cpu = i != V_SA1;
+  printf("single-threaded variants (all but the scan at threads=2; the CPython "
+         "child too) run pinned to one CPU, the same for all in a round, the "
+         "next CPU in the next round\n");
   bench_measure(c, v, NV, runs);
   if (v[V_PPY].ok) { /* the child's own times, not the round trips */
     v[V_PPY].ntimed = 0;

@@ -114,6 +114,10 @@ static void run_once(void *ctx, bench_variant *v, int timed, int cpu,
   if (timed) bench_record(v, ms);
 }
 
+static int g_round_cpu = -1;
+
+int bench_round_cpu(void) { return g_round_cpu; }
+
 void bench_measure(void *ctx, bench_variant *v, int n, int runs) {
   for (int i = 0; i < n; i++) {
     v[i].best_ms = -1;
@@ -124,9 +128,11 @@ void bench_measure(void *ctx, bench_variant *v, int n, int runs) {
   int have = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
   for (int r = 0; r <= runs; r++) {
     int cpu = have ? nth_allowed_cpu(&allowed, r) : -1;
+    g_round_cpu = cpu;
     for (int i = 0; i < n; i++)
       if (v[i].ok) run_once(ctx, &v[i], r > 0, cpu, &allowed);
   }
+  g_round_cpu = -1;
 }
 
 int bench_run_sql(void *ctx, bench_variant *v) {

@@ -61,6 +61,10 @@ void bench_load_line(char *buf, size_t cap);
  * than the other for minutes at a time, and a single-threaded ratio must
  * not depend on which vCPU the scheduler gave each side. */
 void bench_measure(void *ctx, bench_variant *v, int n, int runs);
+/* The CPU the current round pins one_cpu variants to (-1 outside
+ * bench_measure or when the CPU set is unknown): for a variant that times
+ * work in a child process, which must then run on that CPU too. */
+int bench_round_cpu(void);
 
 /* Run v->stmt to its first row and read up to two integer columns into
  * r0/r1 (ctx unused). */
