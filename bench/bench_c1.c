@@ -684,9 +684,8 @@ static void measure(c1_ctx *c, bench_variant *v, int n, int runs) {
   for (int r = 0; r <= runs; r++)
     for (int i = 0; i < n; i++) {
       if (!v[i].ok || slow[i]) continue;
-      double t0 = bench_now_ms();
-      int rc = v[i].run(c, &v[i]);
-      double ms = bench_now_ms() - t0;
+      int rc;
+      double ms = bench_run_in_round(c, &v[i], r, &rc);
       if (rc != 0) {
         fprintf(stderr, "bench: %s failed; dropped\n", v[i].name);
         v[i].ok = 0;
@@ -856,6 +855,11 @@ static int bench_full(c1_ctx *c, const char *dir, const char *ext, int runs) {
   fflush(stdout);
   bench_variant v[NV];
   setup_variants(c, v, have);
+  /* bcolz reads on the querying thread only: every variant pinned per
+   * round (bench_common.h, one_cpu) */
+  for (int i = 0; i < NV; i++) v[i].one_cpu = 1;
+  printf("every variant runs pinned to one CPU, the same for all in a round, "
+         "the next CPU in the next round\n");
   measure(c, v, NV, runs);
   char decoded[256];
   decoded_check(c, &v[V_LC1], decoded, sizeof decoded);

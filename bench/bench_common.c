@@ -90,49 +90,46 @@ static int nth_allowed_cpu(const cpu_set_t *allowed, int k) {
   return -1;
 }
 
-/* One run of one variant; past the warm-up its time is recorded. A one_cpu
- * variant runs on CPU `cpu` (when >= 0) and the thread's set is restored
- * after it (the bench driver's own threads; the extension never pins). */
-static void run_once(void *ctx, bench_variant *v, int timed, int cpu,
-                     const cpu_set_t *allowed) {
-  int pinned = 0;
-  if (v->one_cpu && cpu >= 0) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    pinned = sched_setaffinity(0, sizeof one, &one) == 0;
-  }
-  double t0 = bench_now_ms();
-  int rc = v->run(ctx, v);
-  double ms = bench_now_ms() - t0;
-  if (pinned) sched_setaffinity(0, sizeof *allowed, allowed);
-  if (rc != 0) {
-    fprintf(stderr, "bench: %s failed; dropped\n", v->name);
-    v->ok = 0;
-    return;
-  }
-  if (timed) bench_record(v, ms);
-}
-
 static int g_round_cpu = -1;
 
 int bench_round_cpu(void) { return g_round_cpu; }
+
+double bench_run_in_round(void *ctx, bench_variant *v, int round, int *rc) {
+  cpu_set_t allowed, one;
+  CPU_ZERO(&allowed);
+  int have = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+  g_round_cpu = have ? nth_allowed_cpu(&allowed, round) : -1;
+  int pinned = 0;
+  if (v->one_cpu && g_round_cpu >= 0) {
+    CPU_ZERO(&one);
+    CPU_SET(g_round_cpu, &one);
+    pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+  }
+  double t0 = bench_now_ms();
+  *rc = v->run(ctx, v);
+  double ms = bench_now_ms() - t0;
+  if (pinned) sched_setaffinity(0, sizeof allowed, &allowed);
+  g_round_cpu = -1;
+  return ms;
+}
 
 void bench_measure(void *ctx, bench_variant *v, int n, int runs) {
   for (int i = 0; i < n; i++) {
     v[i].best_ms = -1;
     v[i].ntimed = 0;
   }
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  int have = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
-  for (int r = 0; r <= runs; r++) {
-    int cpu = have ? nth_allowed_cpu(&allowed, r) : -1;
-    g_round_cpu = cpu;
-    for (int i = 0; i < n; i++)
-      if (v[i].ok) run_once(ctx, &v[i], r > 0, cpu, &allowed);
-  }
-  g_round_cpu = -1;
+  for (int r = 0; r <= runs; r++)
+    for (int i = 0; i < n; i++) {
+      if (!v[i].ok) continue;
+      int rc;
+      double ms = bench_run_in_round(ctx, &v[i], r, &rc);
+      if (rc != 0) {
+        fprintf(stderr, "bench: %s failed; dropped\n", v[i].name);
+        v[i].ok = 0;
+      } else if (r > 0) {
+        bench_record(&v[i], ms);
+      }
+    }
 }
 
 int bench_run_sql(void *ctx, bench_variant *v) {

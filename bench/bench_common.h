@@ -65,6 +65,10 @@ void bench_measure(void *ctx, bench_variant *v, int n, int runs);
  * bench_measure or when the CPU set is unknown): for a variant that times
  * work in a child process, which must then run on that CPU too. */
 int bench_round_cpu(void);
+/* One run of v in round `round` of a measurement (pinned to the round's
+ * CPU when v->one_cpu; the thread's CPU set restored after): its time in
+ * ms, v->run's status in *rc. For drivers with a loop of their own. */
+double bench_run_in_round(void *ctx, bench_variant *v, int round, int *rc);
 
 /* Run v->stmt to its first row and read up to two integer columns into
  * r0/r1 (ctx unused). */
