@@ -133,7 +133,11 @@ def main():
            "the target judges); below 1 we are faster. The spread columns "
            "give the median / maximum of the same timed runs and the ratio "
            "of the medians (— where a figure is not a series of runs); each "
-           "set's load average at its start and end is under Runs. Lookups run inside one `BEGIN … COMMIT`. Rows without "
+           "set's load average at its start and end is under Runs. "
+           "Single-threaded variants of B1, A1 and C1 run pinned to one "
+           "CPU, the same for both sides in a round, the next CPU in the "
+           "next round (one vCPU of these VMs has run 30% slower than the "
+           "other for minutes). Lookups run inside one `BEGIN … COMMIT`. Rows without "
            "a target are for information. Workloads and method: "
            "`shared/BENCHMARK.md`; details: `bench/README.md`.", ""]
     table = ["| set | workload | ours | yardstick | ratio | target | result "
