@@ -183,8 +183,11 @@ static int batch_full(bagz_compressor *c, char **err) {
   pthread_mutex_unlock(&c->mu);
   int next = (c->fill + 1) % NBATCH;
   int rc = make_room(c, next, err);
+  /* the helper reads every batch's state under the mutex: set it there */
+  pthread_mutex_lock(&c->mu);
   c->fill = next;
   c->b[next].state = B_FILLING;
+  pthread_mutex_unlock(&c->mu);
   return rc;
 }
 
