@@ -3,7 +3,7 @@
 
     /usr/bin/python3 bench/results_md.py [build/bench] > bench/RESULTS.md
 
-Reads RESULTS-b1.txt, -d1, -a1, -c1, -w and -fb1 (what bench/run.sh
+Reads RESULTS-b1.txt, -d1, -a1, -c1, -w, -fb1 and -tb1 (what bench/run.sh
 writes; a missing one is listed as not run) and prints one Markdown table of every
 comparison: dataset, workload, our time, the yardstick's time, the ratio,
 the target and PASS/MISS, the spread (median and maximum of each side's
@@ -19,7 +19,8 @@ import sys
 SETS = [("b1", "B1", "bagz"), ("d1", "D1", "datadings"),
         ("a1", "A1", "atlas"), ("c1", "C1", "bcolz"),
         ("w", "W", "writing: bagz, datadings, atlas, bcolz"),
-        ("fb1", "F-B1", "B1 fanned out on Dask: read_sql on a 2-worker LocalCluster")]
+        ("fb1", "F-B1", "B1 fanned out on Dask: read_sql on a 2-worker LocalCluster"),
+        ("tb1", "T-B1", "bagz of tf.Example records read with records=tfexample")]
 SPREAD = re.compile(r"^(-|[\d.]+)/(-|[\d.]+)$")  # "median/max" ms
 VERDICT = re.compile(r"^(.*?)\s*\b(PASS|MISS|NOT FLAT|n/a)\b\s*(.*)$")
 
