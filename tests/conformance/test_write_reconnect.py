@@ -109,6 +109,16 @@ def tree(path):
     return out
 
 
+def dataset_bytes(f, name):
+    """Every file of dataset `name` of format f, {suffix or path: bytes}
+    (datadings: the data file and its five index files beside it)."""
+    base = p(name + f.ext)
+    if f.module == "datadings":
+        return {k: tree(base + k)[""] for k in
+                ("", ".offsets", ".keys", ".key_hashes", ".filter", ".md5")}
+    return tree(base)
+
+
 for f in FORMATS:
     m = f.module
     # --- 1. reconnect after a failed CREATE, autocommit
@@ -236,10 +246,7 @@ for f in FORMATS:
     conn.execute("COMMIT")
     f.create(conn, "spb", "sp_b/same")
     f.insert(conn, "spb", 0, 19)
-    a, b = tree(p("sp_a/same" + f.ext)), tree(p("sp_b/same" + f.ext))
-    if m == "datadings":
-        a = {k: tree(p("sp_a/same" + f.ext + k))[""] for k in ("", ".offsets", ".keys", ".key_hashes", ".filter", ".md5")}
-        b = {k: tree(p("sp_b/same" + f.ext + k))[""] for k in ("", ".offsets", ".keys", ".key_hashes", ".filter", ".md5")}
+    a, b = dataset_bytes(f, "sp_a/same"), dataset_bytes(f, "sp_b/same")
     C.eq(len(f.rows("sp_a/same")), 20, "%s: ROLLBACK TO keeps the 20 rows around it" % m)
     C.eq(a, b, "%s: rows, savepoint, rows rolled back, rows: the files of one INSERT" % m)
     conn.close()

@@ -44,9 +44,7 @@
 #include "formats/datadings.h"
 #include "formats/msgpack_value.h"
 
-/* JSON output held to 1 MiB, as the extension holds it to max_value_bytes
- * or SQLite's length limit (keys nested in keys grow 2^depth). */
-#define FUZZ_JSON_CAP (1u << 20)
+#include "fuzz_limits.h"
 
 /* The windows samples are read through (one for the whole test). */
 static datadings_io t_io;

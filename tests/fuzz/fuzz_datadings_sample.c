@@ -43,9 +43,7 @@
 #include "core/value.h"
 #include "formats/msgpack_value.h"
 
-/* JSON output held to 1 MiB, as the extension holds it to max_value_bytes
- * or SQLite's length limit (keys nested in keys grow 2^depth). */
-#define FUZZ_JSON_CAP (1u << 20)
+#include "fuzz_limits.h"
 
 #define CHECK_FRESH_MAX 4096
 #define JSON_VALID_MAX (1u << 20)

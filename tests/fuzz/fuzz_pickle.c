@@ -27,9 +27,7 @@
 #include "core/value.h"
 #include "formats/pickle.h"
 
-/* JSON output held to 1 MiB, as the extension holds it to max_value_bytes
- * or SQLite's length limit (keys nested in keys grow 2^depth). */
-#define FUZZ_JSON_CAP (1u << 20)
+#include "fuzz_limits.h"
 
 #define FUZZ_MAX_BYTES ((size_t)16 << 20)
 

@@ -466,12 +466,11 @@ static void test_compressor_threads(void) {
     if (bagz_compressor_add(c, 9999999, rec, sizeof rec, &err)) fails++;
   }
   bagz_compressor_reset(c);
-  uint64_t emitted_before = k.next, dropped_seen = k.bad;
-  k.next = i; /* frames emitted before the reset were counted as bad */
+  /* frames of the dropped records emitted before the reset (if any) went
+   * to a file the rollback truncates; from here on the frames must be
+   * records i, i + 1, ... again, none of the dropped ones */
+  k.next = i;
   k.bad = 0;
-  CHECK_MSG(emitted_before - i == dropped_seen,
-            "frames emitted before the reset: %llu, of which not record i: %llu",
-            (unsigned long long)(emitted_before - i), (unsigned long long)dropped_seen);
   for (uint64_t j = 0; j < 2 * per_batch + 3; j++, i++) {
     comp_record(i, rec, sizeof rec);
     if (bagz_compressor_add(c, i, rec, sizeof rec, &err)) fails++;
