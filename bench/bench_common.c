@@ -1,5 +1,6 @@
 /* bench_common.c - implementation of bench_common.h: timing, PRNG, the
- * interleaved min-of-N measurement loop, SQLite helpers and the result
+ * interleaved min-of-N measurement loop (with per-round CPU pinning of
+ * single-threaded variants), SQLite helpers and the result
  * table shared by the benchmark drivers. */
 #include "bench_common.h"
 

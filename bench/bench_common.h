@@ -2,7 +2,8 @@
  * bench_b1.c for bagz, later ones for the other formats): monotonic timing,
  * a fixed-seed PRNG, interleaved "min of N runs after a warm-up"
  * measurement of a set of variants (keeping every timed run for the
- * median/max spread), the machine's load average, SQLite helpers (extension loading,
+ * median/max spread; single-threaded variants pinned to one CPU per
+ * round), the machine's load average, SQLite helpers (extension loading,
  * virtual tables with an optional option that may be rejected, the
  * virtual-table row floor) and the result table. */
 #ifndef BENCH_COMMON_H
