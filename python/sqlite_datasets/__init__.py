@@ -1,9 +1,20 @@
 """sqlite_datasets - the sqlite-datasets SQLite extension from Python.
 
     import sqlite_datasets as sd
+    up = "tests/fixtures/upstream/"           # the checkout's bundled samples
     conn = sd.connect()                       # sqlite3 connection, extension loaded
-    conn.execute("SELECT * FROM dataset_shards('train@*.bagz')").fetchall()
-    df = sd.read_pandas("SELECT key, image FROM datadings('t.msgpack')", conn)
+    conn.execute(f"SELECT * FROM dataset_shards('{up}bagz/concat@*.bagz')").fetchall()
+    df = sd.read_pandas(f"SELECT key, sample FROM datadings('{up}datadings/mid/mid.msgpack')",
+                        conn)
+    sd.copy(f"SELECT record FROM bagz('{up}bagz/mid.bagz') WHERE rowid % 10 = 0",
+            "val.bagz", "bagz")               # published when copy returns, or an error
+
+connect() returns a connection in autocommit mode (isolation_level=None),
+as the sqlite3 shell is: a statement outside BEGIN ... COMMIT commits when
+it ends, so a writer table publishes what an INSERT wrote without a
+commit() call (a default sqlite3 connection would open a transaction that
+close() silently rolls back). Group statements with `with
+sd.transaction(conn):`.
 
 The extension (datasets.so) is looked for, in order: the file named by the
 environment variable SQLITE_DATASETS_EXTENSION; datasets.so inside this
@@ -18,7 +29,8 @@ import socket
 import sqlite3
 import threading
 
-__all__ = ["connect", "to_numpy", "read_pandas", "extension_path", "ExtensionNotFound"]
+__all__ = ["connect", "transaction", "copy", "to_numpy", "read_pandas", "extension_path",
+           "ExtensionNotFound"]
 
 ENV = "SQLITE_DATASETS_EXTENSION"
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -101,7 +113,12 @@ def _load(conn):
 
 def connect(database=":memory:", **kwargs):
     """A sqlite3.Connection with the extension loaded (kwargs go to
-    sqlite3.connect)."""
+    sqlite3.connect). Autocommit (isolation_level=None) unless kwargs say
+    otherwise: every statement outside an explicit BEGIN commits when it
+    ends, so what a writer table's INSERT wrote is published then, and a
+    forgotten commit() loses nothing. Use transaction(conn) to group
+    statements into one commit."""
+    kwargs.setdefault("isolation_level", None)
     conn = sqlite3.connect(database, **kwargs)
     try:
         _load(conn)
@@ -111,13 +128,85 @@ def connect(database=":memory:", **kwargs):
     return conn
 
 
+class transaction:
+    """`with transaction(conn):` runs the block in one transaction: BEGIN,
+    then COMMIT when the block ends (writer tables publish then), or
+    ROLLBACK when it raises (nothing is published). Works whatever conn's
+    isolation_level; refused inside a transaction already open, whose
+    COMMIT belongs to its owner."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def __enter__(self):
+        if self.conn.in_transaction:
+            raise sqlite3.OperationalError(
+                "sqlite_datasets.transaction: a transaction is already open on this "
+                "connection; commit or roll it back first")
+        self.conn.execute("BEGIN")
+        return self.conn
+
+    def __exit__(self, kind, value, tb):
+        if kind is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+        return False
+
+
+def _sql_literal(text):
+    """text as an SQL string literal."""
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+def copy(select_sql, target, format, conn=None, mode="create", params=None, **options):
+    """Write the rows of select_sql (its result columns named as the writer
+    table's: record for bagz; key and raw, sample or fields for datadings;
+    ...) as a new dataset `target` of `format` ("bagz",
+    "datadings", "atlas", "bcolz"), with mode= and the format's writing
+    options (copy(sql, "x@*.bagz", "bagz", rows_per_shard=1000)); commits,
+    so the dataset is published when copy returns, and returns the number
+    of rows written. On any error nothing is published and the error is
+    raised. conn defaults to a new connection (closed afterwards); a given
+    conn must not be inside a transaction."""
+    if format not in ("bagz", "datadings", "atlas", "bcolz"):
+        raise ValueError("sqlite_datasets.copy: format must be bagz, datadings, atlas or "
+                         "bcolz, not %r" % (format,))
+    own = conn is None
+    conn = conn or connect()
+    name = "__sqlite_datasets_copy_%d" % id(conn)
+    args = [_sql_literal(os.fspath(target)), _sql_literal("mode=%s" % mode)]
+    args += [_sql_literal("%s=%s" % (k, v)) for k, v in options.items()]
+    try:
+        conn.execute('CREATE VIRTUAL TABLE temp."%s" USING %s(%s)' % (name, format, ", ".join(args)))
+        try:
+            select_sql = select_sql.strip().rstrip(";")
+            cur = conn.execute("SELECT * FROM (%s) LIMIT 0" % select_sql, params or ())
+            cols = ", ".join('"%s"' % d[0].replace('"', '""') for d in cur.description)
+            with transaction(conn):
+                cur = conn.execute('INSERT INTO temp."%s"(%s) SELECT * FROM (%s)'
+                                   % (name, cols, select_sql), params or ())
+                written = cur.rowcount
+        finally:
+            conn.execute('DROP TABLE temp."%s"' % name)
+    finally:
+        if own:
+            conn.close()
+    return written
+
+
 def to_numpy(blob):
     """A .npy BLOB (npy_* functions, bcolz array cells, ...) as a numpy
-    array; None stays None. Object arrays (pickles) are refused."""
+    array; None stays None. Object arrays (pickles) are refused, and so is
+    anything that is not an .npy BLOB (ValueError saying so)."""
     if blob is None:
         return None
+    data = bytes(blob)
+    if data[:6] != _NPY_MAGIC:
+        raise ValueError("sqlite_datasets.to_numpy: not an .npy BLOB (%d bytes starting %r; "
+                         "an .npy BLOB starts with b'\\x93NUMPY')" % (len(data), data[:8]))
     import numpy
-    return numpy.load(io.BytesIO(bytes(blob)), allow_pickle=False)
+    return numpy.load(io.BytesIO(data), allow_pickle=False)
 
 
 def _is_npy_column(values):

@@ -2,7 +2,8 @@
 dask.dataframe with one partition per shard (or per split_rows range).
 
     from sqlite_datasets.dask import read_sql
-    df = read_sql("SELECT shard, length(record) AS n FROM ds", "train@*.bagz")
+    df = read_sql("SELECT shard, length(record) AS n FROM ds",
+                  "tests/fixtures/upstream/bagz/concat@*.bagz")
     df.groupby("shard").n.sum().compute()
 
 Each partition is a task that opens its own connection, creates a table
@@ -19,6 +20,7 @@ dataset's numbering (open_options: shard, first_rowid, shard_index, rows,
 rowid_step for interleaved bagz, an atlas shard's dictionary; see
 src/core/row_window.h), added to the user's options.
 """
+import json
 import os
 import sys
 
@@ -156,11 +158,35 @@ def _one_thread_each(options, fmt, nparts):
     return _with_option(options, "threads", 1)
 
 
+def _sql_ident(name):
+    """name as a double-quoted SQL identifier (as columns= takes it)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _first_fields(conn, path, options):
+    """The field names of the dataset's samples but "key" in first-seen
+    order over the first `infer` samples (default 100), as the CREATE form
+    infers its columns (before it renames clashes such as rowid ->
+    rowid_2)."""
+    infer = _option_value(split_options(options), "infer") or "100"
+    fields = {}
+    for (sample,) in conn.execute("SELECT sample FROM datadings(?) LIMIT ?", (path, int(infer))):
+        obj = json.loads(sample) if sample else None
+        if isinstance(obj, dict):
+            for k in obj:
+                fields.setdefault(k, None)
+    fields.pop("key", None)  # the table's first column, whatever columns= says
+    return list(fields)
+
+
 def _pinned_columns(conn, path, options, fmt):
     """Options that give every task the whole dataset's columns: datadings
     infers its columns from a file's first samples, so a shard opened
-    alone could see other fields; the columns inferred over the whole
-    dataset are passed as columns='...' (unless the user gave columns)."""
+    alone could see other fields; the fields inferred over the whole
+    dataset, with the types the whole dataset's table declares, are passed
+    as columns='"field" TYPE, ...' (quoted: a field may hold commas or
+    spaces), unless the user gave columns. The table renames fields that
+    clash (rowid, names equal ignoring case) the same way every time."""
     if fmt != "datadings" or _option_value(split_options(options), "columns"):
         return options
     args = ", ".join([_quote(path)] + [_quote(o) for o in split_options(options)])
@@ -170,7 +196,12 @@ def _pinned_columns(conn, path, options, fmt):
                             " WHERE hidden = 0 AND cid > 0").fetchall()
     finally:
         conn.execute("DROP TABLE temp.__sqlite_datasets_whole")
-    spec = ", ".join(("%s %s" % (n, t)).strip() for n, t in cols)
+    fields = _first_fields(conn, path, options)
+    if len(fields) != len(cols):
+        raise RuntimeError("sqlite_datasets.dask: %s: the table has %d sample columns but the "
+                           "first samples have %d fields (%r); pass columns= yourself"
+                           % (path, len(cols), len(fields), fields[:20]))
+    spec = ", ".join(("%s %s" % (_sql_ident(f), t)).strip() for f, (_, t) in zip(fields, cols))
     return ", ".join(split_options(options) + ["columns=" + _quote(spec)])
 
 
@@ -231,14 +262,36 @@ def _head_window(part):
                 open_options=_with_option(part["open_options"], "rows", HEAD_ROWS))
 
 
+def _untyped_dtypes(conn, sql, untyped):
+    """dtypes of the result columns `untyped` (indexes), from their first 5
+    non-NULL values in the query's rows, read in order and no further than
+    needed (None where a column is NULL throughout)."""
+    seen = {i: [] for i in untyped}
+    had_null = {i: False for i in untyped}
+    cur = conn.execute(sql)
+    while any(len(v) < 5 for v in seen.values()):
+        rows = cur.fetchmany(256)
+        if not rows:
+            break
+        for r in rows:
+            for i in untyped:
+                if r[i] is None:
+                    had_null[i] = True
+                elif len(seen[i]) < 5:
+                    seen[i].append(r[i])
+    cur.close()
+    return {i: _value_dtype(seen[i] + ([None] if had_null[i] else [])) for i in untyped}
+
+
 def _infer_meta(conn, sql, path, options, table, attach, parts):
     """An empty DataFrame with the query's columns: names and declared
     types from a zero-row run; a column without a declared type (an
-    expression such as length(record)) takes the type of its values in the
-    first 5 result rows, as dask's own read_sql does, of the query over the
-    first HEAD_ROWS rows of the first non-empty partition, or over that
-    whole partition when those give such a column no value (object when
-    it is NULL throughout)."""
+    expression such as length(record)) takes the type of its first 5
+    non-NULL values (float64 when NULLs come with integers), as dask's own
+    read_sql types by values, in the query over the first HEAD_ROWS rows
+    of the first non-empty partition, or over that whole partition when
+    those give such a column no value (object when it is NULL
+    throughout)."""
     _attach(conn, attach)
     first = next((p for p in parts if p["rows"]), parts[0] if parts else None)
     window = _head_window(first)
@@ -247,13 +300,13 @@ def _infer_meta(conn, sql, path, options, table, attach, parts):
     dtypes = [_dtype(t) if t else None for t in types]
     untyped = [i for i, d in enumerate(dtypes) if d is None]
     if untyped and first is not None and first["rows"]:
-        head = conn.execute("SELECT * FROM (%s) LIMIT 5" % sql).fetchall()
-        if window is not first and any(all(r[i] is None for r in head) for i in untyped):
+        found = _untyped_dtypes(conn, sql, untyped)
+        if window is not first and any(found[i] is None for i in untyped):
             conn.execute("DROP TABLE temp.%s" % _ident(table))
             _create_table(conn, path, options, table, first)
-            head = conn.execute("SELECT * FROM (%s) LIMIT 5" % sql).fetchall()
+            found = _untyped_dtypes(conn, sql, untyped)
         for i in untyped:
-            dtypes[i] = _value_dtype([r[i] for r in head]) or "object"
+            dtypes[i] = found[i]
     for i in untyped:
         dtypes[i] = dtypes[i] or "object"
     return pd.DataFrame({i: pd.Series([], dtype=d) for i, d in enumerate(dtypes)}

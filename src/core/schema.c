@@ -108,32 +108,58 @@ static int known_type(const char *type, size_t n) {
   return -1;
 }
 
+/* The end of the name that starts columns= item p (a double-quoted name
+ * runs to its closing quote, "" standing for one quote; a bare name to the
+ * first space or comma), or NULL for a quote never closed. */
+static const char *name_end(const char *p) {
+  if (*p != '"') {
+    while (*p && *p != ',' && !isspace((unsigned char)*p)) p++;
+    return p;
+  }
+  for (p++; *p; p++)
+    if (*p == '"' && *++p != '"') return p;
+  return NULL;
+}
+
+/* The field a name [p, end) stands for, unquoted (malloc'd). */
+static char *unquote_name(const char *p, const char *end) {
+  if (*p != '"') return ds_strf("%.*s", (int)(end - p), p);
+  char *out = malloc((size_t)(end - p));
+  size_t n = 0;
+  for (const char *q = p + 1; out && q < end - 1; q++) {
+    out[n++] = *q;
+    if (*q == '"') q++; /* "" -> " */
+  }
+  if (out) out[n] = 0;
+  return out;
+}
+
 int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
   const char *p = spec;
   while (*p) {
-    const char *end = strchr(p, ',');
-    size_t n = end ? (size_t)(end - p) : strlen(p);
-    const char *item = trim(p, &n);
-    if (n == 0) return ds_err(err, "empty column in columns='%s'", spec);
-    size_t name_len = 0;
-    while (name_len < n && !isspace((unsigned char)item[name_len])) name_len++;
-    size_t type_len = n - name_len;
-    const char *type = trim(item + name_len, &type_len);
+    while (isspace((unsigned char)*p)) p++;
+    const char *nend = name_end(p);
+    if (!nend) return ds_err(err, "columns='%s': a quoted name has no closing quote", spec);
+    const char *end = strchr(nend, ',');
+    size_t type_len = end ? (size_t)(end - nend) : strlen(nend);
+    const char *type = trim(nend, &type_len);
+    if (nend == p) return ds_err(err, "empty column in columns='%s'", spec);
     int decl = known_type(type, type_len);
     if (decl < 0)
       return ds_err(err, "columns='%s': column '%.*s' has type '%.*s', not one of INTEGER, "
-                         "REAL, TEXT, BLOB, NUMERIC, JSON or none (columns are separated by commas)",
-                    spec, (int)name_len, item, (int)type_len, type);
+                         "REAL, TEXT, BLOB, NUMERIC, JSON or none (columns are separated by "
+                         "commas; a name with spaces or commas goes in double quotes)",
+                    spec, (int)(nend - p), p, (int)type_len, type);
     int full = 0;
     ds_column *c = add_column(s, &full);
     if (full)
       return ds_err(err, "columns= names more than %d columns", DS_SCHEMA_MAX_COLUMNS);
-    if (!c || !(c->field = ds_strf("%.*s", (int)name_len, item)) ||
+    if (!c || !(c->field = unquote_name(p, nend)) ||
         !(c->decltype = ds_strf("%.*s", (int)type_len, type)))
       return ds_err(err, "out of memory");
-    c->field_len = name_len;
+    c->field_len = strlen(c->field);
     c->decl = (ds_decl)decl;
-    p = end ? end + 1 : p + strlen(p);
+    p = end ? end + 1 : nend + strlen(nend);
   }
   if (s->n == 0) return ds_err(err, "columns='%s' names no column", spec);
   return 0;

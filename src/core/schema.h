@@ -56,7 +56,9 @@ int ds_schema_observe(ds_schema *s, const char *field, size_t len, ds_vtype t,
                       char **err);
 /* Columns from 'name TYPE, name TYPE, ...' (TYPE optional; one of
  * INTEGER, INT, REAL, FLOAT, DOUBLE, TEXT, BLOB, NUMERIC, JSON, any case:
- * anything else, such as a missing comma, is an error); sets decl. */
+ * anything else, such as a missing comma, is an error); sets decl. A name
+ * in double quotes ("a,b", "say ""hi""") may hold spaces, commas and
+ * quotes (written "" inside); it names the field as unquoted. */
 int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err);
 /* The declared type of a column: "INTEGER", "REAL", "TEXT", "BLOB" or "". */
 const char *ds_schema_decltype(const ds_column *c);
