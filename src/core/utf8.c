@@ -147,6 +147,30 @@ char *ds_escape(const void *p, size_t n) {
   return (char *)b.data;
 }
 
+/* s with every byte of an invalid UTF-8 sequence written \xNN; valid
+ * text, newlines and backslashes stay as they are. */
+char *ds_utf8_fix(const char *s) {
+  const uint8_t *p = (const uint8_t *)s;
+  size_t n = strlen(s);
+  ds_buf b = {0};
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0;) {
+    size_t skip = 0, len = ds_utf8_seq(p + i, n - i, &skip);
+    if (len) {
+      rc = ds_buf_append(&b, p + i, len);
+      i += len;
+      continue;
+    }
+    for (size_t k = 0; k < skip && rc == 0; k++) rc = ds_buf_printf(&b, "\\x%02X", p[i + k]);
+    i += skip;
+  }
+  if (rc || ds_buf_append(&b, "", 1)) {
+    ds_buf_free(&b);
+    return NULL;
+  }
+  return (char *)b.data;
+}
+
 /* An error quoting file bytes, escaped. */
 int ds_err_quoted(char **err, const char *fmt, const void *p, size_t n) {
   char *q = ds_escape(p, n);

@@ -48,6 +48,11 @@ int ds_buf_put_escaped(ds_buf *out, const uint8_t *p, size_t n);
  * out of memory. */
 char *ds_escape(const void *p, size_t n);
 
+/* A copy of the NUL-terminated s that is valid UTF-8: the bytes of an
+ * invalid sequence (a file name in Latin-1, say) as \xNN, the rest as is
+ * (malloc'd; NULL when out of memory). Error messages pass through it. */
+char *ds_utf8_fix(const char *s);
+
 /* Set *err to `fmt` with its one "%s" replaced by p[0..n) escaped as by
  * ds_buf_put_escaped (for errors that quote file contents). Returns -1. */
 int ds_err_quoted(char **err, const char *fmt, const void *p, size_t n);

@@ -3,11 +3,24 @@
 #include "vtab_util.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/common.h"
+#include "core/utf8.h"
+
+/* msg as valid UTF-8 (SQLite's clients decode error text as UTF-8:
+ * Python's sqlite3 raises UnicodeDecodeError and loses the message
+ * otherwise); frees msg. NULL stays NULL (out of memory). */
+static char *valid_text(char *msg) {
+  if (!msg || ds_utf8_valid((const uint8_t *)msg, strlen(msg))) return msg;
+  char *fixed = ds_utf8_fix(msg);
+  free(msg);
+  return fixed;
+}
 
 int ds_set_error(char **pzErr, const char *module, char *msg) {
+  msg = valid_text(msg);
   if (pzErr) {
     sqlite3_free(*pzErr);
     *pzErr = sqlite3_mprintf("%s: %s", module, msg ? msg : "out of memory");
@@ -21,6 +34,7 @@ int ds_vtab_error(sqlite3_vtab *vtab, const char *module, char *msg) {
 }
 
 void ds_result_error(sqlite3_context *ctx, const char *module, char *msg) {
+  msg = valid_text(msg);
   char *m = sqlite3_mprintf("%s: %s", module, msg ? msg : "out of memory");
   if (m) sqlite3_result_error(ctx, m, -1);
   else sqlite3_result_error_nomem(ctx);

@@ -218,6 +218,37 @@ def test_quoted_columns(sd, tmp):
     conn.close()
 
 
+def test_non_utf8_paths(tmp):
+    """A file name that is not UTF-8 (passed as bytes) reads, and an error
+    naming one is OperationalError with the byte escaped, not
+    UnicodeDecodeError."""
+    conn = sqlite3.connect(":memory:")
+    conn.enable_load_extension(True)
+    conn.load_extension(os.environ["SQLITE_DATASETS_EXTENSION"])
+    name = os.fsencode(tmp) + b"/ca\xe9.bagz"
+    try:
+        conn.execute("SELECT count(*) FROM bagz(?)", (name,)).fetchall()
+        C.check(False, "non-UTF-8 path: missing file is an error", "no error")
+    except sqlite3.OperationalError as e:
+        C.check("ca\\xE9.bagz" in str(e) and "cannot open" in str(e),
+                "non-UTF-8 path: OperationalError naming the file, byte escaped", e)
+    except Exception as e:  # noqa: BLE001 - the bug raised UnicodeDecodeError
+        C.check(False, "non-UTF-8 path: OperationalError naming the file, byte escaped",
+                "%s: %s" % (type(e).__name__, e))
+    shutil.copy(os.path.join(FIXTURES, "bagz", "mid.bagz"), name)
+    C.eq(conn.execute("SELECT count(*) FROM bagz(?)", (name,)).fetchall(), [(50000,)],
+         "non-UTF-8 path: a bytes path reads")
+    try:
+        conn.execute("SELECT * FROM datadings(?)", (name,)).fetchall()
+        C.check(False, "non-UTF-8 path: a format error names the file", "no error")
+    except sqlite3.OperationalError as e:
+        C.check("ca\\xE9.bagz" in str(e), "non-UTF-8 path: a format error names the file", e)
+    except Exception as e:  # noqa: BLE001
+        C.check(False, "non-UTF-8 path: a format error names the file",
+                "%s: %s" % (type(e).__name__, e))
+    conn.close()
+
+
 def main():
     build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
     os.environ["SQLITE_DATASETS_EXTENSION"] = os.path.join(build, "datasets.so")
@@ -232,6 +263,7 @@ def main():
         test_expression_dtype(tmp)
         test_odd_field_names(sd, tmp)
         test_quoted_columns(sd, tmp)
+        test_non_utf8_paths(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     C.exit()
