@@ -241,7 +241,19 @@ else:
 bad = [make(P.PB, [("label", "int64", [i])]) for i in range(5)]
 bad[3] = b"\x0a\x05\x0a\x03"
 badbag = write_bag(os.path.join(T, "bad.bag"), bad)
-conn.execute("CREATE VIRTUAL TABLE temp.bad USING bagz(%r, records=tfexample)" % badbag)
+C.eq(error_of("CREATE VIRTUAL TABLE temp.bad USING bagz(%r, records=tfexample)" % badbag),
+     "bagz: %s: record 3: not a tf.train.Example: length 5 runs past the end of the Example "
+     "at byte offset 1 (records=tfexample reads serialized tf.train.Example records; this one "
+     "is not)" % badbag, "a bad record among the first infer fails CREATE, naming it")
+plain = write_bag(os.path.join(T, "plain.bag"), [b"hello", b"world"])
+C.check("record 0: not a tf.train.Example" in
+        error_of("CREATE VIRTUAL TABLE temp.plain USING bagz(%r, records=tfexample)" % plain),
+        "a bag of other records fails CREATE, naming record 0")
+empty = write_bag(os.path.join(T, "noex.bag"), [b"", b""])
+C.check("hold no tf.train.Example feature" in
+        error_of("CREATE VIRTUAL TABLE temp.noex USING bagz(%r, records=tfexample)" % empty),
+        "records with no feature at all fail CREATE (no table of no columns)")
+conn.execute("CREATE VIRTUAL TABLE temp.bad USING bagz(%r, records=tfexample, infer=3)" % badbag)
 C.eq(conn.execute("SELECT count(*) FROM bad").fetchone()[0], 5, "count(*) decodes nothing")
 C.eq(conn.execute("SELECT length(record), shard_index FROM bad WHERE rowid = 3").fetchone(),
      (4, 3), "record and shard_index of a bad record decode nothing")

@@ -240,10 +240,13 @@ static void test_cells(void) {
 }
 
 /* Records for the inference test: an array of ds_bufs. */
+/* The record get_record cannot read (test_infer sets it). */
+static uint64_t unreadable_record = 2;
+
 static int get_record(void *ctx, uint64_t i, const uint8_t **p, size_t *n,
                       char **err) {
   const ds_buf *recs = ctx;
-  if (i == 2) return ds_err(err, "unreadable"); /* skipped */
+  if (i == unreadable_record) return ds_err(err, "unreadable");
   *p = recs[i].data;
   *n = recs[i].len;
   return 0;
@@ -263,17 +266,40 @@ static void test_infer(void) {
   wrap_example(&recs[1], &fs);
   fs.len = 0;
   put_entry(&fs, "never", 3, one, sizeof one);
-  wrap_example(&recs[2], &fs); /* unreadable */
-  ds_buf_append(&recs[3], "\x0a\x05", 2); /* not an Example: skipped */
+  wrap_example(&recs[2], &fs); /* unreadable at first */
+  ds_buf_append(&recs[3], "\x0a\x05", 2); /* not an Example */
   fs.len = 0;
   put_entry(&fs, "mixed", 3, two, sizeof two);
   put_entry(&fs, "late", 3, one, sizeof one);
   wrap_example(&recs[4], &fs);
   ds_schema s = {0};
   char *err = NULL;
+  /* a record that cannot be read, or is not an Example, fails inference
+   * naming it (issue 22: it used to be skipped, and a bag of no Examples
+   * gave a table of no columns) */
+  CHECK(ds_tfex_infer(&s, 5, 100, get_record, recs, 1, 0, &err) == -1);
+  CHECK(err && strstr(err, "record 2: unreadable"));
+  free(err);
+  err = NULL;
+  ds_schema_free(&s);
+  s = (ds_schema){0};
+  unreadable_record = UINT64_MAX;
+  CHECK(ds_tfex_infer(&s, 5, 100, get_record, recs, 1, 0, &err) == -1);
+  CHECK(err && strstr(err, "record 3: not a tf.train.Example"));
+  free(err);
+  err = NULL;
+  ds_schema_free(&s);
+  s = (ds_schema){0};
+  recs[3].len = 0; /* the empty Example: no features */
+  CHECK(ds_tfex_infer(&s, 1, 100, get_record, recs + 3, 1, 0, &err) == -1);
+  CHECK(err && strstr(err, "hold no tf.train.Example feature"));
+  free(err);
+  err = NULL;
+  ds_schema_free(&s);
+  s = (ds_schema){0};
   CHECK(ds_tfex_infer(&s, 5, 100, get_record, recs, 1, 0, &err) == 0);
-  CHECK(s.n == 5);
-  if (s.n == 5) {
+  CHECK(s.n == 6);
+  if (s.n == 6) {
     CHECK_STR(s.cols[0].field, "label");
     CHECK_STR(ds_schema_decltype(&s.cols[0]), "INTEGER");
     CHECK_STR(s.cols[1].field, "score");
@@ -282,7 +308,8 @@ static void test_infer(void) {
     CHECK_STR(ds_schema_decltype(&s.cols[2]), ""); /* INTEGER and .npy */
     CHECK_STR(s.cols[3].field, "name");
     CHECK_STR(ds_schema_decltype(&s.cols[3]), "TEXT"); /* bytes_text */
-    CHECK_STR(s.cols[4].field, "late");
+    CHECK_STR(s.cols[4].field, "never");
+    CHECK_STR(s.cols[5].field, "late");
   }
   ds_schema_free(&s);
   s = (ds_schema){0};
