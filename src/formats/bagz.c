@@ -13,6 +13,7 @@
 #include "core/common.h"
 #include "core/mapped_file.h"
 #include "formats/bagz_tail.h"
+#include "formats/file_kind.h"
 
 /* "dir/x.bagz" -> "dir/limits.x.bagz" */
 static char *limits_path(const char *path) {
@@ -27,17 +28,22 @@ static int ends_with(const char *s, const char *suffix) {
 
 /* The error for a file whose last 8 bytes are no limits tail: "not a bagz
  * file (no valid limits tail)", with the likely cause when limits.NAME
- * lies beside it or the file looks like a bag cut short (bagz_tail.h),
+ * lies beside it, the file looks like a bag cut short (bagz_tail.h), or
+ * it is of another kind (file_kind.h: "it looks like a tar archive"),
  * then `why`. Returns -1. */
 static int not_a_tail(const bagz_shard *s, const char *why, char **err) {
   char *lp = limits_path(s->data.path);
   char cut[400];
+  const char *kind;
   if (lp && ds_path_exists(lp, NULL))
     ds_err(err, "%s: not a bagz file (no valid limits tail): %s exists beside "
                 "it: add limits=separate (%s)", s->data.path, ds_basename(lp),
            why);
   else if (bagz_tail_cut(&s->data, cut, sizeof cut))
     ds_err(err, "%s: %s (no valid limits tail: %s)", s->data.path, cut, why);
+  else if ((kind = ds_file_kind_of(s->data.path)) != NULL)
+    ds_err(err, "%s: not a bagz file: it looks like %s (no valid limits tail: %s)",
+           s->data.path, kind, why);
   else
     ds_err(err, "%s: not a bagz file (no valid limits tail): %s", s->data.path,
            why);

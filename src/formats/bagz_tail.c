@@ -55,6 +55,7 @@ int bagz_tail_cut(const ds_file *f, char *out, size_t n) {
      * where they start): the first position of the run that can */
     if (start < last) start += (last - start + 7) / 8 * 8;
     if (start >= end || last >= start) continue; /* no run, or a whole bag */
+    if (last == 0) continue; /* limits of no record bytes: zeros, not a bag */
     k = (end - start) / 8;
     if (k > best) best = k, best_start = start, best_last = last, best_end = end;
   }

@@ -15,6 +15,7 @@
 #include "core/mapped_file.h"
 #include "core/shard_spec.h"
 #include "formats/datadings.h"
+#include "formats/file_kind.h"
 
 #define MAX_DEPTH 64 /* directory nesting followed by ds_detect_bytes */
 
@@ -191,10 +192,12 @@ int ds_detect(const char *path, ds_detected *out, char **err) {
       out->bagz_separate = sep;
       return found(out, DS_FORMAT_BAGZ, "bagz");
     }
-    return ds_err(err, "%s: not a dataset: looked for %s.offsets or %s.index "
+    const char *kind = ds_file_kind_of(path);
+    return ds_err(err, "%s: not a dataset%s%s: looked for %s.offsets or %s.index "
                        "beside it (datadings) and a .bag or .bagz name, "
                        "limits.%s beside it, or a valid limits tail (bagz)",
-                  path, ds_basename(path), ds_basename(path), ds_basename(path));
+                  path, kind ? ", it looks like " : "", kind ? kind : "",
+                  ds_basename(path), ds_basename(path), ds_basename(path));
   }
   if (dd_glob_pattern(path)) {
     ds_shard_list l;
