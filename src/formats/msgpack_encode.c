@@ -9,6 +9,7 @@
 
 #include "core/decimal.h"
 #include "core/npy.h"
+#include "formats/msgpack_descr.h"
 #include "formats/msgpack_encode.h"
 
 /* msgpack-c's write callback: append to a ds_buf. */
@@ -131,9 +132,9 @@ static int to_c_order(const ds_npy *a, ds_buf *out) {
 
 /* A parsed .npy as msgpack-numpy's {nd, type, kind, shape, data} map. */
 static int pack_npy(msgpack_packer *pk, const ds_npy *a, char **err) {
-  if (a->structured || a->has_object)
-    return ds_err(err, "a %s array (structured or object dtype) cannot be written "
-                       "to msgpack here", a->descr);
+  if (a->has_object)
+    return ds_err(err, "a %s array (object dtype) cannot be written to msgpack here "
+                       "(msgpack-numpy pickles it)", a->descr);
   if (a->kind == 'M' || a->kind == 'm')
     return ds_err(err, "a %s array (datetime64/timedelta64) cannot be written: "
                        "msgpack-numpy refuses it too", a->descr);
@@ -143,12 +144,22 @@ static int pack_npy(msgpack_packer *pk, const ds_npy *a, char **err) {
     if (to_c_order(a, &c)) return oom(err);
     data = c.data;
   }
+  /* msgpack-numpy: a structured dtype as its descr list and kind b'V',
+   * any other as its dtype string and kind b'' */
   size_t tl = strlen(a->descr);
   int rc = msgpack_pack_map(pk, 5) || bin_key(pk, "nd") || msgpack_pack_true(pk) ||
-           bin_key(pk, "type") || msgpack_pack_str(pk, tl) ||
-           msgpack_pack_str_body(pk, a->descr, tl) || bin_key(pk, "kind") ||
-           msgpack_pack_bin(pk, 0) || bin_key(pk, "shape") ||
-           msgpack_pack_array(pk, (size_t)a->ndim);
+           bin_key(pk, "type");
+  if (rc == 0 && a->structured) {
+    if (ds_msgpack_pack_descr(pk, a->descr, err)) {
+      ds_buf_free(&c);
+      return -1;
+    }
+  } else {
+    rc = rc || msgpack_pack_str(pk, tl) || msgpack_pack_str_body(pk, a->descr, tl);
+  }
+  rc = rc || bin_key(pk, "kind") || msgpack_pack_bin(pk, a->structured ? 1 : 0) ||
+       (a->structured && msgpack_pack_bin_body(pk, "V", 1)) || bin_key(pk, "shape") ||
+       msgpack_pack_array(pk, (size_t)a->ndim);
   for (int k = 0; k < a->ndim && rc == 0; k++) rc = msgpack_pack_uint64(pk, a->shape[k]);
   rc = rc || bin_key(pk, "data") || msgpack_pack_bin(pk, a->data_len) ||
        msgpack_pack_bin_body(pk, data, a->data_len);
