@@ -167,7 +167,7 @@ static int atlas_range_bytes(void *reader, size_t shard, uint64_t first,
 static int list_atlas(const char *path, const ds_detected *d,
                       const ds_shards_options *o, ds_shard_listing *l, char **err) {
   atlas_reader *r;
-  if (atlas_open(path, &r, err)) return -1;
+  if (atlas_open_dict(path, o->dictionary, &r, err)) return -1;
   int rc = 0;
   l->nshards = atlas_nshards(r);
   l->total_rows = atlas_count(r);

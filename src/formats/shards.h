@@ -42,6 +42,8 @@ typedef struct ds_shards_options {
   bagz_limits limits;   /* bagz only */
   ds_layout layout;     /* bagz only */
   int limits_given;     /* 0: separate when detection found limits.NAME */
+  char *dictionary;     /* atlas only: a bare shard's shared dictionary
+                         * (the caller's: ds_shards_list never frees it) */
 } ds_shards_options;
 
 /* List the shards of `path`, whose format ds_detect found (*d). `bytes` is, for a

@@ -243,10 +243,10 @@ static const char *atlas_strategy_name(int s) {
   return "unknown";
 }
 
-static int atlas_rows(info_list *l, const char *path, uint64_t bytes,
-                      json_t *columns, char **err) {
+static int atlas_rows(info_list *l, const char *path, const ds_options *o,
+                      uint64_t bytes, json_t *columns, char **err) {
   atlas_reader *r;
-  if (atlas_open(path, &r, err)) return -1;
+  if (atlas_open_dict(path, ds_options_get(o, "dictionary"), &r, err)) return -1;
   size_t n = atlas_nshards(r);
   int strategy = atlas_root_strategy(r);
   if (strategy < 0) strategy = n ? atlas_shard_strategy(r, 0) : 0;
@@ -362,7 +362,7 @@ static int collect(const char *path, const char *opts, info_list *l, char **err)
     switch (d.format) {
     case DS_FORMAT_BAGZ: rc = bagz_rows(l, path, &d, &o, bytes, columns, err); break;
     case DS_FORMAT_DATADINGS: rc = datadings_rows(l, path, bytes, columns, err); break;
-    case DS_FORMAT_ATLAS: rc = atlas_rows(l, path, bytes, columns, err); break;
+    case DS_FORMAT_ATLAS: rc = atlas_rows(l, path, &o, bytes, columns, err); break;
     case DS_FORMAT_BCOLZ: rc = bcolz_rows(l, path, bytes, columns, err); break;
     }
     if (rc) json_decref(columns); /* not handed to a row */

@@ -87,6 +87,8 @@ static int read_options(const char *opts, const ds_detected *d,
   so->limits = (bagz_limits)lim;
   so->layout = (ds_layout)lay;
   so->limits_given = ds_options_get(&o, "limits") != NULL;
+  const char *dict = ds_options_get(&o, "dictionary");
+  if (rc == 0 && dict && !(so->dictionary = strdup(dict))) rc = ds_err(err, "out of memory");
   ds_options_free(&o);
   return rc ? -1 : 0;
 }
@@ -97,10 +99,13 @@ static int list(const char *path, const char *opts, ds_shard_listing *l, char **
   ds_shards_options so;
   if (ds_detect(path, &d, err)) return -1;
   if (read_options(opts, &d, &so, err)) {
+    free(so.dictionary);
     ds_err_prefix(err, path);
     return -1;
   }
-  return ds_shards_list(path, &d, &so, l, err);
+  int rc = ds_shards_list(path, &d, &so, l, err);
+  free(so.dictionary);
+  return rc;
 }
 
 /* ds_list_def.collect: the listing's entries become the rows (their

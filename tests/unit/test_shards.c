@@ -48,7 +48,7 @@ static void bagz_concat(void) {
 }
 
 static void bagz_interleaved_split(void) {
-  ds_shards_options o = {2, BAGZ_LIMITS_TAIL, DS_LAYOUT_INTERLEAVED, 0};
+  ds_shards_options o = {2, BAGZ_LIMITS_TAIL, DS_LAYOUT_INTERLEAVED, 0, NULL};
   ds_shard_listing l;
   if (!list(FIX "bagz/inter@3.bagz", &o, &l)) return;
   uint64_t rows = 0;
@@ -76,7 +76,7 @@ static void bag_range_bytes(void) {
     fwrite(&end, 8, 1, f); /* little-endian host */
   }
   fclose(f);
-  ds_shards_options o = {4, 0, 0, 0};
+  ds_shards_options o = {4, 0, 0, 0, NULL};
   ds_shard_listing l;
   if (list(path, &o, &l)) {
     CHECK(l.n == 3);
@@ -126,7 +126,7 @@ static void atlas_root(void) {
   ds_shard_listing l;
   atlas_reader *r;
   char *err = NULL;
-  ds_shards_options o = {3, 0, 0, 0};
+  ds_shards_options o = {3, 0, 0, 0, NULL};
   if (!list(p, &o, &l)) return;
   if (CHECK(atlas_open(p, &r, &err) == 0)) {
     uint64_t rows = 0;
@@ -144,7 +144,7 @@ static void atlas_root(void) {
 }
 
 static void bcolz_split(void) {
-  ds_shards_options o = {7000, 0, 0, 0};
+  ds_shards_options o = {7000, 0, 0, 0, NULL};
   ds_shard_listing l;
   if (!list(FIX "bcolz/ctable_basic", &o, &l)) return;
   CHECK(l.nshards == 1 && l.total_rows == 50000 && l.n == 8);
