@@ -23,6 +23,12 @@ int ds_table_open(sqlite3 *db, const ds_table_def *def, int argc,
   t->tvf = argc <= 3;
   t->col_path = t->col_options = -1;
   *out = t; /* also on failure: ds_table_done frees it and names the module */
+  /* SQLite connects a table-valued call as table "main".<module>; any
+   * other name with no arguments is CREATE VIRTUAL TABLE x USING m(),
+   * which has no dataset to read */
+  if (argc == 3 && (strcmp(argv[1], "main") != 0 || strcmp(argv[2], argv[0]) != 0))
+    return ds_err(err, "CREATE VIRTUAL TABLE %s.%s names no dataset: " DS_NO_PATH,
+                  argv[1], argv[2], def->ops->usage);
   if (!t->tvf && ds_dataset_create(def->ops, argc, argv, o, &t->ds, err)) {
     ds_options_free(o);
     return -1;
