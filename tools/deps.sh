@@ -29,6 +29,11 @@ check_test() {
   /usr/bin/python3 -c 'import dask.dataframe' >/dev/null 2>&1 || need python3-dask
   /usr/bin/python3 -c 'import distributed' >/dev/null 2>&1 || need python3-distributed
   /usr/bin/python3 -c 'import google.protobuf' >/dev/null 2>&1 || need python3-protobuf
+  # the Python checks of written files (tests/unit/check_written.py: blosc;
+  # tests/conformance: msgpack, zstandard)
+  /usr/bin/python3 -c 'import blosc' >/dev/null 2>&1 || need python3-blosc
+  /usr/bin/python3 -c 'import msgpack' >/dev/null 2>&1 || need python3-msgpack
+  /usr/bin/python3 -c 'import zstandard' >/dev/null 2>&1 || need python3-zstandard
   command -v protoc >/dev/null 2>&1 || need protobuf-compiler
   # unit/test_locale builds de_DE's LC_NUMERIC (a decimal comma) with
   # localedef from glibc's locale sources, which are in `locales`
