@@ -7,8 +7,8 @@
 # process at 1/10 and full size (/usr/bin/time). Output goes to stdout and
 # build/bench/RESULTS-w.txt. The durability cost: every copy runs as
 # BEGIN; INSERT ... SELECT; COMMIT and reports the COMMIT alone and the time
-# inside fsync/fdatasync (bench/sync_clock.c), each the minimum of the runs,
-# as information rows against the whole copy.
+# inside fsync/fdatasync during the COMMIT (bench/sync_clock.c), each the
+# minimum of the runs, as information rows against the whole copy.
 # Environment: BENCH_DIR, BENCH_RUNS (default 3), BENCH_EXT.
 set -eu
 cd "$(dirname "$0")/.."
@@ -105,7 +105,7 @@ done
            "native:W-D1 CREATE TABLE AS" "a1:W-A1" "c1:W-C1"; do
     n=${v%%:*}; label=${v#*:}
     row "$label: COMMIT / whole copy" "$(best $n-commit)" "$(best $n)" -
-    row "$label: fsyncs / whole copy" "$(best $n-fsync)" "$(best $n)" -
+    row "$label: COMMIT's fsyncs / whole copy" "$(best $n-fsync)" "$(best $n)" -
   done
   row "W-D1 cp: fsyncs / whole cp" "$(best cp-fsync)" "$(best cp)" -
   cat "$OUT/w-a1note.txt" 2>/dev/null || true
