@@ -14,7 +14,14 @@
  *   bench_w EXT wd1-index OUT                   build OUT's five index files
  *       anew from its data file, in C without SQLite (the yardstick's
  *       second part, cp + index: bench/wd1_index.c)
- * Prints "ms=<time of the work> rows=<n>". */
+ * Prints "ms=<time of the work> rows=<n>"; the copies and wd1-native also
+ * "commit=<ms> fsync=<ms> nsync=<calls>": each runs its statement as
+ * BEGIN; <statement>; COMMIT, ms is the whole, commit the COMMIT alone
+ * (the writer's xSync and xCommit: last data out, every file fsynced,
+ * published), fsync the time inside fsync/fdatasync during the COMMIT and
+ * fsync_all during the whole (bench/sync_clock.c: every such call of the
+ * process, on any thread, SQLite's own included); wd1-cp prints fsync too
+ * (cp_file fsyncs each file). */
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -25,6 +32,7 @@
 #include <zstd.h>
 
 #include "bench_common.h"
+#include "bench_sync.h"
 
 int wd1_index(const char *data_path); /* wd1_index.c */
 
@@ -54,6 +62,33 @@ static void run(sqlite3 *db, const char *sql) {
   if (bench_exec(db, sql, 0)) exit(1);
 }
 
+/* BEGIN; sql; COMMIT, timed: *ms the whole, *commit the COMMIT alone;
+ * the fsync clock counts from the BEGIN. */
+static double sync_before_commit; /* the fsync clock when COMMIT began */
+static long long nsync_before_commit;
+
+static void run_txn(sqlite3 *db, const char *sql, double *ms, double *commit) {
+  bench_sync_reset();
+  double t0 = bench_now_ms();
+  run(db, "BEGIN");
+  run(db, sql);
+  double t1 = bench_now_ms();
+  sync_before_commit = bench_sync_ms();
+  nsync_before_commit = bench_sync_calls();
+  run(db, "COMMIT");
+  double t2 = bench_now_ms();
+  *ms = t2 - t0;
+  *commit = t2 - t1;
+}
+
+/* The line of a copy: ms, COMMIT, the fsyncs in COMMIT and in the whole,
+ * rows. */
+static void print_copy(double ms, double commit, long long rows) {
+  printf("ms=%.1f commit=%.1f fsync=%.1f nsync=%lld fsync_all=%.1f nsync_all=%lld rows=%lld\n",
+         ms, commit, bench_sync_ms() - sync_before_commit,
+         bench_sync_calls() - nsync_before_commit, bench_sync_ms(), bench_sync_calls(), rows);
+}
+
 static int wb1(const char *ext, const char *src, const char *out, const char *threads) {
   sqlite3 *db = open_db(ext, ":memory:");
   char sql[1024];
@@ -63,10 +98,9 @@ static int wb1(const char *ext, const char *src, const char *out, const char *th
            "CREATE VIRTUAL TABLE temp.out USING bagz('%s', mode=replace, level=3, "
            "compression=zstd, threads=%s)", out, threads);
   run(db, sql);
-  double t0 = bench_now_ms();
-  run(db, "INSERT INTO out(record) SELECT record FROM src");
-  double t1 = bench_now_ms();
-  printf("ms=%.1f rows=%lld\n", t1 - t0, (long long)one_int(db, "SELECT count(*) FROM out"));
+  double ms, commit;
+  run_txn(db, "INSERT INTO out(record) SELECT record FROM src", &ms, &commit);
+  print_copy(ms, commit, (long long)one_int(db, "SELECT count(*) FROM out"));
   sqlite3_close(db);
   return 0;
 }
@@ -119,16 +153,14 @@ static int wd1(const char *ext, const char *src, const char *out, const char *ho
   snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE temp.src USING datadings('%s', columns='%s')",
            src, typed_cols);
   run(db, sql);
-  double t0 = bench_now_ms();
-  if (raw) {
+  double ms, commit;
+  if (raw)
     snprintf(sql, sizeof sql, "INSERT INTO out(key, raw) SELECT key, raw FROM datadings('%s')", src);
-    run(db, sql);
-  } else {
-    run(db, "INSERT INTO out(key, label, score, text, emb) "
-            "SELECT key, label, score, text, emb FROM src");
-  }
-  double t1 = bench_now_ms();
-  printf("ms=%.1f rows=%lld\n", t1 - t0, (long long)one_int(db, "SELECT count(*) FROM out"));
+  else
+    snprintf(sql, sizeof sql, "INSERT INTO out(key, label, score, text, emb) "
+                              "SELECT key, label, score, text, emb FROM src");
+  run_txn(db, sql, &ms, &commit);
+  print_copy(ms, commit, (long long)one_int(db, "SELECT count(*) FROM out"));
   sqlite3_close(db);
   return 0;
 }
@@ -140,10 +172,9 @@ static int wd1_native(const char *ext, const char *src, const char *dbpath) {
   snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE temp.src USING datadings('%s', columns='%s')",
            src, typed_cols);
   run(db, sql);
-  double t0 = bench_now_ms();
-  run(db, "CREATE TABLE nat AS SELECT key, label, score, text, emb FROM src");
-  double t1 = bench_now_ms();
-  printf("ms=%.1f rows=%lld\n", t1 - t0, (long long)one_int(db, "SELECT count(*) FROM nat"));
+  double ms, commit;
+  run_txn(db, "CREATE TABLE nat AS SELECT key, label, score, text, emb FROM src", &ms, &commit);
+  print_copy(ms, commit, (long long)one_int(db, "SELECT count(*) FROM nat"));
   sqlite3_close(db);
   unlink(dbpath);
   return 0;
@@ -169,6 +200,7 @@ static int cp_file(const char *from, const char *to) {
 
 static int wd1_cp(const char *src, const char *out) {
   static const char *const suf[] = {"", ".offsets", ".keys", ".key_hashes", ".filter", ".md5"};
+  bench_sync_reset();
   double t0 = bench_now_ms();
   for (int i = 0; i < 6; i++) {
     char a[1024], b[1024];
@@ -180,7 +212,7 @@ static int wd1_cp(const char *src, const char *out) {
     }
   }
   double t1 = bench_now_ms();
-  printf("ms=%.1f rows=0\n", t1 - t0);
+  printf("ms=%.1f fsync=%.1f nsync=%lld rows=0\n", t1 - t0, bench_sync_ms(), bench_sync_calls());
   return 0;
 }
 

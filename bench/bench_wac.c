@@ -6,9 +6,15 @@
  *       dict_size 0.01, A1's shard size) by INSERT ... SELECT
  *   bench_wac EXT wa1-bare SRC DICT RUNS   the yardstick: our pickle
  *       encoder alone over A1's examples (already in memory as values) in
- *       blocks of 64 of 8 shards (the copy's blocks), plus bare ZSTD_compress_usingCDict of those pickles
- *       at level 3 with dictionary DICT (the one the copy trained);
- *       prints ms=<enc + zstd> enc=<ms> zstd=<ms>, each the min of RUNS
+ *       blocks of 64 of 8 shards (the copy's blocks); the dictionary
+ *       trained on shard 0's pickles with the copy's parameters
+ *       (atlas_write.c's train: ZDICT_optimizeTrainFromBuffer_fastCover,
+ *       d=8, steps=4, level 3, dict_size 0.01 of the shard's bytes, the
+ *       copy's nbThreads); bare ZSTD_compress_usingCDict of every pickle at
+ *       level 3 with that dictionary; prints ms=<enc + train + zstd>
+ *       enc=<ms> train=<ms> zstd=<ms>, each the min of RUNS, and
+ *       dict_same=1 when the dictionary is byte for byte DICT (the one the
+ *       copy wrote)
  *   bench_wac EXT wc1 SRC OUT        copy bcolz C1 into a new ctable of
  *       the same dtypes and chunklen (expectedlen 10,000,000) by INSERT ...
  *       SELECT
@@ -22,16 +28,25 @@
  *       does nothing)
  *   bench_wac EXT wc1-read SRC       the copy's read alone: SELECT of the
  *       five columns, every value fetched by its sqlite3_column_* call
- * Prints "ms=<time of the work> rows=<n>". */
+ * Prints "ms=<time of the work> rows=<n>"; the copies (wa1, wc1) also
+ * "commit=<ms> fsync=<ms> nsync=<calls>": each runs as BEGIN; INSERT ...
+ * SELECT; COMMIT, ms is the whole, commit the COMMIT alone (the writer's
+ * xSync and xCommit: last data out, every file fsynced, published), fsync
+ * the time inside fsync/fdatasync during the COMMIT (on any thread) and
+ * fsync_all during the whole (bench/sync_clock.c). */
 #include <blosc.h>
 #include <dirent.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
+#define ZDICT_STATIC_LINKING_ONLY
+#include <zdict.h>
 
 #include "bench_common.h"
+#include "bench_sync.h"
 #include "formats/pickle_write.h"
 
 #define A1_COLS "id INTEGER, label INTEGER, score REAL, text TEXT"
@@ -67,12 +82,20 @@ static long long count_rows(sqlite3 *db, const char *table) {
   return v;
 }
 
-/* The timed INSERT ... SELECT of a copy; prints ms and the copy's rows. */
+/* The timed BEGIN; INSERT ... SELECT; COMMIT of a copy; prints the whole,
+ * the COMMIT alone, the fsyncs and the copy's rows. */
 static int timed_copy(sqlite3 *db, const char *insert) {
+  bench_sync_reset();
   double t0 = bench_now_ms();
+  run(db, "BEGIN");
   run(db, insert);
-  double t1 = bench_now_ms();
-  printf("ms=%.1f rows=%lld\n", t1 - t0, count_rows(db, "out"));
+  double t1 = bench_now_ms(), s1 = bench_sync_ms();
+  long long n1 = bench_sync_calls();
+  run(db, "COMMIT");
+  double t2 = bench_now_ms();
+  printf("ms=%.1f commit=%.1f fsync=%.1f nsync=%lld fsync_all=%.1f nsync_all=%lld rows=%lld\n",
+         t2 - t0, t2 - t1, bench_sync_ms() - s1, bench_sync_calls() - n1, bench_sync_ms(),
+         bench_sync_calls(), count_rows(db, "out"));
   sqlite3_close(db);
   return 0;
 }
@@ -170,6 +193,28 @@ static uint8_t *slurp(const char *path, size_t *n) {
   return p;
 }
 
+/* The dictionary of the copy's shard 0 trained as atlas_write.c's train
+ * does (the same parameters): pickles all[0..off[nb0]) cut at off[].
+ * Returns the dictionary's length in dict (0: zstd refused). */
+static size_t train_dict(const uint8_t *all, const size_t *off, size_t nb0, uint8_t **dict) {
+  size_t bytes = off[nb0], cap = (size_t)(0.01 * (double)bytes) + 1;
+  if (cap < 1024) cap = 1024; /* AW_MIN_DICT */
+  size_t *sizes = malloc((nb0 ? nb0 : 1) * sizeof *sizes);
+  *dict = malloc(cap);
+  if (!sizes || !*dict) exit(1);
+  for (size_t i = 0; i < nb0; i++) sizes[i] = off[i + 1] - off[i];
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  ZDICT_fastCover_params_t fp;
+  memset(&fp, 0, sizeof fp);
+  fp.d = 8;
+  fp.steps = 4;
+  fp.nbThreads = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus; /* the copy's threads=2 rule */
+  fp.zParams.compressionLevel = 3;
+  size_t r = ZDICT_optimizeTrainFromBuffer_fastCover(*dict, cap, all, sizes, (unsigned)nb0, &fp);
+  free(sizes);
+  return ZDICT_isError(r) ? 0 : r;
+}
+
 static int wa1_bare(const char *ext, const char *src, const char *dict, int runs) {
   a1_values a;
   load_a1(ext, src, &a);
@@ -179,21 +224,22 @@ static int wa1_bare(const char *ext, const char *src, const char *dict, int runs
     fprintf(stderr, "bench_wac: cannot read %s\n", dict);
     return 1;
   }
-  ZSTD_CDict *cd = ZSTD_createCDict(d, dn, 3);
   ZSTD_CCtx *cc = ZSTD_createCCtx();
   /* blocks of 64 within each of 8 shards, as the copy writes them */
-  size_t shard = (a.n + 7) / 8, nb = 0;
+  size_t shard = (a.n + 7) / 8, nb = 0, nb0 = 0;
   for (size_t lo = 0; lo < a.n; lo += shard) nb += ((a.n - lo < shard ? a.n - lo : shard) + 63) / 64;
   size_t *first = malloc((nb + 1) * sizeof *first);
   nb = 0;
   for (size_t lo = 0; lo < a.n; lo += shard)
     for (size_t i = lo; i < a.n && i < lo + shard; i += 64) first[nb++] = i;
   first[nb] = a.n;
+  while (nb0 < nb && first[nb0] < shard) nb0++; /* shard 0's blocks */
   ds_buf all = {0}, one = {0};
   size_t *off = malloc((nb + 1) * sizeof *off);
   uint8_t *dst = NULL;
-  size_t dcap = 0;
-  double best_enc = -1, best_z = -1, stored = 0;
+  size_t dcap = 0, tn = 0;
+  double best_enc = -1, best_train = -1, best_z = -1, stored = 0;
+  int same = 0;
   ds_pickler pk = {0};
   char *err = NULL;
   for (int r = 0; r < runs; r++) {
@@ -220,8 +266,19 @@ static int wa1_bare(const char *ext, const char *src, const char *dict, int runs
       }
     }
     off[nb] = all.len;
-    /* bare zstd with the dictionary over the same pickles */
+    /* the dictionary, trained as the copy trains it */
+    uint8_t *td;
     double t0 = bench_now_ms();
+    tn = train_dict(all.data, off, nb0, &td);
+    double train = bench_now_ms() - t0;
+    if (!tn) {
+      fprintf(stderr, "bench_wac: zstd could not train a dictionary\n");
+      return 1;
+    }
+    same = tn == dn && memcmp(td, d, dn) == 0;
+    /* bare zstd with that dictionary over the same pickles */
+    t0 = bench_now_ms();
+    ZSTD_CDict *cd = ZSTD_createCDict(td, tn, 3);
     stored = 0;
     for (size_t b = 0; b < nb; b++) {
       size_t n = off[b + 1] - off[b], bound = ZSTD_compressBound(n);
@@ -234,11 +291,16 @@ static int wa1_bare(const char *ext, const char *src, const char *dict, int runs
       stored += (double)z;
     }
     double z = bench_now_ms() - t0;
+    ZSTD_freeCDict(cd);
+    free(td);
     if (best_enc < 0 || enc < best_enc) best_enc = enc;
+    if (best_train < 0 || train < best_train) best_train = train;
     if (best_z < 0 || z < best_z) best_z = z;
   }
-  printf("ms=%.1f enc=%.1f zstd=%.1f rows=%zu blocks=%zu pickles=%zu stored=%.0f\n",
-         best_enc + best_z, best_enc, best_z, a.n, nb, all.len, stored);
+  printf("ms=%.1f enc=%.1f train=%.1f zstd=%.1f rows=%zu blocks=%zu pickles=%zu stored=%.0f "
+         "dict=%zu dict_same=%d\n",
+         best_enc + best_train + best_z, best_enc, best_train, best_z, a.n, nb, all.len, stored,
+         tn, same);
   return 0;
 }
 

@@ -47,14 +47,18 @@ build gen_b1 bench/gen_b1.c
 build bench_b1 bench/bench_b1.c bench/bench_common.c
 build gen_d1 bench/gen_d1.c
 build bench_d1 bench/bench_d1.c bench/bench_common.c
+# bench_w and bench_wac time every fsync and fdatasync of the process
+# (bench/sync_clock.c defines both; exported, the extension and libsqlite3
+# bind to them): the write workloads' durability cost
+SYNC="bench/sync_clock.c -Wl,--export-dynamic-symbol=fsync -Wl,--export-dynamic-symbol=fdatasync"
 # bench_w links the tree's datadings hashes, simplebloom and msgpack walk
 # for W-D1's index yardstick (bench/wd1_index.c)
-build bench_w -Isrc -DSQLITE_CORE bench/bench_w.c bench/bench_common.c bench/wd1_index.c \
+build bench_w -Isrc -DSQLITE_CORE $SYNC bench/bench_w.c bench/bench_common.c bench/wd1_index.c \
   src/formats/datadings.c src/formats/simplebloom.c src/formats/msgpack_value.c \
   src/formats/msgpack_encode.c src/formats/msgpack_numpy.c src/formats/pickle.c \
   src/formats/pickle_list.c src/core/*.c -ljansson -lpthread
 # bench_wac (W-A1, W-C1) links the tree's pickle encoder for its yardstick
-build bench_wac -Isrc -DSQLITE_CORE bench/bench_wac.c bench/bench_common.c \
+build bench_wac -Isrc -DSQLITE_CORE $SYNC bench/bench_wac.c bench/bench_common.c \
   src/formats/pickle_write.c src/core/*.c -lblosc -ljansson -lpthread
 # bench_a1 links the tree's own pickle decoder and .npy parser (compiled
 # against libsqlite3 directly, as for the unit tests)

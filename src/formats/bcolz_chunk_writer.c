@@ -53,6 +53,11 @@ static int chunk_file(const bcolz_write_options *o, ds_buf *cbuf, const char *pa
   if (fd < 0) return ds_err(err, "cannot create %s: %s", path, strerror(errno));
   int rc = ds_write_all(fd, head, CW_HEADER, path, err) ||
            ds_write_all(fd, cbuf->data, (size_t)r, path, err);
+  /* without sync the caller fsyncs every file at the end (a table's stage,
+   * before its commit): the disk write starts now, without waiting, so
+   * those fsyncs find the data written (and ext4's journal commits the
+   * block allocations of all of them at the first, not one per file) */
+  if (!rc && !o->sync) (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   if (!rc && o->sync && fsync(fd)) rc = ds_err(err, "cannot fsync %s: %s", path, strerror(errno));
   close(fd);
   if (rc) return -1;
