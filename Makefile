@@ -95,7 +95,15 @@ $(BUILD)/tools/%: tests/tools/%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MF $@.d -MT $@ -DSQLITE_CORE -o $@ $< $(CORE_OBJS) $(LDFLAGS) -lsqlite3 $(LIBS)
 
-unit: $(UNIT_BINS) $(TOOL_BINS)
+# LD_PRELOAD shims of the fault tests (plain C, no project code): the
+# tests find them as BUILD/shims/<name>.so.
+SHIM_SRCS := $(wildcard tests/shims/*.c)
+SHIM_LIBS := $(SHIM_SRCS:tests/shims/%.c=$(BUILD)/shims/%.so)
+$(BUILD)/shims/%.so: tests/shims/%.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared -o $@ $< -ldl -lpthread
+
+unit: $(UNIT_BINS) $(TOOL_BINS) $(SHIM_LIBS)
 
 # tools/check_layers.sh runs first and counts in the totals (tests/run.sh).
 test: deps
