@@ -102,7 +102,14 @@ int ds_txn_savepoint(ds_txn *t, int n, char **err) {
   }
   free(t->marks[n]);
   t->marks[n] = NULL;
-  return t->steps->mark(t->w, &t->marks[n], err);
+  /* A mark that fails (a bagz writer drains its compressor: the rows of
+   * statements already done may be lost) leaves no state to go back to,
+   * and SQLite reports it without our message: the COMMIT fails with it. */
+  int rc = t->steps->mark(t->w, &t->marks[n], err);
+  if (rc && !t->broken)
+    t->broken = ds_strf("a savepoint could not be taken (%s); the transaction "
+                        "cannot commit, ROLLBACK it", err && *err ? *err : "?");
+  return rc;
 }
 
 int ds_txn_release(ds_txn *t, int n, char **err) {

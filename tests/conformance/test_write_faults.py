@@ -5,7 +5,8 @@ makes the Nth write under a test folder short (then ENOSPC), or fail with
 ENOSPC or EIO. For every format (bagz, sharded bagz, datadings, atlas with
 plain zstd and with its default trained dictionary, bcolz with a TEXT
 column that waits in .values.tmp) a mode=replace writer over a good
-dataset runs BEGIN, INSERT statements (the fault armed after BEGIN), and
+dataset (bagz also with threads=2, atlas also with shards of 6 rows)
+runs BEGIN, INSERT statements (the fault armed after BEGIN), and
 COMMIT. Then either COMMIT succeeded and the dataset reads back exactly the
 rows of the statements that succeeded (every row compared), or COMMIT
 failed and the old dataset reads back intact; a fault that fired is
@@ -37,7 +38,10 @@ if "DS_FAULT_CTL" not in os.environ:  # the parent: run this file with the shim
     if not os.path.exists(shim):
         print("FAIL fault shim: %s was not built" % shim)
         sys.exit(1)
-    tmp = tempfile.mkdtemp(prefix="ds_faults_")
+    # the shim makes the faults: a tmpfs (when there is one) keeps the
+    # commits' fsyncs cheap
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    tmp = tempfile.mkdtemp(prefix="ds_faults_", dir=shm)
     env = dict(os.environ)
     env["LD_PRELOAD"] = (env.get("LD_PRELOAD", "") + " " + shim).strip()
     env["DS_FAULT_DIR"] = os.path.join(tmp, "data")
@@ -106,6 +110,8 @@ def js(d):
 FORMATS = [
     Fmt("bagz", "bagz", "x.bagz", "", ["record"], lambda r: [r[1]],
         "SELECT record FROM %s(?)", lambda t: bytes(t[0])),
+    Fmt("bagz-threads", "bagz", "x.bagz", ", threads=2", ["record"], lambda r: [r[1]],
+        "SELECT record FROM %s(?)", lambda t: bytes(t[0])),
     Fmt("bagz@2", "bagz", "x@2.bagz", "", ["record"], lambda r: [r[1]],
         "SELECT record FROM %s(?)", lambda t: bytes(t[0])),
     Fmt("datadings", "datadings", "x.msgpack", "", ["key", "sample"],
@@ -115,7 +121,7 @@ FORMATS = [
     Fmt("atlas", "atlas", "x.atlas", ", strategy=1, block_size=2", ["example"],
         lambda r: [js({"i": r[0], "d": r[1].hex()})],
         "SELECT example FROM %s(?)", lambda t: tuple(json.loads(t[0]).values())),
-    Fmt("atlas-dict", "atlas", "x.atlas", ", block_size=2", ["example"],
+    Fmt("atlas-dict", "atlas", "x.atlas", ", block_size=2, shard_size=6", ["example"],
         lambda r: [js({"i": r[0], "d": r[1].hex()})],
         "SELECT example FROM %s(?)", lambda t: tuple(json.loads(t[0]).values())),
     Fmt("bcolz", "bcolz", "x.bcolz", ", columns='id INTEGER, s TEXT', chunklen=2",
