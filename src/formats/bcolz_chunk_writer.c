@@ -55,7 +55,10 @@ static int chunk_file(const bcolz_write_options *o, ds_buf *cbuf, const char *pa
            ds_write_all(fd, cbuf->data, (size_t)r, path, err);
   if (!rc && o->sync && fsync(fd)) rc = ds_err(err, "cannot fsync %s: %s", path, strerror(errno));
   close(fd);
-  if (rc) return -1;
+  if (rc) { /* no partial chunk left behind (upstream counts the files) */
+    unlink(path);
+    return -1;
+  }
   *cbytes = (uint32_t)r;
   return 0;
 }

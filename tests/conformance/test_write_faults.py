@@ -4,16 +4,16 @@ The LD_PRELOAD shim tests/shims/fault_shim.c (BUILD/shims/fault_shim.so)
 makes the Nth write under a test folder short (then ENOSPC), or fail with
 ENOSPC or EIO. For every format (bagz, sharded bagz, datadings, atlas with
 plain zstd and with its default trained dictionary, bcolz with a TEXT
-column that waits in .values.tmp) a mode=replace writer over a good
-dataset (bagz also with threads=2, atlas also with shards of 6 rows)
-runs BEGIN, INSERT statements (the fault armed after BEGIN), and
-COMMIT. Then either COMMIT succeeded and the dataset reads back exactly the
+column that waits in .values.tmp, and with an object column: a chunk file
+a row, no more files than rows; bagz also with threads=2, atlas also with
+shards of 6 rows) a mode=replace writer over a good dataset runs BEGIN,
+INSERT statements (the fault armed after BEGIN), and COMMIT. Then either COMMIT succeeded and the dataset reads back exactly the
 rows of the statements that succeeded (every row compared), or COMMIT
 failed and the old dataset reads back intact; a fault that fired is
 reported by some statement or by COMMIT, naming the file. The fault walks
 over the first, last and three writes between of the transaction (counted
-by a dry run first) for each kind; two more cases per format fail COMMIT itself (its
-first write, its first fsync). The test re-runs itself with the shim
+by a dry run first) for each kind; three more cases per format fail the
+last statement's first write, COMMIT's first write, COMMIT's first fsync. The test re-runs itself with the shim
 preloaded (after libasan under make asan). Usage: test_write_faults.py
 BUILD_DIR"""
 import json
@@ -127,6 +127,9 @@ FORMATS = [
     Fmt("bcolz", "bcolz", "x.bcolz", ", columns='id INTEGER, s TEXT', chunklen=2",
         ["id", "s"], lambda r: [r[0], r[1].hex()],
         "SELECT row FROM %s(?)", lambda t: tuple(json.loads(t[0]).values())),
+    Fmt("bcolz-object", "bcolz", "x.bcolz", ", columns='id INTEGER, o JSON', chunklen=2",
+        ["id", "o"], lambda r: [r[0], js({"d": r[1].hex()})],
+        "SELECT row FROM %s(?)", lambda t: (json.loads(t[0])["id"], json.loads(t[0])["o"]["d"])),
 ]
 
 
@@ -160,9 +163,11 @@ def same(got, want):
     return "%d rows, want %d" % (len(got), len(want))
 
 
-def run_case(fmt, name, fault, at_commit=False):
-    """One transaction with `fault` armed after BEGIN (or just before
-    COMMIT). Returns the control file's state at the end."""
+def run_case(fmt, name, fault, arm_at=0):
+    """One transaction with `fault` armed before statement `arm_at` (0:
+    after BEGIN; STATEMENTS: just before COMMIT). Returns the control
+    file's state at the end."""
+    at_commit = arm_at == STATEMENTS
     _case[0] += 1
     folder = os.path.join(DATA, "case%d" % _case[0])
     os.mkdir(folder)
@@ -179,10 +184,10 @@ def run_case(fmt, name, fault, at_commit=False):
     conn.isolation_level = None
     fmt.writer(conn, path, "replace")
     conn.execute("BEGIN")
-    if not at_commit:
-        arm(fault)
     accepted, errors = [], []
     for s in range(STATEMENTS):
+        if s == arm_at:
+            arm(fault)
         rows = statement_rows(s)
         try:
             fmt.insert(conn, rows)
@@ -217,6 +222,10 @@ def run_case(fmt, name, fault, at_commit=False):
     else:
         C.eq(same(got, old), "", "%s: COMMIT failed (%s) and the old dataset reads back intact"
              % (label, commit_error[:120]))
+    if fmt.label == "bcolz-object":  # upstream counts the chunk files: one a row
+        files = len([f for f in os.listdir(os.path.join(path, "o", "data")) if f.endswith(".blp")])
+        C.eq(files, len(accepted if commit_error is None else OLD),
+             "%s: one chunk file a row in o/data" % label)
     if fired:
         where = os.path.basename(state.split(" ", 2)[2])
         said = errors + ([commit_error] if commit_error else [])
@@ -251,9 +260,13 @@ for fmt in FORMATS:
     for kind in ("short", "enospc", "eio"):
         for n in points:
             run_case(fmt, "%s at write %d of %d" % (kind, n, writes), "%d %s 0" % (n, kind))
-    st = run_case(fmt, "ENOSPC at COMMIT's first write", "1 enospc 0", at_commit=True)
+    st = run_case(fmt, "short at the last statement's first write", "1 short 0",
+                  arm_at=STATEMENTS - 1)
+    C.check(st.startswith("fired "), "%s: the last statement writes (the fault fired)"
+            % fmt.label, st)
+    st = run_case(fmt, "ENOSPC at COMMIT's first write", "1 enospc 0", arm_at=STATEMENTS)
     C.check(st.startswith("fired "), "%s: COMMIT writes (the fault fired)" % fmt.label, st)
-    st = run_case(fmt, "ENOSPC at COMMIT's first fsync", "1 fsync 0", at_commit=True)
+    st = run_case(fmt, "ENOSPC at COMMIT's first fsync", "1 fsync 0", arm_at=STATEMENTS)
     C.check(st.startswith("fired "), "%s: COMMIT fsyncs (the fault fired)" % fmt.label, st)
 
 C.exit()
