@@ -75,12 +75,19 @@ def ctl_state():
         return f.read()
 
 
+def statement_rows(s):
+    rnd = random.Random(s)
+    return [(s * ROWS + k, rnd.randbytes(SIZES[k % len(SIZES)])) for k in range(ROWS)]
+
+
 class Fmt:
     """One format: the target's name, the writer's options, how rows are
     inserted and read back (rows as (index, payload) pairs)."""
 
-    def __init__(self, label, module, target, options, cols, to_sql, read_sql, from_sql):
+    def __init__(self, label, module, target, options, cols, to_sql, read_sql, from_sql,
+                 rows_of=None):
         self.label, self.module, self.target, self.options = label, module, target, options
+        self.rows_of = rows_of or statement_rows  # the rows of statement s
         self.cols, self.to_sql, self.read_sql, self.from_sql = cols, to_sql, read_sql, from_sql
 
     def writer(self, conn, path, mode):
@@ -142,11 +149,6 @@ def want_rows(fmt, rows):
     return [(r[0], r[1].hex()) for r in rows]
 
 
-def statement_rows(s):
-    rnd = random.Random(s)
-    return [(s * ROWS + k, rnd.randbytes(SIZES[k % len(SIZES)])) for k in range(ROWS)]
-
-
 OLD = [(1000 + k, random.Random(1000 + k).randbytes(2000)) for k in range(4)]
 _case = [0]
 
@@ -188,7 +190,7 @@ def run_case(fmt, name, fault, arm_at=0):
     for s in range(STATEMENTS):
         if s == arm_at:
             arm(fault)
-        rows = statement_rows(s)
+        rows = fmt.rows_of(s)
         try:
             fmt.insert(conn, rows)
             accepted += rows
@@ -268,5 +270,17 @@ for fmt in FORMATS:
     C.check(st.startswith("fired "), "%s: COMMIT writes (the fault fired)" % fmt.label, st)
     st = run_case(fmt, "ENOSPC at COMMIT's first fsync", "1 fsync 0", arm_at=STATEMENTS)
     C.check(st.startswith("fired "), "%s: COMMIT fsyncs (the fault fired)" % fmt.label, st)
+
+# datadings' key hashes: a temporary written on the hasher's thread, 24
+# bytes a key, flushed at 1 MiB (about 44,000 keys): 8 statements of 7,000
+# keys, the fault at its first write (only paths containing "hashes")
+KEYS = Fmt("datadings-keys", "datadings", "x.msgpack", "", ["key", "sample"],
+           lambda r: ["k%d" % r[0], js({"d": r[1].hex()})],
+           "SELECT key, sample FROM %s(?)", lambda t: (t[0], json.loads(t[1])["d"]),
+           rows_of=lambda s: [(s * 7000 + k, b"%d" % k) for k in range(7000)])
+for kind in ("short", "enospc", "eio"):
+    st = run_case(KEYS, "%s at the key hashes' first write" % kind, "1 %s 0 hashes" % kind)
+    C.check(st.startswith("fired "), "datadings-keys %s: the key hashes are written (the fault "
+            "fired)" % kind, st)
 
 C.exit()

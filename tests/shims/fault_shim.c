@@ -4,7 +4,9 @@
  *
  * Control file $DS_FAULT_CTL (read and rewritten at every call that
  * writes under the folder, so the test arms it between statements):
- *   "N KIND SEEN"  armed: this is call SEEN + 1 since arming; call N faults.
+ *   "N KIND SEEN [MATCH]"  armed: this is call SEEN + 1 since arming
+ *                  (only calls on paths containing MATCH, when given);
+ *                  call N faults.
  *                  KIND: short (writes half, returns the count; the next
  *                  call fails with ENOSPC), enospc, eio (fail outright),
  *                  fsync (counts fsync/fdatasync calls only; the Nth fails
@@ -74,17 +76,17 @@ static int decide(int fd, int is_sync, int *e) {
     close(cfd);
   }
   long want = 0, seen = 0;
-  char kind[16] = "";
+  char kind[16] = "", match[256] = "";
   if (strncmp(text, "next ", 5) == 0 && !is_sync) {
     snprintf(out, sizeof out, "fired short %s", path);
     put_ctl(ctl, out);
     *e = ENOSPC;
     rc = FAIL;
-  } else if (sscanf(text, "%ld %15s %ld", &want, kind, &seen) == 3 &&
-             (strcmp(kind, "fsync") == 0) == is_sync) {
+  } else if (sscanf(text, "%ld %15s %ld %255s", &want, kind, &seen, match) >= 3 &&
+             (strcmp(kind, "fsync") == 0) == is_sync && strstr(path, match)) {
     seen++;
     if (seen != want || strcmp(kind, "count") == 0) {
-      snprintf(out, sizeof out, "%ld %s %ld", want, kind, seen);
+      snprintf(out, sizeof out, "%ld %s %ld %s", want, kind, seen, match);
     } else if (strcmp(kind, "short") == 0) {
       snprintf(out, sizeof out, "next %s", path);
       rc = SHORT;
