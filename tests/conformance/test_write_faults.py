@@ -51,9 +51,9 @@ if "DS_FAULT_CTL" not in os.environ:  # the parent: run this file with the shim
         f.write("off")
     try:
         rc = subprocess.run([sys.executable, os.path.abspath(__file__), BUILD], env=env,
-                            timeout=300).returncode
+                            timeout=180).returncode
     except subprocess.TimeoutExpired:
-        print("FAIL the fault test ran for more than 300 s")
+        print("FAIL the fault test ran for more than 180 s")
         rc = 1
     shutil.rmtree(tmp, ignore_errors=True)
     if rc not in (0, 1):
@@ -76,6 +76,7 @@ def ctl_state():
 
 
 def statement_rows(s):
+    """The rows of statement s: (index, random payload), ROWS of them."""
     rnd = random.Random(s)
     return [(s * ROWS + k, rnd.randbytes(SIZES[k % len(SIZES)])) for k in range(ROWS)]
 
