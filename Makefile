@@ -5,6 +5,7 @@
 #                   (T=name runs only the tests whose name contains it)
 #   make demo       install missing packages, build, run sql/demo.sql
 #   make asan       the whole test suite under AddressSanitizer + UBSan
+#                   (T=name as for make test)
 #   make tsan       the C tests (threads, read-ahead) under ThreadSanitizer
 #   make fuzz       libFuzzer harnesses (clang); FUZZ_SECONDS=N runs each
 #   make bench      the benchmark workloads (data generated outside the tree)
@@ -95,7 +96,15 @@ $(BUILD)/tools/%: tests/tools/%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MF $@.d -MT $@ -DSQLITE_CORE -o $@ $< $(CORE_OBJS) $(LDFLAGS) -lsqlite3 $(LIBS)
 
-unit: $(UNIT_BINS) $(TOOL_BINS)
+# LD_PRELOAD shims of the fault tests (plain C, no project code): the
+# tests find them as BUILD/shims/<name>.so.
+SHIM_SRCS := $(wildcard tests/shims/*.c)
+SHIM_LIBS := $(SHIM_SRCS:tests/shims/%.c=$(BUILD)/shims/%.so)
+$(BUILD)/shims/%.so: tests/shims/%.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared -o $@ $< -ldl -lpthread
+
+unit: $(UNIT_BINS) $(TOOL_BINS) $(SHIM_LIBS)
 
 # tools/check_layers.sh runs first and counts in the totals (tests/run.sh).
 test: deps
@@ -112,7 +121,7 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-f
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g" \
 	    EXTRA_CFLAGS="$(ASAN_FLAGS)" EXTRA_LDFLAGS="$(ASAN_FLAGS)" all unit
-	@DS_SANITIZE=1 tests/run.sh build/asan
+	@DS_SANITIZE=1 tests/run.sh build/asan $(T)
 
 # make tsan: the C test programs (test_threads runs several connections on
 # several threads, with the bagz and atlas read-ahead threads) built with

@@ -1,5 +1,15 @@
 /* append_file.c - ds_afile: a buffered append-only file whose logical size
- * can be cut back (savepoints roll back by truncation). See stage.h. */
+ * can be cut back (savepoints roll back by truncation). See stage.h.
+ *
+ * Faults. Every write goes to its logical offset (pwrite, copy_file_range
+ * with an output offset), never to the descriptor's offset, and a write
+ * that fails part way (a short write, then ENOSPC, EIO, EDQUOT) is undone
+ * by cutting the file back to the bytes known good: the file then holds
+ * exactly size - nbuf bytes, the buffer the rest, so the failed
+ * statement's rollback (ds_afile_truncate) restores the state at its
+ * start. When even that cut fails, `dirty` says the file may hold bytes
+ * past the good ones: the next flush cuts them (and fails, failing the
+ * commit, while it cannot). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -19,21 +29,91 @@ int ds_write_all(int fd, const void *buf, size_t n, const char *path, char **err
       if (errno == EINTR) continue;
       return ds_err(err, "%s: cannot write: %s", path, strerror(errno));
     }
+    if (w == 0) return ds_err(err, "%s: cannot write: no progress", path);
     p += w;
     n -= (size_t)w;
   }
   return 0;
 }
 
-/* Flush the buffer to the file. */
+int ds_pwrite_all(int fd, const void *buf, size_t n, uint64_t off,
+                  const char *path, char **err) {
+  const uint8_t *p = buf;
+  uint64_t at = off;
+  while (n > 0) {
+    ssize_t w = pwrite(fd, p, n, (off_t)at);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int e = w < 0 ? errno : EIO;
+      if (ftruncate(fd, (off_t)off) == 0)
+        return ds_err(err, "%s: cannot write %zu bytes at byte %llu: %s", path,
+                      n, (unsigned long long)at, strerror(e));
+      return ds_err(err,
+                    "%s: cannot write at byte %llu: %s; and cannot cut it back "
+                    "to %llu bytes: %s", path, (unsigned long long)at,
+                    strerror(e), (unsigned long long)off, strerror(errno));
+    }
+    p += w;
+    at += (uint64_t)w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int ds_pread_all(int fd, void *buf, size_t n, uint64_t off, const char *path,
+                 char **err) {
+  uint8_t *p = buf;
+  while (n > 0) {
+    ssize_t r = pread(fd, p, n, (off_t)off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      return ds_err(err, "%s: cannot read %zu bytes at byte %llu: %s", path, n,
+                    (unsigned long long)off, r < 0 ? strerror(errno) : "short read");
+    p += r;
+    off += (uint64_t)r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+/* After a failed write: cut the file back to its good bytes, or remember
+ * that it may hold more (the error already says what failed). */
+static void undo_write(ds_afile *f) {
+  if (ftruncate(f->fd, (off_t)(f->size - f->nbuf)) != 0) f->dirty = 1;
+}
+
+/* Cut bytes a failed write may have left past the good ones. */
+static int clean(ds_afile *f, char **err) {
+  if (!f->dirty) return 0;
+  if (ftruncate(f->fd, (off_t)(f->size - f->nbuf)) != 0)
+    return ds_err(err, "%s: an earlier write failed and the file cannot be cut "
+                  "back to %llu bytes: %s", f->path,
+                  (unsigned long long)(f->size - f->nbuf), strerror(errno));
+  f->dirty = 0;
+  return 0;
+}
+
+/* Write n bytes at the end of the good bytes (buffer empty); on failure
+ * the file is as it was. */
+static int put_direct(ds_afile *f, const void *p, size_t n, char **err) {
+  if (ds_pwrite_all(f->fd, p, n, f->size - f->nbuf, f->path, err)) {
+    undo_write(f);
+    return -1;
+  }
+  return 0;
+}
+
+/* Flush the buffer to the file. On failure the bytes stay buffered. */
 int ds_afile_flush(ds_afile *f, char **err) {
+  if (clean(f, err)) return -1;
   if (f->nbuf == 0) return 0;
-  if (ds_write_all(f->fd, f->buf, f->nbuf, f->path, err)) return -1;
+  if (put_direct(f, f->buf, f->nbuf, err)) return -1;
   f->nbuf = 0;
   return 0;
 }
 
-/* Append n bytes: small writes gather in the buffer, big ones go direct. */
+/* Append n bytes: small writes gather in the buffer, big ones go direct.
+ * On failure nothing of the n bytes is added. */
 int ds_afile_write(ds_afile *f, const void *p, size_t n, char **err) {
   if (n == 0) return 0;
   if (!f->buf && !(f->buf = malloc(AFILE_BUF)))
@@ -41,7 +121,7 @@ int ds_afile_write(ds_afile *f, const void *p, size_t n, char **err) {
   if (f->nbuf + n > AFILE_BUF) {
     if (ds_afile_flush(f, err)) return -1;
     if (n >= AFILE_BUF) {
-      if (ds_write_all(f->fd, p, n, f->path, err)) return -1;
+      if (put_direct(f, p, n, err)) return -1;
       f->size += n;
       return 0;
     }
@@ -52,8 +132,8 @@ int ds_afile_write(ds_afile *f, const void *p, size_t n, char **err) {
   return 0;
 }
 
-/* Roll the file back to `size` bytes: drop buffered bytes past it, then cut
- * the file itself. */
+/* Roll the file back to `size` bytes: drop buffered bytes past it, or cut
+ * the file itself when `size` is below what was flushed. */
 int ds_afile_truncate(ds_afile *f, uint64_t size, char **err) {
   if (size > f->size)
     return ds_err(err, "%s: cannot truncate to %llu bytes, it has %llu",
@@ -63,29 +143,36 @@ int ds_afile_truncate(ds_afile *f, uint64_t size, char **err) {
   if (size >= on_disk) {
     f->nbuf = (size_t)(size - on_disk);
   } else {
-    f->nbuf = 0;
     if (ftruncate(f->fd, (off_t)size) != 0)
       return ds_err(err, "%s: cannot truncate: %s", f->path, strerror(errno));
-    if (lseek(f->fd, (off_t)size, SEEK_SET) < 0)
-      return ds_err(err, "%s: cannot seek: %s", f->path, strerror(errno));
+    f->nbuf = 0;
+    f->dirty = 0;
   }
   f->size = size;
   return 0;
 }
 
+/* Fall back from copy_file_range to reads and writes? Only when the
+ * kernel or filesystem cannot copy; a real error (ENOSPC, EIO) is one. */
+static int copy_unsupported(int e) {
+  return e == EXDEV || e == EINVAL || e == ENOSYS || e == EOPNOTSUPP ||
+         e == EBADF || e == ETXTBSY || e == EPERM;
+}
+
 /* Append bytes [off, off+len) of another file: copy_file_range, falling
- * back to read/write when the kernel or filesystem cannot. */
+ * back to read/write when the kernel or filesystem cannot. On failure the
+ * file is as it was. */
 int ds_afile_copy_from(ds_afile *f, const char *src_path, uint64_t off,
                        uint64_t len, char **err) {
   if (ds_afile_flush(f, err)) return -1;
   int in = open(src_path, O_RDONLY | O_CLOEXEC);
   if (in < 0)
     return ds_err(err, "%s: cannot open: %s", src_path, strerror(errno));
-  loff_t ioff = (loff_t)off;
+  loff_t ioff = (loff_t)off, ooff = (loff_t)f->size;
   uint64_t left = len;
   int rc = 0;
   while (left > 0) {
-    ssize_t c = copy_file_range(in, &ioff, f->fd, NULL, left, 0);
+    ssize_t c = copy_file_range(in, &ioff, f->fd, &ooff, left, 0);
     if (c > 0) {
       left -= (uint64_t)c;
       continue;
@@ -94,6 +181,12 @@ int ds_afile_copy_from(ds_afile *f, const char *src_path, uint64_t off,
     if (c == 0) {
       rc = ds_err(err, "%s: ended before byte %llu", src_path,
                   (unsigned long long)(off + len));
+      break;
+    }
+    if (!copy_unsupported(errno)) {
+      rc = ds_err(err, "%s: cannot copy %llu bytes of %s at byte %llu: %s",
+                  f->path, (unsigned long long)left, src_path,
+                  (unsigned long long)ooff, strerror(errno));
       break;
     }
     /* fallback: plain reads */
@@ -107,10 +200,11 @@ int ds_afile_copy_from(ds_afile *f, const char *src_path, uint64_t off,
       ssize_t r = pread(in, tmp, want, ioff);
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0)
-        rc = ds_err(err, "%s: cannot read at byte %llu", src_path,
-                    (unsigned long long)ioff);
-      else if (ds_write_all(f->fd, tmp, (size_t)r, f->path, err) == 0) {
+        rc = ds_err(err, "%s: cannot read at byte %llu: %s", src_path,
+                    (unsigned long long)ioff, r < 0 ? strerror(errno) : "short read");
+      else if (ds_pwrite_all(f->fd, tmp, (size_t)r, (uint64_t)ooff, f->path, err) == 0) {
         ioff += r;
+        ooff += r;
         left -= (uint64_t)r;
       } else
         rc = -1;
@@ -120,5 +214,6 @@ int ds_afile_copy_from(ds_afile *f, const char *src_path, uint64_t off,
   }
   close(in);
   if (rc == 0) f->size += len;
+  else undo_write(f);
   return rc;
 }

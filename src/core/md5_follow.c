@@ -24,7 +24,7 @@ struct ds_md5_follow {
   uint64_t handed; /* bytes whose disk write was started (while busy, or under mu) */
   int busy;        /* the thread is reading/hashing past done */
   int quit;
-  int error;       /* errno of a failed read, 0 */
+  int error;       /* errno of a failed read, -1 the file ended first, 0 */
   MD5_CTX ctx;
   uint8_t *buf;
 };
@@ -48,7 +48,7 @@ static void hash_chunk(ds_md5_follow *m, uint64_t from, size_t n) {
     }
   }
   pthread_mutex_lock(&m->mu);
-  if (r <= 0) m->error = r < 0 ? errno : EIO;
+  if (r <= 0) m->error = r < 0 && errno ? errno : -1;
   else m->done += (uint64_t)r;
 }
 
@@ -125,7 +125,9 @@ int ds_md5_follow_finish(ds_md5_follow *m, uint64_t size, MD5_CTX *out,
   int e = m->error;
   if (!e) *out = m->ctx;
   pthread_mutex_unlock(&m->mu);
-  if (e) return ds_err(err, "%s: cannot read back for its md5: %s", path, strerror(e));
+  if (e)
+    return ds_err(err, "%s: cannot read back for its md5: %s", path,
+                  e > 0 ? strerror(e) : "short read");
   return 0;
 }
 

@@ -59,6 +59,13 @@ struct atlas_writer {
   ds_pickler pk;
   ds_buf block, zbuf;
   uint64_t in_block;   /* examples in the open block (0: none open) */
+  int block_closed;    /* the open block's list is ended but it could not
+                        * be stored yet (a write failed): a retry stores
+                        * it, a truncation reads it back */
+  char *broken;        /* a write failed where the state cannot be
+                        * restored (a queued frame, a shard being closed):
+                        * every later call fails with this, so the
+                        * transaction cannot commit */
   ZSTD_CCtx *cctx;
   ds_buf shared_dict;  /* strategy 2 after shard 0: the shared dictionary
                         * (to read blocks back in a truncation) */
@@ -200,15 +207,32 @@ static int put_block(atlas_writer *w, const uint8_t *p, size_t n, char **err) {
   uint64_t end = s->off[s->n_off - 1];
   if (w->data_fd < 0 && open_at(w, "data.bin", end, &w->data_fd, err))
     return -1;
-  if (ds_write_all(w->data_fd, p, n, "data.bin", err)) return -1;
+  /* at its logical end: a failed write leaves the file as it was */
+  if (ds_pwrite_all(w->data_fd, p, n, end, "data.bin", err)) return -1;
   if (push_u64(&s->off, &s->n_off, &s->cap_off, end + n))
     return ds_err(err, "out of memory");
   return 0;
 }
 
-/* The compressor's emit: one frame, in order, to the open shard. */
-static int emit_block(void *w, const uint8_t *p, size_t n, char **err) {
-  return put_block(w, p, n, err);
+/* The writer cannot go on: remember why (the first reason). */
+static int set_broken(atlas_writer *w, char **err) {
+  if (!w->broken)
+    w->broken = ds_strf("an earlier write failed (%s); the transaction cannot "
+                        "be committed", err && *err ? *err : "?");
+  return -1;
+}
+
+/* The error of a broken writer, or 0. */
+static int check_broken(const atlas_writer *w, char **err) {
+  return w->broken ? ds_err(err, "%s", w->broken) : 0;
+}
+
+/* The compressor's emit: one frame, in order, to the open shard. A frame
+ * that cannot be written may hold examples of statements already done,
+ * and the frames after it are dropped: the writer is broken. */
+static int emit_block(void *ctx, const uint8_t *p, size_t n, char **err) {
+  atlas_writer *w = ctx;
+  return put_block(w, p, n, err) ? set_broken(w, err) : 0;
 }
 
 /* Every block still queued in the compressor into data.bin. */
@@ -244,7 +268,7 @@ static int store_block(atlas_writer *w, const uint8_t *p, size_t n,
       if (w->spill_fd < 0 &&
           open_at(w, AW_SPILL, s->raw_bytes, &w->spill_fd, err))
         return -1;
-      if (ds_write_all(w->spill_fd, p, n, AW_SPILL, err)) return -1;
+      if (ds_pwrite_all(w->spill_fd, p, n, s->raw_bytes, AW_SPILL, err)) return -1;
       if (push_u64(&s->raw, &s->n_raw, &s->cap_raw, n))
         return ds_err(err, "out of memory");
       s->raw_bytes += n;
@@ -252,12 +276,18 @@ static int store_block(atlas_writer *w, const uint8_t *p, size_t n,
   }
 }
 
-/* Close the open block (if any) and store it. */
+/* Close the open block (if any) and store it. When the store fails the
+ * block stays open, closed (block_closed), its examples counted. */
 static int flush_block(atlas_writer *w, char **err) {
   if (!w->in_block) return 0;
-  if (ds_pickle_list_end(&w->pk, err)) return -1;
+  if (!w->block_closed) {
+    if (ds_pickle_list_end(&w->pk, err)) return -1;
+    w->block_closed = 1;
+  }
+  if (store_block(w, w->block.data, w->block.len, err)) return -1;
   w->in_block = 0;
-  return store_block(w, w->block.data, w->block.len, err);
+  w->block_closed = 0;
+  return 0;
 }
 
 /* The dtype numpy's bisect in upstream's _save_index picks for `last`. */
@@ -471,7 +501,9 @@ int atlas_writer_open(const char *dir, const atlas_write_options *o,
 
 int atlas_writer_add(atlas_writer *w, const ds_value *example, char **err) {
   if (w->finished) return ds_err(err, "the dataset is already finished");
+  if (check_broken(w, err)) return -1;
   if (!w->nshards && open_shard(w, err)) return -1;
+  if (w->block_closed && flush_block(w, err)) return -1; /* store it first */
   /* a full shard is closed only once the new example pickled fine, so a
    * refused example never leaves an empty shard behind */
   int full = w->shards[w->nshards - 1].examples == w->o.shard_size;
@@ -481,7 +513,7 @@ int atlas_writer_add(atlas_writer *w, const ds_value *example, char **err) {
     if (ds_pickle_list_begin(&w->pk, &w->block, err)) return -1;
   }
   if (ds_pickle_list_add(&w->pk, example, err)) return -1;
-  if (full && (close_shard(w, err) || open_shard(w, err))) return -1;
+  if (full && (close_shard(w, err) || open_shard(w, err))) return set_broken(w, err);
   w->in_block++;
   w->shards[w->nshards - 1].examples++;
   w->count++;
@@ -513,8 +545,7 @@ static int read_at(const atlas_writer *w, size_t k, const char *name,
   buf->len = 0;
   if (fd < 0) rc = io_err(err, "cannot open", path);
   else if (ds_buf_reserve(buf, n ? n : 1)) rc = ds_err(err, "out of memory");
-  else if (pread(fd, buf->data, n, (off_t)off) != (ssize_t)n)
-    rc = io_err(err, "cannot read", path);
+  else if (ds_pread_all(fd, buf->data, n, off, path, err)) rc = -1;
   else buf->len = n;
   if (fd >= 0) close(fd);
   free(path);
@@ -529,8 +560,9 @@ static int block_pickle(atlas_writer *w, size_t k, uint64_t b, ds_buf *out,
   int open_block = k == w->nshards - 1 && w->in_block &&
                    b == (s->mode == AW_TRAIN ? s->n_raw : s->n_off - 1);
   if (open_block) {
-    if (ds_pickle_list_end(&w->pk, err)) return -1;
+    if (!w->block_closed && ds_pickle_list_end(&w->pk, err)) return -1;
     w->in_block = 0;
+    w->block_closed = 0;
     out->len = 0;
     return ds_buf_append(out, w->block.data, w->block.len)
                ? ds_err(err, "out of memory") : 0;
@@ -575,6 +607,7 @@ static int reopen_shard(atlas_writer *w, size_t k, uint64_t blocks,
   close_fd(&w->data_fd);
   close_fd(&w->spill_fd);
   w->in_block = 0;
+  w->block_closed = 0;
   while (w->nshards > k + 1) {
     remove_shard_dir(w, --w->nshards);
     free(w->shards[w->nshards].off);
@@ -617,6 +650,7 @@ int atlas_writer_truncate(atlas_writer *w, uint64_t count, char **err) {
   if (count > w->count)
     return ds_err(err, "cannot truncate to %llu examples, there are %llu",
                   (unsigned long long)count, (unsigned long long)w->count);
+  if (check_broken(w, err)) return -1;
   if (count == w->count) return 0;
   if (drain(w, err)) return -1; /* every stored block in data.bin */
   size_t k = count ? (size_t)((count - 1) / w->o.shard_size) : 0;
@@ -686,6 +720,7 @@ static int rename_shards(atlas_writer *w, char **err) {
 
 int atlas_writer_finish(atlas_writer *w, char **err) {
   if (w->finished) return 0;
+  if (check_broken(w, err)) return -1;
   if (!w->nshards && open_shard(w, err)) return -1;
   if (close_shard(w, err) || write_root_meta(w, err) || rename_shards(w, err))
     return -1;
@@ -708,6 +743,7 @@ void atlas_writer_free(atlas_writer *w) {
   ds_buf_free(&w->zbuf);
   ZSTD_freeCCtx(w->cctx);
   ds_buf_free(&w->shared_dict);
+  free(w->broken);
   free(w->dir);
   free(w);
 }

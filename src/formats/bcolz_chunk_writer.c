@@ -60,7 +60,10 @@ static int chunk_file(const bcolz_write_options *o, ds_buf *cbuf, const char *pa
   if (!rc && !o->sync) (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   if (!rc && o->sync && fsync(fd)) rc = ds_err(err, "cannot fsync %s: %s", path, strerror(errno));
   close(fd);
-  if (rc) return -1;
+  if (rc) { /* no partial chunk left behind (upstream counts the files) */
+    unlink(path);
+    return -1;
+  }
   *cbytes = (uint32_t)r;
   return 0;
 }

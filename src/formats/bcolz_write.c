@@ -378,8 +378,9 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
       uint8_t len[4];
       uint32_t n = (uint32_t)row[i].u.s.n;
       for (int b = 0; b < 4; b++) len[b] = (uint8_t)(n >> (8 * b));
-      if (ds_write_all(c->spill_fd, len, 4, BW_SPILL, err) ||
-          ds_write_all(c->spill_fd, row[i].u.s.p, n, BW_SPILL, err))
+      /* at the logical end: a failed write leaves the file as it was */
+      if (ds_pwrite_all(c->spill_fd, len, 4, c->spill_size, BW_SPILL, err) ||
+          ds_pwrite_all(c->spill_fd, row[i].u.s.p, n, c->spill_size + 4, BW_SPILL, err))
         return -1;
       c->spill_size += 4 + (uint64_t)n;
       if (width > c->width) c->width = width;
@@ -403,8 +404,8 @@ static int reload_chunk(bw_col *c, uint64_t k, char **err) {
     rc = io_err(err, "cannot read", path);
   } else if (!(buf = malloc((size_t)st.st_size + 1))) {
     rc = ds_err(err, "out of memory");
-  } else if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
-    rc = io_err(err, "cannot read", path);
+  } else if (ds_pread_all(fd, buf, (size_t)st.st_size, 0, path, err)) {
+    rc = -1;
   } else {
     size_t n = (size_t)(c->chunklen * c->dt.atom);
     int r = st.st_size > BW_HEADER
@@ -425,15 +426,18 @@ static int cut_spill(bw_col *c, uint64_t rows, char **err) {
   int rc = 0;
   for (uint64_t r = 0; !rc && r < rows; r++) {
     uint8_t len[4];
-    if (pread(c->spill_fd, len, 4, (off_t)at) != 4) {
-      rc = io_err(err, "cannot read", BW_SPILL);
+    if (ds_pread_all(c->spill_fd, len, 4, at, BW_SPILL, err)) {
+      rc = -1;
       break;
     }
     uint32_t n = (uint32_t)len[0] | (uint32_t)len[1] << 8 |
                  (uint32_t)len[2] << 16 | (uint32_t)len[3] << 24;
-    if (ds_buf_reserve(&v, n + 1) ||
-        pread(c->spill_fd, v.data, n, (off_t)(at + 4)) != (ssize_t)n) {
-      rc = io_err(err, "cannot read", BW_SPILL);
+    if (ds_buf_reserve(&v, n + 1)) {
+      rc = ds_err(err, "out of memory");
+      break;
+    }
+    if (ds_pread_all(c->spill_fd, v.data, n, at + 4, BW_SPILL, err)) {
+      rc = -1;
       break;
     }
     uint64_t wd = n;
@@ -446,7 +450,7 @@ static int cut_spill(bw_col *c, uint64_t rows, char **err) {
   }
   ds_buf_free(&v);
   if (rc) return -1;
-  if (ftruncate(c->spill_fd, (off_t)at) || lseek(c->spill_fd, (off_t)at, SEEK_SET) < 0)
+  if (ftruncate(c->spill_fd, (off_t)at))
     return io_err(err, "cannot truncate", BW_SPILL);
   c->spill_size = at;
   c->width = width;
@@ -506,13 +510,11 @@ static int finish_spill(bcolz_writer *w, bw_col *c, char **err) {
   uint64_t at = 0;
   for (uint64_t r = 0; r < w->rows; r++) {
     uint8_t len[4];
-    if (pread(c->spill_fd, len, 4, (off_t)at) != 4)
-      return io_err(err, "cannot read", BW_SPILL);
+    if (ds_pread_all(c->spill_fd, len, 4, at, BW_SPILL, err)) return -1;
     uint32_t n = (uint32_t)len[0] | (uint32_t)len[1] << 8 |
                  (uint32_t)len[2] << 16 | (uint32_t)len[3] << 24;
-    if (ds_buf_reserve(&w->val, n + 1) ||
-        pread(c->spill_fd, w->val.data, n, (off_t)(at + 4)) != (ssize_t)n)
-      return io_err(err, "cannot read", BW_SPILL);
+    if (ds_buf_reserve(&w->val, n + 1)) return ds_err(err, "out of memory");
+    if (ds_pread_all(c->spill_fd, w->val.data, n, at + 4, BW_SPILL, err)) return -1;
     at += 4 + (uint64_t)n;
     ds_value v = {c->dt.kind == 'U' ? DS_V_TEXT : DS_V_BYTES,
                   {.s = {w->val.data, n}}};

@@ -32,6 +32,8 @@ static void finish(ds_txn *t) {
   t->base = NULL;
   t->active = 0;
   t->prepared = 0;
+  free(t->broken);
+  t->broken = NULL;
 }
 
 void ds_txn_free(ds_txn *t) {
@@ -57,6 +59,7 @@ int ds_txn_begin(ds_txn *t, char **err) {
 
 int ds_txn_sync(ds_txn *t, char **err) {
   if (!t->active || t->prepared) return 0;
+  if (t->broken) return ds_err(err, "%s", t->broken);
   if (t->steps->prepare(t->w, err)) return -1;
   t->prepared = 1;
   return 0;
@@ -66,7 +69,10 @@ int ds_txn_commit(ds_txn *t, int *published, char **err) {
   *published = 0;
   if (!t->active) return 0;
   int rc = 0;
-  if (t->steps->count(t->w) == t->count0 && (t->rolled_back || t->published)) {
+  if (t->broken) {
+    rc = ds_err(err, "%s", t->broken);
+    t->steps->abort(t->w);
+  } else if (t->steps->count(t->w) == t->count0 && (t->rolled_back || t->published)) {
     t->steps->abort(t->w); /* nothing to publish */
   } else if ((rc = t->steps->publish(t->w, err)) != 0) {
     t->steps->abort(t->w);
@@ -96,7 +102,14 @@ int ds_txn_savepoint(ds_txn *t, int n, char **err) {
   }
   free(t->marks[n]);
   t->marks[n] = NULL;
-  return t->steps->mark(t->w, &t->marks[n], err);
+  /* A mark that fails (a bagz writer drains its compressor: the rows of
+   * statements already done may be lost) leaves no state to go back to,
+   * and SQLite reports it without our message: the COMMIT fails with it. */
+  int rc = t->steps->mark(t->w, &t->marks[n], err);
+  if (rc && !t->broken)
+    t->broken = ds_strf("a savepoint could not be taken (%s); the transaction "
+                        "cannot commit, ROLLBACK it", err && *err ? *err : "?");
+  return rc;
 }
 
 int ds_txn_release(ds_txn *t, int n, char **err) {
@@ -123,5 +136,14 @@ int ds_txn_rollback_to(ds_txn *t, int n, char **err) {
       t->marks[i] = NULL;
     }
   }
-  return t->steps->rollback_to(t->w, m, err);
+  /* A failed rollback would make SQLite roll back the whole transaction
+   * and run the next statements on their own (each one committed): the
+   * transaction stays open instead, and its COMMIT fails with the reason. */
+  char *e = NULL;
+  if (t->steps->rollback_to(t->w, m, &e) && !t->broken)
+    t->broken = ds_strf("a statement could not be undone (%s); the transaction "
+                        "cannot commit, ROLLBACK it", e ? e : "?");
+  free(e);
+  (void)err;
+  return 0;
 }

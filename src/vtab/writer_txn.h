@@ -40,6 +40,9 @@ typedef struct ds_txn {
   int rolled_back;    /* a statement or savepoint was rolled back */
   int published;      /* an earlier commit published the dataset */
   int prepared;       /* xSync done (a table connected twice syncs twice) */
+  char *broken;       /* a rollback or a savepoint failed (e.g. after a
+                       * failed write): the transaction goes on, but cannot
+                       * commit; why */
 } ds_txn;
 
 void ds_txn_init(ds_txn *t, const ds_writer_steps *steps, void *w);
