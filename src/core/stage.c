@@ -266,9 +266,11 @@ int ds_stage_sync(ds_stage *s, char **err) {
   return 0;
 }
 
-/* Compare finals by publish order. */
-static int by_order(const void *a, const void *b) {
-  const stage_tmp *x = *(stage_tmp *const *)a, *y = *(stage_tmp *const *)b;
+/* Compare finals by publish order (qsort_r: indexes into s->tmps, which
+ * new_tmp may move). */
+static int by_order(const void *a, const void *b, void *ctx) {
+  const stage_tmp *tmps = ctx;
+  const stage_tmp *x = &tmps[*(const size_t *)a], *y = &tmps[*(const size_t *)b];
   return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -306,18 +308,18 @@ static int publish_one(stage_tmp *t, char **err) {
 
 int ds_stage_publish(ds_stage *s, char **err) {
   size_t nf = 0;
-  stage_tmp **order = malloc((s->ntmps + 1) * sizeof *order);
+  size_t *order = malloc((s->ntmps + 1) * sizeof *order);
   if (!order) return ds_err(err, "out of memory");
   for (size_t i = 0; i < s->ntmps; i++)
-    if (s->tmps[i].final) order[nf++] = &s->tmps[i];
-  qsort(order, nf, sizeof *order, by_order);
+    if (s->tmps[i].final) order[nf++] = i;
+  qsort_r(order, nf, sizeof *order, by_order, s->tmps);
   int rc = 0;
   /* 1. the old commit point leaves first when several files will appear
    *    (a single file overwrites it atomically instead) */
   for (size_t i = 0; i < s->nolds && rc == 0; i++) {
     stage_old *o = &s->olds[i];
     if (!o->first) continue;
-    if (nf == 1 && strcmp(order[0]->final, o->path) == 0) continue;
+    if (nf == 1 && strcmp(s->tmps[order[0]].final, o->path) == 0) continue;
     stage_tmp *t = new_tmp(s, "old", err);
     if (!t) { rc = -1; break; }
     if (rename(o->path, t->path) != 0 && errno != ENOENT)
@@ -330,9 +332,10 @@ int ds_stage_publish(ds_stage *s, char **err) {
   size_t npub = 0;
   if (!published && rc == 0) rc = ds_err(err, "out of memory");
   for (size_t i = 0; i < nf && rc == 0; i++) {
-    rc = publish_one(order[i], err);
-    if (rc == 0) published[npub++] = order[i]->final;
-    if (rc == 0) order[i]->final = NULL;
+    stage_tmp *t = &s->tmps[order[i]];
+    rc = publish_one(t, err);
+    if (rc == 0) published[npub++] = t->final;
+    if (rc == 0) t->final = NULL;
   }
   free(order);
   if (rc == 0) rc = remove_replaced(s, (const char *const *)published, npub, err);

@@ -158,8 +158,9 @@ static int each_existing(const bagz_writer *w,
       for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) {
         const char *p = g.gl_pathv[i];
         size_t plen = strlen(p), slen = strlen(w->suffix);
-        int first = !lim && plen >= slen + 14 &&
-                    strncmp(p + plen - slen - 14, "-00000-of-", 10) == 0;
+        /* "-00000-of-NNNNN" is 15 characters before the suffix */
+        int first = !lim && plen >= slen + 15 &&
+                    strncmp(p + plen - slen - 15, "-00000-of-", 10) == 0;
         rc = f(ctx, p, first, err);
       }
     globfree(&g);
