@@ -6,6 +6,9 @@
  *   DS_KILL_DIR  the folder (an absolute path); steps elsewhere pass
  *   DS_KILL_AT   N: the step that is never done (0 or unset: count only)
  *   DS_KILL_LOG  optional file: each counted step appends "N call path\n"
+ *   DS_FAIL_CALL, DS_FAIL_END  instead of a kill: the first call named
+ *                DS_FAIL_CALL whose path (a rename's or link's target)
+ *                ends with DS_FAIL_END fails with EIO, once
  *
  * Steps: rename, renameat, renameat2, link, linkat, unlink, unlinkat,
  * rmdir, mkdir, mkdirat, fsync, fdatasync, ftruncate (the descriptor's
@@ -15,6 +18,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -75,6 +79,30 @@ static void fd_step(const char *call, int fd) {
   step(call, AT_FDCWD, path);
 }
 
+/* 1 (errno EIO) when this call on `path` is the one to fail. */
+static int fail_here(const char *call, int dirfd, const char *path) {
+  static int failed;
+  const char *want = getenv("DS_FAIL_CALL"), *end = getenv("DS_FAIL_END");
+  if (failed || !want || !end || strcmp(want, call) != 0) return 0;
+  char abs[8192];
+  absolute(dirfd, path, abs, sizeof abs);
+  size_t n = strlen(abs), k = strlen(end);
+  if (n < k || strcmp(abs + n - k, end) != 0) return 0;
+  failed = 1;
+  errno = EIO;
+  return 1;
+}
+
+/* fail_here for a descriptor's path. */
+static int fd_fail_here(const char *call, int fd) {
+  char link[64], path[4096];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t k = readlink(link, path, sizeof path - 1);
+  if (k <= 0) return 0;
+  path[k] = 0;
+  return fail_here(call, AT_FDCWD, path);
+}
+
 #define REAL(ret, name, ...) \
   static ret (*real)(__VA_ARGS__); \
   if (!real) real = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, name)
@@ -82,6 +110,7 @@ static void fd_step(const char *call, int fd) {
 int rename(const char *a, const char *b) {
   REAL(int, "rename", const char *, const char *);
   step("rename", AT_FDCWD, a);
+  if (fail_here("rename", AT_FDCWD, b)) return -1;
   return real(a, b);
 }
 int renameat(int da, const char *a, int db, const char *b) {
@@ -92,6 +121,7 @@ int renameat(int da, const char *a, int db, const char *b) {
 int renameat2(int da, const char *a, int db, const char *b, unsigned flags) {
   REAL(int, "renameat2", int, const char *, int, const char *, unsigned);
   step("renameat2", da, a);
+  if (fail_here("renameat2", db, b)) return -1;
   return real(da, a, db, b, flags);
 }
 int link(const char *a, const char *b) {
@@ -132,6 +162,7 @@ int mkdirat(int d, const char *a, mode_t m) {
 int fsync(int fd) {
   REAL(int, "fsync", int);
   fd_step("fsync", fd);
+  if (fd_fail_here("fsync", fd)) return -1;
   return real(fd);
 }
 int fdatasync(int fd) {

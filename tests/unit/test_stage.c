@@ -94,7 +94,11 @@ static void test_append_and_publish(void) {
   CHECK(ds_stage_final(s, idx->path, at(0, "d.dat.idx"), &err) == 0);
   CHECK(ds_stage_final(s, data->path, at(0, "d.dat"), &err) == 0);
   CHECK(ds_stage_sync(s, &err) == 0);
-  CHECK_STR(fx_small_text(at(0, "d.dat")), "old data"); /* old until publish */
+  /* prepared: the old commit point waits under a ds-old name, the other
+   * new file is in place, the journal says so */
+  CHECK_STR(fx_small_text(at(0, "d.dat")), "(absent)");
+  CHECK_STR(fx_small_text(at(0, "d.dat.idx")), "new index");
+  CHECK(ds_path_exists(at(0, ".d.dat.ds-journal"), NULL));
   CHECK(ds_stage_publish(s, &err) == 0);
   CHECK_STR(fx_small_text(at(0, "d.dat")), "hello world");
   CHECK_STR(fx_small_text(at(0, "d.dat.idx")), "new index");
@@ -117,6 +121,13 @@ static void test_append_and_publish(void) {
   free(err);
 }
 
+/* A directory dataset's check: every directory is the format's. */
+static int any_dir(const char *path, char **err) {
+  (void)path;
+  (void)err;
+  return 0;
+}
+
 static void test_directories(void) {
   char *err = NULL;
   ds_stage *s;
@@ -124,6 +135,12 @@ static void test_directories(void) {
   put(at(0, "ds/old.txt"), "old");
   CHECK(ds_stage_open(tmp, "ds", DS_STAGE_REPLACE, &s, &err) == 0);
   const char *d;
+  CHECK(ds_stage_dir(s, "ds", &d, &err) == 0);
+  CHECK(ds_stage_final(s, d, at(0, "ds"), &err) == 0);
+  CHECK(ds_stage_sync(s, &err) == -1); /* no check given: a directory is refused */
+  CHECK_CONTAINS(err, "a directory is there");
+  ds_stage_discard(s);
+  ds_stage_set_own(s, any_dir);
   CHECK(ds_stage_dir(s, "ds", &d, &err) == 0);
   char p[300];
   snprintf(p, sizeof p, "%s/new.txt", d);
