@@ -103,6 +103,8 @@ static int fd_fail_here(const char *call, int fd) {
   return fail_here(call, AT_FDCWD, path);
 }
 
+/* The interposed calls below: count the step (maybe die), maybe fail,
+ * else do the real call (REAL: the next definition, libc's). */
 #define REAL(ret, name, ...) \
   static ret (*real)(__VA_ARGS__); \
   if (!real) real = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, name)
