@@ -155,7 +155,17 @@ int ds_journal_committed(const ds_journal *j, const char *dir) {
 int ds_rename_noreplace(const char *from, const char *to) {
   if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
   if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return -1;
-  /* the file system cannot: link refuses an existing name too */
+  /* the file system cannot: link refuses an existing name too; a
+   * directory cannot be linked: checked, then renamed (a race with
+   * another program remains there, on such file systems only) */
+  struct stat st;
+  if (lstat(from, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (lstat(to, &st) == 0) {
+      errno = EEXIST;
+      return -1;
+    }
+    return rename(from, to);
+  }
   if (link(from, to) != 0) return -1;
   if (unlink(from) != 0) {
     int e = errno;

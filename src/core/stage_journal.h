@@ -60,7 +60,8 @@ void ds_journal_finish(const ds_journal *j, const char *dir);
 int ds_journal_recover(const char *dir, const char *path, char **err);
 
 /* rename(2) that never replaces `to` (renameat2 RENAME_NOREPLACE; where
- * the file system lacks it, link + unlink for a file). -1 with errno. */
+ * the file system lacks it, link + unlink for a file, a check then
+ * rename(2) for a directory). -1 with errno. */
 int ds_rename_noreplace(const char *from, const char *to);
 
 #endif
