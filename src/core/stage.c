@@ -340,8 +340,8 @@ static int unprepare(ds_stage *s, char **err) {
   if (s->journaled) {
     rc = ds_journal_undo(&s->j, s->dir, err);
     if (rc == 0) unlink(s->journal_path); /* else the next writer retries */
-    ds_journal_free(&s->j);
   }
+  ds_journal_free(&s->j); /* also a journal half built */
   s->journaled = s->prepared = 0;
   return rc;
 }
