@@ -96,13 +96,14 @@ $(BUILD)/tools/%: tests/tools/%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MF $@.d -MT $@ -DSQLITE_CORE -o $@ $< $(CORE_OBJS) $(LDFLAGS) -lsqlite3 $(LIBS)
 
-# LD_PRELOAD shims of the fault tests (plain C, no project code): the
-# tests find them as BUILD/shims/<name>.so.
+# LD_PRELOAD shims of the fault and kill tests (plain C, no project code,
+# no sanitizer: under make asan they load after libasan, see tests/run.sh):
+# the tests find them as BUILD/shims/<name>.so.
 SHIM_SRCS := $(wildcard tests/shims/*.c)
 SHIM_LIBS := $(SHIM_SRCS:tests/shims/%.c=$(BUILD)/shims/%.so)
 $(BUILD)/shims/%.so: tests/shims/%.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared -o $@ $< -ldl -lpthread
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -fPIC -shared -o $@ $< -ldl -lpthread
 
 unit: $(UNIT_BINS) $(TOOL_BINS) $(SHIM_LIBS)
 

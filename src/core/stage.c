@@ -1,5 +1,7 @@
 /* stage.c - temporaries beside the target, a lock per dataset path, and
- * publish by rename (see stage.h for the names and the order). */
+ * the two-step publish: prepare (xSync) does everything that can fail,
+ * publish (xCommit) one rename (see stage.h, stage_journal.h and
+ * ARCHITECTURE.md, "Publishing"). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +14,7 @@
 
 #include "mapped_file.h"
 #include "stage.h"
+#include "stage_journal.h"
 
 typedef struct stage_tmp {
   char *path;
@@ -37,6 +40,14 @@ struct ds_stage {
   size_t nolds, cap_olds;
   uint64_t seq;      /* temporaries made so far (unique names) */
   uint64_t nfinal;   /* finals named so far */
+  int (*own)(const char *path, char **err); /* a directory dataset's check */
+  char *journal_path;
+  int prepared;      /* ds_stage_sync done: only the commit step is left */
+  int journaled;     /* ... with the journal j on disk (several files) */
+  ds_journal j;
+  size_t commit;     /* tmps index of the commit point (prepared) */
+  int commit_over;   /* single file or directory: its final name exists */
+  int kept;          /* publish failed: discard keeps the temporaries */
 };
 
 /* "<dir>/.<key>.<what>" (malloc'd). */
@@ -101,11 +112,15 @@ int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
   s->dir = strdup(dir && *dir ? dir : ".");
   s->key = strdup(key);
   s->lock_path = s->dir && s->key ? stage_name(s->dir, key, "ds-lock") : NULL;
-  if (!s->lock_path) {
+  s->journal_path = s->lock_path ? stage_name(s->dir, key, "ds-journal") : NULL;
+  if (!s->journal_path) {
     ds_stage_close(s);
     return ds_err(err, "out of memory");
   }
-  if (take_lock(s, err) || clean_stale(s, err)) {
+  /* under the lock: finish or undo what a dead writer journaled, then
+   * delete its temporaries */
+  if (take_lock(s, err) || ds_journal_recover(s->dir, s->journal_path, err) ||
+      clean_stale(s, err)) {
     ds_stage_close(s);
     return -1;
   }
@@ -126,24 +141,79 @@ void ds_stage_close(ds_stage *s) {
   free(s->dir);
   free(s->key);
   free(s->lock_path);
+  free(s->journal_path);
   free(s);
 }
 
 ds_stage_mode ds_stage_get_mode(const ds_stage *s) { return s->mode; }
 const char *ds_stage_dir_path(const ds_stage *s) { return s->dir; }
 
+static int is_old(const ds_stage *s, const char *path);
+
 int ds_stage_check_absent(const ds_stage *s, const char *path, char **err) {
   struct stat st;
-  if (s->mode == DS_STAGE_CREATE && lstat(path, &st) == 0)
+  if (s->mode == DS_STAGE_CREATE && lstat(path, &st) == 0 && !is_old(s, path))
     return ds_err(err, "%s: already exists (mode=create never overwrites; "
                        "use mode=replace)",
                   path);
   return 0;
 }
 
+void ds_stage_set_own(ds_stage *s, int (*own)(const char *path, char **err)) {
+  s->own = own;
+}
+
+/* What is at a path, for messages. */
+static const char *kind_of(mode_t m) {
+  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket"
+       : S_ISCHR(m) || S_ISBLK(m) ? "a device" : S_ISLNK(m) ? "a dangling symbolic link"
+       : "something else";
+}
+
+/* An existing `path` may be replaced: a directory dataset's check (own),
+ * else a regular file (or a symbolic link to one: the link is replaced). */
+static int check_own(const ds_stage *s, const char *path, char **err) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return 0;
+  if (s->own) return s->own(path, err);
+  if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 0;
+  if (stat(path, &st) != 0) lstat(path, &st);
+  return ds_err(err, "%s: %s is there, not a file of this dataset (mode=replace "
+                     "replaces only the dataset's own files; move it away first)",
+                path, kind_of(st.st_mode));
+}
+
+/* Add `path` to the old dataset's paths (no check). */
+static int add_old(ds_stage *s, const char *path, int first, char **err) {
+  for (size_t i = 0; i < s->nolds; i++)
+    if (strcmp(s->olds[i].path, path) == 0) {
+      s->olds[i].first |= first;
+      return 0;
+    }
+  stage_old *o = ds_grow_cap(s->olds, &s->cap_olds, s->nolds, sizeof *o, 8);
+  if (!o) return ds_err(err, "out of memory");
+  s->olds = o;
+  if (!(s->olds[s->nolds].path = strdup(path))) return ds_err(err, "out of memory");
+  s->olds[s->nolds++].first = first;
+  return 0;
+}
+
+/* 1 when path is one of the old dataset's. */
+static int is_old(const ds_stage *s, const char *path) {
+  for (size_t i = 0; i < s->nolds; i++)
+    if (strcmp(s->olds[i].path, path) == 0) return 1;
+  return 0;
+}
+
+int ds_stage_obsolete(ds_stage *s, const char *path, int first, char **err) {
+  if (!is_old(s, path) && check_own(s, path, err)) return -1;
+  return add_old(s, path, first, err);
+}
+
 int ds_stage_claim(ds_stage *s, const char *path, int first, char **err) {
+  struct stat st;
   if (s->mode == DS_STAGE_CREATE) return ds_stage_check_absent(s, path, err);
-  return ds_path_exists(path, NULL) ? ds_stage_obsolete(s, path, first, err) : 0;
+  return lstat(path, &st) == 0 ? ds_stage_obsolete(s, path, first, err) : 0;
 }
 
 /* Room for one more temporary; its path is "<dir>/.<key>.ds-tmp.<pid>.<seq>.<label>". */
@@ -209,20 +279,6 @@ int ds_stage_final(ds_stage *s, const char *tmp_path, const char *final_path,
   return ds_err(err, "%s: not a temporary of this writer", tmp_path);
 }
 
-int ds_stage_obsolete(ds_stage *s, const char *path, int first, char **err) {
-  for (size_t i = 0; i < s->nolds; i++)
-    if (strcmp(s->olds[i].path, path) == 0) {
-      s->olds[i].first |= first;
-      return 0;
-    }
-  stage_old *o = ds_grow_cap(s->olds, &s->cap_olds, s->nolds, sizeof *o, 8);
-  if (!o) return ds_err(err, "out of memory");
-  s->olds = o;
-  if (!(s->olds[s->nolds].path = strdup(path))) return ds_err(err, "out of memory");
-  s->olds[s->nolds++].first = first;
-  return 0;
-}
-
 int ds_fsync_path(const char *path, char **err) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ds_err(err, "%s: cannot open: %s", path, strerror(errno));
@@ -251,11 +307,14 @@ static int sync_tree(const char *dir, char **err) {
   return rc ? rc : ds_fsync_path(dir, err);
 }
 
-int ds_stage_sync(ds_stage *s, char **err) {
+/* flush and fsync every temporary to be published */
+static int sync_temporaries(ds_stage *s, char **err) {
   for (size_t i = 0; i < s->ntmps; i++) {
     stage_tmp *t = &s->tmps[i];
     if (!t->final) continue; /* scratch: never published */
-    if (t->file) {
+    if (t->file && t->file->fd < 0) { /* parked (ds_stage_park): flushed */
+      if (ds_fsync_path(t->path, err)) return -1;
+    } else if (t->file) {
       if (ds_afile_flush(t->file, err)) return -1;
       if (fsync(t->file->fd) != 0)
         return ds_err(err, "%s: fsync failed: %s", t->path, strerror(errno));
@@ -266,107 +325,248 @@ int ds_stage_sync(ds_stage *s, char **err) {
   return 0;
 }
 
-/* Compare finals by publish order. */
-static int by_order(const void *a, const void *b) {
-  const stage_tmp *x = *(stage_tmp *const *)a, *y = *(stage_tmp *const *)b;
+/* Compare finals by publish order (qsort_r: indexes into s->tmps, which
+ * new_tmp may move). */
+static int by_order(const void *a, const void *b, void *ctx) {
+  const stage_tmp *tmps = ctx;
+  const stage_tmp *x = &tmps[*(const size_t *)a], *y = &tmps[*(const size_t *)b];
   return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Remove what the old dataset had and the new one (pub[0..n)) does not. */
-static int remove_replaced(ds_stage *s, const char *const *pub, size_t n,
-                           char **err) {
-  for (size_t i = 0; i < s->nolds; i++) {
-    int kept = 0;
-    for (size_t j = 0; j < n && !kept; j++) kept = strcmp(pub[j], s->olds[i].path) == 0;
-    if (!kept && ds_remove_tree(s->olds[i].path, err)) return -1;
+/* Undo a prepare: the journal's new files back to their temporary names,
+ * the old files back, the journal deleted. */
+static int unprepare(ds_stage *s, char **err) {
+  int rc = 0;
+  if (s->journaled) {
+    rc = ds_journal_undo(&s->j, s->dir, err);
+    if (rc == 0) unlink(s->journal_path); /* else the next writer retries */
   }
+  ds_journal_free(&s->j); /* also a journal half built */
+  s->journaled = s->prepared = 0;
+  return rc;
+}
+
+/* The checks of a final path at prepare: mode=create, nothing there (the
+ * writer's own earlier publish aside); mode=replace, only what the format
+ * owns, which then joins the old dataset. */
+static int check_final(ds_stage *s, const char *path, int commit, char **err) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return 0;
+  if (is_old(s, path)) return check_own(s, path, err);
+  if (s->mode == DS_STAGE_CREATE)
+    return ds_err(err, "%s: appeared after CREATE (mode=create never "
+                       "overwrites: nothing was published)",
+                  path);
+  return check_own(s, path, err) || add_old(s, path, commit, err) ? -1 : 0;
+}
+
+/* The journal of a multi-file publish: every old file that exists, each
+ * new file, the commit point. */
+static int build_journal(ds_stage *s, const size_t *order, size_t nf, char **err) {
+  long pid = (long)getpid();
+  for (int pass = 0; pass < 2; pass++) /* the old commit point first */
+    for (size_t i = 0; i < s->nolds; i++) {
+      struct stat st;
+      if ((s->olds[i].first ? 0 : 1) != pass || lstat(s->olds[i].path, &st) != 0) continue;
+      char what[64];
+      snprintf(what, sizeof what, "ds-old.%ld.%zu", pid, i);
+      char *other = ds_strf(".%s.%s", s->key, what);
+      int rc = other ? ds_journal_add(&s->j, 'o', ds_basename(s->olds[i].path), other, &st, err)
+                     : ds_err(err, "out of memory");
+      free(other);
+      if (rc) return -1;
+    }
+  for (size_t k = 0; k < nf; k++) {
+    stage_tmp *t = &s->tmps[order[k]];
+    struct stat st;
+    if (lstat(t->path, &st) != 0)
+      return ds_err(err, "%s: cannot stat: %s", t->path, strerror(errno));
+    if (ds_journal_add(&s->j, k + 1 == nf ? 'c' : 'n', ds_basename(t->final),
+                       ds_basename(t->path), &st, err))
+      return -1;
+  }
+  char what[64];
+  snprintf(what, sizeof what, "ds-tmp.%ld.%llu.journal", pid, (unsigned long long)s->seq++);
+  char *tmp = stage_name(s->dir, s->key, what);
+  int rc = tmp ? ds_journal_write(&s->j, s->dir, tmp, s->journal_path, err)
+               : ds_err(err, "out of memory");
+  free(tmp);
+  return rc;
+}
+
+/* dir/name (malloc'd). */
+static char *in_dir(const ds_stage *s, const char *name) { return ds_path_join(s->dir, name); }
+
+int ds_stage_sync(ds_stage *s, char **err) {
+  if (s->prepared && unprepare(s, err)) return -1;
+  if (sync_temporaries(s, err)) return -1;
+  size_t nf = 0;
+  size_t *order = malloc((s->ntmps + 1) * sizeof *order);
+  if (!order) return ds_err(err, "out of memory");
+  for (size_t i = 0; i < s->ntmps; i++)
+    if (s->tmps[i].final) order[nf++] = i;
+  qsort_r(order, nf, sizeof *order, by_order, s->tmps);
+  int rc = 0;
+  /* 1. what is at the final names and the old ones may be replaced */
+  for (size_t k = 0; k < nf && rc == 0; k++)
+    rc = check_final(s, s->tmps[order[k]].final, k + 1 == nf, err);
+  for (size_t i = 0; i < s->nolds && rc == 0; i++) rc = check_own(s, s->olds[i].path, err);
+  if (rc || nf == 0) {
+    free(order);
+    s->prepared = rc == 0;
+    return rc;
+  }
+  s->commit = order[nf - 1];
+  const char *cp = s->tmps[s->commit].final;
+  int single = nf == 1;
+  for (size_t i = 0; i < s->nolds && single; i++)
+    single = strcmp(s->olds[i].path, cp) == 0 || !ds_path_exists(s->olds[i].path, NULL);
+  if (single) { /* one rename at commit does it all */
+    struct stat st;
+    s->commit_over = lstat(cp, &st) == 0;
+    s->prepared = 1;
+    free(order);
+    return 0;
+  }
+  /* 2. the journal, durable before any final name changes */
+  rc = build_journal(s, order, nf, err);
+  if (rc == 0) s->journaled = 1;
+  /* 3. the old files move away (commit point first): from here on no
+   *    reader finds the old dataset, nor yet the new one */
+  for (size_t i = 0; i < s->j.n && rc == 0; i++) {
+    const ds_jentry *e = &s->j.e[i];
+    if (e->kind != 'o') continue;
+    char *from = in_dir(s, e->name), *to = in_dir(s, e->other);
+    if (!from || !to) rc = ds_err(err, "out of memory");
+    else if (ds_rename_noreplace(from, to) != 0 && errno != ENOENT)
+      rc = ds_err(err, "%s: cannot move the old file away to %s: %s", from, to,
+                  strerror(errno));
+    free(from);
+    free(to);
+  }
+  /* 4. the new files but the commit point, never over anything */
+  for (size_t k = 0; k + 1 < nf && rc == 0; k++) {
+    stage_tmp *t = &s->tmps[order[k]];
+    if (ds_rename_noreplace(t->path, t->final) != 0)
+      rc = ds_err(err, "%s: cannot publish %s: %s%s", t->final, t->path, strerror(errno),
+                  errno == EEXIST ? " (it appeared while the old files were "
+                                    "moved away: nothing was replaced)" : "");
+  }
+  if (rc == 0) rc = ds_fsync_path(s->dir, err);
+  free(order);
+  if (rc) {
+    unprepare(s, NULL);
+    return -1;
+  }
+  s->prepared = 1;
   return 0;
 }
 
-/* Move one temporary to its final place: files by rename (atomic
- * overwrite), directories by exchange when the target exists (then the
- * old tree, now under the temporary name, is removed). */
-static int publish_one(stage_tmp *t, char **err) {
-  if (t->file) {
-    if (rename(t->path, t->final) != 0)
-      return ds_err(err, "%s: cannot publish as %s: %s", t->path, t->final,
-                    strerror(errno));
-    return 0;
+/* The commit step: one rename of the commit point. */
+static int commit_rename(ds_stage *s, stage_tmp *t, int *exchanged) {
+  *exchanged = 0;
+  if (!s->journaled && s->commit_over) {
+    if (!t->file) { /* a directory replaces a directory */
+      if (renameat2(AT_FDCWD, t->path, AT_FDCWD, t->final, RENAME_EXCHANGE) == 0) {
+        *exchanged = 1;
+        return 0;
+      }
+      if (errno != ENOENT) return -1; /* gone since prepare: create it */
+    } else {
+      return rename(t->path, t->final);
+    }
   }
-  if (renameat2(AT_FDCWD, t->path, AT_FDCWD, t->final, RENAME_EXCHANGE) == 0)
-    return ds_remove_tree(t->path, err);
-  if (errno != ENOENT)
-    return ds_err(err, "%s: cannot exchange with %s: %s", t->path, t->final,
-                  strerror(errno));
-  if (rename(t->path, t->final) != 0)
-    return ds_err(err, "%s: cannot publish as %s: %s", t->path, t->final,
-                  strerror(errno));
-  return 0;
+  return ds_rename_noreplace(t->path, t->final);
 }
 
 int ds_stage_publish(ds_stage *s, char **err) {
+  if (!s->prepared && ds_stage_sync(s, err)) return -1;
   size_t nf = 0;
-  stage_tmp **order = malloc((s->ntmps + 1) * sizeof *order);
-  if (!order) return ds_err(err, "out of memory");
-  for (size_t i = 0; i < s->ntmps; i++)
-    if (s->tmps[i].final) order[nf++] = &s->tmps[i];
-  qsort(order, nf, sizeof *order, by_order);
-  int rc = 0;
-  /* 1. the old commit point leaves first when several files will appear
-   *    (a single file overwrites it atomically instead) */
-  for (size_t i = 0; i < s->nolds && rc == 0; i++) {
-    stage_old *o = &s->olds[i];
-    if (!o->first) continue;
-    if (nf == 1 && strcmp(order[0]->final, o->path) == 0) continue;
-    stage_tmp *t = new_tmp(s, "old", err);
-    if (!t) { rc = -1; break; }
-    if (rename(o->path, t->path) != 0 && errno != ENOENT)
-      rc = ds_err(err, "%s: cannot move the old dataset away: %s", o->path,
-                  strerror(errno));
-    s->ntmps++; /* deleted below, or by the next writer if we die */
+  for (size_t i = 0; i < s->ntmps; i++) nf += s->tmps[i].final != NULL;
+  if (nf == 0) {
+    s->prepared = 0;
+    ds_stage_discard(s);
+    return 0;
   }
-  /* 2. the new files, commit point last */
-  char **published = calloc(nf + 1, sizeof *published);
-  size_t npub = 0;
-  if (!published && rc == 0) rc = ds_err(err, "out of memory");
-  for (size_t i = 0; i < nf && rc == 0; i++) {
-    rc = publish_one(order[i], err);
-    if (rc == 0) published[npub++] = order[i]->final;
-    if (rc == 0) order[i]->final = NULL;
-  }
-  free(order);
-  if (rc == 0) rc = remove_replaced(s, (const char *const *)published, npub, err);
-  if (rc) {
-    for (size_t i = 0; i < npub; i++) free(published[i]);
-    free(published);
+  stage_tmp *t = &s->tmps[s->commit];
+  int exchanged;
+  if (commit_rename(s, t, &exchanged) != 0) {
+    int e = errno;
+    char *u = NULL;
+    unprepare(s, &u); /* the old dataset back, the new files at their
+                       * temporary names */
+    s->kept = 1;
+    ds_err(err, "%s: COMMIT could not publish the new dataset: %s; nothing "
+                "was replaced%s, and the new files are kept as %s/.%s.ds-tmp.%ld.* "
+                "(until the next writer of this dataset opens it)%s%s",
+           t->final, strerror(e), u ? "" : " (the old dataset is as it was)", s->dir,
+           s->key, (long)getpid(), u ? "; " : "", u ? u : "");
+    free(u);
     return -1;
   }
-  rc = ds_fsync_path(s->dir, err);
+  /* published: nothing below undoes it */
+  int rc = 0;
+  if (ds_fsync_path(s->dir, err)) {
+    ds_err_prefix(err, "COMMIT published the new dataset, but it may not be durable");
+    rc = 1;
+  }
+  if (s->journaled) {
+    ds_journal_finish(&s->j, s->dir);
+    unlink(s->journal_path); /* the next writer finishes what fails here */
+    ds_journal_free(&s->j);
+    s->journaled = 0;
+  }
+  if (exchanged) ds_remove_tree(t->path, NULL); /* the old tree */
+  s->prepared = 0;
   /* the published files are what the next version replaces */
   for (size_t i = 0; i < s->nolds; i++) free(s->olds[i].path);
   s->nolds = 0;
-  for (size_t i = 0; i < npub && rc == 0; i++)
-    rc = ds_stage_obsolete(s, published[i], i + 1 == npub, err);
-  for (size_t i = 0; i < npub; i++) free(published[i]);
-  free(published);
+  for (size_t i = 0; i < s->ntmps; i++) {
+    stage_tmp *x = &s->tmps[i];
+    if (x->final && add_old(s, x->final, i == s->commit, err) && rc == 0) rc = 1;
+    free(x->final);
+    x->final = NULL;
+  }
   ds_stage_discard(s);
   return rc;
 }
 
 void ds_stage_discard(ds_stage *s) {
+  if (s->prepared) unprepare(s, NULL);
   for (size_t i = 0; i < s->ntmps; i++) {
     stage_tmp *t = &s->tmps[i];
     if (t->file) {
-      close(t->file->fd);
+      if (t->file->fd >= 0) close(t->file->fd);
       free(t->file->buf);
       free(t->file);
     }
-    ds_remove_tree(t->path, NULL);
+    if (!s->kept) ds_remove_tree(t->path, NULL);
     free(t->path);
     free(t->final);
   }
   s->ntmps = 0;
   s->nfinal = 0;
+  s->kept = 0;
+}
+
+int ds_stage_park(ds_afile *f, char **err) {
+  if (f->fd < 0) return 0;
+  if (ds_afile_flush(f, err)) return -1;
+  close(f->fd);
+  f->fd = -1;
+  return 0;
+}
+
+int ds_stage_unpark(ds_afile *f, char **err) {
+  if (f->fd >= 0) return 0;
+  int fd = open(f->path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return ds_err(err, "%s: cannot open again: %s", f->path, strerror(errno));
+  if (lseek(fd, (off_t)(f->size - f->nbuf), SEEK_SET) < 0) {
+    close(fd);
+    return ds_err(err, "%s: cannot seek: %s", f->path, strerror(errno));
+  }
+  f->fd = fd;
+  return 0;
 }
 
 int ds_remove_tree(const char *path, char **err) {

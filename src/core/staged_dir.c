@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/mapped_file.h"
 #include "core/staged_dir.h"
 
 struct ds_staged_dir {
@@ -31,9 +32,19 @@ int ds_staged_dir_target(const char *path, char **dir, char **key, char **err) {
   return 0;
 }
 
+/* A format without a check of its own: any directory. */
+static int any_dir(const char *path, char **err) {
+  int is_dir = 0;
+  if (ds_path_exists(path, &is_dir) && !is_dir)
+    return ds_err(err, "%s: not a directory (mode=replace replaces only a "
+                       "dataset directory; move it away first)", path);
+  return 0;
+}
+
 int ds_staged_dir_open(ds_stage *stage, const char *path, const ds_dir_format *fmt,
                        const void *cfg, ds_staged_dir **out, char **err) {
   *out = NULL;
+  ds_stage_set_own(stage, fmt->own ? fmt->own : any_dir);
   if (ds_stage_claim(stage, path, 1, err)) return -1;
   ds_staged_dir *d = calloc(1, sizeof *d);
   if (!d || !(d->path = strdup(path))) {
@@ -111,12 +122,13 @@ int ds_staged_dir_prepare(void *vd, char **err) {
 
 int ds_staged_dir_publish(void *vd, char **err) {
   ds_staged_dir *d = vd;
-  if (ds_stage_publish(d->stage, err)) return -1;
+  int rc = ds_stage_publish(d->stage, err); /* 1: published, with an error */
+  if (rc < 0) return -1;
   d->fmt->free(d->w);
   d->w = NULL;
   d->tmp = NULL;
   d->published = 1;
-  return 0;
+  return rc;
 }
 
 void ds_staged_dir_abort(void *vd) {

@@ -32,6 +32,9 @@ typedef struct ds_dir_format {
   void (*free)(void *w);
   /* add every row of the dataset published at `dir` to w, in order */
   int (*replay)(void *w, const char *dir, char **err);
+  /* 0 when an existing `path` is a dataset of the format, which
+   * mode=replace may replace; else an error naming what is there */
+  int (*own)(const char *path, char **err);
 } ds_dir_format;
 
 typedef struct ds_staged_dir ds_staged_dir;

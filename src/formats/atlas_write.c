@@ -747,3 +747,52 @@ void atlas_writer_free(atlas_writer *w) {
   free(w->dir);
   free(w);
 }
+
+/* 1 when name is all digits (a shard folder's name). */
+static int all_digits(const char *name) {
+  if (!*name) return 0;
+  for (; *name; name++)
+    if (*name < '0' || *name > '9') return 0;
+  return 1;
+}
+
+/* An error naming `path`/`name` when it is not one of the files an atlas
+ * directory (or shard) holds: data.bin, index.npy, meta.json,
+ * zstd_dict.bin, and in the root, shard folders with numeric names. */
+static int own_entries(const char *path, int root, char **err) {
+  static const char *const files[] = {"data.bin", "index.npy", "meta.json",
+                                      "zstd_dict.bin", NULL};
+  DIR *d = opendir(path);
+  if (!d) return ds_err(err, "%s: cannot list: %s", path, strerror(errno));
+  int rc = 0;
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(d)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char *p = ds_path_join(path, e->d_name);
+    struct stat st;
+    int known = 0;
+    for (int i = 0; files[i] && !known; i++) known = !strcmp(e->d_name, files[i]);
+    if (!p) rc = ds_err(err, "out of memory");
+    else if (lstat(p, &st) != 0) rc = ds_err(err, "%s: cannot stat: %s", p, strerror(errno));
+    else if (known && S_ISREG(st.st_mode)) rc = 0;
+    else if (root && all_digits(e->d_name) && S_ISDIR(st.st_mode)) rc = own_entries(p, 0, err);
+    else
+      rc = ds_err(err, "%s: not part of an atlas dataset (mode=replace replaces only a "
+                       "directory of meta.json, zstd_dict.bin, data.bin, index.npy and "
+                       "numbered shard folders; move it away first)",
+                  p);
+    free(p);
+  }
+  closedir(d);
+  return rc;
+}
+
+int atlas_write_is_own(const char *path, char **err) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return 0;
+  if (!S_ISDIR(st.st_mode))
+    return ds_err(err, "%s: not a directory, so not an atlas dataset (mode=replace "
+                       "replaces only one; move it away first)",
+                  path);
+  return own_entries(path, 1, err);
+}

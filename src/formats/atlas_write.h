@@ -70,5 +70,9 @@ int atlas_writer_truncate(atlas_writer *w, uint64_t count, char **err);
 int atlas_writer_finish(atlas_writer *w, char **err);
 /* Free (without finishing: the directory keeps what was written). */
 void atlas_writer_free(atlas_writer *w);
+/* 0 when `path` is absent or an atlas directory this writer may replace
+ * (only meta.json, zstd_dict.bin, data.bin, index.npy and numbered shard
+ * folders holding those); else an error naming what is there. */
+int atlas_write_is_own(const char *path, char **err);
 
 #endif

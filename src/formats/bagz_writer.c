@@ -98,6 +98,14 @@ static int parse_spec(const char *spec, char **dir, char **base, unsigned *n,
   return 0;
 }
 
+/* The length of "-DDDDD-of-DDDDD" at p, or 0. */
+static size_t shard_infix(const char *p) {
+  static const char pat[] = "-#####-of-#####";
+  for (size_t i = 0; i < sizeof pat - 1; i++)
+    if (pat[i] == '#' ? !(p[i] >= '0' && p[i] <= '9') : p[i] != pat[i]) return 0;
+  return sizeof pat - 1;
+}
+
 int bagz_writer_target(const char *spec, char **dir, char **key, char **err) {
   char *base, *prefix, *suffix;
   unsigned n;
@@ -108,6 +116,16 @@ int bagz_writer_target(const char *spec, char **dir, char **key, char **err) {
     free(base);
     base = ds_strf("%s@%s", slash ? slash + 1 : prefix, suffix);
     if (!base) rc = ds_err(err, "out of memory");
+  } else if (rc == 0) { /* a shard's own name locks its bag: the same files */
+    for (char *p = strchr(base, '-'); p; p = strchr(p + 1, '-')) {
+      size_t k = shard_infix(p);
+      if (!k) continue;
+      char *b = ds_strf("%.*s@%s", (int)(p - base), base, p + k);
+      free(base);
+      base = b;
+      if (!base) rc = ds_err(err, "out of memory");
+      break;
+    }
   }
   free(prefix);
   free(suffix);
@@ -158,8 +176,9 @@ static int each_existing(const bagz_writer *w,
       for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) {
         const char *p = g.gl_pathv[i];
         size_t plen = strlen(p), slen = strlen(w->suffix);
-        int first = !lim && plen >= slen + 14 &&
-                    strncmp(p + plen - slen - 14, "-00000-of-", 10) == 0;
+        /* "-00000-of-NNNNN" is 15 characters before the suffix */
+        int first = !lim && plen >= slen + 15 &&
+                    strncmp(p + plen - slen - 15, "-00000-of-", 10) == 0;
         rc = f(ctx, p, first, err);
       }
     globfree(&g);
@@ -183,9 +202,16 @@ static int mark_obsolete(void *ctx, const char *path, int first, char **err) {
 
 /* Make shard i current, creating (or reusing a spare) pair of files. */
 static int open_shard(bagz_writer *w, size_t i, char **err) {
+  /* the shard before closes its descriptors (a bag of thousands of shards
+   * would hold two per shard): reopened on demand */
+  if (w->nshards > 0 && w->nshards - 1 != i) {
+    bz_shard *prev = &w->shards[w->nshards - 1];
+    if (ds_stage_park(prev->data, err) || ds_stage_park(prev->limits, err)) return -1;
+  }
   if (i < w->nslots) {
     bz_shard *s = &w->shards[i];
     s->count = 0;
+    if (ds_stage_unpark(s->data, err) || ds_stage_unpark(s->limits, err)) return -1;
     if (ds_afile_truncate(s->data, 0, err) || ds_afile_truncate(s->limits, 0, err))
       return -1;
     w->nshards = i + 1;
@@ -388,6 +414,7 @@ int bagz_writer_rollback_to(bagz_writer *w, const void *mark, char **err) {
   w->rows = m->rows;
   bz_shard *s = &w->shards[w->nshards - 1];
   s->count = m->count;
+  if (ds_stage_unpark(s->data, err) || ds_stage_unpark(s->limits, err)) return -1;
   if (ds_afile_truncate(s->data, m->data_size, err) ||
       ds_afile_truncate(s->limits, m->limits_size, err))
     return -1;
@@ -422,6 +449,7 @@ static int split_evenly(bagz_writer *w, char **err) {
     if (rc == 0 && end_off > start_off)
       rc = ds_afile_copy_from(dst[k].data, src.data->path, start_off,
                               end_off - start_off, err);
+    if (rc == 0) rc = ds_stage_park(dst[k].data, err) || ds_stage_park(dst[k].limits, err);
     dst[k].count = cnt;
     start += cnt;
     start_off = end_off;
@@ -446,6 +474,13 @@ int bagz_writer_prepare(bagz_writer *w, char **err) {
   /* a name@N bag always has N files, empty ones included */
   while (w->fixed_n && w->nshards < w->fixed_n)
     if (open_shard(w, w->nshards, err)) return -1;
+  /* what appeared since CREATE: mode=create refuses it, mode=replace
+   * replaces the bag's own files (of any shard count) */
+  if (each_existing(w,
+                    ds_stage_get_mode(w->stage) == DS_STAGE_CREATE ? refuse_existing
+                                                                   : mark_obsolete,
+                    w->stage, err))
+    return -1;
   size_t n = w->nshards;
   free_pubs(&w->next, &w->nnext);
   if (!(w->next = calloc(n, sizeof *w->next))) return ds_err(err, "out of memory");
@@ -462,8 +497,10 @@ int bagz_writer_prepare(bagz_writer *w, char **err) {
       if (!(p->limits_path = limits_path(p->path))) return ds_err(err, "out of memory");
       if (ds_stage_final(w->stage, s->limits->path, p->limits_path, err)) return -1;
     } else {
-      if (ds_afile_flush(s->limits, err) ||
-          ds_afile_copy_from(s->data, s->limits->path, 0, s->limits->size, err))
+      int parked = s->data->fd < 0;
+      if (ds_afile_flush(s->limits, err) || ds_stage_unpark(s->data, err) ||
+          ds_afile_copy_from(s->data, s->limits->path, 0, s->limits->size, err) ||
+          (parked && ds_stage_park(s->data, err)))
         return -1;
     }
     if (ds_stage_final(w->stage, s->data->path, p->path, err)) return -1;
@@ -472,7 +509,8 @@ int bagz_writer_prepare(bagz_writer *w, char **err) {
 }
 
 int bagz_writer_publish(bagz_writer *w, char **err) {
-  if (ds_stage_publish(w->stage, err)) return -1;
+  int rc = ds_stage_publish(w->stage, err); /* 1: published, with an error */
+  if (rc < 0) return -1;
   free_pubs(&w->pub, &w->npub);
   w->pub = w->next;
   w->npub = w->nnext;
@@ -485,7 +523,11 @@ int bagz_writer_publish(bagz_writer *w, char **err) {
                          : ds_strf("%s@%zu%s", w->prefix, w->npub, w->suffix);
   w->in_txn = 0;
   w->nshards = w->nslots = 0; /* the stage closed every staging file */
-  return w->pub_spec ? 0 : ds_err(err, "out of memory");
+  if (!w->pub_spec && rc == 0) {
+    ds_err(err, "out of memory");
+    rc = 1;
+  }
+  return rc;
 }
 
 void bagz_writer_abort(bagz_writer *w) {

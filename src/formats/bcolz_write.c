@@ -11,6 +11,7 @@
 #include "formats/bcolz_write.h"
 
 #include <blosc.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/mapped_file.h"
 #include "core/stage.h"
 #include "formats/bcolz_cell_fast.h"
 #include "formats/bcolz_chunk_writer.h"
@@ -660,4 +662,29 @@ int bcolz_writer_finish(bcolz_writer *w, char **err) {
   }
   w->finished = 1;
   return 0;
+}
+
+int bcolz_write_is_own(const char *path, char **err) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return 0;
+  if (!S_ISDIR(st.st_mode))
+    return ds_err(err, "%s: not a directory, so not a bcolz ctable or carray "
+                       "(mode=replace replaces only one; move it away first)",
+                  path);
+  char *rd = ds_path_join(path, "__rootdirs__"), *ms = ds_strf("%s/meta/storage", path);
+  DIR *d = opendir(path);
+  struct dirent *e;
+  int entries = 0;
+  while (d && (e = readdir(d)) != NULL) entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  if (d) closedir(d);
+  int own = !entries || (rd && lstat(rd, &st) == 0 && S_ISREG(st.st_mode)) ||
+            (ms && lstat(ms, &st) == 0 && S_ISREG(st.st_mode));
+  free(rd);
+  free(ms);
+  if (!d) return ds_err(err, "%s: cannot list: %s", path, strerror(errno));
+  if (own) return 0;
+  return ds_err(err, "%s: a directory that is not a bcolz ctable or carray (no "
+                     "__rootdirs__ or meta/storage; mode=replace replaces only "
+                     "those; move it away first)",
+                path);
 }

@@ -70,6 +70,10 @@ int bcolz_writer_truncate(bcolz_writer *w, uint64_t rows, char **err);
 /* Write the last chunks, meta/sizes and the JSON files. */
 int bcolz_writer_finish(bcolz_writer *w, char **err);
 void bcolz_writer_free(bcolz_writer *w);
+/* 0 when `path` is absent, an empty directory, or a bcolz ctable
+ * (__rootdirs__) or carray (meta/storage) as the reader recognises them;
+ * else an error naming what is there. */
+int bcolz_write_is_own(const char *path, char **err);
 
 /* One value as the bytes of a cell of type dt (dt->atom bytes at out; for
  * 'O' the pickle goes to obj). Exposed for tests. Errors say why the

@@ -582,7 +582,8 @@ int datadings_writer_prepare(datadings_writer *w, char **err) {
 
 int datadings_writer_publish(datadings_writer *w, char **err) {
   uint64_t ds = w->data->size, os = w->offsets->size;
-  if (ds_stage_publish(w->stage, err)) return -1;
+  int rc = ds_stage_publish(w->stage, err); /* 1: published, with an error */
+  if (rc < 0) return -1;
   stop_hasher(w);
   ds_md5_follow_stop(w->data_follow); /* idle since prepare took its md5 */
   w->data_follow = NULL;
@@ -595,7 +596,7 @@ int datadings_writer_publish(datadings_writer *w, char **err) {
   w->pub_data_size = ds;
   w->pub_offsets_size = os;
   w->data = w->offsets = NULL;
-  return 0;
+  return rc;
 }
 
 void datadings_writer_abort(datadings_writer *w) {

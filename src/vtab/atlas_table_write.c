@@ -41,7 +41,7 @@ static int fmt_replay(void *w, const char *dir, char **err) {
 
 static const ds_dir_format atlas_dir_format = {"atlas", fmt_open, fmt_add, fmt_count,
                                                fmt_truncate, fmt_finish, fmt_free,
-                                               fmt_replay};
+                                               fmt_replay, atlas_write_is_own};
 
 /* dict_size: a decimal fraction in (0, 1]. */
 static int parse_fraction(const char *s, double def, double *out, char **err) {

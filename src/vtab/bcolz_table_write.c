@@ -212,7 +212,7 @@ static int fmt_replay(void *w, const char *dir, char **err) {
 
 static const ds_dir_format bcolz_dir_format = {"bcolz", fmt_open, fmt_add, fmt_count,
                                                fmt_truncate, fmt_finish, fmt_free,
-                                               fmt_replay};
+                                               fmt_replay, bcolz_write_is_own};
 
 /* The writer options from the table's options. */
 static int parse_options(const ds_options *o, bcolz_write_options *wo, char **err) {

@@ -219,7 +219,24 @@ static void writer_destroy(ds_table_writer *tw) {
   if (!tw) return;
   writer_retire(tw);
   ds_options_free(&tw->read_opts);
+  free(tw->failed);
   free(tw);
+}
+
+/* A COMMIT of this writer failed: the error SQLite dropped, for the
+ * table's next statement (every next one when nothing was published:
+ * the writer's state is no longer the files'). */
+static int failed_commit(ds_table_writer *tw, char **err) {
+  if (!tw->failed) return 0;
+  ds_err(err, "%s (the COMMIT of this writer table failed: %s)",
+         tw->failed_once ? "the last COMMIT reported an error"
+                         : "this writer table writes no more; DROP it",
+         tw->failed);
+  if (tw->failed_once) {
+    free(tw->failed);
+    tw->failed = NULL;
+  }
+  return -1;
 }
 
 /* The writer of a table (NULL: a reading table, or its table dropped). */
@@ -236,6 +253,7 @@ int ds_table_writer_insert(ds_table *t, int argc, sqlite3_value **argv,
                        "reopened from a database's schema); CREATE a table "
                        "with mode=create or mode=replace to write",
                   t->ds ? t->ds->path : "");
+  if (failed_commit(tw, err)) return -1;
   if (argc == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL)
     return ds_err(err, "%s: datasets are written once: only INSERT, no %s",
                   t->ds ? t->ds->path : "", argc == 1 ? "DELETE" : "UPDATE");
@@ -275,6 +293,7 @@ int ds_sql_is_json(sqlite3_value *v) {
 int ds_table_writer_begin(ds_table *t, char **err) {
   ds_table_writer *tw = writer_of(t);
   if (!tw) return 0;
+  if (failed_commit(tw, err)) return -1;
   return catch_up(t, tw, err) || ds_txn_begin(&tw->txn, err) ? -1 : 0;
 }
 
@@ -289,9 +308,17 @@ int ds_table_writer_commit(ds_table *t, char **err) {
   ds_table_writer *tw = writer_of(t);
   int published;
   if (!tw) return 0;
-  if (ds_txn_commit(&tw->txn, &published, err)) return -1;
+  int rc = ds_txn_commit(&tw->txn, &published, err);
   if (published) tw->publishes++;
-  return catch_up(t, tw, err);
+  if (rc) { /* kept for the next statement: SQLite drops it */
+    if (!tw->failed || tw->failed_once) {
+      free(tw->failed);
+      tw->failed = strdup(err && *err ? *err : "unknown error");
+      tw->failed_once = rc > 0;
+    }
+    if (rc < 0) return -1;
+  }
+  return catch_up(t, tw, err) || rc ? -1 : 0;
 }
 
 int ds_table_writer_rollback(ds_table *t, char **err) {

@@ -37,6 +37,9 @@ typedef struct ds_table_writer {
   ds_options read_opts; /* the table's options less the writing ones */
   uint64_t publishes;   /* commits that published (a table reopens on news) */
   int retired;          /* its table was dropped: closed, answers no hook */
+  char *failed;         /* a COMMIT failed (SQLite ignores xCommit's error):
+                         * the table's next statements fail with this */
+  int failed_once;      /* ... only the next one (it did publish) */
 } ds_table_writer;
 
 /* The layout every writing module's table struct starts with. */

@@ -57,10 +57,16 @@ int ds_txn_begin(ds_txn *t, char **err) {
   return 0;
 }
 
+/* A transaction that added no row after a failed statement, or after an
+ * earlier publish, publishes nothing. */
+static int nothing_new(ds_txn *t) {
+  return t->steps->count(t->w) == t->count0 && (t->rolled_back || t->published);
+}
+
 int ds_txn_sync(ds_txn *t, char **err) {
   if (!t->active || t->prepared) return 0;
   if (t->broken) return ds_err(err, "%s", t->broken);
-  if (t->steps->prepare(t->w, err)) return -1;
+  if (!nothing_new(t) && t->steps->prepare(t->w, err)) return -1;
   t->prepared = 1;
   return 0;
 }
@@ -72,10 +78,10 @@ int ds_txn_commit(ds_txn *t, int *published, char **err) {
   if (t->broken) {
     rc = ds_err(err, "%s", t->broken);
     t->steps->abort(t->w);
-  } else if (t->steps->count(t->w) == t->count0 && (t->rolled_back || t->published)) {
+  } else if (nothing_new(t)) {
     t->steps->abort(t->w); /* nothing to publish */
-  } else if ((rc = t->steps->publish(t->w, err)) != 0) {
-    t->steps->abort(t->w);
+  } else if ((rc = t->steps->publish(t->w, err)) < 0) {
+    t->steps->abort(t->w); /* keeps what the failed publish kept */
   } else {
     *published = t->published = 1;
   }

@@ -9,9 +9,11 @@
  *   xRollbackTo N go back to savepoint N (append-only files truncate);
  *                 a failed statement arrives here too
  *   xRelease N    forget savepoints N and above
- *   xSync         prepare: finish every file and fsync (all that can fail)
- *   xCommit       publish: the renames
- *   xRollback     abort: temporaries deleted, nothing published
+ *   xSync         prepare: finish every file, fsync, check the targets and
+ *                 move every file but the commit point into place (all
+ *                 that can fail; core/stage.h)
+ *   xCommit       publish: the commit point's rename
+ *   xRollback     abort: the old files back, temporaries deleted
  *
  * No bytes here: only the order of the calls and the savepoint stack. */
 #ifndef DS_WRITER_TXN_H
@@ -52,6 +54,9 @@ void ds_txn_free(ds_txn *t);
 int ds_txn_begin(ds_txn *t, char **err);
 int ds_txn_sync(ds_txn *t, char **err);
 /* Publish; *published = 1 when files changed (the table reopens them).
+ * Returns 0, -1 (nothing published: *err), or 1 (published, but *err:
+ * e.g. the directory's fsync failed). SQLite ignores xCommit's result: the
+ * caller keeps the error for the table's next statement.
  * A transaction that added no row publishes nothing when a statement of it
  * failed (the target stays exactly as it was) or when the dataset was
  * published before (nothing new); otherwise an empty dataset is written. */

@@ -94,7 +94,11 @@ static void test_append_and_publish(void) {
   CHECK(ds_stage_final(s, idx->path, at(0, "d.dat.idx"), &err) == 0);
   CHECK(ds_stage_final(s, data->path, at(0, "d.dat"), &err) == 0);
   CHECK(ds_stage_sync(s, &err) == 0);
-  CHECK_STR(fx_small_text(at(0, "d.dat")), "old data"); /* old until publish */
+  /* prepared: the old commit point waits under a ds-old name, the other
+   * new file is in place, the journal says so */
+  CHECK_STR(fx_small_text(at(0, "d.dat")), "(absent)");
+  CHECK_STR(fx_small_text(at(0, "d.dat.idx")), "new index");
+  CHECK(ds_path_exists(at(0, ".d.dat.ds-journal"), NULL));
   CHECK(ds_stage_publish(s, &err) == 0);
   CHECK_STR(fx_small_text(at(0, "d.dat")), "hello world");
   CHECK_STR(fx_small_text(at(0, "d.dat.idx")), "new index");
@@ -117,6 +121,13 @@ static void test_append_and_publish(void) {
   free(err);
 }
 
+/* A directory dataset's check: every directory is the format's. */
+static int any_dir(const char *path, char **err) {
+  (void)path;
+  (void)err;
+  return 0;
+}
+
 static void test_directories(void) {
   char *err = NULL;
   ds_stage *s;
@@ -124,6 +135,12 @@ static void test_directories(void) {
   put(at(0, "ds/old.txt"), "old");
   CHECK(ds_stage_open(tmp, "ds", DS_STAGE_REPLACE, &s, &err) == 0);
   const char *d;
+  CHECK(ds_stage_dir(s, "ds", &d, &err) == 0);
+  CHECK(ds_stage_final(s, d, at(0, "ds"), &err) == 0);
+  CHECK(ds_stage_sync(s, &err) == -1); /* no check given: a directory is refused */
+  CHECK_CONTAINS(err, "a directory is there");
+  ds_stage_discard(s);
+  ds_stage_set_own(s, any_dir);
   CHECK(ds_stage_dir(s, "ds", &d, &err) == 0);
   char p[300];
   snprintf(p, sizeof p, "%s/new.txt", d);
@@ -147,12 +164,61 @@ static void test_directories(void) {
   free(err);
 }
 
+/* A journal the stage cannot read: the open fails naming it, and nothing
+ * (the journal, an old file, a ds-old file) is touched. A whole journal
+ * of an uncommitted publish: the old file comes back, ours goes. */
+static void test_journal_recovery(void) {
+  char *err = NULL;
+  ds_stage *s;
+  put(at(0, ".j.dat.ds-journal"), "garbage");
+  put(at(0, ".j.dat.ds-old.1.0"), "old data");
+  CHECK(ds_stage_open(tmp, "j.dat", DS_STAGE_REPLACE, &s, &err) == -1);
+  CHECK_CONTAINS(err, ".j.dat.ds-journal");
+  CHECK_STR(fx_small_text(at(0, ".j.dat.ds-journal")), "garbage");
+  CHECK_STR(fx_small_text(at(0, ".j.dat.ds-old.1.0")), "old data");
+  unlink(at(0, ".j.dat.ds-journal"));
+  unlink(at(0, ".j.dat.ds-old.1.0"));
+  /* a prepare of two files in a child that then dies (_exit: no cleanup,
+   * its lock goes with its descriptors) */
+  put(at(0, "j.dat"), "old data");
+  put(at(0, "j.dat.idx"), "old index");
+  pid_t pid = fork();
+  if (pid == 0) {
+    ds_afile *data, *idx;
+    char *e = NULL;
+    int ok = ds_stage_open(tmp, "j.dat", DS_STAGE_REPLACE, &s, &e) == 0 &&
+             ds_stage_obsolete(s, at(0, "j.dat"), 1, &e) == 0 &&
+             ds_stage_obsolete(s, at(0, "j.dat.idx"), 0, &e) == 0 &&
+             ds_stage_file(s, "data", &data, &e) == 0 && ds_stage_file(s, "idx", &idx, &e) == 0 &&
+             ds_afile_write(data, "new data", 8, &e) == 0 &&
+             ds_afile_write(idx, "new index", 9, &e) == 0 &&
+             ds_stage_final(s, idx->path, at(0, "j.dat.idx"), &e) == 0 &&
+             ds_stage_final(s, data->path, at(0, "j.dat"), &e) == 0 && ds_stage_sync(s, &e) == 0;
+    _exit(ok ? 0 : 1);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK_STR(fx_small_text(at(0, "j.dat")), "(absent)"); /* moved away */
+  CHECK_STR(fx_small_text(at(0, "j.dat.idx")), "new index");
+  CHECK(ds_stage_open(tmp, "j.dat", DS_STAGE_REPLACE, &s, &err) == 0);
+  CHECK_STR(fx_small_text(at(0, "j.dat")), "old data"); /* put back */
+  CHECK_STR(fx_small_text(at(0, "j.dat.idx")), "old index");
+  ds_stage_close(s);
+  CHECK_MSG(fx_hidden_entries(tmp) == 0, "no journal, ds-old or temporary left (%d)",
+            fx_hidden_entries(tmp));
+  unlink(at(0, "j.dat"));
+  unlink(at(0, "j.dat.idx"));
+  free(err);
+}
+
 int main(void) {
   snprintf(tmp, sizeof tmp, "/tmp/ds_stage_XXXXXX");
   if (!mkdtemp(tmp)) return 1;
   test_lock_and_stale();
   test_append_and_publish();
   test_directories();
+  test_journal_recovery();
   char *err = NULL;
   ds_remove_tree(tmp, &err);
   free(err);

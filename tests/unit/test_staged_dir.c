@@ -82,7 +82,7 @@ static int toy_replay(void *w, const char *dir, char **err) {
 }
 
 static const ds_dir_format TOY = {"toy", toy_open, toy_add, toy_count, toy_truncate,
-                                  toy_finish, toy_free, toy_replay};
+                                  toy_finish, toy_free, toy_replay, NULL};
 
 /* Content of DIR/rows.txt ("(absent)" when there is none). */
 static const char *rows_of(const char *dir) {
