@@ -17,7 +17,9 @@
  * Calls: write, pwrite, pwrite64, writev, copy_file_range, fallocate
  * (fsync, fdatasync for KIND fsync). Under ASan it goes after libasan in
  * LD_PRELOAD: the sanitizer's wrappers call on into these. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
