@@ -73,6 +73,7 @@ static void back_off(int n) {
 }
 
 int ds_open_stable(const char *name, const ds_open_steps *steps, void *ctx, char **err) {
+  int waits = 0; /* tries spent waiting for an incomplete set */
   for (int t = 0; t < DS_OPEN_TRIES; t++) {
     if (t) back_off(t);
     ds_path_set set = {0};
@@ -87,14 +88,17 @@ int ds_open_stable(const char *name, const ds_open_steps *steps, void *ctx, char
     look_all(&set);
     rc = steps->open(ctx, &e);
     int same = unchanged(&set);
+    int wait = rc && same && steps->incomplete && waits < DS_OPEN_WAITS &&
+               t + 1 < DS_OPEN_TRIES && steps->incomplete(ctx, &set);
     ds_path_set_free(&set);
     if (rc == 0 && same && !steps->stale(ctx)) return 0;
     if (rc == 0) steps->close(ctx);
-    if (rc && same) { /* not a change: the open's own error */
+    if (rc && same && !wait) { /* not a change: the open's own error */
       free(*err);
       *err = e;
       return -1;
     }
+    waits += wait;
     free(e);
   }
   return ds_err_changed(err, name);

@@ -37,19 +37,27 @@ void ds_path_set_free(ds_path_set *s);
 /* How one reader opens: `paths` lists what `open` will read (it may look
  * at the disk, e.g. glob: a failure is returned as the open's error);
  * `open` opens into ctx; `stale` says 1 when a file the open holds is no
- * longer the one at its path; `close` undoes a successful open. */
+ * longer the one at its path; `close` undoes a successful open;
+ * `incomplete` (may be NULL) says 1 when what `set` saw (ids[i].kind 0:
+ * missing) looks like a set in the middle of being replaced (a shard
+ * missing beside others): a failed open is then tried again, up to
+ * DS_OPEN_WAITS times, before its error is returned. */
 typedef struct ds_open_steps {
   int (*paths)(void *ctx, ds_path_set *set, char **err);
   int (*open)(void *ctx, char **err);
   int (*stale)(void *ctx);
   void (*close)(void *ctx);
+  int (*incomplete)(void *ctx, const ds_path_set *set);
 } ds_open_steps;
 
 /* Tries before an open that keeps seeing changes gives up. */
 #define DS_OPEN_TRIES 8
+/* Tries given to a set that stays incomplete (1 + 2 + 4 + 8 ms). */
+#define DS_OPEN_WAITS 4
 
 /* Open through `steps` as described above; `name` names the dataset in
- * the "changed while it was read" error. */
+ * the "changed while it was read" error (an incomplete set that stays so
+ * gives the open's own error). */
 int ds_open_stable(const char *name, const ds_open_steps *steps, void *ctx, char **err);
 
 /* The error of a read that found the dataset replaced under it: "<name>:

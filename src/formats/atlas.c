@@ -605,7 +605,7 @@ static void opening_close(void *ctx) {
 int atlas_open_dict(const char *path, const char *dict_path, atlas_reader **out,
                     char **err) {
   static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
-                                      opening_close};
+                                      opening_close, NULL};
   atlas_opening o = {path, dict_path, NULL};
   int rc = ds_open_stable(path, &steps, &o, err);
   *out = rc ? NULL : o.r;

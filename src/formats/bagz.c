@@ -239,10 +239,19 @@ static void opening_close(void *ctx) {
   o->r = NULL;
 }
 
+/* ds_open_steps.incomplete: a data file missing beside others (a sharded
+ * writer moves the old shard 0 away before it renames the new shards in). */
+static int opening_incomplete(void *ctx, const ds_path_set *set) {
+  bagz_opening *o = ctx;
+  size_t step = o->opts->limits == BAGZ_LIMITS_SEPARATE ? 2 : 1, missing = 0;
+  for (size_t i = 0; i < set->n; i += step) missing += set->ids[i].kind == 0;
+  return missing > 0 && missing < set->n / step;
+}
+
 int bagz_open(const char *spec, const bagz_options *opts, bagz_reader **out,
               char **err) {
   static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
-                                      opening_close};
+                                      opening_close, opening_incomplete};
   bagz_opening o = {spec, opts, {NULL, 0}, NULL};
   int rc = ds_open_stable(spec, &steps, &o, err);
   ds_shard_list_free(&o.files);

@@ -655,7 +655,7 @@ static void opening_close(void *ctx) {
 
 int bcolz_open(const char *path, bcolz_table **out, char **err) {
   static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
-                                      opening_close};
+                                      opening_close, NULL};
   bcolz_opening o = {path, NULL};
   int rc = ds_open_stable(path, &steps, &o, err);
   *out = rc ? NULL : o.t;

@@ -658,9 +658,20 @@ static void opening_close(void *ctx) {
   o->r = NULL;
 }
 
+/* ds_open_steps.incomplete: a data file missing beside its .offsets or
+ * .keys (the writer moves the old data file away first and renames the
+ * new one in last, its commit point). */
+static int opening_incomplete(void *ctx, const ds_path_set *set) {
+  (void)ctx;
+  for (size_t i = 0; i + 2 < set->n; i += 6)
+    if (set->ids[i].kind == 0 && (set->ids[i + 1].kind != 0 || set->ids[i + 2].kind != 0))
+      return 1;
+  return 0;
+}
+
 int datadings_open(const char *path, datadings_reader **out, char **err) {
   static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
-                                      opening_close};
+                                      opening_close, opening_incomplete};
   dd_opening o = {path, {NULL, 0}, NULL};
   int rc = ds_open_stable(path, &steps, &o, err);
   ds_shard_list_free(&o.files);
