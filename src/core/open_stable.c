@@ -35,8 +35,7 @@ void ds_path_set_free(ds_path_set *s) {
 
 /* What path is now. */
 static ds_path_id look(const char *path) {
-  ds_path_id id;
-  memset(&id, 0, sizeof id); /* padding too: ids are compared with memcmp */
+  ds_path_id id = {0, 0, 0, 0, 0};
   struct stat st;
   if (stat(path, &st) != 0) return id;
   id.dev = (uint64_t)st.st_dev;
@@ -59,8 +58,10 @@ static void look_all(ds_path_set *s) {
 /* 1 when every path of s is what look_all saw. */
 static int unchanged(const ds_path_set *s) {
   for (size_t i = s->n; i-- > 0;) {
-    ds_path_id now = look(s->paths[i]);
-    if (memcmp(&now, &s->ids[i], sizeof now) != 0) return 0;
+    ds_path_id a = look(s->paths[i]), *b = &s->ids[i];
+    if (a.kind != b->kind || a.dev != b->dev || a.ino != b->ino || a.size != b->size ||
+        a.mtime_ns != b->mtime_ns)
+      return 0;
   }
   return 1;
 }
