@@ -80,6 +80,12 @@ int ds_open_stable(const char *name, const ds_open_steps *steps, void *ctx, char
     ds_path_set set = {0};
     char *e = NULL;
     int rc = steps->paths(ctx, &set, &e);
+    if (rc > 0 && waits < DS_OPEN_WAITS && t + 1 < DS_OPEN_TRIES) { /* incomplete */
+      ds_path_set_free(&set);
+      free(e);
+      waits++;
+      continue;
+    }
     if (rc) {
       ds_path_set_free(&set);
       free(*err);

@@ -35,7 +35,9 @@ int ds_path_set_add(ds_path_set *s, const char *path);
 void ds_path_set_free(ds_path_set *s);
 
 /* How one reader opens: `paths` lists what `open` will read (it may look
- * at the disk, e.g. glob: a failure is returned as the open's error);
+ * at the disk, e.g. glob: a failure, -1, is returned as the open's error;
+ * 1 is a failure because the set is incomplete, given the tries an
+ * incomplete set gets);
  * `open` opens into ctx; `stale` says 1 when a file the open holds is no
  * longer the one at its path; `close` undoes a successful open;
  * `incomplete` (may be NULL) says 1 when what `set` saw (ids[i].kind 0:

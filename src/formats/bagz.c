@@ -208,11 +208,13 @@ typedef struct bagz_opening {
   bagz_reader *r;
 } bagz_opening;
 
-/* ds_open_steps.paths: the data files and, with separate limits, theirs. */
+/* ds_open_steps.paths: the data files and, with separate limits, theirs
+ * (1: an @* set found without its shard 0, see ds_open_steps). */
 static int opening_paths(void *ctx, ds_path_set *set, char **err) {
   bagz_opening *o = ctx;
   ds_shard_list_free(&o->files);
-  if (ds_shard_spec_expand(o->spec, &o->files, err)) return -1;
+  int partial = 0;
+  if (ds_shard_spec_expand_partial(o->spec, &o->files, &partial, err)) return partial ? 1 : -1;
   for (size_t i = 0; i < o->files.n; i++) {
     char *lp = o->opts->limits == BAGZ_LIMITS_SEPARATE ? limits_path(o->files.paths[i]) : NULL;
     int bad = ds_path_set_add(set, o->files.paths[i]) ||
@@ -240,12 +242,14 @@ static void opening_close(void *ctx) {
 }
 
 /* ds_open_steps.incomplete: a data file missing beside others (a sharded
- * writer moves the old shard 0 away before it renames the new shards in). */
+ * writer moves the old shard 0 away before it renames the new shards in),
+ * or any missing of a set that `@*` found on disk a moment before (a
+ * writer replaced it with a set of another shard count). */
 static int opening_incomplete(void *ctx, const ds_path_set *set) {
   bagz_opening *o = ctx;
   size_t step = o->opts->limits == BAGZ_LIMITS_SEPARATE ? 2 : 1, missing = 0;
   for (size_t i = 0; i < set->n; i += step) missing += set->ids[i].kind == 0;
-  return missing > 0 && missing < set->n / step;
+  return missing > 0 && (missing < set->n / step || strstr(o->spec, "@*") != NULL);
 }
 
 int bagz_open(const char *spec, const bagz_options *opts, bagz_reader **out,

@@ -24,6 +24,8 @@ typedef struct script {
   int fail_until;   /* tries < this fail */
   int stale_until;  /* tries < this report a held file stale */
   int b_missing;    /* file b is absent (an incomplete set) */
+  int listed;       /* calls of paths */
+  int list_partial_until; /* calls < this: paths says the set is incomplete */
   int closes;
 } script;
 
@@ -41,7 +43,8 @@ static void put(const char *path, const char *text) {
 
 /* ds_open_steps.paths: both files. */
 static int paths(void *ctx, ds_path_set *set, char **err) {
-  (void)ctx;
+  script *s = ctx;
+  if (s->listed++ < s->list_partial_until) return ds_err(err, "no shard 0 yet"), 1;
   if (ds_path_set_add(set, g_a) || ds_path_set_add(set, g_b)) return ds_err(err, "oom");
   return 0;
 }
@@ -155,6 +158,21 @@ int main(void) {
   s8.b_missing = 1;
   CHECK(run(&s8, &err) == 0);
   CHECK(s8.tries == 3);
+  free(err);
+
+  /* listing finds the set incomplete twice, then whole: opens */
+  script s9 = {0};
+  s9.list_partial_until = 2;
+  CHECK(run(&s9, &err) == 0);
+  CHECK(s9.listed == 3 && s9.tries == 1);
+  free(err);
+
+  /* it stays incomplete: DS_OPEN_WAITS more listings, then that error */
+  script s10 = {0};
+  s10.list_partial_until = 100;
+  CHECK(run(&s10, &err) == -1);
+  CHECK_MSG(s10.listed == DS_OPEN_WAITS + 1 && s10.tries == 0, "listed %d", s10.listed);
+  CHECK_STR(err, "no shard 0 yet");
   free(err);
 
   unlink(g_a);
