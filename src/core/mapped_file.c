@@ -40,11 +40,15 @@ static int open_error(const char *path, int e, char **err) {
 }
 
 int ds_file_open(ds_file *f, const char *path, char **err) {
+  return ds_file_open_at(f, AT_FDCWD, path, path, err);
+}
+
+int ds_file_open_at(ds_file *f, int dirfd, const char *rel, const char *path, char **err) {
   memset(f, 0, sizeof *f);
   f->fd = -1;
   /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
    * below as not a regular file. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return open_error(path, errno, err);
   struct stat st;
   if (fstat(fd, &st) != 0) {
@@ -71,7 +75,11 @@ int ds_file_open(ds_file *f, const char *path, char **err) {
 }
 
 int ds_file_load(ds_file *f, const char *path, char **err) {
-  if (ds_file_open(f, path, err)) return -1;
+  return ds_file_load_at(f, AT_FDCWD, path, path, err);
+}
+
+int ds_file_load_at(ds_file *f, int dirfd, const char *rel, const char *path, char **err) {
+  if (ds_file_open_at(f, dirfd, rel, path, err)) return -1;
   if (f->size > 0) {
     uint8_t *p = f->size <= SIZE_MAX ? malloc((size_t)f->size) : NULL;
     if (!p) {

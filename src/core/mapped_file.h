@@ -32,6 +32,12 @@ typedef struct ds_file {
 int ds_file_open(ds_file *f, const char *path, char **err);
 /* Read the whole of `path` into owned memory (for small files). */
 int ds_file_load(ds_file *f, const char *path, char **err);
+/* ds_file_open and ds_file_load of `rel` under the open directory dirfd
+ * (openat: a reader that holds a dataset's folder reads that folder's
+ * files even after another program replaced it); `path` names the file in
+ * errors and is the path ds_file_stale looks at. */
+int ds_file_open_at(ds_file *f, int dirfd, const char *rel, const char *path, char **err);
+int ds_file_load_at(ds_file *f, int dirfd, const char *rel, const char *path, char **err);
 /* Wrap bytes already in memory (fuzzers, tests). The bytes are borrowed:
  * they must outlive the ds_file. */
 int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,

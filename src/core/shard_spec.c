@@ -60,23 +60,41 @@ static void glob_escape(ds_buf *b, const char *s, size_t n) {
   }
 }
 
-/* Find N for `prefix@*suffix`: the lexicographically last file matching
- * prefix-00000-of-NNNNN suffix. */
-static int resolve_star(const char *elem, const char *prefix, size_t plen,
-                        const char *suffix, unsigned *count, char **err) {
+/* 1 when a file prefix-NNNNN-of-NNNNN suffix (shard `shard`, or any
+ * shard for NULL) exists. */
+static int shards_match(const char *prefix, size_t plen, const char *suffix,
+                        const char *shard, glob_t *keep) {
   ds_buf pat = {0};
   glob_escape(&pat, prefix, plen);
-  ds_buf_puts(&pat, "-00000-of-[0-9][0-9][0-9][0-9][0-9]");
+  ds_buf_puts(&pat, "-");
+  ds_buf_puts(&pat, shard ? shard : "[0-9][0-9][0-9][0-9][0-9]");
+  ds_buf_puts(&pat, "-of-[0-9][0-9][0-9][0-9][0-9]");
   glob_escape(&pat, suffix, strlen(suffix));
   if (ds_buf_append(&pat, "", 1)) {
     ds_buf_free(&pat);
-    return ds_err(err, "out of memory");
+    return -1;
   }
   glob_t g;
   int rc = glob((const char *)pat.data, 0, NULL, &g);
   ds_buf_free(&pat);
-  if (rc != 0 || g.gl_pathc == 0) {
-    if (rc == 0) globfree(&g);
+  int found = rc == 0 && g.gl_pathc > 0;
+  if (rc == 0 && (!found || !keep)) globfree(&g);
+  if (found && keep) *keep = g;
+  return found;
+}
+
+/* Find N for `prefix@*suffix`: the lexicographically last file matching
+ * prefix-00000-of-NNNNN suffix. When there is none but other shards are
+ * there, *partial = 1 (a writer may be replacing the set: its shard 0
+ * comes last). */
+static int resolve_star(const char *elem, const char *prefix, size_t plen,
+                        const char *suffix, unsigned *count, int *partial,
+                        char **err) {
+  glob_t g;
+  int found = shards_match(prefix, plen, suffix, "00000", &g);
+  if (found < 0) return ds_err(err, "out of memory");
+  if (!found) {
+    if (partial && shards_match(prefix, plen, suffix, NULL, NULL) > 0) *partial = 1;
     return ds_err(err, "%s: no shard files found (looked for %.*s-00000-of-NNNNN%s)",
                   elem, (int)plen, prefix, suffix);
   }
@@ -92,7 +110,7 @@ static int resolve_star(const char *elem, const char *prefix, size_t plen,
 
 /* Expand one element (without fs prefix) into the list. */
 static int expand_element(const char *orig, const char *elem,
-                          ds_shard_list *out, char **err) {
+                          ds_shard_list *out, int *partial, char **err) {
   const char *slash = strrchr(elem, '/');
   const char *at = strchr(slash ? slash + 1 : elem, '@');
   if (!at) return list_push(out, strdup(elem), err);
@@ -102,7 +120,7 @@ static int expand_element(const char *orig, const char *elem,
   const char *suffix;
   if (*p == '*') {
     suffix = p + 1;
-    if (resolve_star(orig, elem, plen, suffix, &n, err)) return -1;
+    if (resolve_star(orig, elem, plen, suffix, &n, partial, err)) return -1;
   } else {
     size_t digits = 0;
     int too_many = 0;
@@ -127,7 +145,13 @@ static int expand_element(const char *orig, const char *elem,
 }
 
 int ds_shard_spec_expand(const char *spec, ds_shard_list *out, char **err) {
+  return ds_shard_spec_expand_partial(spec, out, NULL, err);
+}
+
+int ds_shard_spec_expand_partial(const char *spec, ds_shard_list *out, int *partial,
+                                 char **err) {
   memset(out, 0, sizeof *out);
+  if (partial) *partial = 0;
   if (*spec && access(spec, F_OK) == 0) /* a file so named wins over the syntax */
     return list_push(out, strdup(spec), err);
   char *copy = strdup(spec);
@@ -137,7 +161,7 @@ int ds_shard_spec_expand(const char *spec, ds_shard_list *out, char **err) {
        tok = strtok_r(NULL, ",", &save)) {
     const char *rest;
     rc = strip_fs_prefix(tok, &rest, err);
-    if (rc == 0 && *rest) rc = expand_element(tok, rest, out, err);
+    if (rc == 0 && *rest) rc = expand_element(tok, rest, out, partial, err);
   }
   free(copy);
   if (rc == 0 && out->n == 0) rc = ds_err(err, "'%s' names no file", spec);

@@ -23,6 +23,10 @@ typedef struct ds_shard_list {
 /* Expand `spec` into file paths (existence is not checked, except that an
  * @* element must match something on disk). */
 int ds_shard_spec_expand(const char *spec, ds_shard_list *out, char **err);
+/* The same; when an @* element finds no shard 0 but other shards of it,
+ * *partial = 1 as well as the error (a set in the middle of a replace). */
+int ds_shard_spec_expand_partial(const char *spec, ds_shard_list *out, int *partial,
+                                 char **err);
 void ds_shard_list_free(ds_shard_list *l);
 
 typedef enum ds_layout {

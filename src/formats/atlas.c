@@ -18,6 +18,7 @@
 #include "core/json_file.h"
 #include "core/mapped_file.h"
 #include "core/npy.h"
+#include "core/open_stable.h"
 
 /* One shard directory, opened and checked. */
 typedef struct atlas_shard {
@@ -535,8 +536,9 @@ static int sum_counts(atlas_reader *r, char **err) {
 
 /* ------------------------------------------------------------- API */
 
-int atlas_open_dict(const char *path, const char *dict_path, atlas_reader **out,
-                    char **err) {
+/* Open the dataset at path once. */
+static int open_once(const char *path, const char *dict_path, atlas_reader **out,
+                     char **err) {
   *out = NULL;
   atlas_reader *r = calloc(1, sizeof *r);
   if (!r || !(r->path = strdup(path))) {
@@ -565,6 +567,49 @@ int atlas_open_dict(const char *path, const char *dict_path, atlas_reader **out,
   }
   *out = r;
   return 0;
+}
+
+/* An open through ds_open_stable (core/open_stable.h): the set is the
+ * root folder (a writer exchanges it whole) and its meta.json; the files
+ * held are checked by atlas_stale. */
+typedef struct atlas_opening {
+  const char *path, *dict_path;
+  atlas_reader *r;
+} atlas_opening;
+
+/* ds_open_steps.paths */
+static int opening_paths(void *ctx, ds_path_set *set, char **err) {
+  atlas_opening *o = ctx;
+  char *meta = ds_path_join(o->path, "meta.json");
+  int bad = !meta || ds_path_set_add(set, o->path) || ds_path_set_add(set, meta);
+  free(meta);
+  return bad ? ds_err(err, "out of memory") : 0;
+}
+
+/* ds_open_steps.open */
+static int opening_open(void *ctx, char **err) {
+  atlas_opening *o = ctx;
+  return open_once(o->path, o->dict_path, &o->r, err);
+}
+
+/* ds_open_steps.stale */
+static int opening_stale(void *ctx) { return atlas_stale(((atlas_opening *)ctx)->r); }
+
+/* ds_open_steps.close */
+static void opening_close(void *ctx) {
+  atlas_opening *o = ctx;
+  atlas_close(o->r);
+  o->r = NULL;
+}
+
+int atlas_open_dict(const char *path, const char *dict_path, atlas_reader **out,
+                    char **err) {
+  static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
+                                      opening_close, NULL};
+  atlas_opening o = {path, dict_path, NULL};
+  int rc = ds_open_stable(path, &steps, &o, err);
+  *out = rc ? NULL : o.r;
+  return rc;
 }
 
 int atlas_open(const char *path, atlas_reader **out, char **err) {

@@ -12,6 +12,7 @@
 
 #include "core/common.h"
 #include "core/mapped_file.h"
+#include "core/open_stable.h"
 #include "formats/bagz_tail.h"
 #include "formats/file_kind.h"
 
@@ -178,27 +179,22 @@ static bagz_reader *reader_new(const bagz_options *opts, size_t nshards) {
   return r;
 }
 
-int bagz_open(const char *spec, const bagz_options *opts, bagz_reader **out,
-              char **err) {
+/* Open the files of a bag (expanded from spec) once. */
+static int open_files(const char *spec, const ds_shard_list *files, const bagz_options *opts,
+                      bagz_reader **out, char **err) {
   *out = NULL;
-  ds_shard_list files;
-  if (ds_shard_spec_expand(spec, &files, err)) return -1;
-  bagz_reader *r = reader_new(opts, files.n);
-  if (!r) {
-    ds_shard_list_free(&files);
-    return ds_err(err, "out of memory");
-  }
+  bagz_reader *r = reader_new(opts, files->n);
+  if (!r) return ds_err(err, "out of memory");
   int rc = 0;
-  for (size_t i = 0; i < files.n && rc == 0; i++) {
+  for (size_t i = 0; i < files->n && rc == 0; i++) {
     bagz_shard *s = &r->shards[i];
     r->nshards = i + 1;
-    rc = ds_file_open(&s->data, files.paths[i], err);
+    rc = ds_file_open(&s->data, files->paths[i], err);
     if (rc == 0)
       rc = opts->limits == BAGZ_LIMITS_SEPARATE ? locate_separate(s, err)
                                                 : locate_tail(s, err);
-    s->zstd = shard_is_zstd(opts, files.paths[i]);
+    s->zstd = shard_is_zstd(opts, files->paths[i]);
   }
-  ds_shard_list_free(&files);
   if (rc == 0) rc = finish_open(r, spec, err);
   if (rc) {
     bagz_close(r);
@@ -206,6 +202,71 @@ int bagz_open(const char *spec, const bagz_options *opts, bagz_reader **out,
   }
   *out = r;
   return 0;
+}
+
+/* An open of a bag through ds_open_stable (core/open_stable.h): the files
+ * are expanded from the spec once per try; shard 0, the one a sharded
+ * writer publishes last, is opened first. */
+typedef struct bagz_opening {
+  const char *spec;
+  const bagz_options *opts;
+  ds_shard_list files;
+  bagz_reader *r;
+} bagz_opening;
+
+/* ds_open_steps.paths: the data files and, with separate limits, theirs
+ * (1: an @* set found without its shard 0, see ds_open_steps). */
+static int opening_paths(void *ctx, ds_path_set *set, char **err) {
+  bagz_opening *o = ctx;
+  ds_shard_list_free(&o->files);
+  int partial = 0;
+  if (ds_shard_spec_expand_partial(o->spec, &o->files, &partial, err)) return partial ? 1 : -1;
+  for (size_t i = 0; i < o->files.n; i++) {
+    char *lp = o->opts->limits == BAGZ_LIMITS_SEPARATE ? limits_path(o->files.paths[i]) : NULL;
+    int bad = ds_path_set_add(set, o->files.paths[i]) ||
+              (o->opts->limits == BAGZ_LIMITS_SEPARATE && (!lp || ds_path_set_add(set, lp)));
+    free(lp);
+    if (bad) return ds_err(err, "out of memory");
+  }
+  return 0;
+}
+
+/* ds_open_steps.open */
+static int opening_open(void *ctx, char **err) {
+  bagz_opening *o = ctx;
+  return open_files(o->spec, &o->files, o->opts, &o->r, err);
+}
+
+/* ds_open_steps.stale */
+static int opening_stale(void *ctx) { return bagz_stale(((bagz_opening *)ctx)->r); }
+
+/* ds_open_steps.close */
+static void opening_close(void *ctx) {
+  bagz_opening *o = ctx;
+  bagz_close(o->r);
+  o->r = NULL;
+}
+
+/* ds_open_steps.incomplete: a data file missing beside others (a sharded
+ * writer moves the old shard 0 away before it renames the new shards in),
+ * or any missing of a set that `@*` found on disk a moment before (a
+ * writer replaced it with a set of another shard count). */
+static int opening_incomplete(void *ctx, const ds_path_set *set) {
+  bagz_opening *o = ctx;
+  size_t step = o->opts->limits == BAGZ_LIMITS_SEPARATE ? 2 : 1, missing = 0;
+  for (size_t i = 0; i < set->n; i += step) missing += set->ids[i].kind == 0;
+  return missing > 0 && (missing < set->n / step || strstr(o->spec, "@*") != NULL);
+}
+
+int bagz_open(const char *spec, const bagz_options *opts, bagz_reader **out,
+              char **err) {
+  static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
+                                      opening_close, opening_incomplete};
+  bagz_opening o = {spec, opts, {NULL, 0}, NULL};
+  int rc = ds_open_stable(spec, &steps, &o, err);
+  ds_shard_list_free(&o.files);
+  *out = rc ? NULL : o.r;
+  return rc;
 }
 
 int bagz_open_memory(const char *name, const uint8_t *data, size_t n,

@@ -10,6 +10,7 @@
 #include <blosc.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/cancel.h"
 #include "core/codec.h"
@@ -24,6 +26,7 @@
 #include "core/mapped_file.h"
 #include "core/npy.h"
 #include "core/numbers.h"
+#include "core/open_stable.h"
 #include "core/utf8.h"
 #include "formats/pickle.h"
 
@@ -38,8 +41,10 @@ typedef struct chunk_map {
 } chunk_map;
 
 typedef struct bcolz_col {
+  struct bcolz_table *t; /* the table: its folder's descriptor */
   char *name;
   char *path;        /* column directory */
+  char *rel;         /* the same under the table's folder: "" or "name/" */
   char *meta_dtype;
   char *attrs;       /* compact JSON */
   bcolz_dtype dt;
@@ -53,8 +58,16 @@ typedef struct bcolz_col {
   uint64_t *decodes; /* this column directory's counter (see below) */
 } bcolz_col;
 
+/* Every file is read through the descriptor of the table's folder
+ * (openat), never by its path: a table keeps reading the tree it opened
+ * while another program exchanges a new one into place (README "Files that
+ * change under a query"); a file gone from that tree then fails as a
+ * changed dataset. */
 struct bcolz_table {
   char *path;
+  int dirfd;          /* the table's folder, opened once */
+  uint64_t dev, ino;  /* its identity */
+  int moved;          /* a read found the folder replaced (bcolz_saw_change) */
   int is_ctable;
   uint64_t nrows;
   size_t ncols;
@@ -64,24 +77,66 @@ struct bcolz_table {
 
 /* ------------------------------------------------------------ helpers */
 
+/* 1 when the table's folder is no longer the one at its path (another
+ * program replaced or removed it). */
+static int root_moved(const bcolz_table *t) {
+  struct stat st;
+  return stat(t->path, &st) != 0 || (uint64_t)st.st_dev != t->dev ||
+         (uint64_t)st.st_ino != t->ino;
+}
+
+/* 1 when `rel` exists under the table's folder; *is_dir (when not NULL)
+ * tells a directory. */
+static int exists_at(const bcolz_table *t, const char *rel, int *is_dir) {
+  struct stat st;
+  if (fstatat(t->dirfd, rel, &st, 0) != 0) return 0;
+  if (is_dir) *is_dir = S_ISDIR(st.st_mode);
+  return 1;
+}
+
+/* "<table>/<rel>" (malloc'd; NULL when out of memory). */
+static char *full_path(const bcolz_table *t, const char *rel) {
+  return *rel ? ds_path_join(t->path, rel) : strdup(t->path);
+}
+
+/* Load `rel` (under the table's folder) whole into f; errors name it by
+ * its full path. */
+static int load_at(const bcolz_table *t, const char *rel, ds_file *f, char **err) {
+  char *p = full_path(t, rel);
+  if (!p) return ds_err(err, "out of memory");
+  int rc = ds_file_load_at(f, t->dirfd, rel, p, err);
+  free(p);
+  return rc;
+}
+
+/* The JSON file `rel` under the table's folder, parsed (NULL with *err). */
+static json_t *json_at(const bcolz_table *t, const char *rel, char **err) {
+  ds_file f;
+  if (load_at(t, rel, &f, err)) return NULL;
+  json_t *j = ds_json_parse(f.data, (size_t)f.size, f.path, err);
+  ds_file_close(&f);
+  return j;
+}
+
 /* Compact JSON text of an object (owned, malloc'd). */
 static char *dump_json(json_t *j) {
   return ds_json_dumps(j);
 }
 
-/* Read an __attrs__ file: missing -> "{}", invalid -> error. */
-static int read_attrs(const char *dir, char **out, char **err) {
-  char *p = ds_path_join(dir, "__attrs__");
+/* Read the __attrs__ file of the folder `rel` ("" or "name/") under the
+ * table's: missing -> "{}", invalid -> error. */
+static int read_attrs(const bcolz_table *t, const char *rel, char **out, char **err) {
+  char *p = ds_strf("%s__attrs__", rel);
   if (!p) return ds_err(err, "out of memory");
   int rc = -1;
-  if (!ds_path_exists(p, NULL)) {
+  if (!exists_at(t, p, NULL)) {
     *out = strdup("{}");
     rc = *out ? 0 : ds_err(err, "out of memory");
   } else {
-    json_t *j = ds_json_load_file(p, err);
+    json_t *j = json_at(t, p, err);
     if (j) {
       if (!json_is_object(j))
-        ds_err(err, "%s: not a JSON object", p);
+        ds_err(err, "%s/%s: not a JSON object", t->path, p);
       else if (!(*out = dump_json(j)))
         ds_err(err, "out of memory");
       else
@@ -331,14 +386,17 @@ done:
  * a few missing files are damage, and fail the rows they held. */
 static int check_chunk_claim(const bcolz_col *c, char **err) {
   if (c->nchunks == 0) return 0;
-  char *last = ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)(c->nchunks - 1));
+  char *last = ds_strf("%sdata/__%llu.blp", c->rel, (unsigned long long)(c->nchunks - 1));
+  char *rdir = ds_strf("%sdata", c->rel);
   char *dir = ds_strf("%s/data", c->path);
   int rc = 0;
-  if (!last || !dir) {
+  if (!last || !dir || !rdir) {
     rc = ds_err(err, "out of memory");
-  } else if (!ds_path_exists(last, NULL)) {
+  } else if (!exists_at(c->t, last, NULL)) {
     uint64_t present = 0;
-    DIR *d = opendir(dir);
+    int dfd = openat(c->t->dirfd, rdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d && dfd >= 0) close(dfd);
     for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
       unsigned long long k;
       char tail[8];
@@ -355,38 +413,39 @@ static int check_chunk_claim(const bcolz_col *c, char **err) {
   }
   free(last);
   free(dir);
+  free(rdir);
   return rc;
 }
 
 /* Read meta/sizes, meta/storage and __attrs__ of the carray at c->path. */
 static int open_carray(bcolz_col *c, char **err) {
   int rc = -1;
-  char *sp = ds_strf("%s/meta/sizes", c->path);
-  char *tp = ds_strf("%s/meta/storage", c->path);
+  char *sp = ds_strf("%smeta/sizes", c->rel);
+  char *tp = ds_strf("%smeta/storage", c->rel);
   ds_file tf = {0}, sf = {0};
   int topen = 0, sopen = 0;
   if (!sp || !tp) {
     ds_err(err, "out of memory");
     goto done;
   }
-  if (!ds_path_exists(tp, NULL)) {
+  if (!exists_at(c->t, tp, NULL)) {
     ds_err(err, "%s: not a bcolz directory (no __rootdirs__ or meta/storage)",
            c->path);
     goto done;
   }
-  if (ds_file_load(&tf, tp, err)) goto done;
+  if (load_at(c->t, tp, &tf, err)) goto done;
   topen = 1;
-  if (!ds_path_exists(sp, NULL)) {
+  if (!exists_at(c->t, sp, NULL)) {
     ds_err(err, "%s: missing meta/sizes", c->path);
     goto done;
   }
-  if (ds_file_load(&sf, sp, err)) goto done;
+  if (load_at(c->t, sp, &sf, err)) goto done;
   sopen = 1;
-  if (parse_meta(c, tp, tf.data, (size_t)tf.size, sp, sf.data, (size_t)sf.size,
+  if (parse_meta(c, tf.path, tf.data, (size_t)tf.size, sf.path, sf.data, (size_t)sf.size,
                  err))
     goto done;
   if (check_chunk_claim(c, err)) goto done;
-  if (read_attrs(c->path, &c->attrs, err)) goto done;
+  if (read_attrs(c->t, c->rel, &c->attrs, err)) goto done;
   rc = 0;
 done:
   if (topen) ds_file_close(&tf);
@@ -420,6 +479,7 @@ static void close_col(bcolz_col *c) {
     if (c->maps[i].open) ds_file_close(&c->maps[i].f);
   free(c->name);
   free(c->path);
+  free(c->rel);
   free(c->meta_dtype);
   free(c->attrs);
 }
@@ -431,6 +491,7 @@ void bcolz_close(bcolz_table *t) {
   free(t->cols);
   free(t->attrs);
   free(t->path);
+  if (t->dirfd >= 0) close(t->dirfd);
   free(t);
 }
 
@@ -445,7 +506,7 @@ static int safe_name(const char *s, size_t n) {
  * each a directory under the root, all of the same length; then the root's
  * __attrs__. */
 static int open_ctable(bcolz_table *t, const char *rd, char **err) {
-  json_t *j = ds_json_load_file(rd, err);
+  json_t *j = json_at(t, "__rootdirs__", err);
   if (!j) return -1;
   int rc = -1;
   json_t *names = json_is_object(j) ? json_object_get(j, "names") : NULL;
@@ -474,14 +535,16 @@ static int open_ctable(bcolz_table *t, const char *rd, char **err) {
         goto done;
       }
     bcolz_col *c = &t->cols[t->ncols++];
+    c->t = t;
     c->name = strdup(json_string_value(v));
     c->path = c->name ? ds_path_join(t->path, c->name) : NULL;
-    if (!c->path) {
+    c->rel = c->name ? ds_strf("%s/", c->name) : NULL;
+    if (!c->path || !c->rel) {
       ds_err(err, "out of memory");
       goto done;
     }
     int is_dir = 0;
-    if (!ds_path_exists(c->path, &is_dir) || !is_dir) {
+    if (!exists_at(t, c->name, &is_dir) || !is_dir) {
       ds_err(err, "%s: column '%s' listed in __rootdirs__ has no directory",
              c->path, c->name);
       goto done;
@@ -495,52 +558,56 @@ static int open_ctable(bcolz_table *t, const char *rd, char **err) {
     }
   }
   t->nrows = t->cols[0].len;
-  rc = read_attrs(t->path, &t->attrs, err);
+  rc = read_attrs(t, "", &t->attrs, err);
 done:
   json_decref(j);
   return rc;
 }
 
-/* Open a ctable (a directory with __rootdirs__) or a lone carray. */
-int bcolz_open(const char *path, bcolz_table **out, char **err) {
+/* Open a ctable (a directory with __rootdirs__) or a lone carray, once. */
+static int open_once(const char *path, bcolz_table **out, char **err) {
   *out = NULL;
   bcolz_table *t = calloc(1, sizeof *t);
   if (!t || !(t->path = strdup(path))) {
     free(t);
     return ds_err(err, "out of memory");
   }
+  t->dirfd = -1;
   size_t pl = strlen(t->path);
   while (pl > 1 && t->path[pl - 1] == '/') t->path[--pl] = 0;
-  int is_dir = 0;
-  if (!ds_path_exists(t->path, &is_dir)) {
-    ds_err(err, "%s: cannot open: %s", t->path, strerror(errno));
+  struct stat st;
+  t->dirfd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (t->dirfd < 0) {
+    if (errno == ENOTDIR)
+      ds_err(err, "%s: not a bcolz directory (not a directory)", t->path);
+    else
+      ds_err(err, "%s: cannot open: %s", t->path, strerror(errno));
     goto fail;
   }
-  if (!is_dir) {
-    ds_err(err, "%s: not a bcolz directory (not a directory)", t->path);
+  if (fstat(t->dirfd, &st) != 0) {
+    ds_err(err, "%s: cannot stat: %s", t->path, strerror(errno));
     goto fail;
   }
-  char *rd = ds_path_join(t->path, "__rootdirs__");
-  if (!rd) {
-    ds_err(err, "out of memory");
-    goto fail;
-  }
-  if (ds_path_exists(rd, NULL)) {
+  t->dev = (uint64_t)st.st_dev;
+  t->ino = (uint64_t)st.st_ino;
+  if (exists_at(t, "__rootdirs__", NULL)) {
     t->is_ctable = 1;
-    int rc = open_ctable(t, rd, err);
+    char *rd = ds_path_join(t->path, "__rootdirs__");
+    int rc = rd ? open_ctable(t, rd, err) : ds_err(err, "out of memory");
     free(rd);
     if (rc) goto fail;
   } else {
-    free(rd);
     if (!(t->cols = calloc(1, sizeof *t->cols))) {
       ds_err(err, "out of memory");
       goto fail;
     }
     t->ncols = 1;
     bcolz_col *c = &t->cols[0];
+    c->t = t;
     c->name = strdup("value");
     c->path = strdup(t->path);
-    if (!c->name || !c->path) {
+    c->rel = strdup("");
+    if (!c->name || !c->path || !c->rel) {
       ds_err(err, "out of memory");
       goto fail;
     }
@@ -556,6 +623,43 @@ int bcolz_open(const char *path, bcolz_table **out, char **err) {
 fail:
   bcolz_close(t);
   return -1;
+}
+
+/* An open through ds_open_stable (core/open_stable.h): the set is the
+ * table's folder, which a writer exchanges whole. */
+typedef struct bcolz_opening {
+  const char *path;
+  bcolz_table *t;
+} bcolz_opening;
+
+/* ds_open_steps.paths */
+static int opening_paths(void *ctx, ds_path_set *set, char **err) {
+  return ds_path_set_add(set, ((bcolz_opening *)ctx)->path) ? ds_err(err, "out of memory") : 0;
+}
+
+/* ds_open_steps.open */
+static int opening_open(void *ctx, char **err) {
+  bcolz_opening *o = ctx;
+  return open_once(o->path, &o->t, err);
+}
+
+/* ds_open_steps.stale */
+static int opening_stale(void *ctx) { return bcolz_stale(((bcolz_opening *)ctx)->t); }
+
+/* ds_open_steps.close */
+static void opening_close(void *ctx) {
+  bcolz_opening *o = ctx;
+  bcolz_close(o->t);
+  o->t = NULL;
+}
+
+int bcolz_open(const char *path, bcolz_table **out, char **err) {
+  static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
+                                      opening_close, NULL};
+  bcolz_opening o = {path, NULL};
+  int rc = ds_open_stable(path, &steps, &o, err);
+  *out = rc ? NULL : o.t;
+  return rc;
 }
 
 /* ---------------------------------------------------------- getters */
@@ -744,12 +848,23 @@ static char *chunk_path(const bcolz_col *c, uint64_t k) {
   return ds_strf("%s/data/__%llu.blp", c->path, (unsigned long long)k);
 }
 
-/* The error for chunk file fp of column c that could not be opened: "not
- * found" when it is missing, else the reader's own message (in *err). */
-static int chunk_open_error(const bcolz_col *c, const char *fp, char **err) {
-  if (ds_path_exists(fp, NULL) || errno != ENOENT) return -1;
+/* Open chunk k of column c through the table's folder into f (loaded
+ * whole when `load`); fp is its full name. */
+static int chunk_open(const bcolz_col *c, uint64_t k, const char *fp, int load, ds_file *f,
+                      char **err) {
+  char *rel = ds_strf("%sdata/__%llu.blp", c->rel, (unsigned long long)k);
+  if (!rel) return ds_err(err, "out of memory");
+  int rc = load ? ds_file_load_at(f, c->t->dirfd, rel, fp, err)
+                : ds_file_open_at(f, c->t->dirfd, rel, fp, err);
+  int gone = rc && !exists_at(c->t, rel, NULL) && errno == ENOENT;
+  free(rel);
+  if (!rc || !gone) return rc; /* other errors say what is wrong */
   free(*err);
   *err = NULL;
+  if (root_moved(c->t)) { /* the tree read is no longer the table's */
+    c->t->moved = 1;
+    return ds_err_changed(err, c->t->path);
+  }
   return ds_err(err, "%s: chunk file not found (column '%s' needs chunks 0..%llu)", fp,
                 c->name, (unsigned long long)(c->nchunks - 1));
 }
@@ -790,8 +905,7 @@ static int map_chunk(bcolz_col *c, uint64_t k, uint64_t *nbytes, char **err) {
     }
     char *fp = chunk_path(c, k);
     if (!fp) return ds_err(err, "out of memory");
-    int rc = ds_file_load(&m->f, fp, err); /* other errors say what is wrong */
-    if (rc) chunk_open_error(c, fp, err);
+    int rc = chunk_open(c, k, fp, 1, &m->f, err);
     free(fp);
     if (rc) return -1;
     m->open = 1;
@@ -827,10 +941,8 @@ int bcolz_chunk_read(bcolz_table *t, size_t col, uint64_t k, ds_buf *file, ds_bu
   if (!fp) return ds_err(err, "out of memory");
   ds_file f;
   uint64_t nbytes;
-  int rc = ds_file_open(&f, fp, err);
-  if (rc) {
-    chunk_open_error(c, fp, err);
-  } else {
+  int rc = chunk_open(c, k, fp, 0, &f, err);
+  if (rc == 0) {
     if (f.size > SIZE_MAX || ds_buf_reserve(file, f.size ? (size_t)f.size : 1))
       rc = ds_err(err, "%s: out of memory for its %llu bytes", fp, (unsigned long long)f.size);
     else
@@ -1096,8 +1208,11 @@ int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
 }
 
 /* 1 when a mapped chunk file changed on disk since it was mapped. */
+int bcolz_saw_change(const bcolz_table *t) { return t && t->moved; }
+
 int bcolz_stale(const bcolz_table *t) {
   if (!t) return 0;
+  if (root_moved(t)) return 1;
   for (size_t i = 0; i < t->ncols; i++)
     for (int j = 0; j < MAP_SLOTS; j++)
       if (t->cols[i].maps[j].open && ds_file_stale(&t->cols[i].maps[j].f)) return 1;
@@ -1118,9 +1233,9 @@ int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
   memset(out, 0, sizeof *out);
   if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
   const bcolz_col *c = &t->cols[col];
-  char *p = ds_strf("%s/meta/storage", c->path);
+  char *p = ds_strf("%smeta/storage", c->rel);
   if (!p) return ds_err(err, "out of memory");
-  json_t *st = ds_json_load_file(p, err);
+  json_t *st = json_at(t, p, err);
   free(p);
   if (!st) return -1;
   json_t *cp = json_is_object(st) ? json_object_get(st, "cparams") : NULL;
@@ -1133,10 +1248,10 @@ int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
            json_is_string(cn) ? json_string_value(cn) : "blosclz");
   json_decref(st);
   if (c->nchunks == 0) return 0;
-  char *fp = ds_strf("%s/data/__0.blp", c->path);
+  char *fp = ds_strf("%sdata/__0.blp", c->rel);
   if (!fp) return ds_err(err, "out of memory");
   ds_file f;
-  int rc = ds_file_load(&f, fp, err);
+  int rc = load_at(t, fp, &f, err);
   free(fp);
   if (rc) return -1;
   uint64_t nbytes;

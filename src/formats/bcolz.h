@@ -208,6 +208,9 @@ uint64_t bcolz_decode_count(const char *column_dir);
  * read (its decompressed chunks may be cached); 0 for NULL (a writer's
  * table before its first commit has no table). */
 int bcolz_stale(const bcolz_table *t);
+/* 1 when a read found the table's folder replaced (no system call; the
+ * read failed with "the dataset changed while it was read"). */
+int bcolz_saw_change(const bcolz_table *t);
 
 /* ---- For dataset_info: how a column was compressed ---- */
 typedef struct bcolz_cparams {

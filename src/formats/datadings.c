@@ -33,6 +33,7 @@
 #include "core/decimal.h"
 #include "core/hash_index.h"
 #include "core/mapped_file.h"
+#include "core/open_stable.h"
 #include "core/shard_spec.h"
 #include "core/utf8.h"
 #include "formats/key_hash_state.h"
@@ -587,24 +588,21 @@ static void shard_close(dd_shard *s) {
   free(s->idx_off);
 }
 
-int datadings_open(const char *path, datadings_reader **out, char **err) {
+/* Open the data files `files` (and their side files) once. */
+static int open_files(const ds_shard_list *files, datadings_reader **out, char **err) {
   *out = NULL;
-  ds_shard_list files;
-  if (datadings_expand_paths(path, &files, err)) return -1;
   datadings_reader *r = calloc(1, sizeof *r);
-  if (r) r->shards = calloc(files.n, sizeof *r->shards);
+  if (r) r->shards = calloc(files->n, sizeof *r->shards);
   if (!r || !r->shards) {
     free(r);
-    ds_shard_list_free(&files);
     return ds_err(err, "out of memory");
   }
   r->seed = random_seed(r);
   int rc = 0;
-  for (size_t i = 0; i < files.n && rc == 0; i++) {
+  for (size_t i = 0; i < files->n && rc == 0; i++) {
     r->nshards = i + 1;
-    rc = shard_open(&r->shards[i], files.paths[i], err);
+    rc = shard_open(&r->shards[i], files->paths[i], err);
   }
-  ds_shard_list_free(&files);
   uint64_t *counts = rc ? NULL : malloc(r->nshards * sizeof *counts);
   if (rc == 0 && !counts) rc = ds_err(err, "out of memory");
   for (size_t i = 0; rc == 0 && i < r->nshards; i++) counts[i] = r->shards[i].n;
@@ -617,6 +615,68 @@ int datadings_open(const char *path, datadings_reader **out, char **err) {
   }
   *out = r;
   return 0;
+}
+
+/* An open through ds_open_stable (core/open_stable.h): the data files are
+ * expanded once per try; each with its side files is in the set. */
+typedef struct dd_opening {
+  const char *path;
+  ds_shard_list files;
+  datadings_reader *r;
+} dd_opening;
+
+/* ds_open_steps.paths */
+static int opening_paths(void *ctx, ds_path_set *set, char **err) {
+  static const char *const side[] = {"", ".offsets", ".keys", ".key_hashes", ".filter",
+                                     ".index", NULL};
+  dd_opening *o = ctx;
+  ds_shard_list_free(&o->files);
+  if (datadings_expand_paths(o->path, &o->files, err)) return -1;
+  for (size_t i = 0; i < o->files.n; i++)
+    for (const char *const *x = side; *x; x++) {
+      char *p = ds_strf("%s%s", o->files.paths[i], *x);
+      int bad = !p || ds_path_set_add(set, p);
+      free(p);
+      if (bad) return ds_err(err, "out of memory");
+    }
+  return 0;
+}
+
+/* ds_open_steps.open */
+static int opening_open(void *ctx, char **err) {
+  dd_opening *o = ctx;
+  return open_files(&o->files, &o->r, err);
+}
+
+/* ds_open_steps.stale */
+static int opening_stale(void *ctx) { return datadings_stale(((dd_opening *)ctx)->r); }
+
+/* ds_open_steps.close */
+static void opening_close(void *ctx) {
+  dd_opening *o = ctx;
+  datadings_close(o->r);
+  o->r = NULL;
+}
+
+/* ds_open_steps.incomplete: a data file missing beside its .offsets or
+ * .keys (the writer moves the old data file away first and renames the
+ * new one in last, its commit point). */
+static int opening_incomplete(void *ctx, const ds_path_set *set) {
+  (void)ctx;
+  for (size_t i = 0; i + 2 < set->n; i += 6)
+    if (set->ids[i].kind == 0 && (set->ids[i + 1].kind != 0 || set->ids[i + 2].kind != 0))
+      return 1;
+  return 0;
+}
+
+int datadings_open(const char *path, datadings_reader **out, char **err) {
+  static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
+                                      opening_close, opening_incomplete};
+  dd_opening o = {path, {NULL, 0}, NULL};
+  int rc = ds_open_stable(path, &steps, &o, err);
+  ds_shard_list_free(&o.files);
+  *out = rc ? NULL : o.r;
+  return rc;
 }
 
 void datadings_close(datadings_reader *r) {

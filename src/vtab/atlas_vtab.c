@@ -189,7 +189,8 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
 }
 
 static const ds_dataset_ops atlas_ops = {"atlas('dataset/dir')", dataset_open,
-                                         dataset_close, dataset_changed, sizeof(at_dataset)};
+                                         dataset_close, dataset_changed, NULL,
+                                         sizeof(at_dataset)};
 
 /* The example's value, or an error when it holds an object outside the
  * allow-list and placeholders are off. */

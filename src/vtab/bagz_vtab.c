@@ -145,7 +145,7 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
 
 static const ds_dataset_ops bagz_ops = {
     "bagz('file.bagz' [, 'name=value,...'])", dataset_open, dataset_close,
-    dataset_changed, sizeof(bagz_dataset)};
+    dataset_changed, NULL, sizeof(bagz_dataset)};
 
 /* Build the record index once per dataset. */
 static int dataset_index(bagz_dataset *d, char **err) {

@@ -165,9 +165,14 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
   return mode ? 0 : bcolz_open(path, &d->table, err);
 }
 
+/* ds_dataset_ops.saw_change: did a chunk read find the folder replaced? */
+static int dataset_saw_change(const ds_dataset *d) {
+  return bcolz_saw_change(((const bz_dataset *)d)->table);
+}
+
 static const ds_dataset_ops bcolz_ops = {"bcolz('table/dir' [, 'bytes=blob'])",
                                          dataset_open, dataset_close, dataset_changed,
-                                         sizeof(bz_dataset)};
+                                         dataset_saw_change, sizeof(bz_dataset)};
 
 /* The declared SQL type of a column. */
 static const char *decltype_of(const bcolz_dtype *dt, int flags) {

@@ -106,7 +106,7 @@ static int dataset_open(ds_dataset *d, const char *path, const ds_options *o, in
 }
 
 static const ds_dataset_ops datadings_ops = {"datadings('file.msgpack')", dataset_open,
-                                             dataset_close, dataset_changed,
+                                             dataset_close, dataset_changed, NULL,
                                              sizeof(dd_dataset)};
 
 /* Declare the CREATE form's columns: key, fields, HIDDEN sample and raw. */

@@ -42,6 +42,13 @@ static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_op
   return 0;
 }
 
+/* 1 when d's files changed: marked so, seen by a read, or found by the
+ * look at the disk made at most every 100 ms. */
+static int is_changed(ds_dataset *d) {
+  return d->stale || (d->ops->saw_change && d->ops->saw_change(d)) ||
+         (ds_recheck_due(&d->checked_ns) && d->ops->changed(d));
+}
+
 int ds_options_create_only(const ds_options *o, int tvf, char **err) {
   static const char *const create_only[] = {"infer", "columns", NULL};
   for (const char *const *n = create_only; tvf && *n; n++)
@@ -115,7 +122,7 @@ int ds_dataset_for_call(const ds_dataset_ops *ops, ds_dataset **cache,
     return -1;
   ds_dataset *d = *cache;
   if (d && strcmp(d->key, key) == 0) {
-    if (!d->stale && !(ds_recheck_due(&d->checked_ns) && d->ops->changed(d))) {
+    if (!is_changed(d)) {
       free(key);
       return 0;
     }
@@ -135,7 +142,7 @@ int ds_dataset_for_call(const ds_dataset_ops *ops, ds_dataset **cache,
 }
 
 int ds_dataset_check(ds_dataset *d, char **err) {
-  if (!d->stale && !(ds_recheck_due(&d->checked_ns) && d->ops->changed(d))) return 0;
+  if (!is_changed(d)) return 0;
   d->stale = 1;
   free(*err);
   *err = ds_changed_error(d->path);

@@ -26,6 +26,9 @@ typedef struct ds_dataset_ops {
   void (*close)(ds_dataset *d);
   /* 1 when the dataset's files changed on disk since they were opened. */
   int (*changed)(const ds_dataset *d);
+  /* 1 when a read already found the files replaced under it (no system
+   * call: looked at before every query); NULL when reads cannot. */
+  int (*saw_change)(const ds_dataset *d);
   size_t size;       /* the module's dataset struct */
 } ds_dataset_ops;
 

@@ -1,0 +1,118 @@
+/* open_stable.c - opens of multi-file datasets that see a concurrent
+ * replace and retry (see open_stable.h). */
+#include "open_stable.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common.h"
+
+int ds_path_set_add(ds_path_set *s, const char *path) {
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 8;
+    char **p = realloc(s->paths, cap * sizeof *p);
+    if (!p) return -1;
+    s->paths = p;
+    ds_path_id *q = realloc(s->ids, cap * sizeof *q);
+    if (!q) return -1;
+    s->ids = q;
+    s->cap = cap;
+  }
+  if (!(s->paths[s->n] = strdup(path))) return -1;
+  memset(&s->ids[s->n], 0, sizeof s->ids[s->n]);
+  s->n++;
+  return 0;
+}
+
+void ds_path_set_free(ds_path_set *s) {
+  for (size_t i = 0; i < s->n; i++) free(s->paths[i]);
+  free(s->paths);
+  free(s->ids);
+  memset(s, 0, sizeof *s);
+}
+
+/* What path is now. */
+static ds_path_id look(const char *path) {
+  ds_path_id id = {0, 0, 0, 0, 0};
+  struct stat st;
+  if (stat(path, &st) != 0) return id;
+  id.dev = (uint64_t)st.st_dev;
+  id.ino = (uint64_t)st.st_ino;
+  if (S_ISDIR(st.st_mode)) {
+    id.kind = 2;
+  } else {
+    id.kind = 1;
+    id.size = (uint64_t)st.st_size;
+    id.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  return id;
+}
+
+/* Record what every path of s is now. */
+static void look_all(ds_path_set *s) {
+  for (size_t i = 0; i < s->n; i++) s->ids[i] = look(s->paths[i]);
+}
+
+/* 1 when every path of s is what look_all saw. */
+static int unchanged(const ds_path_set *s) {
+  for (size_t i = s->n; i-- > 0;) {
+    ds_path_id a = look(s->paths[i]), *b = &s->ids[i];
+    if (a.kind != b->kind || a.dev != b->dev || a.ino != b->ino || a.size != b->size ||
+        a.mtime_ns != b->mtime_ns)
+      return 0;
+  }
+  return 1;
+}
+
+/* Wait a little before try `n` (1, 2, 4 ... ms): a replace in progress
+ * gets time to finish. */
+static void back_off(int n) {
+  struct timespec ts = {0, 1000000L << (n < 6 ? n - 1 : 5)};
+  nanosleep(&ts, NULL);
+}
+
+int ds_open_stable(const char *name, const ds_open_steps *steps, void *ctx, char **err) {
+  int waits = 0; /* tries spent waiting for an incomplete set */
+  for (int t = 0; t < DS_OPEN_TRIES; t++) {
+    if (t) back_off(t);
+    ds_path_set set = {0};
+    char *e = NULL;
+    int rc = steps->paths(ctx, &set, &e);
+    if (rc > 0 && waits < DS_OPEN_WAITS && t + 1 < DS_OPEN_TRIES) { /* incomplete */
+      ds_path_set_free(&set);
+      free(e);
+      waits++;
+      continue;
+    }
+    if (rc) {
+      ds_path_set_free(&set);
+      free(*err);
+      *err = e;
+      return -1;
+    }
+    look_all(&set);
+    rc = steps->open(ctx, &e);
+    int same = unchanged(&set);
+    int wait = rc && same && steps->incomplete && waits < DS_OPEN_WAITS &&
+               t + 1 < DS_OPEN_TRIES && steps->incomplete(ctx, &set);
+    ds_path_set_free(&set);
+    if (rc == 0 && same && !steps->stale(ctx)) return 0;
+    if (rc == 0) steps->close(ctx);
+    if (rc && same && !wait) { /* not a change: the open's own error */
+      free(*err);
+      *err = e;
+      return -1;
+    }
+    waits += wait;
+    free(e);
+  }
+  return ds_err_changed(err, name);
+}
+
+int ds_err_changed(char **err, const char *name) {
+  return ds_err(err, "%s: the dataset changed while it was read (another program "
+                     "replaced its files meanwhile); run the query again",
+                name);
+}
