@@ -108,8 +108,22 @@ static int known_type(const char *type, size_t n) {
   return -1;
 }
 
+/* The same name to SQLite: equal ignoring ASCII case (as sqlite3_stricmp;
+ * not strcasecmp, which follows the host's locale). */
+static int same_sql_name(const char *a, size_t an, const char *b, size_t bn) {
+  if (an != bn) return 0;
+  for (size_t i = 0; i < an; i++) {
+    unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+    if (x >= 'A' && x <= 'Z') x = (unsigned char)(x + 32);
+    if (y >= 'A' && y <= 'Z') y = (unsigned char)(y + 32);
+    if (x != y) return 0;
+  }
+  return 1;
+}
+
 int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
   const char *p = spec;
+  size_t first = s->n;
   while (*p) {
     const char *end = strchr(p, ',');
     size_t n = end ? (size_t)(end - p) : strlen(p);
@@ -133,6 +147,11 @@ int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
       return ds_err(err, "out of memory");
     c->field_len = name_len;
     c->decl = (ds_decl)decl;
+    for (size_t i = first; i + 1 < s->n; i++)
+      if (same_sql_name(s->cols[i].field, s->cols[i].field_len, c->field, name_len))
+        return ds_err(err, "columns='%s': '%s' and '%s' name the same column "
+                           "(SQL compares names ignoring ASCII case)",
+                      spec, s->cols[i].field, c->field);
     p = end ? end + 1 : p + strlen(p);
   }
   if (s->n == 0) return ds_err(err, "columns='%s' names no column", spec);

@@ -261,9 +261,7 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
 /* Characters of valid UTF-8 (U width) or bytes (S width) of a value. */
 static int spill_width(const bw_col *c, const ds_value *v, uint64_t *width,
                        char **err) {
-  if (v->type != DS_V_TEXT && v->type != DS_V_BYTES)
-    return ds_err(err, v->type == DS_V_NULL ? "NULL in a text column"
-                                            : "not text or bytes");
+  if (bcolz_cell_text_check(&c->dt, v, err)) return -1;
   if (c->dt.kind == 'S') {
     *width = v->u.s.n;
     return 0;

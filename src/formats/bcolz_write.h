@@ -77,4 +77,9 @@ void bcolz_writer_free(bcolz_writer *w);
 int bcolz_cell_encode(const bcolz_dtype *dt, const ds_value *v, uint8_t *out,
                       ds_buf *obj, char **err);
 
+/* Can v be an S or U cell (of any width) and read back as itself? 0, or
+ * -1 with *err: NULL, not text or bytes, or ending in a NUL (numpy drops
+ * trailing NULs). */
+int bcolz_cell_text_check(const bcolz_dtype *dt, const ds_value *v, char **err);
+
 #endif

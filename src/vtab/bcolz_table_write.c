@@ -90,8 +90,9 @@ static int parse_item(const char *p, size_t n, bcolz_wcols *out, char **err) {
     return -1;
   }
   for (size_t i = 0; i < out->n; i++)
-    if (strcmp(out->names[i], name) == 0) {
-      int r = ds_err(err, "columns: \"%s\" is declared twice", name);
+    if (sqlite3_stricmp(out->names[i], name) == 0) { /* SQL's names ignore case */
+      int r = ds_err(err, "columns: \"%s\" and \"%s\" name the same column (SQL compares "
+                          "names ignoring ASCII case)", out->names[i], name);
       free(name);
       return r;
     }

@@ -234,6 +234,10 @@ static ds_table_writer *writer_of(ds_table *t) {
 int ds_table_writer_insert(ds_table *t, int argc, sqlite3_value **argv,
                            uint64_t *row, char **err) {
   ds_table_writer *tw = writer_of(t);
+  if (!tw && t->tvf) /* no path of its own: say how to write */
+    return ds_err(err, "the table-valued form only reads: to write, CREATE VIRTUAL "
+                       "TABLE t USING %s('path', mode=create) and INSERT INTO t",
+                  t->def->name);
   if (!tw)
     return ds_err(err, "%s: the table reads (mode=read, or a writer table "
                        "reopened from a database's schema); CREATE a table "
