@@ -562,6 +562,12 @@ int ds_msgpack_get_root(ds_msgpack_doc *d, const msgpack_object **out, char **er
   return 0;
 }
 
+void ds_msgpack_release_objects(ds_msgpack_doc *d) {
+  if (d->zone_ready) msgpack_zone_clear(&d->zone); /* frees all but the first chunk */
+  d->have_root = 0;
+  d->root.type = MSGPACK_OBJECT_NIL;
+}
+
 /* The str at p[0..n) (a checked top-level key): its bytes, or NULL when
  * the element is not a str. */
 static const uint8_t *mark_str(const uint8_t *p, size_t n, size_t *len) {

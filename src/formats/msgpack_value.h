@@ -94,6 +94,10 @@ int ds_msgpack_map_entry(const uint8_t *p, size_t n, const char *name, size_t le
                          int *is_map, int *found, msgpack_object *val, char **err);
 /* After scan: the whole object. */
 int ds_msgpack_get_root(ds_msgpack_doc *d, const msgpack_object **out, char **err);
+/* Free the msgpack objects unpacked so far (every object d handed out is
+ * gone; the input bytes stay): a caller that converted them to values
+ * holds only those. Later get_root / get_field calls unpack again. */
+void ds_msgpack_release_objects(ds_msgpack_doc *d);
 
 /* The value of top-level map entry `name` (a str key, compared byte for
  * byte; the first entry when the key repeats) of the parsed root, or NULL
