@@ -36,8 +36,9 @@ typedef struct bcolz_write_options {
   int sync;              /* fsync every file and folder when finishing */
   uint64_t max_chunk;    /* most bytes one chunk (chunklen x cell) may hold:
                             the readers' max_value_bytes (0: its default,
-                            DS_MAX_VALUE_BYTES); never above what c-blosc
-                            compresses in one call */
+                            DS_MAX_VALUE_BYTES); never above SQLite's default
+                            length limit (1e9: readers cap max_value_bytes
+                            there) nor what c-blosc compresses in one call */
 } bcolz_write_options;
 
 /* Upstream's defaults: lz4, clevel 5, shuffle 1; expectedlen 1,000,000. */

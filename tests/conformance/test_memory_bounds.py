@@ -19,7 +19,10 @@ memory (ru_maxrss) around one query, or runs under an address-space limit
 3. bcolz writer columns='a U1000000000' and one row 'x' under a 1 GiB
    address-space limit: an error at CREATE naming the column and
    max_value_bytes (a 4 GB chunk could not be read back), nothing large
-   allocated.
+   allocated; the same for cells of 1.04 GB (under 1 GiB, past SQLite's
+   default length limit, which readers hold max_value_bytes to) and for
+   cells past a max_value_bytes given; a TEXT value whose cell would pass
+   max_value_bytes fails at INSERT.
 Peak memory means nothing under AddressSanitizer (its own reservations):
 with DS_SANITIZE=1 or libasan preloaded the peak checks are skipped, the
 results and messages still checked.
@@ -148,6 +151,7 @@ C.check(st.startswith("OK ") and str(want_len) in st and "null,null" in st,
 
 # 3. bcolz: a cell type of 4 GB per cell
 for cols, opts, cell in (("a U1000000000", "", 4000000000),
+                         ("a U260000000", "", 1040000000),  # past SQLite's 1e9 length limit
                          ("a U100000000", ", max_value_bytes=300000000", 400000000)):
     out = os.path.join(TMP, "u.bcolz")
     shutil.rmtree(out, ignore_errors=True)
