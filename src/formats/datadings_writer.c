@@ -231,11 +231,13 @@ int datadings_writer_add_raw(datadings_writer *w, const uint8_t *key,
   return append(w, key, klen, kh, p, n, err);
 }
 
-/* 1 when v may encode as msgpack containers (so a sample holding it may
- * nest too deep); plain scalars cannot. */
+/* 1 when v may encode as msgpack containers nested deep enough to pass
+ * DS_MSGPACK_MAX_NEST in a sample (so the sample is walked). Scalars and
+ * bytes cannot, nor arrays: a plain one is a map and a shape list, and
+ * structured ones (whose descr nests) are refused by the encoder. */
 static int may_nest(const ds_value *v) {
   return v->type == DS_V_LIST || v->type == DS_V_TUPLE || v->type == DS_V_SET ||
-         v->type == DS_V_MAP || v->type == DS_V_NDARRAY || v->type == DS_V_BYTES;
+         v->type == DS_V_MAP;
 }
 
 /* Refuse an encoded sample the readers would refuse (containers nested
