@@ -482,7 +482,7 @@ int bcolz_cell_text_check(const bcolz_dtype *dt, const ds_value *v, char **err) 
                                          : "NULL in a text (U) column, which has no NULL");
   if (v->u.s.n && v->u.s.p[v->u.s.n - 1] == 0) /* U: a NUL code point is a 0 byte too */
     return ds_err(err, "%s ending in a NUL byte would read back without it (numpy's "
-                       "%s cells drop trailing NULs)",
+                       "%s cells drop trailing NULs; an `object` column keeps any bytes)",
                   v->type == DS_V_BYTES ? "bytes" : "text", dt->kind == 'S' ? "S" : "U");
   return 0;
 }
