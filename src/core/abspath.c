@@ -56,3 +56,18 @@ char *ds_path_absolute(const char *spec, char **err) {
   }
   return (char *)b.data;
 }
+
+const char *ds_writer_path(const char *spec, char **err) {
+  const char *p = strncmp(spec, "posix:", 6) == 0 ? spec + 6 : spec;
+  if (!*p) {
+    ds_err(err, "%s: no file named after the prefix", spec);
+    return NULL;
+  }
+  if (strchr(p, ',')) {
+    ds_err(err, "%s: a writer takes one path (or one name@N / name@* spec for "
+                "bagz), not a comma list",
+           spec);
+    return NULL;
+  }
+  return p;
+}

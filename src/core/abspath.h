@@ -10,4 +10,9 @@
  * optional `posix:` prefix kept in front. Empty elements stay as they are. */
 char *ds_path_absolute(const char *spec, char **err);
 
+/* The file a writer writes for `spec`: spec past an optional `posix:`
+ * prefix. NULL (and *err set) when spec names no single file: nothing after
+ * the prefix, or a comma (a reader's list of files; a writer takes one). */
+const char *ds_writer_path(const char *spec, char **err);
+
 #endif

@@ -34,6 +34,17 @@ int ds_row_window_parse(const ds_options *o, ds_row_window *w, char **err) {
   return 0;
 }
 
+int ds_row_window_check(const ds_row_window *w, uint64_t total, char **err) {
+  uint64_t end = w->end < total ? w->end : total;
+  if (!w->on || end <= w->start) return 0;
+  uint64_t last = end - w->start - 1; /* the window's last row, counted from 0 */
+  if (last <= ((uint64_t)MAX_NUMBER - w->first_rowid) / w->step) return 0;
+  return ds_err(err, "first_rowid=%llu with rowid_step=%llu: the window's %llu rows "
+                     "would take rowids past %lld, the largest SQLite holds",
+                (unsigned long long)w->first_rowid, (unsigned long long)w->step,
+                (unsigned long long)(last + 1), (long long)MAX_NUMBER);
+}
+
 uint64_t ds_row_window_rowid(const ds_row_window *w, uint64_t l) {
   return w->first_rowid + (l - w->start) * w->step;
 }

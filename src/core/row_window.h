@@ -36,6 +36,11 @@ extern const char *const ds_row_window_options[];
  * or -1 with *err naming the bad option. */
 int ds_row_window_parse(const ds_options *o, ds_row_window *w, char **err);
 
+/* With `total` rows in the files: 0 when every row of the window has a
+ * rowid SQLite can hold (first_rowid + (rows - 1) * rowid_step at most
+ * INT64_MAX), else -1 with *err giving the numbers. */
+int ds_row_window_check(const ds_row_window *w, uint64_t total, char **err);
+
 /* The rowid of local row l (l >= w->start). */
 uint64_t ds_row_window_rowid(const ds_row_window *w, uint64_t l);
 

@@ -134,8 +134,22 @@ static char *unquote_name(const char *p, const char *end) {
   return out;
 }
 
+/* The same name to SQLite: equal ignoring ASCII case (as sqlite3_stricmp;
+ * not strcasecmp, which follows the host's locale). */
+static int same_sql_name(const char *a, size_t an, const char *b, size_t bn) {
+  if (an != bn) return 0;
+  for (size_t i = 0; i < an; i++) {
+    unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+    if (x >= 'A' && x <= 'Z') x = (unsigned char)(x + 32);
+    if (y >= 'A' && y <= 'Z') y = (unsigned char)(y + 32);
+    if (x != y) return 0;
+  }
+  return 1;
+}
+
 int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
   const char *p = spec;
+  size_t first = s->n;
   while (*p) {
     while (isspace((unsigned char)*p)) p++;
     const char *nend = name_end(p);
@@ -159,6 +173,11 @@ int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
       return ds_err(err, "out of memory");
     c->field_len = strlen(c->field);
     c->decl = (ds_decl)decl;
+    for (size_t i = first; i + 1 < s->n; i++)
+      if (same_sql_name(s->cols[i].field, s->cols[i].field_len, c->field, c->field_len))
+        return ds_err(err, "columns='%s': '%s' and '%s' name the same column "
+                           "(SQL compares names ignoring ASCII case)",
+                      spec, s->cols[i].field, c->field);
     p = end ? end + 1 : nend + strlen(nend);
   }
   if (s->n == 0) return ds_err(err, "columns='%s' names no column", spec);

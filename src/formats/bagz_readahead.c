@@ -15,7 +15,14 @@
  * thread's). A batch stops decompressing once BATCH_BYTES are out; the
  * rows it leaves are decompressed by the cursor when it gets there. The
  * stored-bytes budget follows the compression ratio seen so far, so that
- * a batch comes out near BATCH_BYTES and such leftovers stay rare. */
+ * a batch comes out near BATCH_BYTES and such leftovers stay rare.
+ *
+ * Memory: no record of more than AHEAD_MAX_RECORD bytes is decompressed
+ * ahead (a batch's first row included), and a frame of no declared size
+ * is decompressed with no more room than its batch has left: anything
+ * larger is left for the cursor, which holds one record at a time as
+ * without the read-ahead. So threads=2 holds at most the ring's few MiB
+ * more than threads=1, whatever the records' sizes. */
 #include "bagz_readahead.h"
 
 #include <pthread.h>
@@ -31,6 +38,8 @@
  * claiming more. A batch holds under BATCH_BYTES plus one record, so the
  * ring holds at most this plus the one or two batches being filled. */
 #define RING_BYTES (4u << 20)
+/* The largest record the read-ahead decompresses (larger: the cursor's). */
+#define AHEAD_MAX_RECORD ((size_t)16 << 20)
 
 /* Where a claimed row's record is stored. */
 typedef struct row_place {
@@ -150,8 +159,12 @@ static uint64_t known_size(const bagz_readahead *ra, const slot *s, size_t i,
  * first record and frames that declare their size are decompressed
  * straight into the slot (its end reserved first, so nothing moves: a
  * huge record is never held twice); frames of no declared size go through
- * tmp. Past BATCH_BYTES (the first row always goes in) a row is left for
- * the cursor. Returns 1 when added, 0 when left, -1 on error (s->err). */
+ * tmp. Past BATCH_BYTES (the first row goes in up to AHEAD_MAX_RECORD) a
+ * row is left for the cursor, found before decompressing when the frame
+ * declares its size, else by decompressing with only that much room (a
+ * failure there leaves the row too: the cursor decompresses it with the
+ * query's own cap and reports a real error). Returns 1 when added, 0 when
+ * left, -1 on error (s->err). */
 static int add_row(bagz_readahead *ra, slot *s, size_t i, const uint8_t *rec,
                    ds_zstd_ctx *z, ds_buf *tmp) {
   const row_place *pl = &s->place[i];
@@ -172,12 +185,21 @@ static int add_row(bagz_readahead *ra, slot *s, size_t i, const uint8_t *rec,
     out = &at;
   }
   size_t base = s->data.len, max = out->max;
-  out->max = tmp->max;
+  /* the room this row may take here (a buffer's max counts from its start;
+   * `at` already holds the declared size: no limit of its own) */
+  size_t room = i == 0 ? AHEAD_MAX_RECORD : BATCH_BYTES - s->data.len;
+  size_t lim = out == &at ? 0 : out == &s->data ? base + room : room;
+  out->max = tmp->max && (!lim || tmp->max < lim) ? tmp->max : lim;
   const uint8_t *p;
   size_t n;
   int rc = bagz_decode(ra->r, z, pl->shard, pl->index, s->rows[i], pl->start, rec, len,
                        out, &p, &n, &s->err);
   out->max = max;
+  if (rc && lim && (!tmp->max || lim < tmp->max)) { /* maybe only too large here */
+    free(s->err);
+    s->err = NULL;
+    return 0;
+  }
   if (rc) return -1;
   if (i > 0 && s->data.len + n > BATCH_BYTES) return 0; /* a frame of no declared size */
   if (zstd && out != tmp) {

@@ -65,6 +65,9 @@ typedef struct bz_mark {
 /* Split spec into directory, and plain name or prefix, @N or @*, suffix. */
 static int parse_spec(const char *spec, char **dir, char **base, unsigned *n,
                       int *star, char **prefix, char **suffix, char **err) {
+  *dir = *base = *prefix = *suffix = NULL; /* every out set: callers free all */
+  *n = 0;
+  *star = 0;
   if (strncmp(spec, "posix:", 6) == 0) spec += 6;
   if (!*spec) return ds_err(err, "bagz: empty path");
   if (strchr(spec, ','))
@@ -74,9 +77,6 @@ static int parse_spec(const char *spec, char **dir, char **base, unsigned *n,
   const char *name = slash ? slash + 1 : spec;
   *dir = slash ? strndup(spec, (size_t)(slash - spec) + (slash == spec)) : strdup(".");
   *base = strdup(name);
-  *n = 0;
-  *star = 0;
-  *prefix = *suffix = NULL;
   if (!*dir || !*base) return ds_err(err, "out of memory");
   if (!*name) return ds_err(err, "%s: names a directory, not a file", spec);
   const char *at = strchr(name, '@');

@@ -53,7 +53,9 @@ static inline int bcolz_fast_put(const bcolz_fast *f, const ds_value *v, uint8_t
       memcpy(out, &v->u.f, 8);
       return 1;
     case BCOLZ_FAST_S:
-      if ((v->type != DS_V_TEXT && v->type != DS_V_BYTES) || v->u.s.n > f->size) return 0;
+      if ((v->type != DS_V_TEXT && v->type != DS_V_BYTES) || v->u.s.n > f->size ||
+          (v->u.s.n && v->u.s.p[v->u.s.n - 1] == 0)) /* refused by bcolz_cell_encode */
+        return 0;
       memcpy(out, v->u.s.p, v->u.s.n);
       memset(out + v->u.s.n, 0, f->size - v->u.s.n);
       return 1;

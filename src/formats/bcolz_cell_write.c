@@ -135,12 +135,63 @@ int bcolz_write_check_name(const char *name, char **err) {
 
 /* ------------------------------------------------------------ numbers */
 
+/* The one rule for text in a number column: text is a number when all of
+ * it spells one in decimal, -?D+(.D+)?([eE][-+]?D+)? (no spaces, no '+',
+ * no hex, no inf/nan). 1 digits only (an integer, read exactly), 2 with a
+ * fraction or exponent, 0 not a number. */
+static int decimal_text(const uint8_t *s, size_t n) {
+  size_t i = n && s[0] == '-', d = i;
+  while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+  if (i == d) return 0;
+  if (i == n) return 1;
+  if (s[i] == '.') {
+    size_t f = ++i;
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    if (i == f) return 0;
+  }
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    if (i < n && (s[i] == '-' || s[i] == '+')) i++;
+    size_t e = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    if (i == e) return 0;
+  }
+  return i == n ? 2 : 0;
+}
+
+/* Decimal text (decimal_text 2) as a double. */
+static double text_double(const uint8_t *s, size_t n) {
+  char buf[64], *p = n < sizeof buf ? buf : malloc(n + 1);
+  if (!p) return NAN;
+  memcpy(p, s, n);
+  p[n] = 0;
+  double d = ds_strtod(p, NULL);
+  if (p != buf) free(p);
+  return d;
+}
+
+/* The error for text that is not a number by decimal_text's rule. */
+static int not_decimal(char **err) {
+  return ds_err(err, "text that is not a decimal number (-12, 1.5, 2e3: no "
+                     "spaces, '+' or hex)");
+}
+
 /* A value as a signed integer (neg, magnitude): INT, UINT, BOOL, BIGINT,
- * integral FLOAT, or TEXT holding decimal digits (how we show uint64). */
+ * integral FLOAT, or TEXT holding a whole decimal number (digits are read
+ * exactly: how we show uint64). */
 static int as_integer(const ds_value *v, int *neg, uint64_t *mag,
                       char **err) {
   const uint8_t *s;
   size_t n;
+  if (v->type == DS_V_TEXT) {
+    int k = decimal_text(v->u.s.p, v->u.s.n);
+    if (k == 0) return not_decimal(err);
+    if (k == 2) {
+      ds_value f = {.type = DS_V_FLOAT};
+      f.u.f = text_double(v->u.s.p, v->u.s.n);
+      return as_integer(&f, neg, mag, err);
+    }
+  }
   switch (v->type) {
     case DS_V_INT: case DS_V_BOOL:
       *neg = v->u.i < 0;
@@ -149,7 +200,7 @@ static int as_integer(const ds_value *v, int *neg, uint64_t *mag,
     case DS_V_UINT: *neg = 0; *mag = v->u.u; return 0;
     case DS_V_FLOAT: {
       double d = v->u.f;
-      if (!(d == floor(d)) || fabs(d) >= 18446744073709551616.0)
+      if (!(d == floor(d)) || !(fabs(d) < 18446744073709551616.0))
         return not_number(err, d, "is not an integer", "");
       *neg = d < 0;
       *mag = (uint64_t)fabs(d);
@@ -187,7 +238,7 @@ static int encode_int(const bcolz_dtype *dt, const ds_value *v, uint8_t *p,
   if (as_integer(v, &neg, &mag, err)) return -1;
   unsigned size = dt->itemsize, bits = size * 8;
   if (dt->kind == 'b') {
-    if (neg || mag > 1) return ds_err(err, "a bool must be 0 or 1");
+    if ((neg && mag) || mag > 1) return ds_err(err, "a bool must be 0 or 1");
     p[0] = (uint8_t)mag;
     return 0;
   }
@@ -243,6 +294,10 @@ static int encode_float(const bcolz_dtype *dt, const ds_value *v, uint8_t *p,
     case DS_V_INT: case DS_V_BOOL: d = (double)v->u.i; break;
     case DS_V_UINT: d = (double)v->u.u; break;
     case DS_V_NULL: d = NAN; break; /* reads back as NULL */
+    case DS_V_TEXT:
+      if (!decimal_text(v->u.s.p, v->u.s.n)) return not_decimal(err);
+      d = text_double(v->u.s.p, v->u.s.n);
+      break;
     default: return ds_err(err, "not a number");
   }
   int big = dt->byteorder == '>';
@@ -387,10 +442,20 @@ static int encode_time(const bcolz_dtype *dt, const ds_value *v, uint8_t *p,
     t = v->u.i; /* ticks of the unit */
   } else if (v->type == DS_V_TEXT && dt->kind == 'M') {
     if (parse_iso(dt, v->u.s.p, v->u.s.n, &t, err)) return -1;
+  } else if (dt->kind == 'm') { /* ticks as any integer column takes them */
+    int neg;
+    uint64_t mag;
+    if (as_integer(v, &neg, &mag, err)) return -1;
+    if (neg ? mag > (uint64_t)1 << 63 : mag > (uint64_t)INT64_MAX)
+      return ds_err(err, "%s%llu ticks do not fit %s", neg ? "-" : "",
+                    (unsigned long long)mag, dt->str);
+    t = neg ? (int64_t)(0 - mag) : (int64_t)mag;
   } else {
-    return ds_err(err, dt->kind == 'M' ? "not an ISO-8601 text or ticks"
-                                       : "not an integer number of ticks");
+    return ds_err(err, "not an ISO-8601 text or ticks");
   }
+  if (t == INT64_MIN && v->type != DS_V_NULL) /* NaT: it would read back NULL */
+    return ds_err(err, "-9223372036854775808 is NaT in %s and would read back as "
+                       "NULL (give NULL for NaT)", dt->str);
   put_uint(p, (uint64_t)t, 8, dt->byteorder == '>');
   return 0;
 }
@@ -410,11 +475,21 @@ static uint32_t next_cp(const uint8_t **p) {
   return c;
 }
 
+int bcolz_cell_text_check(const bcolz_dtype *dt, const ds_value *v, char **err) {
+  if (v->type != DS_V_TEXT && v->type != DS_V_BYTES)
+    return ds_err(err, v->type != DS_V_NULL ? "not text or bytes"
+                       : dt->kind == 'S' ? "NULL in a bytes (S) column, which has no NULL"
+                                         : "NULL in a text (U) column, which has no NULL");
+  if (v->u.s.n && v->u.s.p[v->u.s.n - 1] == 0) /* U: a NUL code point is a 0 byte too */
+    return ds_err(err, "%s ending in a NUL byte would read back without it (numpy's "
+                       "%s cells drop trailing NULs; an `object` column keeps any bytes)",
+                  v->type == DS_V_BYTES ? "bytes" : "text", dt->kind == 'S' ? "S" : "U");
+  return 0;
+}
+
 static int encode_text(const bcolz_dtype *dt, const ds_value *v, uint8_t *p,
                        char **err) {
-  if (v->type != DS_V_TEXT && v->type != DS_V_BYTES)
-    return ds_err(err, v->type == DS_V_NULL ? "NULL in a text column"
-                                            : "not text or bytes");
+  if (bcolz_cell_text_check(dt, v, err)) return -1;
   const uint8_t *s = v->u.s.p, *e = s + v->u.s.n;
   if (dt->kind == 'S') {
     if (v->u.s.n > dt->itemsize)

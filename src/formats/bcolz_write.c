@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/codec.h"
 #include "core/mapped_file.h"
 #include "core/stage.h"
 #include "formats/bcolz_cell_fast.h"
@@ -157,6 +158,31 @@ static int write_chunk(bcolz_writer *w, bw_col *c, uint64_t k,
   return rc;
 }
 
+/* SQLite's default longest value (SQLITE_MAX_LENGTH): readers hold their
+ * max_value_bytes to the connection's limit, so a larger chunk would not
+ * read back with SQLite's defaults. */
+#define BW_READ_LIMIT ((uint64_t)1000000000)
+
+/* The most bytes one chunk may hold (bcolz_write_options.max_chunk). */
+static uint64_t chunk_limit(const bcolz_write_options *o) {
+  uint64_t lim = o->max_chunk ? o->max_chunk : DS_MAX_VALUE_BYTES;
+  if (lim > BW_READ_LIMIT) lim = BW_READ_LIMIT;
+  return lim < (uint64_t)BLOSC_MAX_BUFFERSIZE ? lim : (uint64_t)BLOSC_MAX_BUFFERSIZE;
+}
+
+/* A chunk of `rows` cells of `cell` bytes must fit chunk_limit: else an
+ * error saying so (the readers could not read it back; c-blosc could not
+ * compress it), before anything that large is allocated. */
+static int check_chunk(const bcolz_writer *w, uint64_t rows, uint64_t cell, char **err) {
+  uint64_t lim = chunk_limit(&w->o);
+  if (cell <= lim && rows <= lim / cell) return 0;
+  return ds_err(err, "a chunk of %llu row%s of %llu-byte cells is more than "
+                     "max_value_bytes=%llu, the most one chunk may hold (a smaller "
+                     "type or chunklen; larger chunks could not be read back)",
+                (unsigned long long)rows, rows == 1 ? "" : "s", (unsigned long long)cell,
+                (unsigned long long)lim);
+}
+
 /* The chunk buffer of a column whose width and chunklen are known. */
 static int alloc_chunk(bcolz_writer *w, bw_col *c, char **err) {
   if (!c->chunklen)
@@ -164,6 +190,12 @@ static int alloc_chunk(bcolz_writer *w, bw_col *c, char **err) {
                   : default_chunklen(w->o.expectedlen,
                                      c->dt.kind == 'O' ? 8 : c->dt.atom);
   if (c->dt.kind == 'O') return 0;
+  if (check_chunk(w, c->chunklen, c->dt.atom, err)) {
+    char pre[300];
+    snprintf(pre, sizeof pre, "column '%.200s'", c->name);
+    ds_err_prefix(err, pre);
+    return -1;
+  }
   bcolz_fast_for(&c->dt, &c->fast);
   if (c->chunklen > SIZE_MAX / c->dt.atom ||
       !(c->chunk = calloc((size_t)(c->chunklen * c->dt.atom), 1)))
@@ -263,9 +295,7 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
 /* Characters of valid UTF-8 (U width) or bytes (S width) of a value. */
 static int spill_width(const bw_col *c, const ds_value *v, uint64_t *width,
                        char **err) {
-  if (v->type != DS_V_TEXT && v->type != DS_V_BYTES)
-    return ds_err(err, v->type == DS_V_NULL ? "NULL in a text column"
-                                            : "not text or bytes");
+  if (bcolz_cell_text_check(&c->dt, v, err)) return -1;
   if (c->dt.kind == 'S') {
     *width = v->u.s.n;
     return 0;
@@ -364,6 +394,9 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
       rc = bcolz_cell_encode(&c->dt, &row[i], c->chunk + c->slot * c->dt.atom, NULL, err);
     if (!rc && c->width_unknown && c->dt.kind == 'S' && width > UINT32_MAX)
       rc = ds_err(err, "value too long");
+    if (!rc && c->width_unknown && width > c->width) /* the widest cell yet: fits a chunk? */
+      rc = check_chunk(w, c->chunklen ? c->chunklen : w->o.chunklen ? w->o.chunklen : 1,
+                       c->dt.kind == 'U' ? 4 * width : width, err);
     if (rc) return cell_error(w, c, err);
   }
   for (i = 0; i < w->ncols; i++) {

@@ -34,6 +34,11 @@ typedef struct bcolz_write_options {
   int clevel;            /* 0..9 */
   int shuffle;           /* 0 none, 1 byte, 2 bit */
   int sync;              /* fsync every file and folder when finishing */
+  uint64_t max_chunk;    /* most bytes one chunk (chunklen x cell) may hold:
+                            the readers' max_value_bytes (0: its default,
+                            DS_MAX_VALUE_BYTES); never above SQLite's default
+                            length limit (1e9: readers cap max_value_bytes
+                            there) nor what c-blosc compresses in one call */
 } bcolz_write_options;
 
 /* Upstream's defaults: lz4, clevel 5, shuffle 1; expectedlen 1,000,000. */
@@ -80,5 +85,10 @@ int bcolz_write_is_own(const char *path, char **err);
  * value does not fit. */
 int bcolz_cell_encode(const bcolz_dtype *dt, const ds_value *v, uint8_t *out,
                       ds_buf *obj, char **err);
+
+/* Can v be an S or U cell (of any width) and read back as itself? 0, or
+ * -1 with *err: NULL, not text or bytes, or ending in a NUL (numpy drops
+ * trailing NULs). */
+int bcolz_cell_text_check(const bcolz_dtype *dt, const ds_value *v, char **err);
 
 #endif

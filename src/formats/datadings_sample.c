@@ -124,12 +124,33 @@ int datadings_doc_field(datadings_doc *d, const char *name, size_t len, ds_arena
   return found;
 }
 
+/* Objects of more bytes than this are freed once converted to values. */
+#define RELEASE_OBJECTS ((size_t)1 << 20)
+
 int datadings_doc_value(datadings_doc *d, ds_arena *a, ds_value *v, char **err) {
   const msgpack_object *root;
-  if (ds_msgpack_get_root(&d->doc, &root, err) || ds_msgpack_to_value(root, a, v, err)) {
+  if (ds_msgpack_get_root(&d->doc, &root, err)) {
     *err = sample_error(d->r, d->path, d->g, *err);
     return -1;
   }
+  size_t limit = a->limit, objects = d->doc.zone_need;
+  if (limit) a->limit = objects < limit ? limit - objects : 1; /* one budget */
+  a->over = 0;
+  int rc = ds_msgpack_to_value(root, a, v, err);
+  int over = a->over;
+  a->limit = limit;
+  if (rc && over) {
+    free(*err);
+    *err = ds_strf("value needs more than max_value_bytes=%zu bytes (with the sample's "
+                   "%zu bytes of msgpack objects)", limit, objects);
+  }
+  if (rc) {
+    *err = sample_error(d->r, d->path, d->g, *err);
+    return -1;
+  }
+  /* the values (and JSON) take the objects' place; small ones stay (a
+   * clear per row costs a scan a tenth) */
+  if (objects > RELEASE_OBJECTS) ds_msgpack_release_objects(&d->doc);
   return 0;
 }
 

@@ -44,7 +44,10 @@ int datadings_doc_field(datadings_doc *d, const char *name, size_t len, ds_arena
                         ds_value *v, char **err);
 /* Name the loaded sample in an error about it (takes why). */
 char *datadings_doc_error(const datadings_doc *d, char *why);
-/* The whole loaded sample as a value in `a`. */
+/* The whole loaded sample as a value in `a`. Its msgpack objects and the
+ * values share a's limit (max_value_bytes; more is an error naming the
+ * sample), and objects of over 1 MiB are freed once converted: what is made
+ * from the values (JSON text) shares the limit with them alone. */
 int datadings_doc_value(datadings_doc *d, ds_arena *a, ds_value *v, char **err);
 
 /* Columns from the first `infer` samples: every str key but "key" of a

@@ -231,6 +231,26 @@ int datadings_writer_add_raw(datadings_writer *w, const uint8_t *key,
   return append(w, key, klen, kh, p, n, err);
 }
 
+/* 1 when v may encode as msgpack containers nested deep enough to pass
+ * DS_MSGPACK_MAX_NEST in a sample (so the sample is walked). Scalars and
+ * bytes cannot, nor arrays: a plain one is a map and a shape list, and
+ * structured ones (whose descr nests) are refused by the encoder. */
+static int may_nest(const ds_value *v) {
+  return v->type == DS_V_LIST || v->type == DS_V_TUPLE || v->type == DS_V_SET ||
+         v->type == DS_V_MAP;
+}
+
+/* Refuse an encoded sample the readers would refuse (containers nested
+ * deeper than DS_MSGPACK_MAX_NEST): the same walk as theirs. */
+static int readable(const datadings_writer *w, char **err) {
+  char *e = NULL;
+  if (ds_msgpack_walk(w->scratch.data, w->scratch.len, &e) == 0) return 0;
+  int rc = ds_err(err, "sample %llu: the readers would refuse it: %s",
+                  (unsigned long long)w->n, e);
+  free(e);
+  return rc;
+}
+
 /* Refuse msgpack-numpy's marker names as top-level fields. */
 static int reserved(const datadings_writer *w, const uint8_t *name, size_t n,
                     char **err) {
@@ -241,11 +261,13 @@ static int reserved(const datadings_writer *w, const uint8_t *name, size_t n,
 }
 
 /* Encode one field value (JSON text parsed first when asked). */
-static int pack_field(datadings_writer *w, const datadings_field *f, char **err) {
+static int pack_field(datadings_writer *w, const datadings_field *f, int *nest,
+                      char **err) {
   ds_value v = f->value;
   if (f->json && v.type == DS_V_TEXT &&
       ds_value_from_json((const char *)v.u.s.p, v.u.s.n, &w->arena, &v, err))
     return -1;
+  *nest |= may_nest(&v);
   return ds_msgpack_pack_value(&w->scratch, &v, err);
 }
 
@@ -254,6 +276,7 @@ int datadings_writer_add_fields(datadings_writer *w, const uint8_t *key,
                                 size_t nf, char **err) {
   uint64_t kh = ds_key_store_hash(&w->keys, key, klen);
   size_t live = 1;
+  int nest = 0;
   for (size_t i = 0; i < nf; i++) {
     if (reserved(w, (const uint8_t *)f[i].name, f[i].name_len, err)) return -1;
     live += f[i].value.type != DS_V_NULL;
@@ -266,7 +289,7 @@ int datadings_writer_add_fields(datadings_writer *w, const uint8_t *key,
   for (size_t i = 0; i < nf && rc == 0; i++) {
     if (f[i].value.type == DS_V_NULL) continue;
     rc = ds_msgpack_pack_str(&w->scratch, (const uint8_t *)f[i].name, f[i].name_len, err) ||
-         pack_field(w, &f[i], err);
+         pack_field(w, &f[i], &nest, err);
     if (rc) ds_err_prefix(err, f[i].name);
   }
   if (rc) {
@@ -275,6 +298,7 @@ int datadings_writer_add_fields(datadings_writer *w, const uint8_t *key,
     ds_err_prefix(err, where);
     return -1;
   }
+  if (nest && readable(w, err)) return -1;
   return append(w, key, klen, kh, w->scratch.data, w->scratch.len, err);
 }
 
@@ -292,10 +316,12 @@ int datadings_writer_add_json(datadings_writer *w, const uint8_t *key,
   if (v.type != DS_V_MAP)
     return ds_err(err, "%s: the sample JSON is not an object", where);
   const ds_value *own = NULL;
+  int nest = 0;
   for (size_t i = 0; i < v.u.list.n; i++) {
     const ds_value *k = &v.u.list.items[2 * i];
     if (reserved(w, k->u.s.p, k->u.s.n, err)) return -1;
     if (k->u.s.n == 3 && memcmp(k->u.s.p, "key", 3) == 0) own = &v.u.list.items[2 * i + 1];
+    nest |= may_nest(&v.u.list.items[2 * i + 1]);
   }
   if (own && own->type != DS_V_TEXT)
     return ds_err(err, "%s: the sample's \"key\" is not a string", where);
@@ -321,6 +347,7 @@ int datadings_writer_add_json(datadings_writer *w, const uint8_t *key,
     ds_err_prefix(err, where);
     return -1;
   }
+  if (nest && readable(w, err)) return -1;
   return append(w, key, klen, ds_key_store_hash(&w->keys, key, klen), w->scratch.data,
                 w->scratch.len, err);
 }

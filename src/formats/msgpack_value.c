@@ -52,7 +52,7 @@
 #include "core/utf8.h"
 #include "formats/msgpack_numpy.h"
 
-#define MP_MAX_NEST 32             /* msgpack-c's fixed parser stack */
+#define MP_MAX_NEST DS_MSGPACK_MAX_NEST
 #define MP_MAX_DEPTH 512           /* recursion limit of the conversion */
 #define MP_ZONE_FIRST 8192         /* first zone chunk */
 #define MP_ZONE_KEEP (1u << 20)    /* largest chunk the doc keeps around */
@@ -562,6 +562,12 @@ int ds_msgpack_get_root(ds_msgpack_doc *d, const msgpack_object **out, char **er
   return 0;
 }
 
+void ds_msgpack_release_objects(ds_msgpack_doc *d) {
+  if (d->zone_ready) msgpack_zone_clear(&d->zone); /* frees all but the first chunk */
+  d->have_root = 0;
+  d->root.type = MSGPACK_OBJECT_NIL;
+}
+
 /* The str at p[0..n) (a checked top-level key): its bytes, or NULL when
  * the element is not a str. */
 static const uint8_t *mark_str(const uint8_t *p, size_t n, size_t *len) {
@@ -606,6 +612,14 @@ int ds_msgpack_get_field(ds_msgpack_doc *d, const char *name, size_t len,
   if (found != 0 || !d->partial) return found;
   if (finish_scan(d, err)) return -1; /* not among the wanted: look further */
   return field_in_marks(d, name, len, out, err);
+}
+
+int ds_msgpack_walk(const uint8_t *p, size_t n, char **err) {
+  mp_scan s = {.p = p, .n = n};
+  if (walk_one(&s, err)) return -1;
+  if (s.pos != n)
+    return ds_err(err, "%zu bytes after the msgpack object at byte %zu", n - s.pos, s.pos);
+  return 0;
 }
 
 int ds_msgpack_map_entry(const uint8_t *p, size_t n, const char *name, size_t len,

@@ -58,6 +58,15 @@ void ds_msgpack_doc_free(ds_msgpack_doc *d);
  * justify. Containers may nest 32 deep (msgpack-c's fixed parser stack). */
 int ds_msgpack_parse(ds_msgpack_doc *d, const uint8_t *p, size_t n, char **err);
 
+/* Levels of containers one msgpack object may nest (msgpack-c's fixed
+ * parser stack): the readers refuse more, so the writers do too. */
+#define DS_MSGPACK_MAX_NEST 32
+
+/* Walk the headers of exactly one msgpack object in p[0..n) as the readers
+ * do (nesting, counts within the bytes, no trailing bytes; str contents
+ * are not checked): 0, or -1 with *err saying what and at which byte. */
+int ds_msgpack_walk(const uint8_t *p, size_t n, char **err);
+
 /* Lazy form of ds_msgpack_parse: check the object's structure the same
  * way (except str contents, whose UTF-8 is checked when a str is
  * converted) and remember where the top-level fields are, but unpack
@@ -85,6 +94,10 @@ int ds_msgpack_map_entry(const uint8_t *p, size_t n, const char *name, size_t le
                          int *is_map, int *found, msgpack_object *val, char **err);
 /* After scan: the whole object. */
 int ds_msgpack_get_root(ds_msgpack_doc *d, const msgpack_object **out, char **err);
+/* Free the msgpack objects unpacked so far (every object d handed out is
+ * gone; the input bytes stay): a caller that converted them to values
+ * holds only those. Later get_root / get_field calls unpack again. */
+void ds_msgpack_release_objects(ds_msgpack_doc *d);
 
 /* The value of top-level map entry `name` (a str key, compared byte for
  * byte; the first entry when the key repeats) of the parsed root, or NULL

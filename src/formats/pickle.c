@@ -54,7 +54,7 @@
 #include "core/utf8.h"
 
 #define PK_DEF_MAX_BYTES ((size_t)1 << 30)
-#define PK_DEF_MAX_DEPTH 1000
+#define PK_DEF_MAX_DEPTH DS_PICKLE_MAX_DEPTH
 #define PK_DEF_MAX_MEMO ((size_t)1000000)
 #define PK_DEF_MAX_STACK ((size_t)10000000)
 #define PK_DEF_MAX_LONG ((size_t)8192)

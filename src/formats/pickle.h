@@ -30,6 +30,11 @@ typedef struct ds_pickle_limits {
                         itself refuses to print ints over 4,300 digits) */
 } ds_pickle_limits;
 
+/* Containers a pickle may nest (the default max_depth). The writer
+ * (pickle_write.c) refuses what would pass it, counting an atlas block's
+ * or a bcolz chunk's list as the first level, so what it writes reads back. */
+#define DS_PICKLE_MAX_DEPTH 1000
+
 /* Decode the pickle in p[0..n) into *out, allocated in `a` (strings and
  * bytes may point into p, which must outlive the value). Shared references
  * become shared ds_value nodes; a container that contains itself is an

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/npy.h"
+#include "formats/pickle.h"
 
 #define PKW_BATCH 1000     /* items per MARK ... APPENDS, as CPython */
 #define PKW_MEMO_LEN 64    /* longest string worth memoizing */
@@ -339,6 +340,10 @@ static int check_key(const ds_value *k, char **err) {
  * them: MARK, the items, APPENDS / SETITEMS (APPEND / SETITEM for one). */
 static int put_container(ds_pickler *p, int dict, const ds_value *items, size_t n,
                          int depth, char **err) {
+  if (depth >= DS_PICKLE_MAX_DEPTH) /* the readers' limit: this is level depth + 1 */
+    return ds_err(err, "containers nested deeper than %d levels (an atlas block's "
+                       "list counts as one), more than the pickle reader takes",
+                  DS_PICKLE_MAX_DEPTH);
   if (op(p, dict ? OP_EMPTY_DICT : OP_EMPTY_LIST)) return oom(err);
   for (size_t i = 0; i < n; i += PKW_BATCH) {
     size_t k = n - i < PKW_BATCH ? n - i : PKW_BATCH;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/codec.h"
 #include "core/common.h"
 #include "formats/bcolz_replay.h"
 #include "sql/value_sql.h"
@@ -90,8 +91,9 @@ static int parse_item(const char *p, size_t n, bcolz_wcols *out, char **err) {
     return -1;
   }
   for (size_t i = 0; i < out->n; i++)
-    if (strcmp(out->names[i], name) == 0) {
-      int r = ds_err(err, "columns: \"%s\" is declared twice", name);
+    if (sqlite3_stricmp(out->names[i], name) == 0) { /* SQL's names ignore case */
+      int r = ds_err(err, "columns: \"%s\" and \"%s\" name the same column (SQL compares "
+                          "names ignoring ASCII case)", out->names[i], name);
       free(name);
       return r;
     }
@@ -218,7 +220,7 @@ static const ds_dir_format bcolz_dir_format = {"bcolz", fmt_open, fmt_add, fmt_c
 static int parse_options(const ds_options *o, bcolz_write_options *wo, char **err) {
   static const char *const cnames[] = {"blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd", NULL};
   int cname;
-  int64_t chunklen, expectedlen, clevel, shuffle;
+  int64_t chunklen, expectedlen, clevel, shuffle, max_value;
   bcolz_write_defaults(wo);
   int def_cname = 0;
   for (int i = 0; cnames[i]; i++)
@@ -228,8 +230,11 @@ static int parse_options(const ds_options *o, bcolz_write_options *wo, char **er
                      err) ||
       ds_options_enum(o, "cname", cnames, def_cname, &cname, err) ||
       ds_options_int(o, "clevel", wo->clevel, 0, 9, &clevel, err) ||
-      ds_options_int(o, "shuffle", wo->shuffle, 0, 2, &shuffle, err))
+      ds_options_int(o, "shuffle", wo->shuffle, 0, 2, &shuffle, err) ||
+      ds_options_int(o, DS_OPTION_MAX_VALUE_BYTES, (int64_t)DS_MAX_VALUE_BYTES, 1,
+                     (int64_t)1 << 62, &max_value, err))
     return -1;
+  wo->max_chunk = (uint64_t)max_value; /* what reads back with the same option */
   wo->chunklen = (uint64_t)chunklen;
   wo->expectedlen = (uint64_t)expectedlen;
   snprintf(wo->cname, sizeof wo->cname, "%s", cnames[cname]);

@@ -324,6 +324,10 @@ static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
     window_plan(&c->ds->win, &a);
     cap_to_connection(c->ds, t->db);
     if (def->select) rc = def->select(c, &a, &r, &err);
+    if (rc == 0 && ds_row_window_check(&c->ds->win, r.total, &err) == -1) {
+      ds_err_prefix(&err, c->ds->path);
+      rc = -1;
+    }
   }
   if (rc == 0) rc = build_rowset(c, &a, &r, &err);
   free(r.ids);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/abspath.h"
 #include "core/common.h"
 #include "sql/value_sql.h"
 #include "vtab/dataset.h"
@@ -167,10 +168,12 @@ int ds_table_writer_open(const char *path, const ds_options *o, int mode,
     *out = tw;
     return 1;
   }
-  if (rc == 0) rc = spec->target(path, &dir, &key, err);
+  const char *file = rc == 0 ? ds_writer_path(path, err) : NULL; /* no `posix:` */
+  if (rc == 0 && !file) rc = -1;
+  if (rc == 0) rc = spec->target(file, &dir, &key, err);
   if (rc == 0)
     rc = ds_stage_open(dir, key, mode == 2 ? DS_STAGE_REPLACE : DS_STAGE_CREATE, &stage, err);
-  if (rc == 0) rc = spec->open(stage, path, spec->ctx, &w, err);
+  if (rc == 0) rc = spec->open(stage, file, spec->ctx, &w, err);
   free(dir);
   free(key);
   if (rc) {
@@ -248,6 +251,10 @@ static ds_table_writer *writer_of(ds_table *t) {
 int ds_table_writer_insert(ds_table *t, int argc, sqlite3_value **argv,
                            uint64_t *row, char **err) {
   ds_table_writer *tw = writer_of(t);
+  if (!tw && t->tvf) /* no path of its own: say how to write */
+    return ds_err(err, "the table-valued form only reads: to write, CREATE VIRTUAL "
+                       "TABLE t USING %s('path', mode=create) and INSERT INTO t",
+                  t->def->name);
   if (!tw)
     return ds_err(err, "%s: the table reads (mode=read, or a writer table "
                        "reopened from a database's schema); CREATE a table "

@@ -79,7 +79,7 @@ FORMATS = [
         "CASE WHEN i = %d THEN 'not json' ELSE '{}' END", "SELECT example FROM %s(?)"),
     Fmt("bcolz", ".bcolz", ", chunklen=4, columns='id INTEGER, score REAL, name TEXT, raw BLOB'",
         "id, score, name, raw", "i, i / 4.0, 'n' || i, CAST('b' || i AS BLOB)",
-        "CASE WHEN i = %d THEN 'x' ELSE i END, 0.0, 'n', x'00'",
+        "CASE WHEN i = %d THEN 'x' ELSE i END, 0.0, 'n', x'01'",
         "SELECT * FROM %s(?)"),
 ]
 

@@ -1,8 +1,9 @@
 /* test_bagz_reader.c - the bagz reader without SQLite, against the
  * upstream fixtures' expected JSON (read with jansson): every record of
  * the single-file fixtures, shard layouts, separate limits, the
- * read-ahead walk (also over records larger than its batches, and up to a
- * damaged one), limits loaded for lookups, and crafted damage. */
+ * read-ahead walk (also over records larger than its batches, records
+ * larger than it decompresses ahead, with and without a declared size, and
+ * up to a damaged one), limits loaded for lookups, and crafted damage. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,9 @@ static size_t make_record(uint8_t *buf, int i, size_t big) {
   return n;
 }
 
+/* write_bag's frames declare their content size unless this is set. */
+static int g_no_content_size;
+
 /* Write records [first, first + count) (make_record) as one zstd bag with
  * tail limits; record `bad`, when in range, is stored as bytes that are no
  * zstd frame. Returns 0 on success. */
@@ -178,11 +182,13 @@ static int write_bag(const char *path, int first, int count, size_t big, int bad
   if (!f) return -1;
   uint8_t *rec = malloc(big), *z = malloc(ZSTD_compressBound(big));
   uint64_t *lim = malloc(sizeof *lim * (size_t)count), end = 0;
-  int rc = rec && z && lim ? 0 : -1;
+  ZSTD_CCtx *cc = ZSTD_createCCtx();
+  int rc = rec && z && lim && cc ? 0 : -1;
+  if (cc) ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, !g_no_content_size);
   for (int i = 0; i < count && rc == 0; i++) {
     size_t n = make_record(rec, first + i, big), m = 0;
     if (first + i == bad) m = (size_t)sprintf((char *)z, "not a zstd frame");
-    else if (n > 0) m = ZSTD_compress(z, ZSTD_compressBound(big), rec, n, 1);
+    else if (n > 0) m = ZSTD_compress2(cc, z, ZSTD_compressBound(big), rec, n);
     if (ZSTD_isError(m) || fwrite(z, 1, m, f) != m) rc = -1;
     lim[i] = end += m;
   }
@@ -192,6 +198,7 @@ static int write_bag(const char *path, int first, int count, size_t big, int bad
     if (fwrite(b, 1, 8, f) != 8) rc = -1;
   }
   if (fclose(f)) rc = -1;
+  ZSTD_freeCCtx(cc);
   free(rec);
   free(z);
   free(lim);
@@ -270,6 +277,36 @@ static void test_readahead_big_records(void) {
   CHECK_CONTAINS(err, "big-00001-of-00002.bagz: record 60 (row 200");
   remove_shards(dir);
   free(err);
+}
+
+/* Records larger than the read-ahead decompresses ahead (20 MiB, every
+ * third of 8), with and without a declared content size: the cursor
+ * decompresses them itself, every record arrives whole and in order. */
+static void test_readahead_huge_records(void) {
+  char dir[64] = "/tmp/test_bagz_reader_XXXXXX", path[128];
+  if (!CHECK(mkdtemp(dir) != NULL)) return;
+  snprintf(path, sizeof path, "%s/huge.bagz", dir);
+  size_t big = (size_t)20 << 20;
+  for (int no_size = 0; no_size < 2; no_size++) {
+    g_no_content_size = no_size;
+    if (!CHECK(write_bag(path, 0, 8, big, -1) == 0)) break;
+    uint8_t head[32];
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f) fclose(f);
+    unsigned long long cs = ZSTD_getFrameContentSize(head, got);
+    CHECK_MSG(no_size ? cs == ZSTD_CONTENTSIZE_UNKNOWN : cs == big,
+              "record 0 %s its size", no_size ? "does not declare" : "declares");
+    char *err = NULL;
+    int rc;
+    uint64_t rows = walk_all(path, big, &rc, &err);
+    CHECK_MSG(rc == 0 && rows == 8, "huge records (%s content size): %llu rows, rc %d (%s)",
+              no_size ? "no" : "a", (unsigned long long)rows, rc, err ? err : "");
+    free(err);
+  }
+  g_no_content_size = 0;
+  remove(path);
+  rmdir(dir);
 }
 
 /* Bytes [off, off + n) of `src` into a new file `dst`. */
@@ -425,6 +462,7 @@ int main(void) {
   test_layouts();
   test_readahead();
   test_readahead_big_records();
+  test_readahead_huge_records();
   test_readahead_truncated();
   test_limits_loaded_for_lookups();
   test_damage();

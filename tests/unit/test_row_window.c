@@ -1,7 +1,9 @@
 /* test_row_window.c - core/row_window.c without SQLite: parsing the window
  * options, rowid <-> local row both ways (against a brute-force walk of
- * the window's rows), rowid ranges as local ranges, bad options named. */
+ * the window's rows), rowid ranges as local ranges, bad options named, and
+ * ds_row_window_check's bound on the last rowid against exact arithmetic. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "core/options.h"
@@ -16,6 +18,24 @@ static int parse(const char *text, ds_row_window *w) {
   ds_options_free(&o);
   free(err);
   return rc;
+}
+
+/* ds_row_window_check(text, total) == 0 exactly when the window's last
+ * rowid (counted in 128 bits) is at most INT64_MAX; the error names the
+ * options' numbers. */
+static void check_bound(const char *text, uint64_t total) {
+  ds_row_window w;
+  CHECK(parse(text, &w) == 0);
+  uint64_t end = w.end < total ? w.end : total;
+  unsigned __int128 last = w.first_rowid;
+  if (end > w.start) last += (unsigned __int128)(end - w.start - 1) * w.step;
+  int fits = end <= w.start || last <= (unsigned __int128)INT64_MAX;
+  char *err = NULL;
+  int rc = ds_row_window_check(&w, total, &err);
+  CHECK_MSG(rc == (fits ? 0 : -1) && (fits || (err && strstr(err, "first_rowid=") &&
+                                                strstr(err, "rowid_step="))),
+            "%s over %llu rows: %s", text, (unsigned long long)total, err ? err : "fits");
+  free(err);
 }
 
 /* Every rowid in [0, 60) maps to the local row a walk of the window gives,
@@ -66,5 +86,16 @@ int main(void) {
   CHECK(parse("rows=x", &w) == -1);
   CHECK(parse("first_rowid=9223372036854775800, rows=100", &w) == -1);
   CHECK(parse("first_rowid=9223372036854775800, rows=8", &w) == 0);
+  /* no rows= : the files' row count decides */
+  static const char *const near_top[] = {
+      "first_rowid=9223372036854775807", "first_rowid=9223372036854775806",
+      "first_rowid=9223372032559808512, rowid_step=4294967296",
+      "first_rowid=9223372028264841217, rowid_step=4294967296",
+      "first_rowid=9223372036854775807, shard_index=5", "first_rowid=5, rowid_step=4294967296",
+      "first_rowid=0"};
+  static const uint64_t totals[] = {0, 1, 2, 3, 6, 7, 1000, UINT64_MAX / 2};
+  for (size_t i = 0; i < sizeof near_top / sizeof *near_top; i++)
+    for (size_t j = 0; j < sizeof totals / sizeof *totals; j++) check_bound(near_top[i], totals[j]);
+  check_bound("first_rowid=9223372036854775807, rows=1", 10);
   return check_exit();
 }
