@@ -117,6 +117,22 @@ int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
     ds_stage_close(s);
     return ds_err(err, "out of memory");
   }
+  /* writers do not create folders: say which one is missing rather than
+   * failing on the lock file inside it */
+  struct stat st;
+  int bad = 0;
+  if (stat(s->dir, &st) != 0)
+    bad = errno == ENOENT || errno == ENOTDIR
+              ? ds_err(err, "%s: the folder to write into does not exist (writers do "
+                            "not create folders: create it first)", s->dir)
+              : ds_err(err, "%s: cannot use the folder to write into: %s", s->dir,
+                       strerror(errno));
+  else if (!S_ISDIR(st.st_mode))
+    bad = ds_err(err, "%s: not a folder, so nothing can be written inside it", s->dir);
+  if (bad) {
+    ds_stage_close(s);
+    return -1;
+  }
   /* under the lock: finish or undo what a dead writer journaled, then
    * delete its temporaries */
   if (take_lock(s, err) || ds_journal_recover(s->dir, s->journal_path, err) ||

@@ -3,8 +3,12 @@
  * ds_table_write_ops hook and reporting its error as "<module>: ...".
  * No module writes yet; issues 13 and 14 fill the hooks. */
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "core/common.h"
 #include "vtab/table.h"
+#include "vtab/table_writer.h"
 #include "vtab/vtab_util.h"
 
 /* The hooks of a table (NULL when the module does not write). */
@@ -24,6 +28,16 @@ int ds_table_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
   char *err = NULL;
   if (!w || !w->update) return SQLITE_READONLY;
   int rc = w->update((ds_table *)vtab, argc, argv, rowid, &err);
+  /* a row's error names the dataset written (the format writers say
+   * "row 3: ..."), unless the message names it already */
+  const char *target = rc ? ds_table_writer_target((ds_table *)vtab) : NULL;
+  if (target && err && !strstr(err, target)) {
+    char *named = ds_strf("%s: %s", target, err);
+    if (named) {
+      free(err);
+      err = named;
+    }
+  }
   return result(vtab, rc, err);
 }
 

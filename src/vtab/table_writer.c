@@ -182,6 +182,7 @@ int ds_table_writer_open(const char *path, const ds_options *o, int mode,
     return -1;
   }
   ds_table_writer_attach(tw, spec->fmt, w, stage);
+  tw->target = strdup(path); /* NULL (out of memory) only loses the name */
   *out = tw;
   return 0;
 }
@@ -223,6 +224,7 @@ static void writer_destroy(ds_table_writer *tw) {
   writer_retire(tw);
   ds_options_free(&tw->read_opts);
   free(tw->failed);
+  free(tw->target);
   free(tw);
 }
 
@@ -246,6 +248,11 @@ static int failed_commit(ds_table_writer *tw, char **err) {
 static ds_table_writer *writer_of(ds_table *t) {
   ds_table_writer *tw = ((ds_writable_table *)t)->writer;
   return tw && !tw->retired ? tw : NULL;
+}
+
+const char *ds_table_writer_target(ds_table *t) {
+  ds_table_writer *tw = writer_of(t);
+  return tw ? tw->target : NULL;
 }
 
 int ds_table_writer_insert(ds_table *t, int argc, sqlite3_value **argv,

@@ -40,6 +40,7 @@ typedef struct ds_table_writer {
   char *failed;         /* a COMMIT failed (SQLite ignores xCommit's error):
                          * the table's next statements fail with this */
   int failed_once;      /* ... only the next one (it did publish) */
+  char *target;         /* the path written, as CREATE gave it (errors name it) */
 } ds_table_writer;
 
 /* The layout every writing module's table struct starts with. */
@@ -95,6 +96,9 @@ int ds_table_writer_open(const char *path, const ds_options *o, int mode,
 /* A table lets go of its writer (table_free): freed, with the open
  * transaction aborted, once its table is gone and nothing holds it. */
 void ds_table_writer_free(ds_table_writer *tw);
+
+/* The path a table's writer writes (NULL: not a writer table). */
+const char *ds_table_writer_target(ds_table *t);
 
 /* xUpdate's common part: DELETE and UPDATE are refused; the new rowid must
  * be NULL or the next index. *row = that index. */

@@ -152,11 +152,12 @@ conn.execute("CREATE VIRTUAL TABLE temp.w2 USING bagz(%r, mode=create, records=t
 given = make(P.UNPACKED, [("label", "int64", [9]), ("other", "float", [0.5])])
 conn.execute("INSERT INTO w2(record) VALUES (?)", (given,))
 C.eq(error_of("INSERT INTO w2(record) VALUES (?)", b"\x0a\x05"),
-     "bagz: row 1: not a tf.train.Example: length 5 runs past the end of the Example "
-     "at byte offset 1", "a record that is not an Example is an error naming the row")
+     "bagz: %s: row 1: not a tf.train.Example: length 5 runs past the end of the Example "
+     "at byte offset 1" % out2, "a record that is not an Example is an error naming the row")
 if np is not None:
     C.eq(error_of("INSERT INTO w2(label) VALUES (?)", npy(np.array([2**64 - 1], dtype="<u8"))),
-         "bagz: row 1: label: uint64 value 18446744073709551615 does not fit an int64 list",
+         "bagz: %s: row 1: label: uint64 value 18446744073709551615 does not fit an int64 "
+         "list" % out2,
          "a uint64 above INT64_MAX is an error naming the row and column")
 conn.commit()
 C.eq(read_bag(out2), [given], "the given record is written as is (failed rows are not)")
