@@ -93,7 +93,9 @@ int atlas_table_write_row(ds_table_writer *tw, const ds_schema *s, int dict,
       rc = ds_value_from_json((const char *)sqlite3_value_text(example),
                               (size_t)sqlite3_value_bytes(example), &a, &ex, err);
   } else if (!dict) {
-    rc = ds_dir_write_value(cols[0], s->n && ds_dir_write_json_column(&s->cols[0]), &a, &ex, err);
+    rc = ds_dir_write_value(cols[0], s->n && ds_dir_write_json_column(&s->cols[0]),
+                            s->n ? s->cols[0].decl : DS_DECL_NONE, &a, &ex, err);
+    if (rc && s->n) ds_err_prefix(err, s->cols[0].name);
   } else {
     ds_value *kv = ds_arena_get(&a, 2 * (s->n ? s->n : 1) * sizeof *kv, err);
     size_t n = 0;
@@ -104,8 +106,9 @@ int atlas_table_write_row(ds_table_writer *tw, const ds_schema *s, int dict,
       kv[2 * n].type = DS_V_TEXT;
       kv[2 * n].u.s.p = (const uint8_t *)s->cols[i].field;
       kv[2 * n].u.s.n = s->cols[i].field_len;
-      rc = ds_dir_write_value(cols[i], ds_dir_write_json_column(&s->cols[i]), &a,
-                              &kv[2 * n + 1], err);
+      rc = ds_dir_write_value(cols[i], ds_dir_write_json_column(&s->cols[i]), s->cols[i].decl,
+                              &a, &kv[2 * n + 1], err);
+      if (rc) ds_err_prefix(err, s->cols[i].name);
       n++;
     }
     memset(&ex, 0, sizeof ex);

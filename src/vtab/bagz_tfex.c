@@ -14,6 +14,7 @@
 #include "formats/tfexample_schema.h"
 #include "sql/column_value.h"
 #include "sql/value_sql.h"
+#include "vtab/table_writer.h"
 #include "vtab/vtab_util.h"
 
 #define DEFAULT_INFER 100
@@ -77,30 +78,31 @@ void bagz_tfex_free(bagz_tfex *x) {
   ds_tfex_free(&x->check);
 }
 
-/* Put feature column c (value v, not NULL) into the builder. */
+/* Put feature column c (value v, not NULL) into the builder, as its
+ * declared type stores v (vtab/table_writer.h: 'abc' for an INTEGER
+ * column is an error, '12' is 12). */
 static int put_feature(bagz_tfex *x, const ds_column *c, sqlite3_value *v, char **err) {
   const char *name = c->field;
   size_t len = c->field_len;
-  switch (sqlite3_value_type(v)) {
-    case SQLITE_INTEGER: {
-      int64_t i = sqlite3_value_int64(v);
-      return ds_tfex_put_int64(&x->builder, name, len, &i, 1, err);
-    }
-    case SQLITE_FLOAT: {
-      float f = (float)sqlite3_value_double(v);
+  ds_value d;
+  char *why = NULL;
+  if (ds_value_from_sql_decl(v, c->decl, &d, &why)) {
+    ds_err(err, "declared %s: %s", c->decltype, why);
+    free(why);
+    return -1;
+  }
+  switch (d.type) {
+    case DS_V_INT: return ds_tfex_put_int64(&x->builder, name, len, &d.u.i, 1, err);
+    case DS_V_FLOAT: {
+      float f = (float)d.u.f;
       return ds_tfex_put_float(&x->builder, name, len, &f, 1, err);
     }
-    case SQLITE_BLOB: {
-      const uint8_t *p = sqlite3_value_blob(v);
-      size_t n = (size_t)sqlite3_value_bytes(v);
-      int rc = ds_tfex_put_npy(&x->builder, name, len, p, n, err);
+    case DS_V_BYTES: {
+      int rc = ds_tfex_put_npy(&x->builder, name, len, d.u.s.p, d.u.s.n, err);
       if (rc <= 0) return rc;
-      return ds_tfex_put_bytes(&x->builder, name, len, p, n, err);
+      return ds_tfex_put_bytes(&x->builder, name, len, d.u.s.p, d.u.s.n, err);
     }
-    default: {
-      const uint8_t *p = sqlite3_value_text(v);
-      return ds_tfex_put_bytes(&x->builder, name, len, p, (size_t)sqlite3_value_bytes(v), err);
-    }
+    default: return ds_tfex_put_bytes(&x->builder, name, len, d.u.s.p, d.u.s.n, err);
   }
 }
 

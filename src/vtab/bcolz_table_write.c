@@ -282,7 +282,7 @@ static int row_value(sqlite3_value *sv, int json, ds_arena *a, ds_value *out, ch
       return 0;
     default: break;
   }
-  return ds_dir_write_value(sv, json, a, out, err);
+  return ds_dir_write_value(sv, json, DS_DECL_NONE, a, out, err); /* bcolz checks its dtypes */
 }
 
 int bcolz_table_write_row(ds_table_writer *tw, sqlite3_value **vals, uint64_t row,

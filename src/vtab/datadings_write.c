@@ -67,7 +67,7 @@ static int json_column(const ds_column *c) {
 
 /* The row's sample from its field columns. */
 static int write_fields(datadings_writer *w, const ds_schema *s, sqlite3_value **vals,
-                        const uint8_t *key, size_t klen, char **err) {
+                        const uint8_t *key, size_t klen, uint64_t row, char **err) {
   datadings_field stack_f[32]; /* no malloc per row for usual widths */
   datadings_field *f = s->n <= 32 ? stack_f : calloc(s->n, sizeof *f);
   if (!f) return ds_err(err, "out of memory");
@@ -75,7 +75,14 @@ static int write_fields(datadings_writer *w, const ds_schema *s, sqlite3_value *
   for (size_t i = 0; i < s->n; i++) {
     f[i].name = s->cols[i].field;
     f[i].name_len = s->cols[i].field_len;
-    ds_value_from_sql(vals[1 + i], &f[i].value);
+    char *why = NULL;
+    if (ds_value_from_sql_decl(vals[1 + i], s->cols[i].decl, &f[i].value, &why)) {
+      ds_err(err, "sample %llu: column '%s' declared %s: %s", (unsigned long long)row,
+             s->cols[i].name, s->cols[i].decltype, why);
+      free(why);
+      if (f != stack_f) free(f);
+      return -1;
+    }
     f[i].json = ds_sql_is_json(vals[1 + i]) || json_column(&s->cols[i]);
   }
   int rc = datadings_writer_add_fields(w, key, klen, f, s->n, err);
@@ -108,5 +115,5 @@ int datadings_write_row(ds_table_writer *tw, const ds_schema *s,
     return datadings_writer_add_json(w, key, klen, j ? j : "", n, err);
   }
   if (!key) return ds_err(err, "sample %llu: key is NULL", (unsigned long long)row);
-  return write_fields(w, s, vals, key, klen, err);
+  return write_fields(w, s, vals, key, klen, row, err);
 }

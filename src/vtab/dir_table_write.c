@@ -75,9 +75,9 @@ int ds_dir_write_json_column(const ds_column *c) {
   return c->decltype && strcasecmp(c->decltype, "JSON") == 0;
 }
 
-int ds_dir_write_value(sqlite3_value *v, int json_column, ds_arena *a, ds_value *out,
-                       char **err) {
-  ds_value_from_sql(v, out);
+int ds_dir_write_value(sqlite3_value *v, int json_column, ds_decl decl, ds_arena *a,
+                       ds_value *out, char **err) {
+  if (ds_value_from_sql_decl(v, json_column ? DS_DECL_NONE : decl, out, err)) return -1;
   if (out->type == DS_V_TEXT && (json_column || ds_sql_is_json(v)))
     return ds_value_from_json((const char *)out->u.s.p, out->u.s.n, a, out, err);
   if (out->type == DS_V_BYTES) {

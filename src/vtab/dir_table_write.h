@@ -26,9 +26,10 @@ ds_staged_dir *ds_dir_write_target(ds_table_writer *tw);
 
 /* An SQL value as a format value, allocated in `a`: JSON text (SQLite's
  * JSON subtype, or json_column) parsed, a BLOB holding a whole valid .npy
- * an NDARRAY, otherwise as ds_value_from_sql. */
-int ds_dir_write_value(sqlite3_value *v, int json_column, ds_arena *a, ds_value *out,
-                       char **err);
+ * an NDARRAY, otherwise as ds_value_from_sql_decl with the column's
+ * declared type (-1 with *err when the value does not fit it). */
+int ds_dir_write_value(sqlite3_value *v, int json_column, ds_decl decl, ds_arena *a,
+                       ds_value *out, char **err);
 /* 1 when a column is declared JSON. */
 int ds_dir_write_json_column(const ds_column *c);
 

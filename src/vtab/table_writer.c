@@ -6,6 +6,8 @@
 
 #include "core/abspath.h"
 #include "core/common.h"
+#include "core/npy.h"
+#include "core/utf8.h"
 #include "sql/value_sql.h"
 #include "vtab/dataset.h"
 #include "vtab/table_writer.h"
@@ -297,6 +299,92 @@ void ds_value_from_sql(sqlite3_value *v, ds_value *out) {
       if (!out->u.s.p) out->u.s.p = (const uint8_t *)"";
       break;
     default: out->type = DS_V_NULL;
+  }
+}
+
+/* v's numeric value when it is text SQLite reads as a number (its
+ * numeric affinity, on a copy): SQLITE_INTEGER or SQLITE_FLOAT with *i or
+ * *f set, else 0. */
+static int numeric_text(sqlite3_value *v, int64_t *i, double *f) {
+  sqlite3_value *c = sqlite3_value_dup(v);
+  int t = c ? sqlite3_value_numeric_type(c) : 0;
+  if (t == SQLITE_INTEGER) *i = sqlite3_value_int64(c);
+  else if (t == SQLITE_FLOAT) *f = sqlite3_value_double(c);
+  else t = 0;
+  sqlite3_value_free(c);
+  return t;
+}
+
+/* 1 when a BYTES value is a whole .npy array of numbers (bool, int, uint,
+ * float): a list of values in a numeric column (tf.Example int64 and float
+ * lists, msgpack-numpy arrays). */
+static int numeric_npy(const ds_value *v) {
+  ds_npy a;
+  char *e = NULL;
+  int ok = ds_npy_parse(v->u.s.p, v->u.s.n, &a, &e) == 0 && !a.structured &&
+           (a.kind == 'b' || a.kind == 'i' || a.kind == 'u' || a.kind == 'f');
+  free(e);
+  return ok;
+}
+
+/* 1 when f is a whole number an int64 holds (*i set). */
+static int whole(double f, int64_t *i) {
+  if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0) || f != (double)(int64_t)f)
+    return 0;
+  *i = (int64_t)f;
+  return 1;
+}
+
+int ds_value_from_sql_decl(sqlite3_value *v, ds_decl decl, ds_value *out, char **why) {
+  ds_value_from_sql(v, out);
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_NULL || decl == DS_DECL_NONE || decl == DS_DECL_BLOB || decl == DS_DECL_JSON)
+    return 0;
+  if (t == SQLITE_BLOB && decl != DS_DECL_TEXT && numeric_npy(out)) return 0; /* a list */
+  int64_t i = 0;
+  double f = 0;
+  int num = t == SQLITE_INTEGER ? (i = out->u.i, SQLITE_INTEGER)
+            : t == SQLITE_FLOAT ? (f = out->u.f, SQLITE_FLOAT)
+            : t == SQLITE_TEXT  ? numeric_text(v, &i, &f)
+                                : 0;
+  /* what v is, for an error: 'abc' (escaped, at most 40 bytes shown) */
+  char kind[80] = "a BLOB";
+  if (t == SQLITE_TEXT) {
+    char *q = ds_escape(out->u.s.p, out->u.s.n < 40 ? out->u.s.n : 40);
+    snprintf(kind, sizeof kind, "'%s%s'", q ? q : "", out->u.s.n > 40 ? "..." : "");
+    free(q);
+  }
+  switch (decl) {
+    case DS_DECL_INTEGER:
+      if (num == SQLITE_FLOAT && !whole(f, &i))
+        return ds_err(why, "%.17g is not an integer", f);
+      if (!num) return ds_err(why, "%s is not an integer", kind);
+      out->type = DS_V_INT;
+      out->u.i = i;
+      return 0;
+    case DS_DECL_REAL:
+      if (!num) return ds_err(why, "%s is not a REAL", kind);
+      out->type = DS_V_FLOAT;
+      out->u.f = num == SQLITE_INTEGER ? (double)i : f;
+      return 0;
+    case DS_DECL_NUMERIC:
+      if (!num) return ds_err(why, "%s is not a number", kind);
+      if (num == SQLITE_FLOAT && whole(f, &i)) num = SQLITE_INTEGER;
+      out->type = num == SQLITE_INTEGER ? DS_V_INT : DS_V_FLOAT;
+      if (num == SQLITE_INTEGER) out->u.i = i;
+      else out->u.f = f;
+      return 0;
+    case DS_DECL_TEXT:
+      if (t == SQLITE_BLOB) return ds_err(why, "a BLOB is not TEXT");
+      if (t != SQLITE_TEXT) { /* a number stored as its text, as SQLite does */
+        out->type = DS_V_TEXT;
+        out->u.s.p = sqlite3_value_text(v);
+        out->u.s.n = (size_t)sqlite3_value_bytes(v);
+        if (!out->u.s.p) return ds_err(why, "out of memory");
+      }
+      return 0;
+    default:
+      return 0;
   }
 }
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/options.h"
+#include "core/schema.h"
 #include "core/stage.h"
 #include "core/value.h"
 #include "sql/sqlite_api.h"
@@ -107,6 +108,13 @@ int ds_table_writer_insert(ds_table *t, int argc, sqlite3_value **argv,
 
 /* An SQL value as a ds_value (TEXT and BLOB point into the value). */
 void ds_value_from_sql(sqlite3_value *v, ds_value *out);
+/* The same, as a column declared `decl` (columns=) stores it: SQLite's
+ * conversions apply (numeric text to INTEGER or REAL, a whole REAL to
+ * INTEGER, a number to its text in a TEXT column); a value no conversion
+ * fits ('abc' or 1.5 for INTEGER; a BLOB for TEXT, or for INTEGER, REAL or
+ * NUMERIC unless it is a .npy array of numbers: a list) is -1 with *why
+ * saying so. BLOB, JSON and undeclared columns take any value. */
+int ds_value_from_sql_decl(sqlite3_value *v, ds_decl decl, ds_value *out, char **why);
 /* 1 when v is TEXT marked as JSON (SQLite's JSON subtype). */
 int ds_sql_is_json(sqlite3_value *v);
 
