@@ -147,7 +147,7 @@ static int same_sql_name(const char *a, size_t an, const char *b, size_t bn) {
   return 1;
 }
 
-int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
+int ds_schema_parse_columns(ds_schema *s, const char *spec, int writer, char **err) {
   const char *p = spec;
   size_t first = s->n;
   while (*p) {
@@ -174,7 +174,9 @@ int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err) {
     c->field_len = strlen(c->field);
     c->decl = (ds_decl)decl;
     for (size_t i = first; i + 1 < s->n; i++)
-      if (same_sql_name(s->cols[i].field, s->cols[i].field_len, c->field, c->field_len))
+      if (writer ? same_sql_name(s->cols[i].field, s->cols[i].field_len, c->field, c->field_len)
+                 : (s->cols[i].field_len == c->field_len &&
+                    memcmp(s->cols[i].field, c->field, c->field_len) == 0))
         return ds_err(err, "columns='%s': '%s' and '%s' name the same column "
                            "(SQL compares names ignoring ASCII case)",
                       spec, s->cols[i].field, c->field);

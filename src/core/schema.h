@@ -58,8 +58,12 @@ int ds_schema_observe(ds_schema *s, const char *field, size_t len, ds_vtype t,
  * INTEGER, INT, REAL, FLOAT, DOUBLE, TEXT, BLOB, NUMERIC, JSON, any case:
  * anything else, such as a missing comma, is an error); sets decl. A name
  * in double quotes ("a,b", "say ""hi""") may hold spaces, commas and
- * quotes (written "" inside); it names the field as unquoted. */
-int ds_schema_parse_columns(ds_schema *s, const char *spec, char **err);
+ * quotes (written "" inside); it names the field as unquoted.
+ * A name given twice is an error; for a writer (writer=1) also names equal
+ * ignoring ASCII case (one SQL column, two fields written), while a
+ * reader's names are fields of the data, where case counts ("Label" and
+ * "label" are two fields; the second column is named label_2). */
+int ds_schema_parse_columns(ds_schema *s, const char *spec, int writer, char **err);
 /* The declared type of a column: "INTEGER", "REAL", "TEXT", "BLOB" or "". */
 const char *ds_schema_decltype(const ds_column *c);
 /* Give every column a unique SQL name, avoiding `reserved` names

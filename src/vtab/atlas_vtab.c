@@ -308,7 +308,7 @@ static int create_form(at_vtab *t, const ds_options *o, char **err) {
     t->shape = SHAPE_VALUE;
   } else if (cols) {
     t->shape = SHAPE_DICT;
-    if (ds_schema_parse_columns(&t->schema, cols, err)) {
+    if (ds_schema_parse_columns(&t->schema, cols, mode != 0, err)) {
       ds_err_prefix(err, t->base.ds->path);
       rc = -1;
     }

@@ -47,7 +47,10 @@ char *bagz_tfex_declaration(bagz_tfex *x, const ds_options *o, int64_t infer,
                             const bagz_reader *r, uint64_t max_value, char **err) {
   const char *cols = ds_options_get(o, "columns");
   if (cols) {
-    if (ds_schema_parse_columns(&x->schema, cols, err)) return NULL;
+    int writing = 0;
+    if (ds_table_writer_mode(o, &writing, err) ||
+        ds_schema_parse_columns(&x->schema, cols, writing != 0, err))
+      return NULL;
   } else {
     bagz_records c;
     bagz_records_init(&c, r, max_value);

@@ -157,7 +157,9 @@ static void drop_key_column(ds_schema *s) {
 static int create_form(dd_vtab *t, const ds_options *o, char **err) {
   ds_dataset *ds = t->base.ds;
   const char *cols = ds_options_get(o, "columns");
-  if (cols && ds_schema_parse_columns(&t->schema, cols, err)) {
+  int writing = 0;
+  if (ds_table_writer_mode(o, &writing, err)) return -1;
+  if (cols && ds_schema_parse_columns(&t->schema, cols, writing != 0, err)) {
     ds_err_prefix(err, ds->path);
     return -1;
   }
