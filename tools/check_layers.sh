@@ -10,6 +10,8 @@
 #      none of their functions, has no byte-order code (__BYTE_ORDER__,
 #      byte swaps, ds_le*/ds_be* loaders), and includes jansson only where it
 #      writes output (JANSSON_OK below), never to parse a format's files.
+#   3. src/sql knows SQLite and core only: no include of formats/ or vtab/
+#      (what needs a format's decoder lives in src/vtab).
 # Usage: tools/check_layers.sh [repository root]
 # Comments are stripped first (gcc -fpreprocessed), so prose may name
 # anything; the lines shown are those of the comment-free text.
@@ -59,5 +61,8 @@ rule "the SQLite layer has no byte-order code" \
 # shellcheck disable=SC2086
 rule "jansson only where the SQLite layer writes JSON output" \
   '#[[:space:]]*include[[:space:]]*<jansson\.h>' $(echo $SQL | tr ' ' '\n' | grep -vx "$JANSSON_OK")
+# shellcheck disable=SC2086
+rule "src/sql includes nothing of formats or vtab" \
+  '#[[:space:]]*include[[:space:]]*"(formats|vtab)/' $(find src/sql -name '*.[ch]' | sort)
 
 exit $fail

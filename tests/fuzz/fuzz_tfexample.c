@@ -1,6 +1,6 @@
 /* fuzz_tfexample.c - libFuzzer harness for the tf.train.Example decoder
  * (src/formats/tfexample.c, tfexample_diag.c) and tfexample_json
- * (src/sql/tfexample_sql.c).
+ * (src/vtab/tfexample_sql.c).
  *
  * Input: one record. It goes through
  *   - ds_tfex_decode with a 1 MiB cap on decoded memory (arena.limit), then
@@ -28,7 +28,7 @@
 #include "core/common.h"
 #include "core/value.h"
 #include "formats/tfexample.h"
-#include "sql/tfexample_sql.h"
+#include "vtab/tfexample_sql.h"
 
 static void fail(const char *what) {
   fprintf(stderr, "fuzz_tfexample: contract violated: %s\n", what);
