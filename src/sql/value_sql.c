@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/value_json.h"
+
 /* Text or blob bytes: a NULL pointer would make SQLite return NULL, so an
  * empty value gets a real (empty) pointer. */
 static const char *nonnull(const uint8_t *p) { return p ? (const char *)p : ""; }

@@ -41,6 +41,7 @@
 
 #include "core/common.h"
 #include "core/value.h"
+#include "core/value_json.h"
 #include "formats/msgpack_value.h"
 
 #include "fuzz_limits.h"

@@ -25,6 +25,7 @@
 
 #include "core/npy.h"
 #include "core/value.h"
+#include "core/value_json.h"
 #include "formats/pickle.h"
 
 #include "fuzz_limits.h"

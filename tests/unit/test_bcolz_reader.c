@@ -21,6 +21,7 @@
 #include "core/common.h"
 #include "core/npy.h"
 #include "core/value.h"
+#include "core/value_json.h"
 #include "formats/bcolz.h"
 
 #define FIX "tests/fixtures/upstream/bcolz/"
