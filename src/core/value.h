@@ -2,7 +2,8 @@
  *
  * Decoders (msgpack, pickle, bcolz cells) build a tree of ds_value in a
  * ds_arena; the glue turns it into an SQLite result (ds_value_result) or
- * JSON text (ds_value_json, value_json.h), following the Values table of INTERFACE.md:
+ * JSON text (ds_value_json, value_json.h), following the Values table of
+ * docs/INTERFACE.md:
  *   NULL/BOOL/INT -> NULL/INTEGER;  UINT above INT64_MAX and BIGINT ->
  *   TEXT exact decimal;  FLOAT -> REAL (NaN -> NULL);  TEXT -> TEXT;
  *   BYTES -> BLOB;  LIST/TUPLE/SET/MAP -> JSON TEXT with subtype 'J';

@@ -1,4 +1,4 @@
-/* value_json.c - JSON text for a ds_value tree (INTERFACE.md, "Values");
+/* value_json.c - JSON text for a ds_value tree (docs/INTERFACE.md, "Values");
  * the JSON atoms (strings, doubles, base64) are json.c's, UTF-8 is utf8.c's,
  * NDARRAY lists npy.c's (which is why this is not value.c: npy.h includes
  * value.h, and value.c includes nothing of npy).

@@ -1,6 +1,6 @@
-/* value_json.h - JSON text for a ds_value tree (value_json.c), the rules of
- * the Values table of INTERFACE.md. Apart from value.h because it needs the
- * .npy reader for NDARRAY values, and npy.h needs value.h. */
+/* value_json.h - JSON text for a ds_value tree (value_json.c), the rules
+ * of the Values table of docs/INTERFACE.md. Apart from value.h because it
+ * needs the .npy reader for NDARRAY values, and npy.h needs value.h. */
 #ifndef DS_VALUE_JSON_H
 #define DS_VALUE_JSON_H
 

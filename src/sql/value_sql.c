@@ -1,5 +1,5 @@
 /* value_sql.c - ds_value -> sqlite3_result_* (the Values table of
- * INTERFACE.md). Containers and complex numbers become JSON text carrying
+ * docs/INTERFACE.md). Containers and complex numbers become JSON text carrying
  * SQLite's JSON subtype, so json_each(), -> and ->> treat them as JSON. */
 #include "value_sql.h"
 
