@@ -108,8 +108,8 @@ def main(build):
                 rows = r["rows"]
                 C.check(len(rows) == 1 and isinstance(rows[0][0], int) and rows[0][0] >= 0,
                         what + ": succeeded with a count", rows)
-    dd_main(build, C)
-    npy_main(build, C)
+    C.run(dd_main, build, C)
+    C.run(npy_main, build, C)
     C.exit()
 
 
