@@ -144,7 +144,7 @@ build/fuzz/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -MMD -MP -fsanitize=fuzzer-no-link -c $< -o $@
 
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_limits.h $(FUZZ_OBJS)
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) -lsqlite3 $(LIBS)
 
 bench:

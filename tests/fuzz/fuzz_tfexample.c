@@ -30,20 +30,11 @@
 #include "formats/tfexample.h"
 #include "vtab/tfexample_sql.h"
 
-static void fail(const char *what) {
-  fprintf(stderr, "fuzz_tfexample: contract violated: %s\n", what);
-  abort();
-}
+#define FUZZ_HARNESS "fuzz_tfexample"
+#include "fuzz_common.h"
+#define fail(what) fuzz_fail("%s", (what))
+#define touch fuzz_touch
 
-static volatile uint8_t sink;
-
-/* Read every byte so ASan checks the whole range. */
-static void touch(const void *p, size_t n) {
-  const uint8_t *b = p;
-  uint8_t x = 0;
-  for (size_t i = 0; i < n; i++) x ^= b[i];
-  sink = x;
-}
 
 /* Check and read every feature of a decoded record. */
 static void check_features(const ds_tfex *ex) {
