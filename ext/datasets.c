@@ -7,7 +7,7 @@ SQLITE_EXTENSION_INIT1
 #include "sql/npy_sql.h"
 #include "sql/version_sql.h"
 #include "vtab/modules.h"
-#include "sql/tfexample_sql.h"
+#include "vtab/tfexample_sql.h"
 
 #ifdef _WIN32
 __declspec(dllexport)

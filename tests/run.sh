@@ -39,7 +39,11 @@ run() {
   rc=$?
   p=$(grep -c '^PASS ' "$LOG")
   f=$(grep -c '^FAIL ' "$LOG")
-  grep -A3 '^FAIL ' "$LOG" | head -40
+  # each FAIL line with the detail lines that follow it (up to 6, until
+  # the next PASS/FAIL line): check.h prints a check's details after it
+  awk '/^FAIL / { print; n = 6; next }
+       /^PASS / { n = 0; next }
+       n > 0 { print; n-- }' "$LOG" | head -40
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
     echo "FAIL $name exited with status $rc:"
     tail -20 "$LOG"

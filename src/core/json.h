@@ -1,6 +1,6 @@
 /* json.h - JSON output atoms shared by value.c, npy.c and the format
  * decoders: strings, doubles and base64 bytes, by the rules of
- * INTERFACE.md's Values section (bytes base64, non-finite floats null).
+ * docs/INTERFACE.md's Values section (bytes base64, non-finite floats null).
  * Depends on common.c and utf8.c only, so npy.c and value.c both sit on
  * it without calling each other. */
 #ifndef DS_JSON_H

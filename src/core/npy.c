@@ -22,7 +22,7 @@
  *   U -> string (UTF-32 -> UTF-8, trailing NULs stripped, code points that
  *   are not Unicode scalar values -> U+FFFD);
  *   S -> bytes: trailing NULs stripped, then a base64 string (bytes are
- *   base64 everywhere inside JSON, INTERFACE.md "Values");
+ *   base64 everywhere inside JSON, docs/INTERFACE.md "Values");
  *   V (raw, not structured) -> base64 string;
  *   M -> ISO-8601 text at the dtype's unit, as numpy prints it; m -> integer
  *   ticks; NaT -> null; 0-d -> the bare scalar.

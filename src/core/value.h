@@ -2,7 +2,8 @@
  *
  * Decoders (msgpack, pickle, bcolz cells) build a tree of ds_value in a
  * ds_arena; the glue turns it into an SQLite result (ds_value_result) or
- * JSON text (ds_value_json), following the Values table of INTERFACE.md:
+ * JSON text (ds_value_json, value_json.h), following the Values table of
+ * docs/INTERFACE.md:
  *   NULL/BOOL/INT -> NULL/INTEGER;  UINT above INT64_MAX and BIGINT ->
  *   TEXT exact decimal;  FLOAT -> REAL (NaN -> NULL);  TEXT -> TEXT;
  *   BYTES -> BLOB;  LIST/TUPLE/SET/MAP -> JSON TEXT with subtype 'J';
@@ -16,7 +17,7 @@
 #include <stdint.h>
 
 #include "common.h"
-#include "json.h" /* the JSON atoms, for the callers of ds_value_json */
+#include "json.h" /* the JSON atoms, which many users of values write */
 #include "utf8.h"
 
 typedef enum ds_vtype {
@@ -80,16 +81,6 @@ int ds_value_check_depth(int depth, char **err);
 
 /* The first DS_V_UNSUPPORTED value inside v (depth-first), or NULL. */
 const ds_value *ds_value_find_unsupported(const ds_value *v);
-
-/* JSON text of v appended to out. 0 ok, -1 with *err set (out is then left
- * as it was). */
-int ds_value_json(ds_buf *out, const ds_value *v, char **err);
-/* ds_value_json held to max_value_bytes (max, 0: none): the JSON text, plus
- * the decoded values it was made from (`values`, NULL when they do not
- * count), may not take more than max bytes; more is an error that says
- * so, found before the text grows past the cap. */
-int ds_value_json_capped(ds_buf *out, const ds_value *v, uint64_t max,
-                         const ds_arena *values, char **err);
 
 /* Parse JSON text into a value tree allocated in `a` (value_from_json.c):
  * objects -> MAP (TEXT keys, in order; a repeated key is an error), arrays

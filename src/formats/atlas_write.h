@@ -1,5 +1,5 @@
 /* atlas_write.h - writing torch-atlas-ds datasets as upstream's
- * AtlasDatasetWriter does (shared/formats/atlas.md sections 2-6): examples
+ * AtlasDatasetWriter does (docs/formats/atlas.md sections 2-6): examples
  * go in blocks of block_size, each block one protocol-4 pickle of the list
  * of its examples (formats/pickle_write.h), stored raw (strategy 0), as a
  * zstd frame (1), with a dictionary shared by every shard (2) or one per

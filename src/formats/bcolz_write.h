@@ -1,6 +1,6 @@
 /* bcolz_write.h - writing bcolz 1.x ctables (or, for one column named
  * `value`, carrays) as upstream's bcolz writes them
- * (shared/formats/bcolz.md): one carray folder per column with
+ * (docs/formats/bcolz.md): one carray folder per column with
  * meta/storage, meta/sizes, __attrs__ and data/__<N>.blp chunk files (the
  * 16-byte "blpk" header and one c-blosc 1.x buffer of chunklen rows at
  * cname/clevel/shuffle); the last partial chunk holds only its rows, as

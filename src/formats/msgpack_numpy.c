@@ -1,5 +1,5 @@
 /* msgpack_numpy.c - msgpack-numpy's conventions inside a datadings sample
- * (see msgpack_numpy.h and shared/formats/datadings.md 3.3-3.4): maps with
+ * (see msgpack_numpy.h and docs/formats/datadings.md 3.3-3.4): maps with
  * bin keys that stand for an ndarray, a numpy scalar or a Python complex.
  *   {nd: true}  -> NDARRAY: a whole .npy file in the arena (C order);
  *                  kind "O" (a pickled object array) is decoded by the safe

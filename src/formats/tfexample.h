@@ -1,5 +1,5 @@
 /* tfexample.h - records that are serialized tf.train.Example messages
- * (INTERFACE.md, "Records that are protocol buffers"), decoded with
+ * (docs/INTERFACE.md, "Records that are protocol buffers"), decoded with
  * libprotobuf-c from proto/example.proto. No SQLite here.
  *
  *   ds_tfex ex = {0};

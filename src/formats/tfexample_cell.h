@@ -1,5 +1,5 @@
 /* tfexample_cell.h - one feature of a tf.train.Example as one table cell
- * (the bagz CREATE form with records=tfexample, INTERFACE.md "Records
+ * (the bagz CREATE form with records=tfexample, docs/INTERFACE.md "Records
  * that are protocol buffers"). No SQLite here: cells are ds_values.
  *
  *   missing feature, no list, empty list   NULL

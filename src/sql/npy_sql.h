@@ -1,4 +1,4 @@
-/* npy_sql.h - the npy_* SQL functions over .npy BLOBs (INTERFACE.md,
+/* npy_sql.h - the npy_* SQL functions over .npy BLOBs (docs/INTERFACE.md,
  * "Array helper functions"): npy_shape, npy_dtype, npy_size, npy_json,
  * npy_get, npy_sum, npy_min, npy_max, npy_mean. */
 #ifndef DS_NPY_SQL_H

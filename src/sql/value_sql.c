@@ -1,5 +1,5 @@
 /* value_sql.c - ds_value -> sqlite3_result_* (the Values table of
- * INTERFACE.md). Containers and complex numbers become JSON text carrying
+ * docs/INTERFACE.md). Containers and complex numbers become JSON text carrying
  * SQLite's JSON subtype, so json_each(), -> and ->> treat them as JSON. */
 #include "value_sql.h"
 
@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/value_json.h"
 
 /* Text or blob bytes: a NULL pointer would make SQLite return NULL, so an
  * empty value gets a real (empty) pointer. */

@@ -1,5 +1,5 @@
 /* value_sql.h - hand a ds_value to SQLite as a function or column result,
- * following the Values table of INTERFACE.md (see value.h). */
+ * following the Values table of docs/INTERFACE.md (see value.h). */
 #ifndef DS_VALUE_SQL_H
 #define DS_VALUE_SQL_H
 

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/value_json.h"
 #include "core/options.h"
 #include "core/rowset.h"
 #include "core/schema.h"

@@ -1,4 +1,4 @@
-/* bagz_tfex.h - records=tfexample in the bagz CREATE form (INTERFACE.md,
+/* bagz_tfex.h - records=tfexample in the bagz CREATE form (docs/INTERFACE.md,
  * "Records that are protocol buffers"): one column per feature of the
  * tf.train.Example records, then HIDDEN record, shard and shard_index.
  *

@@ -46,6 +46,7 @@
 
 #include "core/abspath.h"
 #include "core/common.h"
+#include "core/value_json.h"
 #include "core/options.h"
 #include "core/rowset.h"
 #include "formats/bcolz.h"

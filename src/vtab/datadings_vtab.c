@@ -23,6 +23,7 @@
 #include <strings.h>
 
 #include "core/common.h"
+#include "core/value_json.h"
 #include "core/options.h"
 #include "core/rowset.h"
 #include "core/schema.h"

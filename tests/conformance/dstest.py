@@ -1,10 +1,13 @@
 """dstest.py - shared helpers of the Python tests: load the extension into
 Debian's python3 sqlite3, decode the fixtures' typed JSON, and report each
-assertion as a "PASS name" / "FAIL name: detail" line for tests/run.sh."""
+assertion as a "PASS name" / "FAIL name: detail" line for tests/run.sh.
+A check function that raises is one FAIL (Checker.run), and the script goes
+on; an exception outside one still ends the script with a FAIL line."""
 import os
 import sqlite3
 import struct
 import sys
+import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "upstream")
@@ -14,6 +17,35 @@ class Checker:
     def __init__(self):
         self.failed = 0
         self.passed = 0
+        # an exception no run() caught: one FAIL line with where it came
+        # from (not just a non-zero exit), then Python's usual report
+        previous = sys.excepthook
+
+        def hook(kind, value, tb):
+            if issubclass(kind, Exception):
+                self._raised(os.path.basename(sys.argv[0]) + ": stopped", value, tb)
+            previous(kind, value, tb)
+        sys.excepthook = hook
+
+    def _raised(self, label, e, tb):
+        """One FAIL for exception e, with its last frames indented below."""
+        self.check(False, "%s: raised %s" % (label, type(e).__name__), str(e))
+        frames = [f for f in traceback.format_tb(tb) if "dstest.py" not in f]
+        for line in frames[-3:]:
+            for part in line.rstrip().splitlines():
+                print("    " + part)
+        sys.stdout.flush()
+
+    def run(self, fn, *args, name=None):
+        """Run the check function fn(*args) and return its result. An
+        exception it raises (other than SystemExit / KeyboardInterrupt) is
+        one FAIL line naming the function, and the script goes on with the
+        next; the result is then None."""
+        try:
+            return fn(*args)
+        except Exception as e:  # noqa: BLE001 - reported, then the next check
+            self._raised(name or getattr(fn, "__name__", "check"), e, e.__traceback__)
+            return None
 
     def check(self, ok, name, detail=""):
         if ok:

@@ -98,5 +98,5 @@ def check(name):
 
 
 for f in sorted(os.listdir(os.path.join(D, "expected"))):
-    check(f[:-5])
+    C.run(check, f[:-5], name="check %s" % f[:-5])
 C.exit()

@@ -312,20 +312,20 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ds_dask_")
     try:
         with dask.config.set(scheduler="threads"):  # no Client: Dask's local scheduler
-            check_case("local", conn, CASES[0])
-            check_meta(conn)
+            C.run(check_case, "local", conn, CASES[0])
+            C.run(check_meta, conn)
         from distributed import Client, LocalCluster
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                           dashboard_address=None, silence_logs=40) as cluster, \
                 Client(cluster) as client:
             for case in CASES:
-                check_case("cluster", conn, case)
-            check_threads()
-            check_attach(conn, tmp)
-            check_npy(conn)
-            check_corrupt(tmp)
-            check_missing_extension(client)
-            check_worker_killed(client, conn)
+                C.run(check_case, "cluster", conn, case)
+            C.run(check_threads)
+            C.run(check_attach, conn, tmp)
+            C.run(check_npy, conn)
+            C.run(check_corrupt, tmp)
+            C.run(check_missing_extension, client)
+            C.run(check_worker_killed, client, conn)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     C.exit()

@@ -138,10 +138,8 @@ def check_md5(name, e):
 
 for name in ("basic", "hetero", "keys", "empty", "ndarrays", "legacy", "converted", "raw", "salt1"):
     e = expected(name)
-    check_samples(name, e)
-    check_columns(name, e)
-    check_lookups(name, e)
-    check_md5(name, e)
+    for fn in (check_samples, check_columns, check_lookups, check_md5):
+        C.run(fn, name, e, name="%s %s" % (fn.__name__, name))
 
 # mid: 20,000 samples, sampled values, sums, keys digest
 m = expected("mid")
@@ -166,13 +164,13 @@ for idx, key, sample in m["sampled"][:50]:
         break
 else:
     C.check(True, "mid: 50 key lookups")
-check_lookups("mid", m)
-check_md5("mid", m)
+C.run(check_lookups, "mid", m, name="check_lookups mid")
+C.run(check_md5, "mid", m, name="check_md5 mid")
 
 # sharded: a glob of 4 shards (one empty), concatenated in name order
 s = expected("sharded")
-check_samples("sharded", s)
-check_lookups("sharded", s)
+C.run(check_samples, "sharded", s, name="check_samples sharded")
+C.run(check_lookups, "sharded", s, name="check_lookups sharded")
 C.eq(rows("SELECT count(*) FROM datadings(?) WHERE rowid BETWEEN 4 AND 6", data_path("sharded"))[0][0],
      3, "sharded: a rowid range across the empty shard")
 

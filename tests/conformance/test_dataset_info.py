@@ -398,10 +398,6 @@ def check_reopen():
         c.close()
 
 
-check_reopen()
-check_bagz()
-check_datadings()
-check_atlas()
-check_bcolz()
-check_errors()
+for fn in (check_reopen, check_bagz, check_datadings, check_atlas, check_bcolz, check_errors):
+    C.run(fn)
 C.exit()

@@ -26,10 +26,24 @@ it as a BLOB and must give a value or an error starting with the
 function's name, again in a child process. TEXT must be valid UTF-8 (the
 sqlite3 module fails to decode it otherwise), and when numpy loads the
 file, npy_json must equal json.dumps(a.tolist()) and npy_size a.size.
+atlas: every input of tests/fuzz/fuzz_atlas.c is unpacked into the bare
+shard the harness writes (meta.json, index.npy, zstd_dict.bin, data.bin;
+the shared dictionary as dictionary=) and read with atlas(): count(*) and
+every example. bcolz: every input of tests/fuzz/fuzz_bcolz.c replaces a
+part of a copy of the carray_int32 fixture (selector 0: the chunk
+data/__0.blp; 1: meta/storage and meta/sizes) and the copy is read with
+bcolz(): count(*) and every row. pickle: every input of
+tests/fuzz/fuzz_pickle.c is the one block of an uncompressed bare atlas
+shard (how the extension reaches the pickle decoder) read with atlas().
+Each query must succeed or fail with "atlas: " / "bcolz: ", in a child
+process. The other folders are replayed by their own tests (tfexample by
+test_tfexample.py, queries by test_query_fuzz.py); a folder that no test
+replays is a FAIL.
 Usage: test_fuzz_regressions.py BUILD_DIR"""
 import ast
 import json
 import os
+import shutil
 import sqlite3
 import struct
 import subprocess
@@ -38,7 +52,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dstest import ROOT, Checker, connect, sql_quote  # noqa: E402
+from dstest import FIXTURES, ROOT, Checker, connect, sql_quote  # noqa: E402
 
 REG = os.path.join(ROOT, "tests", "fuzz", "regressions", "bagz")
 DD_REG = os.path.join(ROOT, "tests", "fuzz", "regressions", "datadings")
@@ -47,6 +61,10 @@ NPY_QUERIES = ["npy_shape(?1)", "npy_dtype(?1)", "npy_size(?1)", "npy_json(?1)",
                "npy_get(?1)", "npy_get(?1, 0)", "npy_get(?1, 0, 0)", "npy_sum(?1)",
                "npy_min(?1)", "npy_max(?1)", "npy_mean(?1)"]
 DD_SUFFIXES = (".offsets", ".keys", ".key_hashes", ".filter", ".index", ".md5")
+REGS = os.path.join(ROOT, "tests", "fuzz", "regressions")
+# folders of tests/fuzz/regressions/ replayed by another test: that test
+# must name the folder
+REPLAYED_ELSEWHERE = {"tfexample": "test_tfexample.py", "queries": "test_query_fuzz.py"}
 
 
 def variants(data):
@@ -84,33 +102,193 @@ def child(build, path):
     conn.close()
 
 
+def bagz_input(build, C, path):
+    """Replay one fuzz_bagz input (see child)."""
+    name = os.path.basename(path)
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", build, path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    out = p.stdout.decode("utf-8", "replace")
+    C.check(p.returncode == 0, "%s: no crash" % name,
+            "exit %d; stderr: %s" % (p.returncode, p.stderr.decode("utf-8", "replace")[-400:]))
+    results = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    want = sum(2 * 2 for _ in variants(open(path, "rb").read()))
+    C.eq(len(results), want, "%s: every query ran" % name)
+    for r in results:
+        what = "%s: %s %s" % (name, r["label"], r["opts"])
+        if "error" in r:
+            C.check(r["error"].startswith("bagz: "), what + ": error starts with 'bagz: '",
+                    r["error"])
+        else:
+            rows = r["rows"]
+            C.check(len(rows) == 1 and isinstance(rows[0][0], int) and rows[0][0] >= 0,
+                    what + ": succeeded with a count", rows)
+
+
+def inputs(folder):
+    """The saved inputs of one regressions folder (no *.md notes)."""
+    d = os.path.join(REGS, folder)
+    return sorted(os.path.join(d, f) for f in os.listdir(d)
+                  if not f.endswith(".md") and not f.startswith(".")) if os.path.isdir(d) else []
+
+
 def main(build):
     C = Checker()
     C.check(os.path.isdir(REG), "regression folder exists", REG)
-    files = sorted(f for f in os.listdir(REG)
-                   if not f.endswith(".md") and not f.startswith(".")) if os.path.isdir(REG) else []
-    for name in files:
-        path = os.path.join(REG, name)
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", build, path],
+    for path in inputs("bagz"):
+        C.run(bagz_input, build, C, path, name="bagz " + os.path.basename(path))
+    C.run(dd_main, build, C)
+    C.run(npy_main, build, C)
+    for folder, module in (("atlas", "atlas"), ("bcolz", "bcolz"), ("pickle", "atlas")):
+        C.run(sql_main, build, C, folder, module, name=folder + " regressions")
+    C.run(every_folder_replayed, C)
+    C.exit()
+
+
+def every_folder_replayed(C):
+    """Each folder of tests/fuzz/regressions/ has a replayer in make test."""
+    here = {"bagz", "datadings", "npy", "atlas", "bcolz", "pickle"}
+    for folder in sorted(os.listdir(REGS)):
+        if not os.path.isdir(os.path.join(REGS, folder)):
+            continue
+        other = REPLAYED_ELSEWHERE.get(folder)
+        if other:
+            with open(os.path.join(HERE, other), encoding="utf-8") as f:
+                text = f.read()
+            C.check('"regressions", "%s"' % folder in text or "regressions/%s" % folder in text,
+                    "fuzz regressions/%s: replayed by %s" % (folder, other))
+        else:
+            C.check(folder in here, "fuzz regressions/%s: replayed by make test" % folder,
+                    "no test replays it")
+
+
+# ------------------------------------------------- atlas, bcolz, pickle
+
+def u16le(b, at, left):
+    """fuzz_atlas's take_len: a u16 LE length clamped to what is left."""
+    n = b[at] | b[at + 1] << 8
+    return min(n, left)
+
+
+def atlas_unpack(d, data):
+    """A fuzz_atlas input as its bare shard in d; returns the atlas() args."""
+    if len(data) < 7:
+        return None
+    flags, left = data[0], len(data) - 7
+    nm = u16le(data, 1, left)
+    left -= nm
+    ni = u16le(data, 3, left)
+    left -= ni
+    nd = 0
+    if flags & 2:
+        nd = u16le(data, 5, left)
+        left -= nd
+    p = data[7:]
+    parts = [("meta.json", p[:nm]), ("index.npy", p[nm:nm + ni])]
+    if flags & 2:
+        parts.append(("zstd_dict.bin", p[nm + ni:nm + ni + nd]))
+    if not flags & 1:
+        parts.append(("data.bin", p[nm + ni + nd:]))
+    for fname, body in parts:
+        with open(os.path.join(d, fname), "wb") as f:
+            f.write(body)
+    opts = "dictionary=" + os.path.join(d, "zstd_dict.bin") if flags & 4 else ""
+    return opts
+
+
+def npy_u64(values):
+    """A .npy file (format 1.0) of little-endian uint64 values."""
+    head = "{'descr': '<u8', 'fortran_order': False, 'shape': (%d,), }" % len(values)
+    pad = 64 - (10 + len(head) + 1) % 64
+    head = (head + " " * pad + "\n").encode("latin-1")
+    return (b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head
+            + struct.pack("<%dQ" % len(values), *values))
+
+
+def pickle_unpack(d, data):
+    """A pickle as the one raw block (strategy 0) of a bare atlas shard."""
+    meta = {"version": 1, "block_size": 1, "stored_examples": 1, "compression_strategy": 0,
+            "compression_level": 3, "compression_dict_size": 0.01}
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(meta, f)
+    with open(os.path.join(d, "index.npy"), "wb") as f:
+        f.write(npy_u64([0, len(data)]))
+    with open(os.path.join(d, "data.bin"), "wb") as f:
+        f.write(data)
+    return ""
+
+
+BCOLZ_BASE = os.path.join(FIXTURES, "bcolz", "carray_int32")
+
+
+def bcolz_unpack(d, data):
+    """A fuzz_bcolz input put into a copy of carray_int32 (see the top)."""
+    if not data:
+        return None
+    root = os.path.join(d, "t")
+    shutil.copytree(BCOLZ_BASE, root)
+    body = data[1:]
+    if data[0] & 1:
+        storage, _, sizes = body.partition(b"\x00")
+        with open(os.path.join(root, "meta", "storage"), "wb") as f:
+            f.write(storage)
+        with open(os.path.join(root, "meta", "sizes"), "wb") as f:
+            f.write(sizes)
+    else:
+        with open(os.path.join(root, "data", "__0.blp"), "wb") as f:
+            f.write(body)
+    return ""
+
+
+UNPACK = {"atlas": atlas_unpack, "bcolz": bcolz_unpack, "pickle": pickle_unpack}
+
+
+def sql_child(build, folder, module, path):
+    """Unpack one input and query it; one JSON result per query."""
+    conn = connect(build)
+    with open(path, "rb") as f:
+        data = f.read()
+    with tempfile.TemporaryDirectory(prefix="%s-fuzzreg-" % folder) as d:
+        opts = UNPACK[folder](d, data)
+        if opts is None:
+            print(json.dumps({"skipped": "shorter than the harness reads"}), flush=True)
+            return
+        target = os.path.join(d, "t") if folder == "bcolz" else d
+        src = "%s(%s%s)" % (module, sql_quote(target), ", " + sql_quote(opts) if opts else "")
+        for label, q in (("count", "SELECT count(*) FROM " + src),
+                         ("every row", "SELECT * FROM " + src)):
+            res = {"label": label}
+            try:
+                res["rows"] = len(conn.execute(q).fetchall())
+            except sqlite3.Error as e:
+                res["error"] = str(e)
+            print(json.dumps(res), flush=True)
+    conn.close()
+
+
+def sql_main(build, C, folder, module):
+    """Replay every input of one folder through module's table (sql_child)."""
+    files = inputs(folder)
+    C.check(len(files) > 0, "%s: regression inputs exist" % folder)
+    for path in files:
+        name = "%s %s" % (folder, os.path.basename(path))
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--sql-child", build,
+                            folder, module, path],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-        out = p.stdout.decode("utf-8", "replace")
         C.check(p.returncode == 0, "%s: no crash" % name,
                 "exit %d; stderr: %s" % (p.returncode, p.stderr.decode("utf-8", "replace")[-400:]))
-        results = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-        want = sum(2 * 2 for _ in variants(open(path, "rb").read()))
-        C.eq(len(results), want, "%s: every query ran" % name)
+        results = [json.loads(line) for line in p.stdout.decode("utf-8", "replace").splitlines()
+                   if line.startswith("{")]
+        if results and "skipped" in results[0]:
+            C.check(True, "%s: %s" % (name, results[0]["skipped"]))
+            continue
+        C.eq([r["label"] for r in results], ["count", "every row"], "%s: every query ran" % name)
         for r in results:
-            what = "%s: %s %s" % (name, r["label"], r["opts"])
+            what = "%s: %s" % (name, r["label"])
             if "error" in r:
-                C.check(r["error"].startswith("bagz: "), what + ": error starts with 'bagz: '",
-                        r["error"])
+                C.check(r["error"].startswith(module + ": "),
+                        "%s: error starts with '%s: '" % (what, module), r["error"])
             else:
-                rows = r["rows"]
-                C.check(len(rows) == 1 and isinstance(rows[0][0], int) and rows[0][0] >= 0,
-                        what + ": succeeded with a count", rows)
-    dd_main(build, C)
-    npy_main(build, C)
-    C.exit()
+                C.check(isinstance(r["rows"], int), what + ": succeeded", r)
 
 
 # ------------------------------------------------------------ datadings
@@ -294,6 +472,8 @@ if __name__ == "__main__":
         child(sys.argv[2], sys.argv[3])
     elif len(sys.argv) > 1 and sys.argv[1] == "--dd-child":
         dd_child(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--sql-child":
+        sql_child(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     elif len(sys.argv) > 1 and sys.argv[1] == "--npy-child":
         npy_child(sys.argv[2], sys.argv[3])
     else:

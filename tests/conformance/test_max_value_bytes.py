@@ -400,12 +400,9 @@ def check_npy_json():
 
 
 def main():
-    check_option_values()
-    check_npy_json()
-    check_bagz()
-    check_datadings()
-    check_atlas()
-    check_bcolz()
+    for fn in (check_option_values, check_npy_json, check_bagz, check_datadings, check_atlas,
+               check_bcolz):
+        C.run(fn)
     conn.close()
     shutil.rmtree(T, ignore_errors=True)
     C.exit()

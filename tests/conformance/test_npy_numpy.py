@@ -66,7 +66,7 @@ def json_scalar(x, dtype):
         return float(x) if math.isfinite(x) else None
     if k == "c":
         return [v if math.isfinite(v) else None for v in (x.real, x.imag)]
-    if k == "S":  # bytes: base64 inside JSON (INTERFACE.md, Values)
+    if k == "S":  # bytes: base64 inside JSON (docs/INTERFACE.md, Values)
         return base64.b64encode(x).decode()
     if k == "V":
         return base64.b64encode(bytes(x)).decode()
@@ -74,7 +74,7 @@ def json_scalar(x, dtype):
 
 
 def expected_json(a):
-    """numpy's tolist(), mapped the way INTERFACE.md says."""
+    """numpy's tolist(), mapped the way docs/INTERFACE.md says."""
     if a.dtype.kind == "M":
         # datetime_as_string misreads byte-swapped arrays: go native first
         text = np.datetime_as_string(a.astype(a.dtype.newbyteorder("=")))

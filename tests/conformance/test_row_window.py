@@ -190,11 +190,11 @@ def main():
     import sqlite_datasets as sd
     conn = sd.connect()
     for case in CASES:
-        check_case(conn, case)
-    bad_options(conn)
+        C.run(check_case, conn, case, name="check_case %s" % (case[0],))
+    C.run(bad_options, conn)
     tmp = tempfile.mkdtemp(prefix="ds_window_")
     try:
-        thousand_shards(conn, tmp)
+        C.run(thousand_shards, conn, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     C.exit()

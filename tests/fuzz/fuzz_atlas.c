@@ -44,26 +44,13 @@ static char dir[64];
 static const char *const files[] = {"meta.json", "index.npy", "zstd_dict.bin",
                                     "data.bin"};
 
-static void fail(const char *what, uint64_t n) {
-  fprintf(stderr, "fuzz_atlas: contract violated: %s (%llu)\n", what,
-          (unsigned long long)n);
-  abort();
-}
-
-/* Read every byte so ASan checks the whole range. */
-static volatile uint8_t sink;
-static void touch(const uint8_t *p, size_t n) {
-  uint8_t x = 0;
-  for (size_t i = 0; i < n; i++) x ^= p[i];
-  sink = x;
-}
-
-/* A failed call must leave a non-empty message; it is freed here. */
-static void expect_err(char **err, uint64_t n) {
-  if (!*err || !**err) fail("error without a message", n);
-  free(*err);
-  *err = NULL;
-}
+#define FUZZ_HARNESS "fuzz_atlas"
+#include "fuzz_common.h"
+/* The contract broken at example or block n. */
+#define fail(what, n) fuzz_fail("%s (%llu)", (what), (unsigned long long)(n))
+#define expect_err(err, n) \
+  fuzz_expect_err((err), "error without a message (%llu)", (unsigned long long)(n))
+#define touch fuzz_touch
 
 /* dir/name into buf. */
 static const char *file_path(char *buf, size_t cap, const char *name) {

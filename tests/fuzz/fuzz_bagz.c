@@ -33,26 +33,13 @@ static bagz_io t_io;
  * spurious out-of-memory report; the limit logic is the same code. */
 #define FUZZ_MAX_OUT ((uint64_t)64 << 20)
 
-static void fail(const char *what, uint64_t g) {
-  fprintf(stderr, "fuzz_bagz: contract violated: %s (record %llu)\n", what,
-          (unsigned long long)g);
-  abort();
-}
-
-/* Read every byte so ASan checks the whole range. */
-static volatile uint8_t sink;
-static void touch(const uint8_t *p, size_t n) {
-  uint8_t x = 0;
-  for (size_t i = 0; i < n; i++) x ^= p[i];
-  sink = x;
-}
-
-/* A failed call must leave a non-empty message; it is freed here. */
-static void expect_err(char **err, uint64_t g) {
-  if (!*err || !**err) fail("error without a message", g);
-  free(*err);
-  *err = NULL;
-}
+#define FUZZ_HARNESS "fuzz_bagz"
+#include "fuzz_common.h"
+/* The contract broken at record g. */
+#define fail(what, g) fuzz_fail("%s (record %llu)", (what), (unsigned long long)(g))
+#define expect_err(err, g) \
+  fuzz_expect_err((err), "error without a message (record %llu)", (unsigned long long)(g))
+#define touch fuzz_touch
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;

@@ -31,16 +31,10 @@
 #include "core/value.h"
 #include "formats/bcolz.h"
 
-static void fail(const char *what) {
-  fprintf(stderr, "fuzz_bcolz: contract violated: %s\n", what);
-  abort();
-}
-
-static void expect_err(char **err) {
-  if (!*err || !**err) fail("error without a message");
-  free(*err);
-  *err = NULL;
-}
+#define FUZZ_HARNESS "fuzz_bcolz"
+#include "fuzz_common.h"
+#define fail(what) fuzz_fail("%s", (what))
+#define expect_err(err) fuzz_expect_err((err), "error without a message")
 
 static void cells(const uint8_t *p, size_t n) {
   static const char *const kinds = "biufSUMm";

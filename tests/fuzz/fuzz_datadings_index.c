@@ -41,6 +41,7 @@
 
 #include "core/common.h"
 #include "core/value.h"
+#include "core/value_json.h"
 #include "formats/datadings.h"
 #include "formats/msgpack_value.h"
 
@@ -60,24 +61,13 @@ static int g_ready;
 static ds_msgpack_doc g_doc;
 static ds_arena g_arena;
 
-static void fail(const char *what, uint64_t g) {
-  fprintf(stderr, "fuzz_datadings_index: contract violated: %s (sample %llu)\n",
-          what, (unsigned long long)g);
-  abort();
-}
-
-static void expect_err(char **err, const char *what, uint64_t g) {
-  if (!*err || !**err) fail(what, g);
-  free(*err);
-  *err = NULL;
-}
-
-static volatile uint8_t sink;
-static void touch(const uint8_t *p, size_t n) {
-  uint8_t x = 0;
-  for (size_t i = 0; i < n; i++) x ^= p[i];
-  sink = x;
-}
+#define FUZZ_HARNESS "fuzz_datadings_index"
+#include "fuzz_common.h"
+/* The contract broken at sample g; expect_err names the call. */
+#define fail(what, g) fuzz_fail("%s (sample %llu)", (what), (unsigned long long)(g))
+#define expect_err(err, what, g) \
+  fuzz_expect_err((err), "%s (sample %llu)", (what), (unsigned long long)(g))
+#define touch fuzz_touch
 
 /* dir/<stem><suffix> into buf. */
 static void file_name(char *buf, size_t cap, const char *stem, const char *suffix) {

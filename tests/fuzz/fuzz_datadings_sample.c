@@ -41,6 +41,7 @@
 
 #include "core/common.h"
 #include "core/value.h"
+#include "core/value_json.h"
 #include "formats/msgpack_value.h"
 
 #include "fuzz_limits.h"
@@ -54,11 +55,14 @@ static sqlite3 *g_db;
 static sqlite3_stmt *g_json_valid;
 static int g_ready;
 
-static void fail(const char *what, const char *detail) {
-  fprintf(stderr, "fuzz_datadings_sample: contract violated: %s%s%s\n", what,
-          detail ? ": " : "", detail ? detail : "");
-  abort();
-}
+#define FUZZ_HARNESS "fuzz_datadings_sample"
+#include "fuzz_common.h"
+/* The contract broken, with an optional detail; expect_err names the call. */
+#define fail(what, detail) fuzz_fail("%s%s%s", (what), (detail) ? ": " : "", \
+                                     (detail) ? (const char *)(detail) : "")
+#define expect_err(err, what) \
+  fuzz_expect_err((err), "error without a message: %s", (what))
+#define touch fuzz_touch
 
 static void cleanup(void) {
   ds_msgpack_doc_free(&g_doc);
@@ -83,20 +87,6 @@ static void setup(void) {
       sqlite3_prepare_v2(g_db, "SELECT json_valid(?)", -1, &g_json_valid, NULL) != SQLITE_OK)
     fail("cannot prepare json_valid", sqlite3_errmsg(g_db));
   atexit(cleanup);
-}
-
-/* A failed call must leave a non-empty message; it is freed here. */
-static void expect_err(char **err, const char *what) {
-  if (!*err || !**err) fail("error without a message", what);
-  free(*err);
-  *err = NULL;
-}
-
-static volatile uint8_t sink;
-static void touch(const uint8_t *p, size_t n) {
-  uint8_t x = 0;
-  for (size_t i = 0; i < n; i++) x ^= p[i];
-  sink = x;
 }
 
 /* Walk a value tree, touching every byte it points to. */

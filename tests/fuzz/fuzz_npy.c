@@ -32,25 +32,12 @@
 #include "sql/npy_sql.h"
 #include "core/value.h"
 
-static void fail(const char *what) {
-  fprintf(stderr, "fuzz_npy: contract violated: %s\n", what);
-  abort();
-}
+#define FUZZ_HARNESS "fuzz_npy"
+#include "fuzz_common.h"
+#define fail(what) fuzz_fail("%s", (what))
+#define expect_err(err) fuzz_expect_err((err), "error without a message")
+#define touch fuzz_touch
 
-static void expect_err(char **err) {
-  if (!*err || !**err) fail("error without a message");
-  free(*err);
-  *err = NULL;
-}
-
-static volatile uint8_t sink;
-
-/* Read every byte so ASan checks the whole range. */
-static void touch(const uint8_t *p, size_t n) {
-  uint8_t x = 0;
-  for (size_t i = 0; i < n; i++) x ^= p[i];
-  sink = x;
-}
 
 /* The SQL statements, prepared once. */
 static sqlite3 *g_db;

@@ -25,6 +25,7 @@
 
 #include "core/npy.h"
 #include "core/value.h"
+#include "core/value_json.h"
 #include "formats/pickle.h"
 
 #include "fuzz_limits.h"
@@ -32,21 +33,12 @@
 #define FUZZ_MAX_BYTES ((size_t)16 << 20)
 
 static ds_arena g_arena;
-static volatile uint8_t sink;
 static uint64_t g_nodes;
 
-/* Abort with a description of the broken contract. */
-static void fail(const char *what) {
-  fprintf(stderr, "fuzz_pickle: contract violated: %s\n", what);
-  abort();
-}
-
-/* Read every byte so ASan checks the whole range. */
-static void touch(const uint8_t *p, size_t n) {
-  uint8_t x = 0;
-  for (size_t i = 0; i < n; i++) x ^= p[i];
-  sink = x;
-}
+#define FUZZ_HARNESS "fuzz_pickle"
+#include "fuzz_common.h"
+#define fail(what) fuzz_fail("%s", (what))
+#define touch fuzz_touch
 
 /* Check one value and everything below it. */
 static void walk(const ds_value *v, int depth) {

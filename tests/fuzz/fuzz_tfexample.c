@@ -1,6 +1,6 @@
 /* fuzz_tfexample.c - libFuzzer harness for the tf.train.Example decoder
  * (src/formats/tfexample.c, tfexample_diag.c) and tfexample_json
- * (src/sql/tfexample_sql.c).
+ * (src/vtab/tfexample_sql.c).
  *
  * Input: one record. It goes through
  *   - ds_tfex_decode with a 1 MiB cap on decoded memory (arena.limit), then
@@ -28,22 +28,13 @@
 #include "core/common.h"
 #include "core/value.h"
 #include "formats/tfexample.h"
-#include "sql/tfexample_sql.h"
+#include "vtab/tfexample_sql.h"
 
-static void fail(const char *what) {
-  fprintf(stderr, "fuzz_tfexample: contract violated: %s\n", what);
-  abort();
-}
+#define FUZZ_HARNESS "fuzz_tfexample"
+#include "fuzz_common.h"
+#define fail(what) fuzz_fail("%s", (what))
+#define touch fuzz_touch
 
-static volatile uint8_t sink;
-
-/* Read every byte so ASan checks the whole range. */
-static void touch(const void *p, size_t n) {
-  const uint8_t *b = p;
-  uint8_t x = 0;
-  for (size_t i = 0; i < n; i++) x ^= b[i];
-  sink = x;
-}
 
 /* Check and read every feature of a decoded record. */
 static void check_features(const ds_tfex *ex) {

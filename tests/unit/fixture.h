@@ -13,6 +13,7 @@
 
 #include "core/common.h"
 #include "core/value.h"
+#include "core/value_json.h"
 
 /* The whole file in a malloc'd buffer, its size in *n; NULL (and *n 0)
  * when it cannot be opened. */

@@ -83,7 +83,7 @@ static void check_lookups(const char *name) {
         partial += blk->partial;
         if (!got || !want || strcmp(got, want) != 0) {
           if (bad++ == 0)
-            printf("    %s shard %zu block %llu example %llu: %s | %s\n", name, s,
+            check_note("    %s shard %zu block %llu example %llu: %s | %s\n", name, s,
                    (unsigned long long)b, (unsigned long long)pos, got ? got : err,
                    want ? want : "(general failed)");
         }

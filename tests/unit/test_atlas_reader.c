@@ -59,7 +59,7 @@ static const char *copy_case(const char *name, const char *as) {
   static char path[512];
   snprintf(path, sizeof path, "%s/%s", tmp_dir, as);
   if (!sh("rm -rf '%s' && cp -r '" FIX "%s' '%s'", path, name, path))
-    printf("    cannot copy %s\n", name);
+    check_note("    cannot copy %s\n", name);
   return path;
 }
 
@@ -75,7 +75,7 @@ static int write_file(const char *path, const void *p, size_t n) {
 static void write_text(const char *dir, const char *name, const char *text) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  if (write_file(path, text, strlen(text))) printf("    cannot write %s\n", path);
+  if (write_file(path, text, strlen(text))) check_note("    cannot write %s\n", path);
 }
 
 /* Write dir/index.npy with `descr` (an unsigned dtype) and n values. */
@@ -85,7 +85,7 @@ static void write_index(const char *dir, const char *descr,
   char *err = NULL;
   uint64_t shape[1] = {n};
   if (ds_npy_write_header(&b, descr, 0, 1, shape, &err)) {
-    printf("    npy header: %s\n", err);
+    check_note("    npy header: %s\n", err);
     free(err);
     return;
   }
@@ -98,7 +98,7 @@ static void write_index(const char *dir, const char *descr,
     }
   char path[512];
   snprintf(path, sizeof path, "%s/index.npy", dir);
-  if (write_file(path, b.data, b.len)) printf("    cannot write %s\n", path);
+  if (write_file(path, b.data, b.len)) check_note("    cannot write %s\n", path);
   ds_buf_free(&b);
 }
 
@@ -107,7 +107,7 @@ static size_t read_index(const char *dir, uint64_t *v, size_t cap) {
   atlas_reader *r;
   char *err = NULL;
   if (atlas_open(dir, &r, &err)) {
-    printf("    read_index %s: %s\n", dir, err);
+    check_note("    read_index %s: %s\n", dir, err);
     free(err);
     return 0;
   }
@@ -124,7 +124,7 @@ static char *open_fails(const char *path) {
   int rc = atlas_open(path, &r, &err);
   CHECK_MSG(rc == -1 && r == NULL && err, "open %s should fail", path);
   if (rc == 0) atlas_close(r);
-  if (err) printf("    (error: %s)\n", err);
+  if (err) check_note("    (error: %s)\n", err);
   return err;
 }
 
@@ -152,7 +152,7 @@ static char *read_all(const atlas_reader *r) {
     }
   ds_buf_free(&buf);
   ds_zstd_ctx_free(&z);
-  if (err) printf("    (error: %s)\n", err);
+  if (err) check_note("    (error: %s)\n", err);
   return err;
 }
 
@@ -207,7 +207,7 @@ static int blocks_match(const atlas_reader *r, size_t k, json_t *blocks,
          n == ju(jb, "pickle_length") && n >= 3 && p[0] == 0x80 &&
          p[1] == ju(jb, "pickle_protocol") && (p[1] == 4 || p[1] == 5) &&
          p[n - 1] == '.';
-    if (!ok) printf("    %s shard %zu block %zu differs: %s\n", label, k, b,
+    if (!ok) check_note("    %s shard %zu block %zu differs: %s\n", label, k, b,
                     err ? err : "values");
   }
   free(err);
@@ -272,7 +272,7 @@ static void check_examples(const atlas_reader *r, json_t *ex, int full,
          pos < atlas_block_examples(r, shard, block) &&
          atlas_shard_first(r, shard) + block * atlas_block_size(r, shard) + pos == g;
     if (!ok)
-      printf("    %s example %llu: got (%zu, %llu, %llu)\n", label,
+      check_note("    %s example %llu: got (%zu, %llu, %llu)\n", label,
              (unsigned long long)g, shard, (unsigned long long)block,
              (unsigned long long)pos);
     if (ok && full && block < 4096) seen[shard * 4096 + block]++;

@@ -44,7 +44,7 @@ static char **read_all(const char *path, uint64_t *count) {
   atlas_reader *r;
   char *err = NULL;
   if (atlas_open(path, &r, &err)) {
-    printf("    open %s: %s\n", path, err);
+    check_note("    open %s: %s\n", path, err);
     free(err);
     return NULL;
   }
@@ -103,7 +103,7 @@ static int copy_dataset(const char *src, const char *dir,
   atlas_writer *w = NULL;
   *refused = 0;
   if (atlas_open(src, &r, &err) || atlas_writer_open(dir, o, &w, &err)) {
-    printf("    %s\n", err);
+    check_note("    %s\n", err);
     free(err);
     return -1;
   }
@@ -138,7 +138,7 @@ static int copy_dataset(const char *src, const char *dir,
       }
     }
   if (!rc && atlas_writer_finish(w, &err)) {
-    printf("    finish: %s\n", err);
+    check_note("    finish: %s\n", err);
     rc = -1;
   }
   free(err);
@@ -193,7 +193,7 @@ static void copy_fixture(const char *name) {
              atlas_shard_strategy(c, k) == atlas_shard_strategy(r, k) &&
              (atlas_dict_path(c, k) == NULL) == (atlas_dict_path(r, k) == NULL);
     if (!layout)
-      printf("    shard %zu: %llu %s strategy %d vs %llu %s strategy %d\n", k,
+      check_note("    shard %zu: %llu %s strategy %d vs %llu %s strategy %d\n", k,
              (unsigned long long)atlas_shard_count(c, k), atlas_shard_name(c, k),
              atlas_shard_strategy(c, k),
              (unsigned long long)atlas_shard_count(r, k), atlas_shard_name(r, k),
@@ -229,7 +229,7 @@ static void copy_fixture(const char *name) {
     if (!written[i]) continue; /* refused by our decoder or encoder */
     if (j < nb && strcmp(want[i], got[j]) == 0) same++;
     else if (diff++ < 3)
-      printf("    example %llu: %.200s\n    vs %.200s\n", (unsigned long long)i,
+      check_note("    example %llu: %.200s\n    vs %.200s\n", (unsigned long long)i,
              want[i], j < nb ? got[j] : "(none)");
     j++;
   }
@@ -314,7 +314,7 @@ static int add_range(atlas_writer *w, uint64_t from, uint64_t to) {
                       {DS_V_TEXT, {.s = {(const uint8_t *)s, strlen(s)}}}};
     ds_value ex = {DS_V_MAP, {.list = {kv, 2}}};
     if (atlas_writer_add(w, &ex, &err)) {
-      printf("    add %llu: %s\n", (unsigned long long)i, err);
+      check_note("    add %llu: %s\n", (unsigned long long)i, err);
       free(err);
       return -1;
     }
@@ -332,10 +332,10 @@ static int check_range(const char *dir, uint64_t n) {
     snprintf(want, sizeof want, "{\"i\":%llu,\"s\":\"text %llu\"}",
              (unsigned long long)i, (unsigned long long)i);
     ok = strcmp(v[i], want) == 0;
-    if (!ok) printf("    example %llu: %s\n", (unsigned long long)i, v[i]);
+    if (!ok) check_note("    example %llu: %s\n", (unsigned long long)i, v[i]);
   }
   if (v && got != n)
-    printf("    %llu examples, want %llu\n", (unsigned long long)got,
+    check_note("    %llu examples, want %llu\n", (unsigned long long)got,
            (unsigned long long)n);
   free_all(v, got);
   return ok;
@@ -504,7 +504,7 @@ static void test_threads(int strategy) {
     int here = access(a, F_OK) == 0;
     dicts += here && strstr(files[i], "dict") != NULL;
     if (here != (access(b, F_OK) == 0) || (here && !fx_same_file(a, b))) {
-      printf("    %s differs\n", files[i]);
+      check_note("    %s differs\n", files[i]);
       same = 0;
     }
   }

@@ -41,7 +41,7 @@ static void compare_records(const char *label, const char *spec,
   bagz_reader *r;
   char *err = NULL;
   if (!CHECK(bagz_open(spec, o, &r, &err) == 0)) {
-    printf("    %s: %s\n", label, err);
+    check_note("    %s: %s\n", label, err);
     free(err);
     return;
   }
@@ -57,7 +57,7 @@ static void compare_records(const char *label, const char *spec,
     size_t n;
     if (bagz_read(r, &z, &t_io, i, &scratch, &p, &n, &err) || wn < 0 || (size_t)wn != n ||
         memcmp(p, want, n) != 0) {
-      printf("    %s: record %zu differs (%s)\n", label, i, err ? err : "bytes");
+      check_note("    %s: record %zu differs (%s)\n", label, i, err ? err : "bytes");
       ok = 0;
     }
   }

@@ -21,6 +21,7 @@
 #include "core/common.h"
 #include "core/npy.h"
 #include "core/value.h"
+#include "core/value_json.h"
 #include "formats/bcolz.h"
 
 #define FIX "tests/fixtures/upstream/bcolz/"
@@ -623,7 +624,7 @@ static void check_damage(void) {
     uint64_t rows;
     if (bcolz_open(p, &t, &err) == 0) {
       int rc = bcolz_chunk(t, 0, 0, &b, &q, &rows, &err);
-      printf("    corrupt payload -> %s\n", rc ? err : "(decoded)");
+      check_note("    corrupt payload -> %s\n", rc ? err : "(decoded)");
       CHECK(rc == 0 || strstr(err, "data/__0.blp"));
       free(err);
       err = NULL;
@@ -788,7 +789,7 @@ static void check_cancel_and_cap(void) {
   bcolz_table *t;
   char *err = NULL;
   if (!CHECK(bcolz_open(FIX "carray_int32", &t, &err) == 0)) {
-    printf("    %s\n", err);
+    check_note("    %s\n", err);
     free(err);
     return;
   }

@@ -171,7 +171,7 @@ static void copy_fixture(const char *name) {
       }
     }
     if (ok && bcolz_writer_add(w, row, &err)) {
-      if (refused++ < 2) printf("    %s row %llu: %s\n", name,
+      if (refused++ < 2) check_note("    %s row %llu: %s\n", name,
                                 (unsigned long long)r, err);
       free(err);
       err = NULL;
@@ -210,7 +210,7 @@ static void copy_fixture(const char *name) {
         char *x = cell_json(t, c, r, &c1, &a), *y = cell_json(u, c, r, &c2, &a);
         if (strcmp(x, y) == 0) same++;
         else if (diff++ < 3)
-          printf("    %s col %zu row %llu: %.120s vs %.120s\n", name, c,
+          check_note("    %s col %zu row %llu: %.120s vs %.120s\n", name, c,
                  (unsigned long long)r, x, y);
         free(x);
         free(y);
@@ -239,7 +239,7 @@ static void copy_fixture(const char *name) {
           snprintf(p2, sizeof p2, "%s/data/__%llu.blp", uc, (unsigned long long)k);
           files++;
           if (!fx_same_file(p1, p2) && differ++ < 2)
-            printf("    %s differs from upstream\n", p2);
+            check_note("    %s differs from upstream\n", p2);
         }
         static const char *const meta[] = {"meta/storage", "meta/sizes"};
         for (int i = 0; i < 2; i++) {
@@ -247,7 +247,7 @@ static void copy_fixture(const char *name) {
           snprintf(p2, sizeof p2, "%s/%s", uc, meta[i]);
           files++;
           if (!fx_same_file(p1, p2) && differ++ < 2)
-            printf("    %s differs from upstream\n", p2);
+            check_note("    %s differs from upstream\n", p2);
         }
       }
       CHECK_MSG(differ == 0, "%s: %llu chunk and meta files as upstream's "
@@ -441,7 +441,7 @@ static int add_rows(bcolz_writer *w, uint64_t from, uint64_t to) {
                        {DS_V_TEXT, {.s = {(const uint8_t *)s, (size_t)len}}},
                        {DS_V_MAP, {.list = {kv, 1}}}};
     if (bcolz_writer_add(w, row, &err)) {
-      printf("    row %llu: %s\n", (unsigned long long)i, err);
+      check_note("    row %llu: %s\n", (unsigned long long)i, err);
       free(err);
       return -1;
     }
@@ -453,7 +453,7 @@ static int check_rows(const char *dir, uint64_t n, uint64_t chunklen) {
   bcolz_table *t;
   char *err = NULL;
   if (bcolz_open(dir, &t, &err)) {
-    printf("    %s\n", err);
+    check_note("    %s\n", err);
     free(err);
     return 0;
   }
@@ -469,12 +469,12 @@ static int check_rows(const char *dir, uint64_t n, uint64_t chunklen) {
     for (size_t c = 0; ok && c < 3; c++) {
       char *j = cell_json(t, c, i, &cc, &a);
       ok = strcmp(j, want[c]) == 0;
-      if (!ok) printf("    row %llu col %zu: %s want %s\n", (unsigned long long)i, c, j, want[c]);
+      if (!ok) check_note("    row %llu col %zu: %s want %s\n", (unsigned long long)i, c, j, want[c]);
       free(j);
     }
   }
   if (bcolz_nrows(t) != n)
-    printf("    %llu rows, want %llu\n", (unsigned long long)bcolz_nrows(t),
+    check_note("    %llu rows, want %llu\n", (unsigned long long)bcolz_nrows(t),
            (unsigned long long)n);
   ds_buf_free(&cc.buf);
   ds_arena_free(&a);

@@ -97,7 +97,7 @@ int main(void) {
                sqlite3_step(a) == SQLITE_ROW && sqlite3_step(b) == SQLITE_ROW && same_cell(a, b);
       if (!ok) {
         bad++;
-        printf("    %s as '%s': got type %d '%s', native type %d '%s'\n", values[i],
+        check_note("    %s as '%s': got type %d '%s', native type %d '%s'\n", values[i],
                decls[d].sql, a ? sqlite3_column_type(a, 0) : -1,
                a ? (const char *)sqlite3_column_text(a, 0) : "?",
                b ? sqlite3_column_type(b, 0) : -1,

@@ -35,7 +35,7 @@ static json_t *load_expected(const char *name) {
   snprintf(path, sizeof path, FIX "expected/%s.json", name);
   json_error_t e;
   json_t *j = json_load_file(path, JSON_ALLOW_NUL, &e);
-  if (!j) printf("    %s: %s (line %d)\n", path, e.text, e.line);
+  if (!j) check_note("    %s: %s (line %d)\n", path, e.text, e.line);
   return j;
 }
 
@@ -150,7 +150,7 @@ static void check_keys(datadings_reader *r, json_t *keys, const char *label) {
     if (rc || n != json_string_length(k) ||
         (n && memcmp(p, json_string_value(k), n) != 0)) {
       if (!bad++) first_bad = i;
-      if (err) printf("    %s\n", err);
+      if (err) check_note("    %s\n", err);
     }
     free(err);
   }
@@ -183,7 +183,7 @@ static void check_offsets(datadings_reader *r, json_t *offs, const char *label) 
     char *err = NULL;
     if (datadings_sample_range(r, &t_io, i, &shard, &s0, &s1, &err) ||
         datadings_sample(r, &t_io, i, &p, &len, &err)) {
-      printf("    %s sample %zu: %s\n", label, i, err);
+      check_note("    %s sample %zu: %s\n", label, i, err);
       free(err);
       bad++;
       continue;
@@ -211,7 +211,7 @@ static void check_find(datadings_reader *r, json_t *pairs, const char *label) {
     int rc = datadings_find(r, (const uint8_t *)json_string_value(k),
                             json_string_length(k), &g, &err);
     if (rc != 1 || g != want) {
-      printf("    %s: find \"%s\": rc %d g %llu want %llu %s\n", label,
+      check_note("    %s: find \"%s\": rc %d g %llu want %llu %s\n", label,
              json_string_value(k), rc, (unsigned long long)g,
              (unsigned long long)want, err ? err : "");
       bad++;
@@ -230,7 +230,7 @@ static void check_absent(datadings_reader *r, json_t *absent, const char *label)
     char *err = NULL;
     if (datadings_find(r, (const uint8_t *)json_string_value(k),
                        json_string_length(k), &g, &err) != 0) {
-      printf("    %s: absent \"%s\" found or error %s\n", label,
+      check_note("    %s: absent \"%s\" found or error %s\n", label,
              json_string_value(k), err ? err : "");
       bad++;
     }
@@ -315,7 +315,7 @@ static void check_md5(const char *path, json_t *lines, const char *label) {
   size_t n = 0;
   char *err = NULL;
   if (!CHECK(datadings_verify(path, &rows, &n, &err) == 0)) {
-    printf("    %s: %s\n", label, err);
+    check_note("    %s: %s\n", label, err);
     free(err);
     return;
   }
@@ -349,7 +349,7 @@ static void check_dataset(const char *name, const char *method) {
   datadings_reader *r;
   char *err = NULL;
   if (!CHECK(datadings_open(path, &r, &err) == 0)) {
-    printf("    %s: %s\n", name, err);
+    check_note("    %s: %s\n", name, err);
     free(err);
     json_decref(j);
     return;
@@ -391,7 +391,7 @@ static void test_mid(void) {
   datadings_reader *r;
   char *err = NULL;
   if (!CHECK(j && datadings_open(path, &r, &err) == 0)) {
-    printf("    %s\n", err);
+    check_note("    %s\n", err);
     free(err);
     return;
   }
@@ -506,7 +506,7 @@ static void test_sharded(void) {
   datadings_reader *r;
   char *err = NULL;
   if (!CHECK(j && datadings_open(path, &r, &err) == 0)) {
-    printf("    %s\n", err);
+    check_note("    %s\n", err);
     free(err);
     return;
   }
@@ -559,7 +559,7 @@ static void expect_sample_error(const char *path, uint64_t g, const char *want,
   datadings_reader *r;
   char *err = NULL;
   if (!CHECK(datadings_open(path, &r, &err) == 0)) {
-    printf("    %s\n", err);
+    check_note("    %s\n", err);
     free(err);
     return;
   }
@@ -749,7 +749,7 @@ static void test_fallbacks(void) {
     datadings_reader *r;
     char *err = NULL;
     if (!CHECK(datadings_open(p, &r, &err) == 0)) {
-      printf("    %s\n", err);
+      check_note("    %s\n", err);
       free(err);
       continue;
     }
@@ -972,7 +972,7 @@ static void measure(const char *data, uint32_t n, const char *label) {
   datadings_reader *r;
   char *err = NULL;
   if (!CHECK(datadings_open(data, &r, &err) == 0)) {
-    printf("    %s\n", err);
+    check_note("    %s\n", err);
     free(err);
     return;
   }

@@ -57,7 +57,7 @@ static int rewrite(const char *src, const char *dst, int check) {
   char *err = NULL;
   ds_stage *st;
   if (datadings_open(src, &r, &err)) {
-    printf("    %s\n", err);
+    check_note("    %s\n", err);
     free(err);
     return -1;
   }
@@ -70,7 +70,7 @@ static int rewrite(const char *src, const char *dst, int check) {
          datadings_writer_add_raw(w, k, kn, p, n, check, &err);
   }
   if (rc == 0) rc = datadings_writer_prepare(w, &err) || datadings_writer_publish(w, &err);
-  if (rc) printf("    rewrite %s: %s\n", src, err);
+  if (rc) check_note("    rewrite %s: %s\n", src, err);
   datadings_writer_close(w);
   ds_stage_close(st);
   datadings_close(r);
@@ -169,7 +169,7 @@ static void reencode(const char *name, size_t *same_bytes, size_t *same_json,
     enc.len = j1.len = j2.len = 0;
     if (datadings_sample(r, &t_io, g, &p, &n, &err) || ds_msgpack_parse(&d1, p, n, &err) ||
         ds_msgpack_to_value(&d1.root, &a, &v1, &err) || ds_value_json(&j1, &v1, &err)) {
-      printf("    %s %llu: %s\n", name, (unsigned long long)g, err);
+      check_note("    %s %llu: %s\n", name, (unsigned long long)g, err);
       continue;
     }
     if (ds_msgpack_pack_value(&enc, &v1, &err)) {
@@ -183,7 +183,7 @@ static void reencode(const char *name, size_t *same_bytes, size_t *same_json,
         memcmp(j1.data, j2.data, j1.len) == 0)
       (*same_json)++;
     else
-      printf("    %s %llu: re-encoded sample reads differently\n", name,
+      check_note("    %s %llu: re-encoded sample reads differently\n", name,
              (unsigned long long)g);
   }
   ds_msgpack_doc_free(&d1);

@@ -23,6 +23,7 @@
 #include "check.h"
 #include "core/json.h"
 #include "core/value.h"
+#include "core/value_json.h"
 #include "formats/msgpack_encode.h"
 #include "formats/msgpack_numpy.h"
 #include "sql/sqlite_api.h"

@@ -28,7 +28,7 @@ static int packs_to(const char *text, const char *want, size_t n) {
   ds_buf b = {0};
   char *err = NULL;
   int ok = pack(text, &b, &err) == 0 && b.len == n && memcmp(b.data, want, n) == 0;
-  if (!ok) printf("    %s: %s\n", text, err ? err : "bytes differ");
+  if (!ok) check_note("    %s: %s\n", text, err ? err : "bytes differ");
   free(err);
   ds_buf_free(&b);
   return ok;
@@ -39,7 +39,7 @@ static int refused(const char *text, const char *needle) {
   ds_buf b = {0};
   char *err = NULL;
   int ok = pack(text, &b, &err) == -1 && err && strstr(err, needle);
-  if (!ok) printf("    %s: %s\n", text, err ? err : "accepted");
+  if (!ok) check_note("    %s: %s\n", text, err ? err : "accepted");
   free(err);
   ds_buf_free(&b);
   return ok;

@@ -78,7 +78,7 @@ static ds_value hex_val(const char *h) {
   ds_value v;
   char *err = NULL;
   if (conv_hex(h, &v, &err)) {
-    printf("    unexpected error for %s: %s\n", h, err);
+    check_note("    unexpected error for %s: %s\n", h, err);
     memset(&v, 0, sizeof v);
     v.type = (ds_vtype)-1;
   }
@@ -445,7 +445,7 @@ static int npy_of(const ds_value *v, ds_npy *a) {
   char *err = NULL;
   if (v->type != DS_V_NDARRAY) return -1;
   int rc = ds_npy_parse(v->u.s.p, v->u.s.n, a, &err);
-  if (rc) printf("    npy: %s\n", err);
+  if (rc) check_note("    npy: %s\n", err);
   free(err);
   return rc;
 }
@@ -688,7 +688,7 @@ static int complex_is(const char *text, double re, double im) {
   int rc = py_complex(text, &v, &err);
   int ok = rc == 0 && v.type == DS_V_COMPLEX && same_double(v.u.c.re, re) &&
            same_double(v.u.c.im, im);
-  if (!ok) printf("    %s -> %s (%g, %g)\n", text, err ? err : "", v.u.c.re, v.u.c.im);
+  if (!ok) check_note("    %s -> %s (%g, %g)\n", text, err ? err : "", v.u.c.re, v.u.c.im);
   free(err);
   return ok;
 }
@@ -840,7 +840,7 @@ static int cmp_ndarray(const json_t *e, const ds_value *v, const char *path) {
     char vn[32];
     snprintf(vn, sizeof vn, "|V%u", a.itemsize);
     int ok = a.structured && !strcmp(vn, dtype) && !strcmp((char *)want.data, a.descr);
-    if (!ok) printf("    descr %s vs %s (%s)\n", a.descr, (char *)want.data, dtype);
+    if (!ok) check_note("    descr %s vs %s (%s)\n", a.descr, (char *)want.data, dtype);
     ds_buf_free(&want);
     if (!ok) return miss(path, "structured dtype differs");
   } else if (strcmp(dtype, a.descr)) {
@@ -1038,7 +1038,7 @@ static int cmp_sample(const uint8_t *p, size_t n, const json_t *e, const char *l
   free(err);
   if (!ok) {
     g_st.mismatches++;
-    if (g_st.mismatches <= 10) printf("    mismatch %s\n", g_why);
+    if (g_st.mismatches <= 10) check_note("    mismatch %s\n", g_why);
   }
   return ok;
 }
@@ -1064,7 +1064,7 @@ static uint64_t *load_offsets(const char *data_path, size_t data_size, size_t *n
     raw = fx_slurp(path, &len);
     if (!raw || ds_msgpack_parse(&g_doc, raw, len, &err) ||
         g_doc.root.type != MSGPACK_OBJECT_MAP) {
-      printf("    no offsets for %s: %s\n", data_path, err ? err : "");
+      check_note("    no offsets for %s: %s\n", data_path, err ? err : "");
       free(err);
       free(raw);
       return NULL;
@@ -1111,7 +1111,7 @@ static json_t *load_expected(const char *name) {
   json_error_t je;
   snprintf(path, sizeof path, FIX "expected/%s.json", name);
   json_t *j = json_load_file(path, JSON_ALLOW_NUL, &je);
-  if (!j) printf("    %s: %s (line %d)\n", path, je.text, je.line);
+  if (!j) check_note("    %s: %s (line %d)\n", path, je.text, je.line);
   return j;
 }
 
@@ -1176,7 +1176,7 @@ static void run_mid(void) {
                                                      : json_object_get(exp, "last");
     size_t i = (size_t)json_integer_value(json_array_get(row, 0));
     json_t *s = json_array_get(row, 2);
-    if (!json_equal(s, json_array_get(samples, i))) printf("    key rule differs at %zu\n", i);
+    if (!json_equal(s, json_array_get(samples, i))) check_note("    key rule differs at %zu\n", i);
     json_array_set(samples, i, s);
     from_json++;
   }

@@ -458,7 +458,7 @@ static void test_python_fixtures(void) {
         ds_buf b = {0};
         char *je2 = NULL;
         if (ds_value_json(&b, &v, &je2) == 0) njson++;
-        else printf("    json of %s: %s\n", file, je2);
+        else check_note("    json of %s: %s\n", file, je2);
         free(je2);
         ds_buf_free(&b);
       }

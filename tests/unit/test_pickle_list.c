@@ -143,7 +143,7 @@ static int mutants(const uint8_t *p, size_t n, int rounds, size_t *accepted) {
     size_t m = rnd() % 4 == 0 ? rnd() % n : n; /* sometimes cut short */
     int c = compare(q, m, why, sizeof why);
     if (c < 0) {
-      if (bad++ == 0) printf("    mutant: %s\n", why);
+      if (bad++ == 0) check_note("    mutant: %s\n", why);
     }
     if (c > 0) (*accepted)++;
   }
@@ -310,7 +310,7 @@ static void test_pickle_fixtures(void) {
     if (!p) continue;
     files++;
     int c = compare(p, n, why, sizeof why);
-    if (c < 0 && bad++ == 0) printf("    %s: %s\n", e->d_name, why);
+    if (c < 0 && bad++ == 0) check_note("    %s: %s\n", e->d_name, why);
     if (c > 0) accepted++;
     mbad += mutants(p, n, 40, &macc);
     free(p);
@@ -354,9 +354,9 @@ static void test_atlas_fixtures(void) {
         blocks++;
         for (uint64_t k = 1; k + 1 < atlas_block_examples(r, s, b); k++)
           if (!compare_example(p, n, (size_t)k, 0, why, sizeof why) && bad++ == 0)
-            printf("    %s/%zu block %llu: %s\n", cases[i], s, (unsigned long long)b, why);
+            check_note("    %s/%zu block %llu: %s\n", cases[i], s, (unsigned long long)b, why);
         int c = compare(p, n, why, sizeof why);
-        if (c < 0 && bad++ == 0) printf("    %s/%zu block %llu: %s\n", cases[i], s,
+        if (c < 0 && bad++ == 0) check_note("    %s/%zu block %llu: %s\n", cases[i], s,
                                         (unsigned long long)b, why);
         if (c > 0) accepted++;
         size_t t0 = g_prefix_taken, e0 = g_prefix_early;

@@ -414,7 +414,7 @@ static void reencode_fixture(const char *name, int cpython) {
         char *c = j < back.u.list.n ? json_of(&back.u.list.items[j]) : strdup("");
         j++;
         if (strcmp(a, c) == 0) same++; else diff++;
-        if (strcmp(a, c) && diff < 3) printf("    %s: %.200s\n    vs %.200s\n", name, a, c);
+        if (strcmp(a, c) && diff < 3) check_note("    %s: %.200s\n    vs %.200s\n", name, a, c);
         free(a);
         free(c);
       }

@@ -22,7 +22,7 @@ static int list(const char *path, const ds_shards_options *o, ds_shard_listing *
   ds_shards_options def = {0};
   char *err = NULL;
   int ok = ds_detect(path, &d, &err) == 0 && ds_shards_list(path, &d, o ? o : &def, l, &err) == 0;
-  if (!CHECK(ok)) printf("    %s: %s\n", path, err);
+  if (!CHECK(ok)) check_note("    %s: %s\n", path, err);
   free(err);
   return ok;
 }

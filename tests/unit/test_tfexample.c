@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "core/npy.h"
+#include "core/value_json.h"
 #include "formats/tfexample.h"
 #include "formats/tfexample_cell.h"
 #include "formats/tfexample_schema.h"

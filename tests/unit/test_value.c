@@ -10,6 +10,7 @@
 #include "check.h"
 #include "core/npy.h"
 #include "core/value.h"
+#include "core/value_json.h"
 #include "sql/value_sql.h"
 
 static ds_arena arena; /* every test value lives here */

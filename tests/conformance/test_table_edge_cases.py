@@ -1,11 +1,12 @@
-"""test_vtab_fixes.py - the SQLite-layer items of issues 11 and 12: a field
-named rowid does not hide the row index (11.8), a table whose dataset is
+"""test_table_edge_cases.py - edge cases of the SQL tables (the SQLite-layer
+items of issues 11 and 12): a field named rowid does not hide the row
+index (11.8), a table whose dataset is
 gone can be dropped (11.11), relative paths survive a change of directory
 (12.1), literal paths win over globs and comma lists (12.3), strict
 columns= and CREATE-only options (12.7), datadings shard columns (12.10),
 help in SQL (12.12), SQLITE_LIMIT_LENGTH before decompressing (11.13).
 Datasets are written at test time into a temp dir.
-Usage: test_vtab_fixes.py BUILD_DIR"""
+Usage: test_table_edge_cases.py BUILD_DIR"""
 import json
 import os
 import pickle
@@ -24,7 +25,7 @@ from dstest import FIXTURES, Checker, connect, sql_quote  # noqa: E402
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 C = Checker()
 conn = connect(BUILD)
-TMP = tempfile.TemporaryDirectory(prefix="vtab-fixes-")
+TMP = tempfile.TemporaryDirectory(prefix="table-edge-cases-")
 T = TMP.name
 
 

@@ -1,4 +1,4 @@
-/* tfexample_sql.h - the tfexample_json SQL function (INTERFACE.md,
+/* tfexample_sql.h - the tfexample_json SQL function (docs/INTERFACE.md,
  * "Records that are protocol buffers"), in every library that has bagz. */
 #ifndef DS_TFEXAMPLE_SQL_H
 #define DS_TFEXAMPLE_SQL_H

@@ -1,8 +1,8 @@
-"""test_bad_days.py - files that are damaged or lie (issue 11): what is
+"""test_damaged_files.py - files that are damaged or lie (issue 11): what is
 damaged fails naming the file and the offset, what is intact reads, absurd
 claims are refused at open, and nothing grows without bound. Datasets are
 written here, at test time, in a temp dir.
-Usage: test_bad_days.py BUILD"""
+Usage: test_damaged_files.py BUILD"""
 import hashlib
 import json
 import os
@@ -23,7 +23,7 @@ from dstest import FIXTURES, ROOT, Checker, connect, sql_quote  # noqa: E402
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
 C = Checker()
 conn = connect(BUILD)
-tmp = tempfile.mkdtemp(prefix="ds-bad-days-")
+tmp = tempfile.mkdtemp(prefix="ds-damaged-files-")
 _n = [0]
 
 

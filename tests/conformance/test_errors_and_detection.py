@@ -1,8 +1,8 @@
-"""test_first_contact.py - what a new user tripped over (issue 12): error
+"""test_errors_and_detection.py - what a new user tripped over (issue 12): error
 text that Python can decode, errors that say the likely cause, detection
 that does not take a tar file or zero bytes for a bag, numpy S values as
 base64 inside JSON, and a demo whose rows do not surprise.
-Usage: test_first_contact.py BUILD_DIR"""
+Usage: test_errors_and_detection.py BUILD_DIR"""
 import base64
 import io
 import json
@@ -24,7 +24,7 @@ from dstest import FIXTURES, ROOT, Checker, connect  # noqa: E402
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 C = Checker()
 conn = connect(BUILD)
-TMP = tempfile.TemporaryDirectory(prefix="first-contact-")
+TMP = tempfile.TemporaryDirectory(prefix="errors-detection-")
 T = TMP.name
 
 
