@@ -162,6 +162,15 @@ for mod, path, opts in CASES:
         _n[0] += 1
         sql = "CREATE VIRTUAL TABLE temp.c%d USING %s(%s, %scolumns=%s)" % (
             _n[0], mod, sql_quote(p), opts + ", " if opts else "", sql_quote(cols))
+        if not opts.startswith("mode") and clash[0] != clash[1]:
+            # a reader's names are fields of the data, where case counts:
+            # two fields, the second column renamed (issue 22's Dask pinning)
+            conn.execute(sql)
+            names = [r[1] for r in conn.execute("PRAGMA temp.table_info(c%d)" % _n[0])]
+            C.check(clash[0] in names and clash[1] + "_2" in names,
+                    "%s reader columns=%r: fields differing in case are two columns" % (mod, cols),
+                    names)
+            continue
         C.raises(lambda: conn.execute(sql),
                  "%s %s columns=%r: names equal ignoring case are refused" % (
                      mod, "writer" if opts.startswith("mode") else "reader", cols),
