@@ -55,7 +55,7 @@ SYNC="bench/sync_clock.c -Wl,--export-dynamic-symbol=fsync -Wl,--export-dynamic-
 # for W-D1's index yardstick (bench/wd1_index.c)
 build bench_w -Isrc -DSQLITE_CORE $SYNC bench/bench_w.c bench/bench_common.c bench/wd1_index.c \
   src/formats/datadings.c src/formats/simplebloom.c src/formats/msgpack_value.c \
-  src/formats/msgpack_encode.c src/formats/msgpack_numpy.c src/formats/pickle.c \
+  src/formats/msgpack_encode.c src/formats/msgpack_descr.c src/formats/msgpack_numpy.c src/formats/pickle.c \
   src/formats/pickle_list.c src/core/*.c -ljansson -lpthread
 # bench_wac (W-A1, W-C1) links the tree's pickle encoder for its yardstick
 build bench_wac -Isrc -DSQLITE_CORE $SYNC bench/bench_wac.c bench/bench_common.c \
