@@ -335,53 +335,57 @@ static int whole(double f, int64_t *i) {
   return 1;
 }
 
+/* The error for a value that is not `what`: "'abc' is not an integer"
+ * (text escaped, at most 40 bytes shown), "a BLOB is not ...". -1. */
+static int not_fit(sqlite3_value *v, const ds_value *out, const char *what, char **why) {
+  if (sqlite3_value_type(v) != SQLITE_TEXT) return ds_err(why, "a BLOB is not %s", what);
+  char *q = ds_escape(out->u.s.p, out->u.s.n < 40 ? out->u.s.n : 40);
+  ds_err(why, "'%s%s' is not %s", q ? q : "", out->u.s.n > 40 ? "..." : "", what);
+  free(q);
+  return -1;
+}
+
 int ds_value_from_sql_decl(sqlite3_value *v, ds_decl decl, ds_value *out, char **why) {
   ds_value_from_sql(v, out);
   int t = sqlite3_value_type(v);
   if (t == SQLITE_NULL || decl == DS_DECL_NONE || decl == DS_DECL_BLOB || decl == DS_DECL_JSON)
     return 0;
-  if (t == SQLITE_BLOB && decl != DS_DECL_TEXT && numeric_npy(out)) return 0; /* a list */
+  if (decl == DS_DECL_TEXT) {
+    if (t == SQLITE_BLOB) return ds_err(why, "a BLOB is not TEXT");
+    if (t != SQLITE_TEXT) { /* a number stored as its text, as SQLite does */
+      out->type = DS_V_TEXT;
+      out->u.s.p = sqlite3_value_text(v);
+      out->u.s.n = (size_t)sqlite3_value_bytes(v);
+      if (!out->u.s.p) return ds_err(why, "out of memory");
+    }
+    return 0;
+  }
+  if (t == SQLITE_BLOB && numeric_npy(out)) return 0; /* a list */
   int64_t i = 0;
   double f = 0;
   int num = t == SQLITE_INTEGER ? (i = out->u.i, SQLITE_INTEGER)
             : t == SQLITE_FLOAT ? (f = out->u.f, SQLITE_FLOAT)
             : t == SQLITE_TEXT  ? numeric_text(v, &i, &f)
                                 : 0;
-  /* what v is, for an error: 'abc' (escaped, at most 40 bytes shown) */
-  char kind[80] = "a BLOB";
-  if (t == SQLITE_TEXT) {
-    char *q = ds_escape(out->u.s.p, out->u.s.n < 40 ? out->u.s.n : 40);
-    snprintf(kind, sizeof kind, "'%s%s'", q ? q : "", out->u.s.n > 40 ? "..." : "");
-    free(q);
-  }
   switch (decl) {
     case DS_DECL_INTEGER:
       if (num == SQLITE_FLOAT && !whole(f, &i))
         return ds_err(why, "%.17g is not an integer", f);
-      if (!num) return ds_err(why, "%s is not an integer", kind);
+      if (!num) return not_fit(v, out, "an integer", why);
       out->type = DS_V_INT;
       out->u.i = i;
       return 0;
     case DS_DECL_REAL:
-      if (!num) return ds_err(why, "%s is not a REAL", kind);
+      if (!num) return not_fit(v, out, "a REAL", why);
       out->type = DS_V_FLOAT;
       out->u.f = num == SQLITE_INTEGER ? (double)i : f;
       return 0;
     case DS_DECL_NUMERIC:
-      if (!num) return ds_err(why, "%s is not a number", kind);
+      if (!num) return not_fit(v, out, "a number", why);
       if (num == SQLITE_FLOAT && whole(f, &i)) num = SQLITE_INTEGER;
       out->type = num == SQLITE_INTEGER ? DS_V_INT : DS_V_FLOAT;
       if (num == SQLITE_INTEGER) out->u.i = i;
       else out->u.f = f;
-      return 0;
-    case DS_DECL_TEXT:
-      if (t == SQLITE_BLOB) return ds_err(why, "a BLOB is not TEXT");
-      if (t != SQLITE_TEXT) { /* a number stored as its text, as SQLite does */
-        out->type = DS_V_TEXT;
-        out->u.s.p = sqlite3_value_text(v);
-        out->u.s.n = (size_t)sqlite3_value_bytes(v);
-        if (!out->u.s.p) return ds_err(why, "out of memory");
-      }
       return 0;
     default:
       return 0;
