@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "stage.h"
+#include "append_file.h"
 
 #define AFILE_BUF ((size_t)1 << 20)
 

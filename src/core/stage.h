@@ -44,43 +44,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "append_file.h"
 #include "common.h"
 
-/* An append-only file written through a buffer. `size` is the logical
- * size (written + buffered); ds_afile_truncate rolls it back. */
-typedef struct ds_afile {
-  int fd;
-  char *path;     /* the temporary path */
-  uint64_t size;  /* logical size */
-  uint8_t *buf;   /* pending bytes, flushed at 1 MiB */
-  size_t nbuf;
-  int dirty;      /* a failed write may have left bytes past size - nbuf
-                   * that could not be cut yet (append_file.c) */
-} ds_afile;
-
-int ds_afile_write(ds_afile *f, const void *p, size_t n, char **err);
-/* write(2) all of p to fd, retrying short writes and EINTR; errors name
- * `path`. */
-int ds_write_all(int fd, const void *p, size_t n, const char *path, char **err);
-/* pwrite(2) all of p at byte `off`; on failure the file is cut back to
- * `off` bytes (its good part: the caller's logical size) and the error
- * names `path` (and says so when even the cut failed). */
-int ds_pwrite_all(int fd, const void *p, size_t n, uint64_t off,
-                  const char *path, char **err);
-/* pread(2) exactly n bytes at `off`; a file that ends first is "short
- * read" (never errno 0's "Success"). */
-int ds_pread_all(int fd, void *p, size_t n, uint64_t off, const char *path,
-                 char **err);
 /* fsync one file or directory (a directory: its entries are durable). */
 int ds_fsync_path(const char *path, char **err);
-/* Write everything buffered to the file. */
-int ds_afile_flush(ds_afile *f, char **err);
-/* Cut the file back to `size` bytes (<= f->size). */
-int ds_afile_truncate(ds_afile *f, uint64_t size, char **err);
-/* Append `len` bytes of the file at `src_path` from offset `off` (in-kernel
- * copy where possible). */
-int ds_afile_copy_from(ds_afile *f, const char *src_path, uint64_t off,
-                       uint64_t len, char **err);
 
 typedef enum ds_stage_mode {
   DS_STAGE_CREATE = 0, /* refuse when any target exists */

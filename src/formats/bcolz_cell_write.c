@@ -14,7 +14,7 @@
 #include "core/decimal.h"
 #include "core/npy.h"
 #include "formats/bcolz_cell_fast.h"
-#include "formats/bcolz_write.h"
+#include "formats/bcolz_cell_write.h"
 #include "formats/pickle_write.h"
 
 /* ------------------------------------------------------------ types */

@@ -26,6 +26,7 @@
 
 #include "core/value.h"
 #include "formats/bcolz.h"
+#include "formats/bcolz_cell_write.h"
 
 typedef struct bcolz_write_options {
   uint64_t chunklen;     /* rows per chunk; 0: from expectedlen per column */
@@ -44,20 +45,6 @@ typedef struct bcolz_write_options {
 /* Upstream's defaults: lz4, clevel 5, shuffle 1; expectedlen 1,000,000. */
 void bcolz_write_defaults(bcolz_write_options *o);
 int bcolz_write_check(const bcolz_write_options *o, char **err);
-
-/* A column's declared type: the dtype (bcolz.h) and whether its S/U width
- * is still to be found (SQL TEXT / BLOB, or "S" / "U" without a size). */
-typedef struct bcolz_wtype {
-  bcolz_dtype dt;
-  int width_unknown;
-  uint64_t chunklen;     /* this column's chunklen; 0: the options' rule */
-} bcolz_wtype;
-
-/* Parse a column type (see above); errors name the type. */
-int bcolz_write_parse_type(const char *spec, bcolz_wtype *out, char **err);
-/* upstream's column-name rule: a Python identifier (letters, digits, '_',
- * non-ASCII letters; not starting with a digit), not a Python keyword. */
-int bcolz_write_check_name(const char *name, char **err);
 
 typedef struct bcolz_writer bcolz_writer;
 
@@ -79,16 +66,5 @@ void bcolz_writer_free(bcolz_writer *w);
  * (__rootdirs__) or carray (meta/storage) as the reader recognises them;
  * else an error naming what is there. */
 int bcolz_write_is_own(const char *path, char **err);
-
-/* One value as the bytes of a cell of type dt (dt->atom bytes at out; for
- * 'O' the pickle goes to obj). Exposed for tests. Errors say why the
- * value does not fit. */
-int bcolz_cell_encode(const bcolz_dtype *dt, const ds_value *v, uint8_t *out,
-                      ds_buf *obj, char **err);
-
-/* Can v be an S or U cell (of any width) and read back as itself? 0, or
- * -1 with *err: NULL, not text or bytes, or ending in a NUL (numpy drops
- * trailing NULs). */
-int bcolz_cell_text_check(const bcolz_dtype *dt, const ds_value *v, char **err);
 
 #endif
