@@ -98,6 +98,16 @@ def sql_quote(s):
     return "'" + s.replace("'", "''") + "'"
 
 
+def error_of(conn, sql, *args):
+    """The text of the sqlite3.Error that running sql on conn raises
+    (rows fetched), or None when it succeeds."""
+    try:
+        conn.execute(sql, args).fetchall()
+    except sqlite3.Error as e:
+        return str(e)
+    return None
+
+
 def write_tail_bag(path, records):
     """A bag of raw records with tail limits (one u64 end per record after
     the records), as upstream's bagz writer lays it out."""

@@ -6,7 +6,6 @@ Usage: test_damaged_files.py BUILD"""
 import hashlib
 import json
 import os
-import resource
 import shutil
 import struct
 import subprocess
@@ -18,7 +17,7 @@ import numpy as np
 import zstandard
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dstest import FIXTURES, ROOT, Checker, connect, sql_quote  # noqa: E402
+from dstest import FIXTURES, ROOT, Checker, connect, sql_quote, write_tail_bag  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
 C = Checker()
@@ -247,13 +246,7 @@ print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
 p = os.path.join(tmp, "huge.bagz")
 frame = zstandard.ZstdCompressor(write_content_size=False).compress(b"\0" * (48 << 20))
 recs = [frame] * 6 + [b""] * 600  # 600 empty records: the scan takes the read-ahead
-with open(p, "wb") as f:
-    ends, pos = [], 0
-    for r in recs:
-        f.write(r)
-        pos += len(r)
-        ends.append(pos)
-    f.write(b"".join(struct.pack("<Q", e) for e in ends))
+write_tail_bag(p, recs)
 peak = {}
 for threads in (1, 2):
     out = subprocess.run([sys.executable, "-c", CHILD, BUILD, p,

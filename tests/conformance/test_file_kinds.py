@@ -4,7 +4,6 @@ looks like a tar archive", not as a damaged bag (issue 22); a bag that
 really was cut short still says "limits tail cut".
 Usage: test_file_kinds.py BUILD_DIR"""
 import gzip
-import io
 import os
 import shutil
 import sqlite3
@@ -15,17 +14,11 @@ import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dstest import FIXTURES, Checker, connect  # noqa: E402
+from dstest import FIXTURES, Checker, connect, error_of  # noqa: E402
 
 C = Checker()
 
 
-def error_of(conn, sql, *args):
-    try:
-        conn.execute(sql, args).fetchall()
-    except sqlite3.Error as e:
-        return str(e)
-    return None
 
 
 def main():

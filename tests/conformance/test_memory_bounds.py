@@ -37,7 +37,7 @@ import tempfile
 import zstandard
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dstest import Checker, connect  # noqa: E402
+from dstest import Checker, connect, write_tail_bag  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 C = Checker()
@@ -89,13 +89,7 @@ REC = 64 * MiB
 bag = os.path.join(TMP, "huge.bagz")
 frame = zstandard.ZstdCompressor(write_content_size=False).compress(b"\0" * REC)
 recs = [frame] * 4 + [b""] * 600
-with open(bag, "wb") as f:
-    ends, pos = [], 0
-    for r in recs:
-        f.write(r)
-        pos += len(r)
-        ends.append(pos)
-    f.write(b"".join(struct.pack("<Q", e) for e in ends))
+write_tail_bag(bag, recs)
 peak = {}
 for threads in (1, 2):
     st, peak[threads] = child("SELECT sum(length(record)) FROM bagz(?, ?)", bag,

@@ -5,13 +5,12 @@ file) says so, not "cannot create the writer lock".
 Usage: test_writer_errors.py BUILD_DIR"""
 import os
 import shutil
-import sqlite3
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dstest import Checker, connect  # noqa: E402
+from dstest import Checker, connect, error_of  # noqa: E402
 
 C = Checker()
 
@@ -25,12 +24,6 @@ CASES = [
 ]
 
 
-def error_of(conn, sql):
-    try:
-        conn.execute(sql)
-    except sqlite3.Error as e:
-        return str(e)
-    return None
 
 
 def main():
@@ -59,7 +52,8 @@ def main():
             f.write("x")
         e = error_of(conn, "CREATE VIRTUAL TABLE temp.f USING bagz('%s/x.bagz', mode=create)"
                      % afile)
-        C.check(e is not None and "%s: " % afile in e and "not" in e and "lock" not in e,
+        C.check(e is not None and "%s: not a folder, so nothing can be written inside it" % afile
+                in e and "lock" not in e,
                 "a file where the folder should be is named", e)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -8,13 +8,12 @@ Usage: test_writer_types.py BUILD_DIR"""
 import json
 import os
 import shutil
-import sqlite3
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dstest import Checker, connect  # noqa: E402
+from dstest import Checker, connect, error_of  # noqa: E402
 
 C = Checker()
 
@@ -32,12 +31,6 @@ BAD = [  # (column, value, what the error says)
 ]
 
 
-def error_of(conn, sql):
-    try:
-        conn.execute(sql)
-    except sqlite3.Error as e:
-        return str(e)
-    return None
 
 
 def lit(v):
