@@ -25,7 +25,8 @@ LIBS    := -ljansson -lmsgpackc -lb2 -lmd -lblosc -lzstd -lpthread -lm
 
 # Layers (ARCHITECTURE.md): core and formats know no SQLite; sql and vtab
 # are the SQLite layer.
-SRCS      := $(wildcard src/core/*.c src/formats/*.c src/sql/*.c src/vtab/*.c)
+SRCS      := $(wildcard src/core/*.c src/decoders/*.c src/formats/*.c src/formats/*/*.c \
+               src/sql/*.c src/vtab/*.c)
 # Objects for the loadable extensions (SQLite reached through sqlite3_api),
 # gathered in an archive: a library's link pulls in only the objects its
 # entry point reaches, and --as-needed records only the shared libraries
@@ -50,7 +51,7 @@ LIBS      += -lprotobuf-c
 EXT_OBJS  += $(BUILD)/ext/$(PROTO_C:.c=.o)
 CORE_OBJS += $(BUILD)/core/$(PROTO_C:.c=.o)
 TFEX_OBJS := $(foreach d,$(BUILD)/ext $(BUILD)/core build/fuzz/obj,\
-               $(patsubst %.c,$(d)/%.o,$(wildcard src/formats/tfexample*.c)))
+               $(patsubst %.c,$(d)/%.o,$(wildcard src/decoders/tfexample*.c)))
 .DEFAULT_GOAL := all
 $(PROTO_C): proto/example.proto
 	@mkdir -p $(GEN)

@@ -21,7 +21,7 @@
  * lookups run inside BEGIN..COMMIT. Info rows: the scan on a table with
  * threads=1 (no read-ahead thread; the default is 2) and the lookups on a table with
  * cache_mb=512 (decoded blocks kept between lookups). The pickle decoder is this tree's
- * src/formats/pickle.c compiled into the driver. PATH defaults to
+ * src/decoders/pickle.c compiled into the driver. PATH defaults to
  * build/datasets (run from the repo root). */
 #include <errno.h>
 #include <signal.h>
@@ -40,7 +40,7 @@
 #include "bench_common.h"
 #include "core/npy.h"
 #include "core/value.h"
-#include "formats/pickle.h"
+#include "decoders/pickle.h"
 
 #define LOOKUPS 100000
 #define POINT_SEED UINT64_C(0xA1A1A1A1)

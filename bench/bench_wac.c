@@ -8,7 +8,7 @@
  *       encoder alone over A1's examples (already in memory as values) in
  *       blocks of 64 of 8 shards (the copy's blocks); the dictionary
  *       trained on shard 0's pickles with the copy's parameters
- *       (atlas_write.c's train: ZDICT_optimizeTrainFromBuffer_fastCover,
+ *       (atlas_writer.c's train: ZDICT_optimizeTrainFromBuffer_fastCover,
  *       d=8, steps=4, level 3, dict_size 0.01 of the shard's bytes, the
  *       copy's nbThreads); bare ZSTD_compress_usingCDict of every pickle at
  *       level 3 with that dictionary; prints ms=<enc + train + zstd>
@@ -47,7 +47,7 @@
 
 #include "bench_common.h"
 #include "bench_sync.h"
-#include "formats/pickle_write.h"
+#include "decoders/pickle_write.h"
 
 #define A1_COLS "id INTEGER, label INTEGER, score REAL, text TEXT"
 #define C1_COLS "id int64, label i4, score f8, flag bool, name S16"
@@ -193,7 +193,7 @@ static uint8_t *slurp(const char *path, size_t *n) {
   return p;
 }
 
-/* The dictionary of the copy's shard 0 trained as atlas_write.c's train
+/* The dictionary of the copy's shard 0 trained as atlas_writer.c's train
  * does (the same parameters): pickles all[0..off[nb0]) cut at off[].
  * Returns the dictionary's length in dict (0: zstd refused). */
 static size_t train_dict(const uint8_t *all, const size_t *off, size_t nb0, uint8_t **dict) {

@@ -25,10 +25,10 @@
 #include "bench_common.h"
 #include "core/common.h"
 #include "core/stage.h"
-#include "formats/datadings.h"
-#include "formats/msgpack_encode.h"
-#include "formats/msgpack_value.h"
-#include "formats/simplebloom.h"
+#include "formats/datadings/datadings.h"
+#include "decoders/msgpack_encode.h"
+#include "decoders/msgpack_value.h"
+#include "formats/datadings/simplebloom.h"
 
 
 

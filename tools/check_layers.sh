@@ -2,7 +2,7 @@
 # check_layers.sh - the layering rules of ARCHITECTURE.md, checked on the
 # text of the sources. Prints one PASS or FAIL line per rule (tests/run.sh
 # counts them) and the offending lines; exits 1 when a rule is broken.
-#   1. src/core and src/formats know no SQLite: no "sqlite3" anywhere in
+#   1. src/core, src/decoders and src/formats know no SQLite: no "sqlite3" anywhere in
 #      them, and no include of the SQLite layer (sql/, vtab/).
 #   2. The SQLite layer (src/sql, src/vtab, ext) knows no bytes: it includes
 #      no format library header (zstd, blosc, msgpack-c, libb2, libmd,
@@ -43,7 +43,7 @@ rule() {
   fi
 }
 
-CORE=$(find src/core src/formats -name '*.[ch]' | sort)
+CORE=$(find src/core src/decoders src/formats -name '*.[ch]' | sort)
 SQL=$(find src/sql src/vtab ext -name '*.[ch]' | sort)
 # dataset_info builds its rows as JSON values with jansson (output only).
 JANSSON_OK=src/vtab/dataset_info.c
@@ -87,13 +87,13 @@ includes() {
 #  - options.c checks the row-window options (row_window.h), which take
 #    their names from options.h: issue 21 section 2 (one option spec).
 #  - bcolz_chunk_writer.h takes the writer's column types from
-#    bcolz_write.h, whose writer uses the chunk writer.
+#    bcolz_writer.h, whose writer uses the chunk writer.
 #  - stage_journal.c uses stage.c's file steps (ds_fsync_path,
 #    ds_remove_tree, ds_write_all, ds_rename_noreplace), which move to the
 #    one file-system seam of issue 21 section 3.
 KNOWN_LOOPS="src/core/options src/core/row_window
 src/core/stage src/core/stage_journal
-src/formats/bcolz_chunk_writer src/formats/bcolz_write"
+src/formats/bcolz/bcolz_chunk_writer src/formats/bcolz/bcolz_writer"
 # tsort names each loop as lines after "input contains a loop:"; one line
 # per loop here, its modules sorted.
 loops=$(includes | tsort 2>&1 >/dev/null | awk '

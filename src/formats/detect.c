@@ -14,7 +14,7 @@
 #include "core/common.h"
 #include "core/mapped_file.h"
 #include "core/shard_spec.h"
-#include "formats/datadings.h"
+#include "formats/datadings/datadings.h"
 #include "formats/file_kind.h"
 
 #define MAX_DEPTH 64 /* directory nesting followed by ds_detect_bytes */

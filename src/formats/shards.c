@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 
 #include "core/common.h"
-#include "formats/atlas.h"
-#include "formats/bcolz.h"
-#include "formats/datadings.h"
+#include "formats/atlas/atlas.h"
+#include "formats/bcolz/bcolz.h"
+#include "formats/datadings/datadings.h"
 
 /* Stored bytes of rows [a, b) (a < b) of one shard: format-specific. */
 typedef int (*range_bytes_fn)(void *reader, size_t shard, uint64_t first,

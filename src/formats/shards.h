@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "core/shard_spec.h"
-#include "formats/bagz.h"
+#include "formats/bagz/bagz.h"
 #include "formats/detect.h"
 
 typedef struct ds_shard_entry {

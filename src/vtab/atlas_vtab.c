@@ -16,20 +16,20 @@
  * error naming it, or the JSON {"$unsupported": "module.name"}), and
  * cache_mb=N and threads=1|2 (both forms; defaults 0 and 2). With
  * mode=create|replace the CREATE form writes a new dataset
- * (atlas_table_write.c).
+ * (vtab/atlas_write.c).
  *
- * Blocks are decoded by the safe pickle decoders (formats/pickle_list.c
- * for the usual list of flat examples, else formats/pickle.c), never
+ * Blocks are decoded by the safe pickle decoders (decoders/pickle_list.c
+ * for the usual list of flat examples, else decoders/pickle.c), never
  * executed. Each cursor keeps its last decoded block, so a scan decodes
  * every block once; rowid, shard and LIMIT/OFFSET constraints decode only
  * the blocks holding the rows asked for, and count(*) decodes nothing.
  * cache_mb=N keeps up to N MiB of decoded blocks (decompressed pickle plus
- * decoded values, formats/atlas_cache.c) per table for later statements
+ * decoded values, formats/atlas/atlas_cache.c) per table for later statements
  * and other cursors, least recently used out first; the blocks cursors
  * are reading at the moment may come on top. Results are the same with
  * or without it; repeated or skewed lookups then skip decompression and
  * decoding. threads=2: an ascending scan decodes the blocks after its
- * second one ahead on a second thread (formats/atlas_readahead.c) when
+ * second one ahead on a second thread (formats/atlas/atlas_readahead.c) when
  * the process may run on two CPUs or more (threads=1 turns it off). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,17 +40,17 @@
 #include "core/options.h"
 #include "core/rowset.h"
 #include "core/schema.h"
-#include "formats/atlas.h"
-#include "formats/atlas_cache.h"
-#include "formats/atlas_decode.h"
-#include "formats/atlas_readahead.h"
-#include "formats/pickle.h"
-#include "formats/pickle_list.h"
+#include "formats/atlas/atlas.h"
+#include "formats/atlas/atlas_cache.h"
+#include "formats/atlas/atlas_decode.h"
+#include "formats/atlas/atlas_readahead.h"
+#include "decoders/pickle.h"
+#include "decoders/pickle_list.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
 #include "sql/column_value.h"
 #include "sql/value_sql.h"
-#include "vtab/atlas_table_write.h"
+#include "vtab/atlas_write.h"
 #include "vtab/dataset.h"
 #include "vtab/interrupt.h"
 #include "vtab/modules.h"
@@ -588,7 +588,7 @@ static int at_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   return SQLITE_OK;
 }
 
-/* xUpdate: one INSERT row -> one example (atlas_table_write.c). */
+/* xUpdate: one INSERT row -> one example (vtab/atlas_write.c). */
 static int at_update(ds_table *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
                      char **err) {
   at_vtab *t = (at_vtab *)base;

@@ -1,17 +1,17 @@
 /* bagz_tfex.c - records=tfexample for the bagz CREATE form (see
  * bagz_tfex.h): options, the feature columns (inferred by
- * formats/tfexample_schema.c or given by columns=), and one feature cell
- * as an SQLite result (formats/tfexample_cell.c makes the value; this file
+ * decoders/tfexample_schema.c or given by columns=), and one feature cell
+ * as an SQLite result (decoders/tfexample_cell.c makes the value; this file
  * only hands it to SQLite). */
 #include "bagz_tfex.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/bagz_records.h"
-#include "formats/bagz_shards.h"
-#include "formats/tfexample_cell.h"
-#include "formats/tfexample_schema.h"
+#include "formats/bagz/bagz_records.h"
+#include "formats/bagz/bagz_shards.h"
+#include "decoders/tfexample_cell.h"
+#include "decoders/tfexample_schema.h"
 #include "sql/column_value.h"
 #include "sql/value_sql.h"
 #include "vtab/table_writer.h"

@@ -15,9 +15,9 @@
 
 #include "core/options.h"
 #include "core/schema.h"
-#include "formats/bagz.h"
-#include "formats/tfexample.h"
-#include "formats/tfexample_write.h"
+#include "formats/bagz/bagz.h"
+#include "decoders/tfexample.h"
+#include "decoders/tfexample_write.h"
 #include "sql/sqlite_api.h"
 
 /* The options of this form (besides bagz's own). */

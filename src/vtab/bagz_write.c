@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "core/common.h"
-#include "formats/bagz_writer.h"
+#include "formats/bagz/bagz_writer.h"
 #include "vtab/bagz_write.h"
 
 const char *const bagz_write_options[] = {"level", "rows_per_shard", NULL};

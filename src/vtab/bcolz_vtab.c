@@ -1,7 +1,7 @@
 /* bcolz_vtab.c - the `bcolz`, `bcolz_attrs` and `bcolz_stats` virtual
  * tables: SQL over bcolz carrays and ctables (blosc-compressed columns).
  * With mode=create|replace the CREATE form writes a new table
- * (bcolz_table_write.c).
+ * (vtab/bcolz_write.c).
  *
  *   SELECT row FROM bcolz('data/table') LIMIT 3;
  *   CREATE VIRTUAL TABLE temp.t USING bcolz('data/table' [, bytes=blob]);
@@ -20,7 +20,7 @@
  * columns it uses once, and never touches the others. rowid =, IN, ranges
  * and LIMIT/OFFSET pick the rows (sql/plan.c, vtab/table.c); a lookup of a few rows
  * reads each row's chunk from the table's bounded LRU cache of decompressed
- * chunks (formats/bcolz_cache.c, cache_mb MiB), or with cache_mb=0
+ * chunks (formats/bcolz/bcolz_cache.c, cache_mb MiB), or with cache_mb=0
  * decompresses only the Blosc block holding it (blosc_getitem).
  *
  * Pushdown (CREATE form): `col = < <= > >= ?` (BETWEEN arrives as >= and
@@ -34,7 +34,7 @@
  *           between, ops = < l(<=) > g(>=) N(IS NULL) n(IS NOT NULL);
  *   argv    their values, in that order, after plan.c's arguments.
  * They keep omit = 0: SQLite still checks every row returned, so the
- * filters (formats/bcolz_filter.c) are pre-filters that may keep a row they
+ * filters (formats/bcolz/bcolz_filter.c) are pre-filters that may keep a row they
  * cannot judge but never drop one SQLite would keep; LIMIT/OFFSET then stay
  * with SQLite. A scan of one ascending rowid range tests the first
  * comparison on whole decompressed chunks of its column, the others only on
@@ -49,15 +49,15 @@
 #include "core/value_json.h"
 #include "core/options.h"
 #include "core/rowset.h"
-#include "formats/bcolz.h"
-#include "formats/bcolz_cache.h"
-#include "formats/bcolz_cell.h"
-#include "formats/bcolz_filter.h"
-#include "formats/bcolz_meta.h"
+#include "formats/bcolz/bcolz.h"
+#include "formats/bcolz/bcolz_cache.h"
+#include "formats/bcolz/bcolz_cell.h"
+#include "formats/bcolz/bcolz_filter.h"
+#include "formats/bcolz/bcolz_meta.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
 #include "sql/value_sql.h"
-#include "vtab/bcolz_table_write.h"
+#include "vtab/bcolz_write.h"
 #include "vtab/dataset.h"
 #include "vtab/interrupt.h"
 #include "vtab/list.h"
@@ -775,7 +775,7 @@ static int bz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   return column_slow(c, ctx, col);
 }
 
-/* xUpdate: one INSERT row (bcolz_table_write.c). */
+/* xUpdate: one INSERT row (vtab/bcolz_write.c). */
 static int bz_update(ds_table *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
                      char **err) {
   uint64_t row;

@@ -17,7 +17,7 @@
 #include <strings.h>
 
 #include "core/common.h"
-#include "formats/datadings_writer.h"
+#include "formats/datadings/datadings_writer.h"
 #include "vtab/datadings_write.h"
 
 /* The format writer's steps. */

@@ -10,7 +10,7 @@
  * exact. A NULL record gives NULL; a record that is not an Example is an
  * error "tfexample_json: not a tf.train.Example: ... at byte offset N", or
  * NULL with the option on_error=null (going past SQLite's length limit or
- * max_value_bytes, 1 GiB, of decoded memory stays an error). Decoding is src/formats/tfexample.c;
+ * max_value_bytes, 1 GiB, of decoded memory stays an error). Decoding is src/decoders/tfexample.c;
  * this file only moves values between SQLite and it. */
 #include "tfexample_sql.h"
 
@@ -19,7 +19,7 @@
 
 #include "core/codec.h"
 #include "sql/value_sql.h"
-#include "formats/tfexample.h"
+#include "decoders/tfexample.h"
 
 /* Report "tfexample_json: <message>" as the SQL error and free msg. */
 static void fail(sqlite3_context *ctx, char *msg) {

@@ -1,5 +1,5 @@
 /* fuzz_atlas.c - libFuzzer harness for the atlas reader
- * (src/formats/atlas.c) without SQLite.
+ * (src/formats/atlas/atlas.c) without SQLite.
  *
  * The reader opens directories, so the input is split into the files of a
  * bare shard written to a per-process temporary directory:
@@ -29,7 +29,7 @@
 
 #include "core/codec.h"
 #include "core/common.h"
-#include "formats/atlas.h"
+#include "formats/atlas/atlas.h"
 
 /* The window blocks are read through (one for the whole test). */
 static ds_view t_view;

@@ -1,4 +1,4 @@
-/* fuzz_bagz.c - libFuzzer harness for the bagz reader (src/formats/bagz.c)
+/* fuzz_bagz.c - libFuzzer harness for the bagz reader (src/formats/bagz/bagz.c)
  * without SQLite.
  *
  * Input: one option byte, then the bytes of a tail-limits bagz file.
@@ -22,7 +22,7 @@
 
 #include "core/codec.h"
 #include "core/common.h"
-#include "formats/bagz.h"
+#include "formats/bagz/bagz.h"
 
 /* The windows records are read through (one for the whole test). */
 static bagz_io t_io;

@@ -19,7 +19,7 @@
  * sees any read past it (c-blosc trusts its header once validated).
  *
  * Build: clang -fsanitize=fuzzer,address,undefined -Isrc tests/fuzz/
- * fuzz_bcolz.c src/formats/bcolz.c src/formats/pickle.c src/core/<all>.c
+ * fuzz_bcolz.c src/formats/bcolz/bcolz.c src/decoders/pickle.c src/core/<all>.c
  * -ljansson -lblosc -lzstd -lsqlite3 -lm -lpthread. */
 #include <blosc.h>
 #include <stdint.h>
@@ -29,7 +29,7 @@
 
 #include "core/common.h"
 #include "core/value.h"
-#include "formats/bcolz.h"
+#include "formats/bcolz/bcolz.h"
 
 #define FUZZ_HARNESS "fuzz_bcolz"
 #include "fuzz_common.h"

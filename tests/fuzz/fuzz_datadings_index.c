@@ -1,5 +1,5 @@
 /* fuzz_datadings_index.c - libFuzzer harness for the datadings reader's
- * index files (src/formats/datadings.c): .offsets, .keys, .key_hashes,
+ * index files (src/formats/datadings/datadings.c): .offsets, .keys, .key_hashes,
  * .filter, the legacy .index and .md5, without SQLite.
  *
  * datadings_open() takes a path only, so each input is split into files
@@ -42,8 +42,8 @@
 #include "core/common.h"
 #include "core/value.h"
 #include "core/value_json.h"
-#include "formats/datadings.h"
-#include "formats/msgpack_value.h"
+#include "formats/datadings/datadings.h"
+#include "decoders/msgpack_value.h"
 
 #include "fuzz_limits.h"
 

@@ -1,5 +1,5 @@
 /* fuzz_datadings_sample.c - libFuzzer harness for the datadings sample
- * decoder (src/formats/msgpack_value.c) without the file reader.
+ * decoder (src/decoders/msgpack_value.c) without the file reader.
  *
  * Input: the bytes of one sample, exactly as datadings_sample() hands them
  * to the vtab (the corpus is seeded with real samples cut out of the
@@ -42,7 +42,7 @@
 #include "core/common.h"
 #include "core/value.h"
 #include "core/value_json.h"
-#include "formats/msgpack_value.h"
+#include "decoders/msgpack_value.h"
 
 #include "fuzz_limits.h"
 

@@ -1,5 +1,5 @@
 /* fuzz_pickle.c - libFuzzer harness for the safe pickle decoder
- * (src/formats/pickle.c).
+ * (src/decoders/pickle.c).
  *
  * Input: the bytes of a pickle. It is decoded with small limits (16 MiB of
  * memory, depth 200, 100,000 memo entries, 1,000,000 stack entries,
@@ -26,7 +26,7 @@
 #include "core/npy.h"
 #include "core/value.h"
 #include "core/value_json.h"
-#include "formats/pickle.h"
+#include "decoders/pickle.h"
 
 #include "fuzz_limits.h"
 

@@ -1,5 +1,5 @@
 /* fuzz_tfexample.c - libFuzzer harness for the tf.train.Example decoder
- * (src/formats/tfexample.c, tfexample_diag.c) and tfexample_json
+ * (src/decoders/tfexample.c, tfexample_diag.c) and tfexample_json
  * (src/vtab/tfexample_sql.c).
  *
  * Input: one record. It goes through
@@ -27,7 +27,7 @@
 #include "core/utf8.h"
 #include "core/common.h"
 #include "core/value.h"
-#include "formats/tfexample.h"
+#include "decoders/tfexample.h"
 #include "vtab/tfexample_sql.h"
 
 #define FUZZ_HARNESS "fuzz_tfexample"

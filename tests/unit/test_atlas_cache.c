@@ -1,12 +1,12 @@
 /* test_atlas_cache.c - the decoded-block cache behind the atlas cache_mb
- * option (formats/atlas_cache.c): lookups by (shard, block), the byte
+ * option (formats/atlas/atlas_cache.c): lookups by (shard, block), the byte
  * limit, least-recently-used eviction, pinned blocks never evicted, and
  * many blocks through a small cache (run under ASan by `make asan`). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "formats/atlas_cache.h"
+#include "formats/atlas/atlas_cache.h"
 
 /* A pinned block of `bytes` bytes for (shard, block), put into c. */
 static atlas_dblock *put(atlas_cache *c, size_t shard, uint64_t block, size_t bytes) {

@@ -1,5 +1,5 @@
 /* test_atlas_decode.c - one-example lookups of atlas_decode_block
- * (formats/atlas_decode.c) and the reader's checked-block bits: a block
+ * (formats/atlas/atlas_decode.c) and the reader's checked-block bits: a block
  * is marked checked only once a walk has taken it whole, a lookup in a
  * checked block (which stops at its example) gives the example the
  * general decoder gives, and a block damaged after its first example
@@ -15,9 +15,9 @@
 #include "check.h"
 #include "fixture.h"
 #include "core/codec.h"
-#include "formats/atlas.h"
-#include "formats/atlas_decode.h"
-#include "formats/pickle.h"
+#include "formats/atlas/atlas.h"
+#include "formats/atlas/atlas_decode.h"
+#include "decoders/pickle.h"
 
 /* The window blocks are read through (one for the whole test). */
 static ds_view t_view;

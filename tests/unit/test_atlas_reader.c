@@ -17,7 +17,7 @@
 #include "core/codec.h"
 #include "core/common.h"
 #include "core/npy.h"
-#include "formats/atlas.h"
+#include "formats/atlas/atlas.h"
 
 /* The window blocks are read through (one for the whole test). */
 static ds_view t_view;

@@ -6,7 +6,7 @@
  *      the shard is 8 times larger; every block decodes to what a window
  *      reading exactly each block gives; a cap set by the window's owner
  *      is kept;
- *   2. the read-ahead (formats/atlas_readahead.c) hands over every block
+ *   2. the read-ahead (formats/atlas/atlas_readahead.c) hands over every block
  *      of a scan in order, equal to a direct decode, while its cursor side
  *      decodes with the cursor's own context, window and scratch: they
  *      are borrowed, so they are still whole (and usable) after the
@@ -19,10 +19,10 @@
 #include "fixture.h"
 #include "core/codec.h"
 #include "core/rowset.h"
-#include "formats/atlas.h"
-#include "formats/atlas_decode.h"
-#include "formats/atlas_readahead.h"
-#include "formats/atlas_write.h"
+#include "formats/atlas/atlas.h"
+#include "formats/atlas/atlas_decode.h"
+#include "formats/atlas/atlas_readahead.h"
+#include "formats/atlas/atlas_writer.h"
 
 static char g_tmp[] = "/tmp/ds_atlas_window_XXXXXX";
 

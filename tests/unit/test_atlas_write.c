@@ -1,4 +1,4 @@
-/* test_atlas_write.c - unit tests of formats/atlas_write.c:
+/* test_atlas_write.c - unit tests of formats/atlas/atlas_writer.c:
  *   1. every upstream atlas fixture is decoded with our reader and written
  *      again with the same options (block_size, shard_size, strategy,
  *      level, dict_size from its meta.json files); the copy, opened with
@@ -25,9 +25,9 @@
 
 #include "check.h"
 #include "fixture.h"
-#include "formats/atlas.h"
-#include "formats/atlas_write.h"
-#include "formats/pickle.h"
+#include "formats/atlas/atlas.h"
+#include "formats/atlas/atlas_writer.h"
+#include "decoders/pickle.h"
 
 /* The window blocks are read through (pread). */
 static ds_view t_view;

@@ -13,8 +13,8 @@
 
 #include "check.h"
 #include "core/common.h"
-#include "formats/bagz.h"
-#include "formats/bagz_readahead.h"
+#include "formats/bagz/bagz.h"
+#include "formats/bagz/bagz_readahead.h"
 
 /* The windows records are read through (one for the whole test). */
 static bagz_io t_io;

@@ -17,9 +17,9 @@
 #include "fixture.h"
 #include "core/common.h"
 #include "core/mapped_file.h"
-#include "formats/bagz.h"
-#include "formats/bagz_compress.h"
-#include "formats/bagz_writer.h"
+#include "formats/bagz/bagz.h"
+#include "formats/bagz/bagz_compress.h"
+#include "formats/bagz/bagz_writer.h"
 
 /* The windows records are read through (pread): one per reader, since
  * a read through a window ends the bytes of the one before. */

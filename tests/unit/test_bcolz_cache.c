@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "formats/bcolz_cache.h"
+#include "formats/bcolz/bcolz_cache.h"
 
 #define FIX "tests/fixtures/upstream/bcolz/ctable_basic"
 

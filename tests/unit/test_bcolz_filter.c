@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "formats/bcolz_filter.h"
+#include "formats/bcolz/bcolz_filter.h"
 
 static bcolz_dtype dtype(char kind, char order, uint32_t itemsize) {
   bcolz_dtype d;

@@ -22,7 +22,7 @@
 #include "core/npy.h"
 #include "core/value.h"
 #include "core/value_json.h"
-#include "formats/bcolz.h"
+#include "formats/bcolz/bcolz.h"
 
 #define FIX "tests/fixtures/upstream/bcolz/"
 

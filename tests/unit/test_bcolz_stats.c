@@ -1,5 +1,5 @@
 /* test_bcolz_stats.c - unit tests of the bcolz statistics loops
- * (formats/bcolz_stats_chunk.c) and of bcolz_column_stats over written
+ * (formats/bcolz/bcolz_stats_chunk.c) and of bcolz_column_stats over written
  * tables:
  *   1. every integer type and bool, chunk by chunk in pieces of every
  *      length around the loops' steps (0..9 rows, odd sizes), with and
@@ -23,9 +23,9 @@
 
 #include "check.h"
 #include "core/common.h"
-#include "formats/bcolz.h"
-#include "formats/bcolz_stats_chunk.h"
-#include "formats/bcolz_write.h"
+#include "formats/bcolz/bcolz.h"
+#include "formats/bcolz/bcolz_stats_chunk.h"
+#include "formats/bcolz/bcolz_writer.h"
 
 static char g_tmp[] = "/tmp/ds_bcolz_stats_XXXXXX";
 static uint64_t g_rng = 0x5eed5eedULL;

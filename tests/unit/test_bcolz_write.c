@@ -1,4 +1,4 @@
-/* test_bcolz_write.c - unit tests of formats/bcolz_write.c and
+/* test_bcolz_write.c - unit tests of formats/bcolz/bcolz_writer.c and
  * bcolz_cell_write.c:
  *   1. every upstream bcolz fixture is read with our reader and written
  *      again with its own dtypes, chunklens, expectedlen and cparams; the
@@ -24,8 +24,8 @@
 #include "check.h"
 #include "fixture.h"
 #include "core/npy.h"
-#include "formats/bcolz.h"
-#include "formats/bcolz_write.h"
+#include "formats/bcolz/bcolz.h"
+#include "formats/bcolz/bcolz_writer.h"
 
 #define BFIX "tests/fixtures/upstream/bcolz/"
 

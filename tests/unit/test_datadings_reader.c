@@ -17,7 +17,7 @@
 #include "fixture.h"
 #include "core/cancel.h"
 #include "core/common.h"
-#include "formats/datadings.h"
+#include "formats/datadings/datadings.h"
 
 /* The windows samples are read through (one for the whole test). */
 static datadings_io t_io;

@@ -20,10 +20,10 @@
 #include "fixture.h"
 #include "core/mapped_file.h"
 #include "core/npy.h"
-#include "formats/datadings.h"
-#include "formats/datadings_writer.h"
-#include "formats/msgpack_encode.h"
-#include "formats/msgpack_value.h"
+#include "formats/datadings/datadings.h"
+#include "formats/datadings/datadings_writer.h"
+#include "decoders/msgpack_encode.h"
+#include "decoders/msgpack_value.h"
 
 /* The windows samples are read through (pread). */
 static datadings_io t_io;

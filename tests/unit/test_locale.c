@@ -24,8 +24,8 @@
 #include "core/json.h"
 #include "core/value.h"
 #include "core/value_json.h"
-#include "formats/msgpack_encode.h"
-#include "formats/msgpack_numpy.h"
+#include "decoders/msgpack_encode.h"
+#include "decoders/msgpack_numpy.h"
 #include "sql/sqlite_api.h"
 #include "vtab/modules.h"
 

@@ -1,5 +1,5 @@
 /* test_msgpack_descr.c - numpy descr literals packed as msgpack-numpy packs
- * dtype.descr (formats/msgpack_descr.c): compared with the bytes Python's
+ * dtype.descr (decoders/msgpack_descr.c): compared with the bytes Python's
  * msgpack writes for the same lists (hand-assembled here), Python's
  * escapes decoded, and malformed or hostile text refused with an error. */
 #include <msgpack.h>
@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "core/common.h"
-#include "formats/msgpack_descr.h"
+#include "decoders/msgpack_descr.h"
 
 /* msgpack-c's write callback into a ds_buf. */
 static int put(void *data, const char *p, size_t n) {

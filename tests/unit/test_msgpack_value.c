@@ -1,4 +1,4 @@
-/* test_msgpack_value.c - unit tests of formats/msgpack_value.c:
+/* test_msgpack_value.c - unit tests of decoders/msgpack_value.c:
  *   1. hand-made msgpack bytes for every type and every parse error
  *      (truncation, trailing bytes, 0xc1, bad UTF-8, hostile counts and
  *      lengths, nesting), ds_msgpack_field, and msgpack-numpy maps built
@@ -21,7 +21,7 @@
 #include "check.h"
 #include "fixture.h"
 #include "core/npy.h"
-#include "formats/msgpack_value.h"
+#include "decoders/msgpack_value.h"
 
 #define FIX "tests/fixtures/upstream/datadings/"
 #define PICKLE_MSG "object array (kind O): "

@@ -1,4 +1,4 @@
-/* test_nd_memo.c - unit tests of formats/msgpack_nd_memo.c: whenever the
+/* test_nd_memo.c - unit tests of decoders/msgpack_nd_memo.c: whenever the
  * memo answers for a msgpack-numpy map, its answer is the type converting
  * the map (ds_msgpack_to_value) gives on an arena in the same state, and
  * it takes the same bytes from the arena; it answers for the same ndarray
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "formats/msgpack_nd_memo.h"
-#include "formats/msgpack_value.h"
+#include "decoders/msgpack_nd_memo.h"
+#include "decoders/msgpack_value.h"
 
 /* An unpacked map and the bytes its str/bin objects point into. */
 typedef struct packed {

@@ -1,4 +1,4 @@
-/* test_pickle.c - unit tests of formats/pickle.c, the safe pickle decoder:
+/* test_pickle.c - unit tests of decoders/pickle.c, the safe pickle decoder:
  *   1. fixtures written by Debian's python3 (tests/unit/gen_pickles.py ->
  *      tests/fixtures/pickle/<case>_p<N>.pkl + expected.json, protocols 2-5):
  *      every value compared in typed JSON, hostile globals (posix.system,
@@ -28,7 +28,7 @@
 #include "check.h"
 #include "fixture.h"
 #include "core/npy.h"
-#include "formats/pickle.h"
+#include "decoders/pickle.h"
 
 #define PFIX "tests/fixtures/pickle/"
 #define AFIX "tests/fixtures/upstream/atlas/"

@@ -1,5 +1,5 @@
-/* test_pickle_list.c - the fast list decoder (formats/pickle_list.c)
- * against the general one (formats/pickle.c): whenever the fast path
+/* test_pickle_list.c - the fast list decoder (decoders/pickle_list.c)
+ * against the general one (decoders/pickle.c): whenever the fast path
  * accepts a pickle, the value must be the one ds_pickle_decode gives (same
  * JSON), on hand-made pickles of every protocol's list/dict/tuple opcodes,
  * on every pickle of tests/fixtures/pickle, on every block of every atlas
@@ -14,9 +14,9 @@
 #include "check.h"
 #include "fixture.h"
 #include "core/value.h"
-#include "formats/atlas.h"
-#include "formats/pickle.h"
-#include "formats/pickle_list.h"
+#include "formats/atlas/atlas.h"
+#include "decoders/pickle.h"
+#include "decoders/pickle_list.h"
 
 /* The window blocks are read through (one for the whole test). */
 static ds_view t_view;

@@ -1,4 +1,4 @@
-/* test_pickle_write.c - unit tests of formats/pickle_write.c, the pickle
+/* test_pickle_write.c - unit tests of decoders/pickle_write.c, the pickle
  * encoder:
  *   1. hand-built values (ints at every opcode boundary, big ints, floats,
  *      strings, bytes, nested containers, >1000-item batches, numpy arrays
@@ -22,9 +22,9 @@
 #include "check.h"
 #include "fixture.h"
 #include "core/npy.h"
-#include "formats/atlas.h"
-#include "formats/pickle.h"
-#include "formats/pickle_write.h"
+#include "formats/atlas/atlas.h"
+#include "decoders/pickle.h"
+#include "decoders/pickle_write.h"
 
 /* The window blocks are read through (pread). */
 static ds_view t_view;

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "formats/atlas.h"
-#include "formats/bagz.h"
-#include "formats/datadings.h"
+#include "formats/atlas/atlas.h"
+#include "formats/bagz/bagz.h"
+#include "formats/datadings/datadings.h"
 #include "formats/detect.h"
 #include "formats/shards.h"
 

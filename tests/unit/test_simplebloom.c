@@ -1,4 +1,4 @@
-/* test_simplebloom.c - formats/simplebloom.c: the bits simplebloom_add sets
+/* test_simplebloom.c - formats/datadings/simplebloom.c: the bits simplebloom_add sets
  * and simplebloom_test reads are upstream's (h1 + j * h2) % num_bits, the
  * sum wrapping around 2^64, for bit counts small and past 2^63 and hashes
  * near 2^64 (where the stepped positions meet the wrap-around). Each check
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "formats/simplebloom.h"
+#include "formats/datadings/simplebloom.h"
 
 static uint64_t next_rand(uint64_t *s) { /* splitmix64 */
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);

@@ -1,4 +1,4 @@
-/* test_tfexample.c - unit tests of formats/tfexample.c (no SQLite):
+/* test_tfexample.c - unit tests of decoders/tfexample.c (no SQLite):
  * hand-made Example bytes through ds_tfex_decode (kinds, values, record
  * order, repeated names, empty record), ds_tfex_find, ds_tfex_bytes_at,
  * the JSON text, the max_value_bytes cap on decoded memory (arena.limit),
@@ -15,9 +15,9 @@
 #include "check.h"
 #include "core/npy.h"
 #include "core/value_json.h"
-#include "formats/tfexample.h"
-#include "formats/tfexample_cell.h"
-#include "formats/tfexample_schema.h"
+#include "decoders/tfexample.h"
+#include "decoders/tfexample_cell.h"
+#include "decoders/tfexample_schema.h"
 
 /* Append one length-delimited field to b. */
 static void put_len(ds_buf *b, unsigned field, const ds_buf *payload) {

@@ -1,0 +1,70 @@
+/* bcolz_writer.h - writing bcolz 1.x ctables (or, for one column named
+ * `value`, carrays) as upstream's bcolz writes them
+ * (docs/formats/bcolz.md): one carray folder per column with
+ * meta/storage, meta/sizes, __attrs__ and data/__<N>.blp chunk files (the
+ * 16-byte "blpk" header and one c-blosc 1.x buffer of chunklen rows at
+ * cname/clevel/shuffle); the last partial chunk holds only its rows, as
+ * upstream's flush() writes it; __rootdirs__ and __attrs__ at the root.
+ *
+ * Column dtypes come from numpy dtype strings ("i4", "<f8", "int64",
+ * "S16", "U8", "M8[ns]", "m8[s]", "bool", "object", with an optional cell
+ * shape "(3,)f4") or SQL types (INTEGER int64, REAL float64, BOOLEAN bool,
+ * TEXT U and BLOB S of the width of the longest value). chunklen, when not
+ * given, follows upstream's rule from expectedlen (default 1,000,000, what
+ * bcolz.fromiter assumes for an iterator of unknown length).
+ *
+ * Rows stream: each column keeps one chunk in memory; TEXT/BLOB columns
+ * without a width wait in a temporary file (".values.tmp" in the column
+ * folder) until the end, when their width is known. A value that does not
+ * fit its column is an error naming the row and the column. Knows no
+ * SQLite; writes into a directory the caller provides. */
+#ifndef DS_BCOLZ_WRITE_H
+#define DS_BCOLZ_WRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/value.h"
+#include "formats/bcolz/bcolz.h"
+#include "formats/bcolz/bcolz_cell_write.h"
+
+typedef struct bcolz_write_options {
+  uint64_t chunklen;     /* rows per chunk; 0: from expectedlen per column */
+  uint64_t expectedlen;  /* upstream's size hint */
+  char cname[16];        /* blosclz, lz4, lz4hc, snappy, zlib, zstd */
+  int clevel;            /* 0..9 */
+  int shuffle;           /* 0 none, 1 byte, 2 bit */
+  int sync;              /* fsync every file and folder when finishing */
+  uint64_t max_chunk;    /* most bytes one chunk (chunklen x cell) may hold:
+                            the readers' max_value_bytes (0: its default,
+                            DS_MAX_VALUE_BYTES); never above SQLite's default
+                            length limit (1e9: readers cap max_value_bytes
+                            there) nor what c-blosc compresses in one call */
+} bcolz_write_options;
+
+/* Upstream's defaults: lz4, clevel 5, shuffle 1; expectedlen 1,000,000. */
+void bcolz_write_defaults(bcolz_write_options *o);
+int bcolz_write_check(const bcolz_write_options *o, char **err);
+
+typedef struct bcolz_writer bcolz_writer;
+
+/* Start a ctable (carray = 0) or a carray (carray = 1, one column) in
+ * directory `dir`, which must exist and be empty. */
+int bcolz_writer_open(const char *dir, int carray, size_t ncols,
+                      const char *const *names, const bcolz_wtype *types,
+                      const bcolz_write_options *o, bcolz_writer **out,
+                      char **err);
+/* Append one row (ncols values). On error nothing was added. */
+int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err);
+uint64_t bcolz_writer_count(const bcolz_writer *w);
+/* Go back to the first `rows` rows (a savepoint). */
+int bcolz_writer_truncate(bcolz_writer *w, uint64_t rows, char **err);
+/* Write the last chunks, meta/sizes and the JSON files. */
+int bcolz_writer_finish(bcolz_writer *w, char **err);
+void bcolz_writer_free(bcolz_writer *w);
+/* 0 when `path` is absent, an empty directory, or a bcolz ctable
+ * (__rootdirs__) or carray (meta/storage) as the reader recognises them;
+ * else an error naming what is there. */
+int bcolz_write_is_own(const char *path, char **err);
+
+#endif

@@ -1,0 +1,39 @@
+/* bcolz_write.h - the writing side of the bcolz CREATE form
+ * (mode=create or replace): the columns= list, options to a bcolz writer
+ * in a staged directory, and the table's INSERT rows. */
+#ifndef DS_BCOLZ_TABLE_WRITE_H
+#define DS_BCOLZ_TABLE_WRITE_H
+
+#include "core/options.h"
+#include "formats/bcolz/bcolz_writer.h"
+#include "sql/sqlite_api.h"
+#include "vtab/table_writer.h"
+
+/* The options only a writer takes (a reading table refuses them). */
+extern const char *const bcolz_write_only_options[];
+
+/* The declared columns: columns='name type, ...' (types as
+ * bcolz_write_parse_type takes them), or without columns= one column
+ * `value` whose type the first row decides (`inferred` = 1). */
+typedef struct bcolz_wcols {
+  size_t n;
+  char **names;
+  bcolz_wtype *types;
+  int *json;          /* the type was written JSON: object column of JSON */
+  int inferred;
+} bcolz_wcols;
+
+int bcolz_wcols_parse(const char *spec, bcolz_wcols *out, char **err);
+void bcolz_wcols_free(bcolz_wcols *c);
+
+/* Open the writer of a CREATE-form table on directory `path` (mode 1
+ * create, 2 replace) with chunklen=, expectedlen=, cname=, clevel=,
+ * shuffle= and the columns (copied). */
+int bcolz_table_write_open(const char *path, const ds_options *o, int mode,
+                           const bcolz_wcols *cols, ds_table_writer **out, char **err);
+
+/* One INSERT row: vals[i] for column i. */
+int bcolz_table_write_row(ds_table_writer *tw, sqlite3_value **vals, uint64_t row,
+                          char **err);
+
+#endif
