@@ -15,7 +15,8 @@
 
 BUILD   ?= build
 CC      ?= cc
-FORMATS := bagz datadings atlas bcolz
+# one library per ext/<fmt>.c (ext/datasets.c: every format)
+FORMATS := $(filter-out datasets,$(basename $(notdir $(wildcard ext/*.c))))
 OPT     ?= -O2 -g
 # -MMD -MP: each object gets a .d file listing the headers it includes
 CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -fPIC -Isrc \

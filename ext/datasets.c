@@ -1,11 +1,13 @@
 /* ext/datasets.c - entry point of build/datasets.so: every module and
- * function of sqlite-datasets, with dataset_info, dataset_shards and the
+ * function of sqlite-datasets (every format of vtab/format_table.c), with
+ * dataset_info, dataset_shards and the
  * `dataset` module that only this library has. Load with `.load build/datasets`. */
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
 #include "sql/npy_sql.h"
 #include "sql/version_sql.h"
+#include "vtab/format_table.h"
 #include "vtab/modules.h"
 #include "vtab/tfexample_sql.h"
 
@@ -20,11 +22,8 @@ int sqlite3_datasets_init(sqlite3 *db, char **pzErrMsg,
   SQLITE_EXTENSION_INIT2(pApi);
   int rc = ds_npy_register_functions(db);
   if (rc == SQLITE_OK) rc = ds_version_register(db);
-  if (rc == SQLITE_OK) rc = ds_bagz_register(db);
+  if (rc == SQLITE_OK) rc = ds_format_table_register(db);
   if (rc == SQLITE_OK) rc = ds_tfexample_register_functions(db);
-  if (rc == SQLITE_OK) rc = ds_datadings_register(db);
-  if (rc == SQLITE_OK) rc = ds_atlas_register(db);
-  if (rc == SQLITE_OK) rc = ds_bcolz_register(db);
   if (rc == SQLITE_OK) rc = ds_dataset_info_register(db);
   if (rc == SQLITE_OK) rc = ds_dataset_module_register(db);
   if (rc == SQLITE_OK) rc = ds_dataset_shards_register(db);

@@ -16,6 +16,12 @@
 #      "module includes module" pairs of src/ and ext/ go through tsort,
 #      which names each loop it finds. KNOWN_LOOPS lists the loops left
 #      for later (each with its reason); any other loop fails.
+#   5. One table of formats (vtab/format_table.c): no switch on a format
+#      value, no comparison of one, no DS_FORMAT_ enumerator outside it;
+#      the cross-format files (detection, shard listing, the `dataset`
+#      module, dataset_info, dataset_shards, ext/datasets.c) include no
+#      header of a format's folder (formats/<fmt>/): what they know of a
+#      format comes from its row and descriptor (formats/format.h).
 # Usage: tools/check_layers.sh [repository root]
 # Comments are stripped first (gcc -fpreprocessed), so prose may name
 # anything; the lines shown are those of the comment-free text.
@@ -45,8 +51,9 @@ rule() {
 
 CORE=$(find src/core src/decoders src/formats -name '*.[ch]' | sort)
 SQL=$(find src/sql src/vtab ext -name '*.[ch]' | sort)
-# dataset_info builds its rows as JSON values with jansson (output only).
-JANSSON_OK=src/vtab/dataset_info.c
+# dataset_info builds its rows as JSON values with jansson (output only):
+# dataset_info.c, info_rows.c/.h and the formats' row builders *_info.c.
+JANSSON_OK=$(printf '%s\n' src/vtab/info_rows.h src/vtab/info_rows.c src/vtab/*_info.c)
 
 # shellcheck disable=SC2086
 rule "core and formats know no SQLite" 'sqlite3|SQLITE_' $CORE
@@ -68,6 +75,17 @@ rule "jansson only where the SQLite layer writes JSON output" \
 # shellcheck disable=SC2086
 rule "src/sql includes nothing of formats or vtab" \
   '#[[:space:]]*include[[:space:]]*"(formats|vtab)/' $(find src/sql -name '*.[ch]' | sort)
+
+# shellcheck disable=SC2086
+rule "no switch on a format outside the format table" \
+  'case[[:space:]]+DS_FORMAT_|DS_FORMAT_(BAGZ|DATADINGS|ATLAS|BCOLZ)|switch[[:space:]]*\([^)]*(format|fmt)[^)]*\)|(->|\.)format[[:space:]]*[!=]=' \
+  $(echo $CORE $SQL | tr ' ' '\n' | grep -vx src/vtab/format_table.c)
+CROSS="src/formats/detect.h src/formats/detect.c src/formats/shards.c
+src/formats/format.h src/formats/format_files.c src/vtab/dataset_module.c
+src/vtab/dataset_info.c src/vtab/dataset_shards.c src/vtab/info_rows.c ext/datasets.c"
+# shellcheck disable=SC2086
+rule "cross-format files include no format's folder" \
+  '#[[:space:]]*include[[:space:]]*"formats/[^/"]+/' $CROSS
 
 # includes: "module included-module" for every quoted include that names a
 # file of src/ (relative to the includer's folder, or to src/).

@@ -14,6 +14,7 @@
 #include "core/shard_spec.h"
 #include "formats/bagz/bagz.h"
 #include "formats/detect.h"
+#include "formats/format.h"
 
 typedef struct ds_shard_entry {
   uint64_t shard;       /* shard number, 0-based, as the modules number it */
@@ -28,7 +29,7 @@ typedef struct ds_shard_entry {
 } ds_shard_entry;
 
 typedef struct ds_shard_listing {
-  ds_format format;
+  const ds_format_bytes *format;
   uint64_t nshards;     /* shards of the dataset (entries >= nshards) */
   uint64_t total_rows;  /* rows of the dataset */
   ds_layout layout;     /* bagz interleaved: row i of an entry has rowid
@@ -46,7 +47,8 @@ typedef struct ds_shards_options {
                          * (the caller's: ds_shards_list never frees it) */
 } ds_shards_options;
 
-/* List the shards of `path`, whose format ds_detect found (*d). `bytes` is, for a
+/* List the shards of `path`, whose format ds_detect found (*d): the
+ * format's own list_shards (format.h). `bytes` is, for a
  * whole shard, the bytes on disk of its files (as dataset_info counts
  * them: a bagz file and its limits file, a datadings file and its index
  * files, every file under an atlas shard folder or bcolz root); for a
@@ -57,5 +59,27 @@ typedef struct ds_shards_options {
 int ds_shards_list(const char *path, const ds_detected *d,
                    const ds_shards_options *o, ds_shard_listing *out, char **err);
 void ds_shard_listing_free(ds_shard_listing *l);
+
+/* For the formats' list_shards (format.h): one shard as the format sees
+ * it, before it is cut into ranges. */
+typedef struct ds_shard_info {
+  size_t shard;
+  const char *path;
+  uint64_t rows;
+  uint64_t first;  /* global rowid of its row 0 */
+  uint64_t stride; /* rowid step between its rows: 1, or nshards (interleaved) */
+  uint64_t bytes;  /* bytes on disk of its files */
+  const char *dictionary; /* atlas: the zstd dictionary it decodes with, or NULL */
+} ds_shard_info;
+
+/* Stored bytes of rows [a, b) (a < b) of one shard: the format's. */
+typedef int (*ds_range_bytes_fn)(void *reader, size_t shard, uint64_t first,
+                                 uint64_t a, uint64_t b, uint64_t *bytes,
+                                 char **err);
+
+/* Add shard s to l whole, or cut into ranges of at most split rows (the
+ * bytes of each from range_bytes(reader, ...)). */
+int ds_shards_add(ds_shard_listing *l, const ds_shard_info *s, uint64_t split,
+                  ds_range_bytes_fn range_bytes, void *reader, char **err);
 
 #endif

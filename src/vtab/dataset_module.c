@@ -1,13 +1,14 @@
-/* dataset_module.c - the `dataset` module: a table over any of the four
- * formats, found by formats/detect.h.
+/* dataset_module.c - the `dataset` module: a table over any format of the
+ * format table (vtab/format_table.c), found by formats/detect.h.
  *
  *   CREATE VIRTUAL TABLE t USING dataset('train.msgpack', infer=1000);
  *
  * How it becomes the right module: xConnect (also xCreate) detects the
  * format of the path and calls that format's own xConnect (its sqlite3_module
- * from modules.h) with the same arguments, the module name replaced, and
- * the options detection found appended (bagz: limits=separate when every
- * file has limits.NAME beside it, unless the arguments name `limits`). The
+ * from the format table) with the same arguments, the module name
+ * replaced, and the option detection found appended (the table's
+ * detected_option; bagz: limits=separate when every file has limits.NAME
+ * beside it, unless the arguments name `limits`). The
  * format's table is wrapped in a small one; every other method forwards to
  * the format's module with the wrapped table or cursor and moves its error
  * message to the wrapper, where SQLite looks for it. So the columns,
@@ -23,6 +24,7 @@
 #include "core/options.h"
 #include "sql/sqlite_api.h"
 #include "formats/detect.h"
+#include "vtab/format_table.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -39,17 +41,6 @@ typedef struct fwd_cursor {
   sqlite3_vtab_cursor base;
   sqlite3_vtab_cursor *inner;
 } fwd_cursor;
-
-/* The module of format f and its client data (*aux). */
-static const sqlite3_module *module_for(ds_format f, void **aux) {
-  switch (f) {
-  case DS_FORMAT_BAGZ: return ds_bagz_module(aux);
-  case DS_FORMAT_DATADINGS: return ds_datadings_module(aux);
-  case DS_FORMAT_ATLAS: return ds_atlas_module(aux);
-  case DS_FORMAT_BCOLZ: return ds_bcolz_module(aux);
-  }
-  return NULL;
-}
 
 /* Move the format table's error message to the wrapper; returns rc. */
 static int take_error(fwd_vtab *t, int rc) {
@@ -87,28 +78,30 @@ static int fwd_init(sqlite3 *db, int argc, const char *const *argv,
                             "a look without a table"));
   }
   ds_detected d;
+  const ds_format_row *row = NULL;
   char *err = NULL;
-  int rc = ds_detect(path, &d, &err);
+  int rc = ds_format_detect(path, &d, &row, &err);
   free(path);
   if (rc && !ds_table_creating(db)) {
-    /* reconnecting without the files: bagz's placeholder table, which
-     * DROP TABLE can drop and queries fail on */
+    /* reconnecting without the files: the placeholder table of the
+     * format table (bagz's), which DROP TABLE can drop and queries fail on */
     free(err);
     rc = 0;
-    d.format = DS_FORMAT_BAGZ;
-    d.module = "bagz";
-    d.bagz_separate = 0;
+    row = ds_format_table_placeholder();
+    d.format = row->bytes;
+    d.detail = 0;
   }
   if (rc) return ds_set_error(pzErr, MOD, err);
   const char **args = malloc((size_t)(argc + 1) * sizeof *args);
   if (!args) return SQLITE_NOMEM;
   int n = 0;
-  args[n++] = d.module;
+  args[n++] = d.format->name;
   for (int i = 1; i < argc; i++) args[n++] = argv[i];
-  if (d.format == DS_FORMAT_BAGZ && d.bagz_separate && !has_option(argc, argv, "limits"))
-    args[n++] = "limits=separate";
+  const char *opt_name = NULL;
+  const char *opt = row->detected_option ? row->detected_option(&d, &opt_name) : NULL;
+  if (opt && !has_option(argc, argv, opt_name)) args[n++] = opt;
   void *aux = NULL;
-  const sqlite3_module *m = module_for(d.format, &aux);
+  const sqlite3_module *m = row->module(&aux);
   sqlite3_vtab *inner = NULL;
   rc = m->xConnect(db, aux, n, args, &inner, pzErr);
   free(args);

@@ -15,7 +15,8 @@
  * shard, first_rowid, shard_index, rows, rowid_step when interleaved;
  * atlas: dictionary= for a shard folder using the root's dictionary).
  *
- * Options: split_rows=N, and any option of the format's own module, so one
+ * Options: split_rows=N, and any option of the format's own module (its
+ * row's shard_options in vtab/format_table.c), so one
  * options string serves both; of those only bagz limits= and layout=
  * change the listing (with layout=interleaved, row i of an entry has
  * rowid first_rowid + i * shards). The others are checked by name only. */
@@ -27,7 +28,7 @@
 #include "sql/sqlite_api.h"
 #include "formats/detect.h"
 #include "formats/shards.h"
-#include "vtab/bagz_tfex.h"
+#include "vtab/format_table.h"
 #include "vtab/list.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
@@ -41,16 +42,6 @@ enum {
   COL_OPEN_OPTIONS
 };
 
-/* The options each format's module takes in its CREATE form (tests check
- * them against the modules' own "known options" lists). */
-static const char *const bagz_known[] = {"split_rows", "compression", "limits",
-                                         "layout", "dictionary", "threads",
-                                         BAGZ_TFEX_OPTIONS, NULL};
-static const char *const datadings_known[] = {"split_rows", "infer", "columns", NULL};
-static const char *const atlas_known[] = {"split_rows", "infer", "columns", "unsupported",
-                                          "cache_mb", "threads", "dictionary", NULL};
-static const char *const bcolz_known[] = {"split_rows", "bytes", "cache_mb", NULL};
-
 /* One row: a listing entry (its strings owned) and the rowid step of its
  * rows (1, or the shard count of interleaved bagz). */
 typedef struct shard_row {
@@ -58,18 +49,8 @@ typedef struct shard_row {
   uint64_t step;
 } shard_row;
 
-static const char *const *known_for(ds_format f) {
-  switch (f) {
-  case DS_FORMAT_BAGZ: return bagz_known;
-  case DS_FORMAT_DATADINGS: return datadings_known;
-  case DS_FORMAT_ATLAS: return atlas_known;
-  case DS_FORMAT_BCOLZ: return bcolz_known;
-  }
-  return NULL;
-}
-
-/* Parse and check the options string for a dataset of format d. */
-static int read_options(const char *opts, const ds_detected *d,
+/* Parse and check the options string for a dataset of the format of row. */
+static int read_options(const char *opts, const ds_format_row *row,
                         ds_shards_options *so, char **err) {
   static const char *const limits[] = {"tail", "separate", NULL};
   static const char *const layouts[] = {"concatenated", "interleaved", NULL};
@@ -78,9 +59,9 @@ static int read_options(const char *opts, const ds_detected *d,
   int64_t split = 0;
   memset(so, 0, sizeof *so);
   int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
-  if (rc == 0) rc = ds_options_check_known(&o, known_for(d->format), err);
+  if (rc == 0) rc = ds_options_check_known(&o, row->shard_options, err);
   if (rc == 0) rc = ds_options_int(&o, "split_rows", 0, 1, INT64_MAX, &split, err);
-  if (rc == 0 && d->format == DS_FORMAT_BAGZ)
+  if (rc == 0) /* bagz's (others have no limits, layout: checked above) */
     rc = ds_options_enum(&o, "limits", limits, 0, &lim, err) ||
          ds_options_enum(&o, "layout", layouts, 0, &lay, err);
   so->split_rows = (uint64_t)split;
@@ -96,9 +77,10 @@ static int read_options(const char *opts, const ds_detected *d,
 /* The listing of `path` with the options string `opts` (may be NULL). */
 static int list(const char *path, const char *opts, ds_shard_listing *l, char **err) {
   ds_detected d;
+  const ds_format_row *row;
   ds_shards_options so;
-  if (ds_detect(path, &d, err)) return -1;
-  if (read_options(opts, &d, &so, err)) {
+  if (ds_format_detect(path, &d, &row, err)) return -1;
+  if (read_options(opts, row, &so, err)) {
     free(so.dictionary);
     ds_err_prefix(err, path);
     return -1;

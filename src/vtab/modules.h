@@ -3,7 +3,11 @@
 #ifndef DS_MODULES_H
 #define DS_MODULES_H
 
+#include "core/options.h"
+#include "formats/detect.h"
 #include "sql/sqlite_api.h"
+
+struct ds_info;
 
 int ds_bagz_register(sqlite3 *db);
 /* datadings and datadings_verify */
@@ -18,6 +22,16 @@ const sqlite3_module *ds_bagz_module(void **aux);
 const sqlite3_module *ds_datadings_module(void **aux);
 const sqlite3_module *ds_atlas_module(void **aux);
 const sqlite3_module *ds_bcolz_module(void **aux);
+/* dataset_info's rows of each format after the common ones
+ * (vtab/<fmt>_info.c, reached through vtab/format_table.c). */
+int ds_bagz_info(struct ds_info *l, const char *path, const ds_detected *d,
+                 const ds_options *o, char **err);
+int ds_datadings_info(struct ds_info *l, const char *path, const ds_detected *d,
+                      const ds_options *o, char **err);
+int ds_atlas_info(struct ds_info *l, const char *path, const ds_detected *d,
+                  const ds_options *o, char **err);
+int ds_bcolz_info(struct ds_info *l, const char *path, const ds_detected *d,
+                  const ds_options *o, char **err);
 /* dataset_info(path [, options]) and CREATE VIRTUAL TABLE ... USING
  * dataset(path, ...): datasets.so only */
 int ds_dataset_info_register(sqlite3 *db);

@@ -1,0 +1,26 @@
+/* format_files.h - the file tests and sizes the formats' descriptors
+ * (format.h) share: what is a regular file or directory, a sibling file,
+ * the bytes of a file or of a directory tree, and why a path that is
+ * neither can not be read. Plain C: no SQLite. */
+#ifndef DS_FORMAT_FILES_H
+#define DS_FORMAT_FILES_H
+
+#include <stdint.h>
+
+/* 1 when path is a directory / a regular file (links followed). */
+int ds_fmt_is_dir(const char *path);
+int ds_fmt_is_file(const char *path);
+/* 1 when a sep b (dir "/" name, or path "" suffix) exists. */
+int ds_fmt_exists_join(const char *a, const char *sep, const char *b);
+/* 1 when s ends with suffix. */
+int ds_fmt_ends_with(const char *s, const char *suffix);
+/* Size of the regular file path, 0 when it is none. */
+uint64_t ds_fmt_file_size(const char *path);
+/* Add the sizes of the regular files under dir to *total (lstat: links
+ * are not followed). */
+int ds_fmt_dir_bytes(const char *dir, uint64_t *total, char **err);
+/* Why `path`, neither a regular file nor a directory, cannot be read:
+ * missing, a loop of links, a name too long, a device, a FIFO, ... */
+int ds_fmt_path_problem(const char *path, char **err);
+
+#endif
