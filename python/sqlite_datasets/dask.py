@@ -22,6 +22,7 @@ src/core/row_window.h), added to the user's options.
 """
 import json
 import os
+import sqlite3
 import sys
 
 import dask
@@ -121,17 +122,6 @@ def _create_table(conn, path, options, table, part):
     conn.execute("CREATE VIRTUAL TABLE temp.%s USING dataset(%s)" % (_ident(table), args))
 
 
-def _format(conn, path):
-    """The dataset's format name (bagz, datadings, atlas, bcolz)."""
-    row = conn.execute("SELECT value FROM dataset_info(?) WHERE property = 'format'",
-                       (path,)).fetchone()
-    return row[0] if row else None
-
-
-# Formats whose scans decode ahead on a second thread by default (threads=2).
-_DECODE_AHEAD = ("bagz", "atlas")
-
-
 def _task_slots():
     """How many tasks the scheduler read_sql is called under runs at once:
     the worker threads of the current distributed Client, else Dask's local
@@ -145,15 +135,32 @@ def _task_slots():
     return dask.config.get("num_workers", None) or dask.system.CPU_COUNT
 
 
-def _one_thread_each(options, fmt, nparts):
+def _takes_option(conn, path, options, part, name, value):
+    """True when the dataset's module takes option `name`: the extension
+    tells, as a CREATE over the first rows of one partition with
+    name=value succeeds (a module refuses an option it does not know), so
+    no list of formats is kept here."""
+    probe = "__sqlite_datasets_probe"
+    try:
+        _create_table(conn, path, _with_option(options, name, value), probe,
+                      _head_window(part))
+    except sqlite3.Error:
+        return False
+    conn.execute("DROP TABLE temp.%s" % _ident(probe))
+    return True
+
+
+def _one_thread_each(options, nparts, takes_threads):
     """Options with threads=1 when partitions alone keep every worker
     thread busy (at least as many partitions as task slots): a scan's
-    second decoding thread would then compete with another task for the
-    same CPUs. The user's own threads= is kept, and formats without
-    the option are left alone."""
-    if fmt not in _DECODE_AHEAD or _option_value(split_options(options), "threads"):
+    second decoding thread (threads=2, the default of the formats that
+    decode ahead) would then compete with another task for the same CPUs.
+    The user's own threads= is kept, and formats without the option
+    (takes_threads(), asked only when it matters, says False) are left
+    alone."""
+    if _option_value(split_options(options), "threads"):
         return options
-    if nparts < 2 or nparts < _task_slots():
+    if nparts < 2 or nparts < _task_slots() or not takes_threads():
         return options
     return _with_option(options, "threads", 1)
 
@@ -163,14 +170,15 @@ def _sql_ident(name):
     return '"' + name.replace('"', '""') + '"'
 
 
-def _first_fields(conn, path, options):
-    """The field names of the dataset's samples but "key" in first-seen
-    order over the first `infer` samples (default 100), as the CREATE form
-    infers its columns (before it renames clashes such as rowid ->
-    rowid_2)."""
+def _first_fields(conn, table, options):
+    """The field names of the samples of temp table `table` but "key" in
+    first-seen order over the first `infer` samples (default 100), as the
+    CREATE form infers its columns (before it renames clashes such as
+    rowid -> rowid_2)."""
     infer = _option_value(split_options(options), "infer") or "100"
     fields = {}
-    for (sample,) in conn.execute("SELECT sample FROM datadings(?) LIMIT ?", (path, int(infer))):
+    for (sample,) in conn.execute("SELECT sample FROM temp.%s LIMIT ?" % _ident(table),
+                                  (int(infer),)):
         obj = json.loads(sample) if sample else None
         if isinstance(obj, dict):
             for k in obj:
@@ -179,24 +187,32 @@ def _first_fields(conn, path, options):
     return list(fields)
 
 
-def _pinned_columns(conn, path, options, fmt):
-    """Options that give every task the whole dataset's columns: datadings
-    infers its columns from a file's first samples, so a shard opened
-    alone could see other fields; the fields inferred over the whole
-    dataset, with the types the whole dataset's table declares, are passed
-    as columns='"field" TYPE, ...' (quoted: a field may hold commas or
+def _pinned_columns(conn, path, options):
+    """Options that give every task the whole dataset's columns: a table
+    whose columns are its samples' fields, inferred from a file's first
+    samples, shows each sample as the HIDDEN column `sample` (its first
+    column is the key: datadings), so a shard opened alone could see
+    other fields; the fields inferred over the whole dataset, with the
+    types the whole dataset's table declares, are passed as
+    columns='"field" TYPE, ...' (quoted: a field may hold commas or
     spaces), unless the user gave columns. The table renames fields that
-    clash (rowid, names equal ignoring case) the same way every time."""
-    if fmt != "datadings" or _option_value(split_options(options), "columns"):
+    clash (rowid, names equal ignoring case) the same way every time.
+    Which tables those are, the extension tells (their columns), not a
+    list of formats."""
+    if _option_value(split_options(options), "columns"):
         return options
+    whole = "__sqlite_datasets_whole"
     args = ", ".join([_quote(path)] + [_quote(o) for o in split_options(options)])
-    conn.execute("CREATE VIRTUAL TABLE temp.__sqlite_datasets_whole USING dataset(%s)" % args)
+    conn.execute("CREATE VIRTUAL TABLE temp.%s USING dataset(%s)" % (_ident(whole), args))
     try:
-        cols = conn.execute("SELECT name, type FROM pragma_table_xinfo('__sqlite_datasets_whole')"
-                            " WHERE hidden = 0 AND cid > 0").fetchall()
+        xinfo = conn.execute("SELECT cid, name, type, hidden FROM pragma_table_xinfo(?)",
+                             (whole,)).fetchall()
+        if not any(name == "sample" and hidden for _, name, _, hidden in xinfo):
+            return options
+        cols = [(name, t) for cid, name, t, hidden in xinfo if not hidden and cid > 0]
+        fields = _first_fields(conn, whole, options)
     finally:
-        conn.execute("DROP TABLE temp.__sqlite_datasets_whole")
-    fields = _first_fields(conn, path, options)
+        conn.execute("DROP TABLE temp.%s" % _ident(whole))
     if len(fields) != len(cols):
         raise RuntimeError("sqlite_datasets.dask: %s: the table has %d sample columns but the "
                            "first samples have %d fields (%r); pass columns= yourself"
@@ -351,9 +367,11 @@ def read_sql(sql, path, options="", table="ds", split_rows=None, meta=None, atta
     conn = connect()
     try:
         parts = list_partitions(path, options, split_rows, conn)
-        fmt = _format(conn, path)
-        options = _pinned_columns(conn, path, options, fmt)
-        options = _one_thread_each(options, fmt, len(parts))
+        options = _pinned_columns(conn, path, options)
+        first = next((p for p in parts if p["rows"]), parts[0] if parts else None)
+        options = _one_thread_each(
+            options, len(parts),
+            lambda: _takes_option(conn, path, options, first, "threads", 1))
         if meta is None:
             meta = _infer_meta(conn, sql, path, options, table, attach, parts)
     finally:

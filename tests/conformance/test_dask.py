@@ -12,7 +12,8 @@ the file; a worker without the extension gets an error that says so; a
 worker process killed while it runs a task is dead and dropped by the
 scheduler, Dask retries the task and the answer is the same. read_sql types
 expression columns from the first rows of the first partition (the whole
-partition when those give no value), and opens bagz/atlas partitions with
+partition when those give no value), and opens the partitions of formats
+that take threads= (bagz, atlas: the extension says which) with
 threads=1 when they fill the cluster's worker threads.
 Usage: test_dask.py BUILD_DIR"""
 import math
@@ -188,17 +189,31 @@ def check_meta(conn):
         sdd.HEAD_ROWS = saved
 
 
-def check_threads():
-    """With the 2-thread cluster as the Client: 4 bagz partitions fill it
-    (threads=1 each); 1 does not; the user's threads= and formats without
-    the option are left alone."""
+def check_threads(conn):
+    """With the 2-thread cluster as the Client: 4 partitions of a format
+    that takes threads= fill it (threads=1 each); 1 does not; the user's
+    threads= and formats without the option are left alone. Whether a
+    format takes it comes from the extension (_takes_option), never a list
+    of formats: for a fixture of each format it agrees with what
+    dataset_shards, which accepts the module's own options, says."""
     import sqlite_datasets.dask as sdd
     C.eq(sdd._task_slots(), 2, "threads: the cluster runs 2 tasks at once")
-    C.eq([sdd._one_thread_each("", "bagz", 4), sdd._one_thread_each("layout=x", "atlas", 2),
-          sdd._one_thread_each("", "bagz", 1), sdd._one_thread_each("threads=2", "bagz", 4),
-          sdd._one_thread_each("", "datadings", 4)],
+    yes, no = (lambda: True), (lambda: False)
+    C.eq([sdd._one_thread_each("", 4, yes), sdd._one_thread_each("layout=x", 2, yes),
+          sdd._one_thread_each("", 1, yes), sdd._one_thread_each("threads=2", 4, yes),
+          sdd._one_thread_each("", 4, no)],
          ["threads=1", "layout=x, threads=1", "", "threads=2", ""],
          "threads: threads=1 per partition only when the partitions fill the workers")
+    for _, _, path, options, split, _, _, _ in CASES:
+        parts = sdd.list_partitions(path, options, split, conn)
+        try:
+            conn.execute("SELECT count(*) FROM dataset_shards(?, ?)",
+                         (path, sdd._with_option(options, "threads", 1))).fetchall()
+            want = True
+        except sqlite3.Error:
+            want = False
+        C.eq(sdd._takes_option(conn, path, options, parts[0], "threads", 1), want,
+             "threads: %s takes threads= as dataset_shards says (%s)" % (path, want))
 
 
 def check_corrupt(tmp):
@@ -320,7 +335,7 @@ def main():
                 Client(cluster) as client:
             for case in CASES:
                 C.run(check_case, "cluster", conn, case)
-            C.run(check_threads)
+            C.run(check_threads, conn)
             C.run(check_attach, conn, tmp)
             C.run(check_npy, conn)
             C.run(check_corrupt, tmp)
