@@ -11,7 +11,7 @@
  * dictionary=<file>, threads=1|2 (2: decompress ahead on a second thread
  * during scans). With records=tfexample (CREATE form) the columns are the
  * features of tf.train.Example records, then HIDDEN record, shard and
- * shard_index (vtab/bagz_tfex.c).
+ * shard_index (vtab/tfexample_columns.c).
  *
  * Planning (sql/plan.c, vtab/table.c): rowid =, IN, ranges, shard = / IN,
  * record = / IN and LIMIT/OFFSET become a ds_rowset, so only the records a query returns
@@ -31,7 +31,7 @@
 #include "formats/bagz/bagz_shards.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
-#include "vtab/bagz_tfex.h"
+#include "vtab/tfexample_columns.h"
 #include "vtab/bagz_write.h"
 #include "vtab/dataset.h"
 #include "vtab/modules.h"
@@ -66,7 +66,7 @@ typedef struct bagz_vtab {
   ds_zstd_ctx spare_z;
   ds_buf spare_buf;
   bagz_io spare_io;
-  bagz_tfex tfex;     /* records=tfexample: the feature columns */
+  ds_tfex_columns tfex;     /* records=tfexample: the feature columns */
   int nfeat;          /* feature columns before COL_RECORD (0 without) */
 } bagz_vtab;
 
@@ -83,7 +83,7 @@ typedef struct bagz_cursor {
   int rec_ok;            /* without read-ahead: ra_rec holds row rec_row, so */
   uint64_t rec_row;      /* a query using record twice decompresses it once */
   int located;           /* row/shard/shard_index are valid */
-  bagz_tfex_row tfex;    /* records=tfexample: the decoded record */
+  ds_tfex_columns_row tfex;    /* records=tfexample: the decoded record */
 } bagz_cursor;
 
 /* idxNum flag (module-specific bit of plan.h's encoding): the query reads
@@ -93,11 +93,11 @@ typedef struct bagz_cursor {
 #define READAHEAD_MIN_ROWS 512
 
 static const char *const known_options[] = {"compression", "limits", "layout",
-                                            "dictionary", "threads", BAGZ_TFEX_OPTIONS,
+                                            "dictionary", "threads", DS_TFEX_COLUMNS_OPTIONS,
                                             NULL};
 static const char *const create_options[] = {"compression", "limits", "layout",
                                              "dictionary", "threads", "mode",
-                                             "level", "rows_per_shard", BAGZ_TFEX_OPTIONS,
+                                             "level", "rows_per_shard", DS_TFEX_COLUMNS_OPTIONS,
                                              NULL};
 static const char *const compression_names[] = {"auto", "none", "zstd", NULL};
 static const char *const limits_names[] = {"tail", "separate", NULL};
@@ -120,12 +120,12 @@ static int dataset_changed(const ds_dataset *d) {
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
   bagz_options bo = {0};
-  bagz_tfex x = {0};
+  ds_tfex_columns x = {0};
   int comp, lim, lay, mode;
   int64_t threads, infer;
   if (ds_options_check_known(o, tvf ? known_options : create_options, err) ||
       ds_table_writer_mode(o, &mode, err) ||
-      bagz_tfex_options(&x, o, tvf, &infer, err) ||
+      ds_tfex_columns_options(&x, o, tvf, &infer, err) ||
       ds_options_enum(o, "compression", compression_names, 0, &comp, err) ||
       ds_options_enum(o, "limits", limits_names, 0, &lim, err) ||
       ds_options_enum(o, "layout", layout_names, 0, &lay, err) ||
@@ -163,7 +163,12 @@ static int dataset_index(bagz_dataset *d, char **err) {
 static int declare_tfexample(bagz_vtab *t, const ds_options *o, int64_t infer,
                              char **err) {
   ds_dataset *d = t->base.ds;
-  char *sql = bagz_tfex_declaration(&t->tfex, o, infer, BAG(d)->reader, d->max_value, err);
+  const bagz_reader *r = BAG(d)->reader;
+  bagz_records c;
+  bagz_records_init(&c, r, d->max_value);
+  ds_record_source src = {bagz_count(r), bagz_records_get, &c};
+  char *sql = ds_tfex_columns_declaration(&t->tfex, o, infer, &src, d->max_value, err);
+  bagz_records_free(&c);
   if (!sql) {
     ds_err_prefix(err, d->path);
     return -1;
@@ -181,7 +186,7 @@ static int declare(ds_table *t, const ds_options *o, char **err) {
   int mode = 0;
   int64_t infer;
   if (!t->tvf && (ds_table_writer_mode(o, &mode, err) ||
-                  bagz_tfex_options(&v->tfex, o, 0, &infer, err)))
+                  ds_tfex_columns_options(&v->tfex, o, 0, &infer, err)))
     return -1;
   if (mode && v->tfex.on && !ds_options_get(o, "columns"))
     return ds_err(err, "%s: records=tfexample with mode=create or replace needs "
@@ -202,7 +207,7 @@ static int declare(ds_table *t, const ds_options *o, char **err) {
 static void table_free(ds_table *base) {
   bagz_vtab *t = (bagz_vtab *)base;
   ds_table_writer_free(t->writer);
-  bagz_tfex_free(&t->tfex);
+  ds_tfex_columns_free(&t->tfex);
   if (!t->spare) return;
   ds_zstd_ctx_free(&t->spare_z);
   ds_buf_free(&t->spare_buf);
@@ -253,7 +258,7 @@ static void cursor_reset(ds_cursor *base) {
   c->ra = NULL;
   c->located = 0;
   c->rec_ok = 0;
-  bagz_tfex_row_reset(&c->tfex);
+  ds_tfex_columns_row_reset(&c->tfex);
 }
 
 /* ds_table_def.cursor_free: keep a small context, buffer and windows
@@ -262,7 +267,7 @@ static void cursor_reset(ds_cursor *base) {
 static void cursor_free(ds_cursor *base) {
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_vtab *t = (bagz_vtab *)c->base.base.pVtab;
-  bagz_tfex_row_free(&c->tfex);
+  ds_tfex_columns_row_free(&c->tfex);
   if (!t->spare && c->scratch.cap <= ((size_t)1 << 20)) {
     t->spare_z = c->z;
     t->spare_buf = c->scratch;
@@ -416,8 +421,8 @@ static void column_feature(bagz_cursor *c, sqlite3_context *ctx, int col) {
   size_t n = 0;
   if ((!c->tfex.valid || c->tfex.row != c->base.row) && record_bytes(c, ctx, &p, &n))
     return;
-  bagz_tfex_result(&t->tfex, &c->tfex, col, c->base.row, p, n, c->base.ds->max_value,
-                   bagz_shard_path(r, c->shard), ctx);
+  ds_tfex_columns_result(&t->tfex, &c->tfex, col, c->base.row, p, n,
+                         c->base.ds->max_value, MOD, bagz_shard_path(r, c->shard), ctx);
 }
 
 static int bagz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {

@@ -79,7 +79,7 @@ int bagz_write_open(const char *path, const ds_options *o, int mode,
   return ds_table_writer_open(path, o, mode, &spec, out, err) < 0 ? -1 : 0;
 }
 
-int bagz_write_row(ds_table *t, int argc, sqlite3_value **argv, bagz_tfex *x,
+int bagz_write_row(ds_table *t, int argc, sqlite3_value **argv, ds_tfex_columns *x,
                    int nfeat, sqlite3_int64 *rowid, char **err) {
   uint64_t row;
   if (ds_table_writer_insert(t, argc, argv, &row, err)) return -1;
@@ -87,7 +87,7 @@ int bagz_write_row(ds_table *t, int argc, sqlite3_value **argv, bagz_tfex *x,
   sqlite3_value *rec = argv[2 + nfeat];
   if (x) {
     ds_buf out = {0};
-    int rc = bagz_tfex_encode_row(x, argv + 2, rec, &out, err);
+    int rc = ds_tfex_columns_encode_row(x, argv + 2, rec, &out, err);
     if (rc) {
       char where[32];
       snprintf(where, sizeof where, "row %llu", (unsigned long long)row);

@@ -4,7 +4,7 @@
 #define DS_BAGZ_WRITE_H
 
 #include "core/options.h"
-#include "vtab/bagz_tfex.h"
+#include "vtab/tfexample_columns.h"
 #include "vtab/table.h"
 #include "vtab/table_writer.h"
 
@@ -20,8 +20,8 @@ int bagz_write_open(const char *path, const ds_options *o, int mode,
 /* xUpdate of a bagz writer table: one INSERT row. Its record is the
  * record column (argv[2 + nfeat]), or with records=tfexample (x not NULL)
  * the Example its nfeat feature columns (argv[2..]) make
- * (bagz_tfex_encode_row). */
-int bagz_write_row(ds_table *t, int argc, sqlite3_value **argv, bagz_tfex *x,
+ * (ds_tfex_columns_encode_row). */
+int bagz_write_row(ds_table *t, int argc, sqlite3_value **argv, ds_tfex_columns *x,
                    int nfeat, sqlite3_int64 *rowid, char **err);
 
 #endif

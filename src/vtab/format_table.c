@@ -8,7 +8,7 @@
 #include "formats/bagz/bagz_format.h"
 #include "formats/bcolz/bcolz_format.h"
 #include "formats/datadings/datadings_format.h"
-#include "vtab/bagz_tfex.h"
+#include "vtab/tfexample_columns.h"
 #include "vtab/modules.h"
 
 /* The options dataset_shards accepts: split_rows and those each format's
@@ -16,7 +16,7 @@
  * own "known options" lists). */
 static const char *const bagz_known[] = {"split_rows", "compression", "limits",
                                          "layout", "dictionary", "threads",
-                                         BAGZ_TFEX_OPTIONS, NULL};
+                                         DS_TFEX_COLUMNS_OPTIONS, NULL};
 static const char *const datadings_known[] = {"split_rows", "infer", "columns", NULL};
 static const char *const atlas_known[] = {"split_rows", "infer", "columns", "unsupported",
                                           "cache_mb", "threads", "dictionary", NULL};

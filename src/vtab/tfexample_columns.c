@@ -1,17 +1,14 @@
-/* bagz_tfex.c - records=tfexample for the bagz CREATE form (see
- * bagz_tfex.h): options, the feature columns (inferred by
+/* tfexample_columns.c - records=tfexample for the CREATE form of a
+ * module whose rows are records (see tfexample_columns.h): options, the feature columns (inferred by
  * decoders/tfexample_schema.c or given by columns=), and one feature cell
  * as an SQLite result (decoders/tfexample_cell.c makes the value; this file
  * only hands it to SQLite). */
-#include "bagz_tfex.h"
+#include "tfexample_columns.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/bagz/bagz_records.h"
-#include "formats/bagz/bagz_shards.h"
 #include "decoders/tfexample_cell.h"
-#include "decoders/tfexample_schema.h"
 #include "sql/column_value.h"
 #include "sql/value_sql.h"
 #include "vtab/table_writer.h"
@@ -22,7 +19,7 @@
 static const char *const records_names[] = {"none", "tfexample", NULL};
 static const char *const bytes_names[] = {"blob", "text", NULL};
 
-int bagz_tfex_options(bagz_tfex *x, const ds_options *o, int tvf, int64_t *infer,
+int ds_tfex_columns_options(ds_tfex_columns *x, const ds_options *o, int tvf, int64_t *infer,
                       char **err) {
   int records = 0, bytes = 0;
   if (ds_options_enum(o, "records", records_names, 0, &records, err) ||
@@ -43,21 +40,18 @@ int bagz_tfex_options(bagz_tfex *x, const ds_options *o, int tvf, int64_t *infer
   return 0;
 }
 
-char *bagz_tfex_declaration(bagz_tfex *x, const ds_options *o, int64_t infer,
-                            const bagz_reader *r, uint64_t max_value, char **err) {
+char *ds_tfex_columns_declaration(ds_tfex_columns *x, const ds_options *o,
+                                  int64_t infer, const ds_record_source *src,
+                                  uint64_t max_value, char **err) {
   const char *cols = ds_options_get(o, "columns");
   if (cols) {
     int writing = 0;
     if (ds_table_writer_mode(o, &writing, err) ||
         ds_schema_parse_columns(&x->schema, cols, writing != 0, err))
       return NULL;
-  } else {
-    bagz_records c;
-    bagz_records_init(&c, r, max_value);
-    int rc = ds_tfex_infer(&x->schema, bagz_count(r), (uint64_t)infer, bagz_records_get,
-                           &c, x->bytes_text, max_value, err);
-    bagz_records_free(&c);
-    if (rc) return NULL;
+  } else if (ds_tfex_infer(&x->schema, src->count, (uint64_t)infer, src->get,
+                           src->ctx, x->bytes_text, max_value, err)) {
+    return NULL;
   }
   if (ds_schema_name_columns(&x->schema, NULL, err)) return NULL;
   char *rec = ds_schema_free_name(&x->schema, "record", NULL);
@@ -75,7 +69,7 @@ char *bagz_tfex_declaration(bagz_tfex *x, const ds_options *o, int64_t infer,
   return sql;
 }
 
-void bagz_tfex_free(bagz_tfex *x) {
+void ds_tfex_columns_free(ds_tfex_columns *x) {
   ds_schema_free(&x->schema);
   ds_tfex_builder_free(&x->builder);
   ds_tfex_free(&x->check);
@@ -84,7 +78,7 @@ void bagz_tfex_free(bagz_tfex *x) {
 /* Put feature column c (value v, not NULL) into the builder, as its
  * declared type stores v (vtab/table_writer.h: 'abc' for an INTEGER
  * column is an error, '12' is 12). */
-static int put_feature(bagz_tfex *x, const ds_column *c, sqlite3_value *v, char **err) {
+static int put_feature(ds_tfex_columns *x, const ds_column *c, sqlite3_value *v, char **err) {
   const char *name = c->field;
   size_t len = c->field_len;
   ds_value d;
@@ -109,7 +103,7 @@ static int put_feature(bagz_tfex *x, const ds_column *c, sqlite3_value *v, char 
   }
 }
 
-int bagz_tfex_encode_row(bagz_tfex *x, sqlite3_value **cols, sqlite3_value *rec,
+int ds_tfex_columns_encode_row(ds_tfex_columns *x, sqlite3_value **cols, sqlite3_value *rec,
                          ds_buf *out, char **err) {
   int t = sqlite3_value_type(rec);
   if (t == SQLITE_BLOB || t == SQLITE_TEXT) {
@@ -129,7 +123,7 @@ int bagz_tfex_encode_row(bagz_tfex *x, sqlite3_value **cols, sqlite3_value *rec,
   return ds_tfex_build(&x->builder, out, err);
 }
 
-void bagz_tfex_row_free(bagz_tfex_row *r) {
+void ds_tfex_columns_row_free(ds_tfex_columns_row *r) {
   ds_tfex_free(&r->ex);
   free(r->hint);
   r->hint = NULL;
@@ -138,7 +132,7 @@ void bagz_tfex_row_free(bagz_tfex_row *r) {
 
 /* The feature of column col in the decoded record, trying the place it
  * had in the last record first (records of one bag share their layout). */
-static const ds_tfex_feature *find_feature(const bagz_tfex *x, bagz_tfex_row *r,
+static const ds_tfex_feature *find_feature(const ds_tfex_columns *x, ds_tfex_columns_row *r,
                                            int col) {
   const ds_column *c = &x->schema.cols[col];
   size_t h = r->hint ? r->hint[col] : 0;
@@ -150,9 +144,10 @@ static const ds_tfex_feature *find_feature(const bagz_tfex *x, bagz_tfex_row *r,
   return f;
 }
 
-void bagz_tfex_result(const bagz_tfex *x, bagz_tfex_row *r, int col, uint64_t g,
-                      const uint8_t *rec, size_t n, uint64_t max_value,
-                      const char *file, sqlite3_context *ctx) {
+void ds_tfex_columns_result(const ds_tfex_columns *x, ds_tfex_columns_row *r,
+                            int col, uint64_t g, const uint8_t *rec, size_t n,
+                            uint64_t max_value, const char *module,
+                            const char *file, sqlite3_context *ctx) {
   char *err = NULL;
   if (!r->hint && x->schema.n) r->hint = calloc(x->schema.n, sizeof *r->hint);
   if (!r->valid || r->row != g) {
@@ -171,5 +166,5 @@ fail:;
   char *m = ds_strf("%s: record %llu: %s", file, (unsigned long long)g,
                     err ? err : "out of memory");
   free(err);
-  ds_result_error(ctx, "bagz", m);
+  ds_result_error(ctx, module, m);
 }
