@@ -601,14 +601,12 @@ static int at_update(ds_table *base, int argc, sqlite3_value **argv, sqlite3_int
   return 0;
 }
 
-static const ds_table_write_ops at_write_ops = {at_update, DS_TABLE_WRITER_HOOKS};
-
 static const ds_table_def atlas_def = {
     .name = MOD, .ops = &atlas_ops, DS_TABLE_SIZES(at_vtab, at_cursor), .declare = declare,
     .table_free = table_free, /* the spare decoder, the schema */
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, .arrive = arrive,
-    .write = &at_write_ops};                                 /* mode=create|replace */
+    .update = at_update};                                       /* mode=create|replace */
 
 static sqlite3_module atlas_module = DS_TABLE_WRITER_MODULE(at_best_index, at_column);
 

@@ -451,15 +451,13 @@ static int update(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 *ro
   return bagz_write_row(t, argc, argv, v->tfex.on ? &v->tfex : NULL, v->nfeat, rowid, err);
 }
 
-static const ds_table_write_ops write_ops = {update, DS_TABLE_WRITER_HOOKS};
-
 static const ds_table_def bagz_def = {
     .name = MOD, .ops = &bagz_ops, DS_TABLE_SIZES(bagz_vtab, bagz_cursor), .declare = declare,
     .table_free = table_free, /* the writer, the spare decompression context */
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, /* plan -> rows */
     .fetch = fetch, .arrive = arrive,                             /* stepping */
-    .write = &write_ops};                                    /* mode=create|replace */
+    .update = update};                                          /* mode=create|replace */
 
 static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, bagz_column);
 

@@ -786,13 +786,11 @@ static int bz_update(ds_table *base, int argc, sqlite3_value **argv, sqlite3_int
   return 0;
 }
 
-static const ds_table_write_ops bz_write_ops = {bz_update, DS_TABLE_WRITER_HOOKS};
-
 static const ds_table_def bcolz_def = {
     .name = MOD, .ops = &bcolz_ops, DS_TABLE_SIZES(bz_vtab, bz_cursor), .declare = declare,
     .table_free = table_free, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .start = start, .next = bz_next, /* filtered scans */
-    .write = &bz_write_ops};                                 /* mode=create|replace */
+    .update = bz_update};                                       /* mode=create|replace */
 
 static sqlite3_module bcolz_module =
     DS_TABLE_WRITER_MODULE_NEXT(bz_best_index, bz_column, bz_xnext);

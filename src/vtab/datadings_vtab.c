@@ -373,14 +373,12 @@ static int dd_update(ds_table *base, int argc, sqlite3_value **argv,
   return 0;
 }
 
-static const ds_table_write_ops dd_write_ops = {dd_update, DS_TABLE_WRITER_HOOKS};
-
 static const ds_table_def datadings_def = {
     .name = MOD, .ops = &datadings_ops, DS_TABLE_SIZES(dd_vtab, dd_cursor), .declare = declare,
     .table_free = table_free, /* the writer, the schema */
     .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .arrive = arrive, /* key lookups; a new row is unparsed */
-    .write = &dd_write_ops};                                 /* mode=create|replace */
+    .update = dd_update};                                       /* mode=create|replace */
 
 static sqlite3_module datadings_module = DS_TABLE_WRITER_MODULE(dd_best_index, dd_column);
 

@@ -23,8 +23,9 @@
  * A module puts `ds_table base` / `ds_cursor base` first in its own table
  * and cursor structs, fills a ds_table_def (sizes and hooks), builds its
  * sqlite3_module with DS_TABLE_MODULE(its xBestIndex, its xColumn) and
- * registers it with the def as client data. Writers plug in through ds_table_write_ops and
- * DS_TABLE_WRITE_METHODS (see the end of this file and ARCHITECTURE.md). */
+ * registers it with the def as client data. Writers plug in through
+ * def->update and DS_TABLE_WRITER_MODULE (vtab/table_writer.h and
+ * ARCHITECTURE.md). */
 #ifndef DS_TABLE_H
 #define DS_TABLE_H
 
@@ -39,7 +40,6 @@
 
 typedef struct ds_table ds_table;
 typedef struct ds_cursor ds_cursor;
-typedef struct ds_table_write_ops ds_table_write_ops;
 
 /* The arguments of one xFilter call (for the start hook). */
 typedef struct ds_filter_call {
@@ -96,8 +96,11 @@ typedef struct ds_table_def {
   /* Replaces the whole of xNext (bcolz's filtered scans); gets the
    * cursor, returns an SQLite result code. */
   int (*next)(ds_cursor *c);
-  /* Writers (issues 13/14): NULL for read-only modules. */
-  const ds_table_write_ops *write;
+  /* Writing modules (vtab/table_writer.h): an INSERT's row to the format
+   * writer (xUpdate); NULL for read-only modules. The transaction methods
+   * are table_writer's, the same for every module. */
+  int (*update)(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
+                char **err);
 } ds_table_def;
 
 /* The sizes of a module's table and cursor structs, for a ds_table_def. */
@@ -201,7 +204,7 @@ unsigned char *ds_cursor_shard_flags(const ds_cursor *c, sqlite3_value *v, int i
 int ds_cursor_step(ds_cursor *c, char **err);
 
 /* The shared part of a module's sqlite3_module, for designated
- * initializers (a writer adds DS_TABLE_WRITE_METHODS and .iVersion = 2). */
+ * initializers (a writer uses DS_TABLE_WRITER_MODULE, table_writer.h). */
 #define DS_TABLE_METHODS \
   .xDestroy = ds_table_disconnect, DS_TABLE_METHODS_BUT_DESTROY
 /* The same without xDestroy (a writer drops its writer there). */
@@ -219,40 +222,5 @@ int ds_cursor_step(ds_cursor *c, char **err);
 #define DS_TABLE_MODULE(best_index, column)                                   \
   {.iVersion = 0, .xCreate = ds_table_connect, .xConnect = ds_table_connect, \
    .xBestIndex = best_index, .xColumn = column, DS_TABLE_METHODS}
-
-/* ---- The seam for writers (issues 13 and 14) ----
- * A writing module sets def->write to its hooks and adds
- * DS_TABLE_WRITE_METHODS to its sqlite3_module with .iVersion = 2 (the
- * savepoint methods need version 2). The skeleton's methods find the
- * table's def and call the hook with the module's table; a NULL hook
- * answers SQLITE_OK (xUpdate: SQLITE_READONLY). Errors go through
- * ds_table_write_error. */
-struct ds_table_write_ops {
-  int (*update)(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
-                char **err);
-  int (*begin)(ds_table *t, char **err);
-  int (*sync)(ds_table *t, char **err);
-  int (*commit)(ds_table *t, char **err);
-  int (*rollback)(ds_table *t, char **err);
-  int (*savepoint)(ds_table *t, int n, char **err);
-  int (*release)(ds_table *t, int n, char **err);
-  int (*rollback_to)(ds_table *t, int n, char **err);
-};
-
-int ds_table_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
-                    sqlite3_int64 *rowid);
-int ds_table_begin(sqlite3_vtab *vtab);
-int ds_table_sync(sqlite3_vtab *vtab);
-int ds_table_commit(sqlite3_vtab *vtab);
-int ds_table_rollback(sqlite3_vtab *vtab);
-int ds_table_savepoint(sqlite3_vtab *vtab, int n);
-int ds_table_release(sqlite3_vtab *vtab, int n);
-int ds_table_rollback_to(sqlite3_vtab *vtab, int n);
-
-#define DS_TABLE_WRITE_METHODS                                            \
-  .xUpdate = ds_table_update, .xBegin = ds_table_begin,                   \
-  .xSync = ds_table_sync, .xCommit = ds_table_commit,                     \
-  .xRollback = ds_table_rollback, .xSavepoint = ds_table_savepoint,       \
-  .xRelease = ds_table_release, .xRollbackTo = ds_table_rollback_to
 
 #endif

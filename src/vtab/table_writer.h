@@ -118,8 +118,8 @@ int ds_value_from_sql_decl(sqlite3_value *v, ds_decl decl, ds_value *out, char *
 /* 1 when v is TEXT marked as JSON (SQLite's JSON subtype). */
 int ds_sql_is_json(sqlite3_value *v);
 
-/* The transaction hooks for a module's ds_table_write_ops:
- *   static const ds_table_write_ops ops = {my_update, DS_TABLE_WRITER_HOOKS}; */
+/* The transaction steps of a writer table (called by the skeleton's
+ * methods below, vtab/table_write.c). 0, or -1 with *err. */
 int ds_table_writer_begin(ds_table *t, char **err);
 int ds_table_writer_sync(ds_table *t, char **err);
 int ds_table_writer_commit(ds_table *t, char **err);
@@ -127,6 +127,24 @@ int ds_table_writer_rollback(ds_table *t, char **err);
 int ds_table_writer_savepoint(ds_table *t, int n, char **err);
 int ds_table_writer_release(ds_table *t, int n, char **err);
 int ds_table_writer_rollback_to(ds_table *t, int n, char **err);
+/* The write and transaction methods of a writing module's sqlite3_module
+ * (vtab/table_write.c): xUpdate calls the def's update hook, the others
+ * the transaction steps above; errors become "<module>: ...". */
+int ds_table_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
+                    sqlite3_int64 *rowid);
+int ds_table_begin(sqlite3_vtab *vtab);
+int ds_table_sync(sqlite3_vtab *vtab);
+int ds_table_commit(sqlite3_vtab *vtab);
+int ds_table_rollback(sqlite3_vtab *vtab);
+int ds_table_savepoint(sqlite3_vtab *vtab, int n);
+int ds_table_release(sqlite3_vtab *vtab, int n);
+int ds_table_rollback_to(sqlite3_vtab *vtab, int n);
+#define DS_TABLE_WRITE_METHODS                                            \
+  .xUpdate = ds_table_update, .xBegin = ds_table_begin,                   \
+  .xSync = ds_table_sync, .xCommit = ds_table_commit,                     \
+  .xRollback = ds_table_rollback, .xSavepoint = ds_table_savepoint,       \
+  .xRelease = ds_table_release, .xRollbackTo = ds_table_rollback_to
+
 /* A writing module's sqlite3_module (DS_TABLE_MODULE with the write
  * methods and version 2 for the savepoint methods). */
 #define DS_TABLE_WRITER_MODULE(best_index, column) \
@@ -139,9 +157,5 @@ int ds_table_writer_rollback_to(ds_table *t, int n, char **err);
    .xRename = ds_table_writer_rename,                                          \
    .xBestIndex = best_index, .xColumn = column, DS_TABLE_CURSOR_METHODS(next), \
    DS_TABLE_WRITE_METHODS}
-#define DS_TABLE_WRITER_HOOKS                                             \
-  ds_table_writer_begin, ds_table_writer_sync, ds_table_writer_commit,    \
-      ds_table_writer_rollback, ds_table_writer_savepoint,                \
-      ds_table_writer_release, ds_table_writer_rollback_to
 
 #endif
