@@ -606,7 +606,7 @@ static const ds_table_def atlas_def = {
     .table_free = table_free, /* the spare decoder, the schema */
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, .arrive = arrive,
-    .update = at_update};                                       /* mode=create|replace */
+    .update = at_update}; /* mode=create|replace */
 
 static sqlite3_module atlas_module = DS_TABLE_WRITER_MODULE(at_best_index, at_column);
 

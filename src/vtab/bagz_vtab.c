@@ -66,7 +66,7 @@ typedef struct bagz_vtab {
   ds_zstd_ctx spare_z;
   ds_buf spare_buf;
   bagz_io spare_io;
-  ds_tfex_columns tfex;     /* records=tfexample: the feature columns */
+  ds_tfex_columns tfex; /* records=tfexample: the feature columns */
   int nfeat;          /* feature columns before COL_RECORD (0 without) */
 } bagz_vtab;
 
@@ -83,7 +83,7 @@ typedef struct bagz_cursor {
   int rec_ok;            /* without read-ahead: ra_rec holds row rec_row, so */
   uint64_t rec_row;      /* a query using record twice decompresses it once */
   int located;           /* row/shard/shard_index are valid */
-  ds_tfex_columns_row tfex;    /* records=tfexample: the decoded record */
+  ds_tfex_columns_row tfex; /* records=tfexample: the decoded record */
 } bagz_cursor;
 
 /* idxNum flag (module-specific bit of plan.h's encoding): the query reads
@@ -457,7 +457,7 @@ static const ds_table_def bagz_def = {
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, /* plan -> rows */
     .fetch = fetch, .arrive = arrive,                             /* stepping */
-    .update = update};                                          /* mode=create|replace */
+    .update = update}; /* mode=create|replace */
 
 static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, bagz_column);
 

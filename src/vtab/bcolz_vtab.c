@@ -790,7 +790,7 @@ static const ds_table_def bcolz_def = {
     .name = MOD, .ops = &bcolz_ops, DS_TABLE_SIZES(bz_vtab, bz_cursor), .declare = declare,
     .table_free = table_free, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .start = start, .next = bz_next, /* filtered scans */
-    .update = bz_update};                                       /* mode=create|replace */
+    .update = bz_update}; /* mode=create|replace */
 
 static sqlite3_module bcolz_module =
     DS_TABLE_WRITER_MODULE_NEXT(bz_best_index, bz_column, bz_xnext);

@@ -378,7 +378,7 @@ static const ds_table_def datadings_def = {
     .table_free = table_free, /* the writer, the schema */
     .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .arrive = arrive, /* key lookups; a new row is unparsed */
-    .update = dd_update};                                       /* mode=create|replace */
+    .update = dd_update}; /* mode=create|replace */
 
 static sqlite3_module datadings_module = DS_TABLE_WRITER_MODULE(dd_best_index, dd_column);
 

@@ -19,8 +19,8 @@
 static const char *const records_names[] = {"none", "tfexample", NULL};
 static const char *const bytes_names[] = {"blob", "text", NULL};
 
-int ds_tfex_columns_options(ds_tfex_columns *x, const ds_options *o, int tvf, int64_t *infer,
-                      char **err) {
+int ds_tfex_columns_options(ds_tfex_columns *x, const ds_options *o, int tvf,
+                            int64_t *infer, char **err) {
   int records = 0, bytes = 0;
   if (ds_options_enum(o, "records", records_names, 0, &records, err) ||
       ds_options_enum(o, "bytes", bytes_names, 0, &bytes, err) ||
@@ -103,8 +103,8 @@ static int put_feature(ds_tfex_columns *x, const ds_column *c, sqlite3_value *v,
   }
 }
 
-int ds_tfex_columns_encode_row(ds_tfex_columns *x, sqlite3_value **cols, sqlite3_value *rec,
-                         ds_buf *out, char **err) {
+int ds_tfex_columns_encode_row(ds_tfex_columns *x, sqlite3_value **cols,
+                               sqlite3_value *rec, ds_buf *out, char **err) {
   int t = sqlite3_value_type(rec);
   if (t == SQLITE_BLOB || t == SQLITE_TEXT) {
     const uint8_t *p = t == SQLITE_BLOB ? sqlite3_value_blob(rec) : sqlite3_value_text(rec);
@@ -132,8 +132,8 @@ void ds_tfex_columns_row_free(ds_tfex_columns_row *r) {
 
 /* The feature of column col in the decoded record, trying the place it
  * had in the last record first (records of one bag share their layout). */
-static const ds_tfex_feature *find_feature(const ds_tfex_columns *x, ds_tfex_columns_row *r,
-                                           int col) {
+static const ds_tfex_feature *find_feature(const ds_tfex_columns *x,
+                                           ds_tfex_columns_row *r, int col) {
   const ds_column *c = &x->schema.cols[col];
   size_t h = r->hint ? r->hint[col] : 0;
   if (h < r->ex.n && r->ex.features[h].name_len == c->field_len &&

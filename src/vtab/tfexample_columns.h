@@ -45,8 +45,8 @@ typedef struct ds_tfex_columns {
 /* Read records=, bytes= and infer= from o, and check the combination:
  * records=tfexample only in the CREATE form (tvf 0), bytes=, infer= and
  * columns= only with it. 0, or -1 with *err. */
-int ds_tfex_columns_options(ds_tfex_columns *x, const ds_options *o, int tvf, int64_t *infer,
-                      char **err);
+int ds_tfex_columns_options(ds_tfex_columns *x, const ds_options *o, int tvf,
+                            int64_t *infer, char **err);
 /* The CREATE TABLE text of a records=tfexample table over the records of
  * src: the feature columns (columns= or inferred from the first `infer`
  * records), then HIDDEN record, shard, shard_index under names no feature
@@ -63,8 +63,8 @@ void ds_tfex_columns_free(ds_tfex_columns *x);
  * holding a bool/int/float .npy the list of its values, any other BLOB or
  * TEXT one bytes value. The record is appended to out. 0, or -1 with
  * *err. */
-int ds_tfex_columns_encode_row(ds_tfex_columns *x, sqlite3_value **cols, sqlite3_value *rec,
-                         ds_buf *out, char **err);
+int ds_tfex_columns_encode_row(ds_tfex_columns *x, sqlite3_value **cols,
+                               sqlite3_value *rec, ds_buf *out, char **err);
 
 /* A cursor's decoded record. Zero-initialise. */
 typedef struct ds_tfex_columns_row {
