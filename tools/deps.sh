@@ -16,6 +16,10 @@ check_build() {
   [ -f /usr/include/md5.h ]      || need libmd-dev
   [ -f /usr/include/protobuf-c/protobuf-c.h ] || need libprotobuf-c-dev
   command -v protoc-c >/dev/null 2>&1 || need protobuf-c-compiler
+  # remote paths: libcurl's headers only (the library is loaded with
+  # dlopen("libcurl.so.4") when a remote path is first opened)
+  [ -f /usr/include/x86_64-linux-gnu/curl/curl.h ] || [ -f /usr/include/curl/curl.h ] \
+    || need libcurl4-openssl-dev
   command -v cc >/dev/null 2>&1  || need gcc
   command -v make >/dev/null 2>&1 || need make
 }
@@ -38,6 +42,11 @@ check_test() {
   # unit/test_locale builds de_DE's LC_NUMERIC (a decimal comma) with
   # localedef from glibc's locale sources, which are in `locales`
   [ -f /usr/share/i18n/locales/de_DE ] || need locales
+  # remote paths (tests/conformance/test_remote_*): botocore's signer to
+  # check ours, nginx and openssl as the HTTP(S) test server
+  /usr/bin/python3 -c 'import botocore' >/dev/null 2>&1 || need python3-botocore
+  [ -x /usr/sbin/nginx ] || need nginx
+  command -v openssl >/dev/null 2>&1 || need openssl
 }
 check_fuzz() {
   command -v clang >/dev/null 2>&1 || need clang
