@@ -1,0 +1,200 @@
+/* remote_http.c - drives the HTTP range client (src/remote/http.c) for
+ * tests/conformance/test_remote_http.py and the fault tests: runs one
+ * batch of requests given on the command line, prints one JSON line per
+ * request, then a line of counters.
+ *
+ *   remote_http [options] KIND URL [OFFSET LENGTH] [KIND URL ...]
+ *   KIND: range OFFSET LENGTH | suffix LENGTH | whole | head
+ *   options: --retries N  --small-whole N  --backoff-ms N  --timeout-ms N
+ *            --if-match ETAG (every request)  --max-bytes N
+ *            --cancel-after-ms N (a cancel scope that says stop after N ms)
+ *            --threads T (the batch run on T threads at once)
+ *            --maps (print whether libcurl is mapped before and after)
+ *            --sign-s3 REGION (sign with AWS_ACCESS_KEY_ID/SECRET/TOKEN)
+ *   out: {"ok", "err", "status", "size", "etag", "tries", "changed",
+ *         "len", "sha256"} ... then {"requests", "retries", "bytes",
+ *         "failures", "curl_before", "curl_after"} */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/cancel.h"
+#include "remote/http.h"
+#include "remote/s3_sign.h"
+
+static ds_http_opts opts;
+static ds_http_req *proto; /* the requests as parsed */
+static size_t nreq;
+static long cancel_after_ms = -1;
+static const char *sign_region;
+
+/* 1 when libcurl.so is in this process's maps. */
+static int curl_mapped(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[4096];
+  int found = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (strstr(line, "libcurl")) found = 1;
+  if (f) fclose(f);
+  return found;
+}
+
+static int64_t ms_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The cancel callback: stop once the deadline passed. */
+static int deadline_passed(void *ctx) { return ms_now() >= *(int64_t *)ctx; }
+
+/* Sign as S3 (host and path from the URL; no query strings here). */
+static int sign_s3(void *ctx, const char *method, const char *url,
+                   const char *range, const char *if_match, ds_buf *out,
+                   char **err) {
+  (void)ctx;
+  const char *h = strstr(url, "://");
+  if (!h) return ds_err(err, "bad URL");
+  h += 3;
+  const char *path = strchr(h, '/');
+  char host[256];
+  size_t hl = path ? (size_t)(path - h) : strlen(h);
+  if (hl >= sizeof host) return ds_err(err, "host too long");
+  memcpy(host, h, hl);
+  host[hl] = 0;
+  ds_s3_sign_in in = {0};
+  in.method = method;
+  in.host = host;
+  in.path = path ? path : "/";
+  in.range = range;
+  in.if_match = if_match;
+  in.region = sign_region;
+  in.now = time(NULL);
+  ds_s3_keys k = {getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY"),
+                  getenv("AWS_SESSION_TOKEN")};
+  if (!k.access_key || !k.secret_key) return ds_err(err, "no credentials");
+  return ds_s3_sign_headers(&in, &k, out, err);
+}
+
+/* Run a copy of the batch; returns the copy. */
+static void *run_batch(void *arg) {
+  ds_http_req *r = calloc(nreq, sizeof *r);
+  for (size_t i = 0; i < nreq; i++) {
+    r[i] = proto[i];
+    memset(&r[i].body, 0, sizeof r[i].body);
+    r[i].err = NULL;
+  }
+  ds_cancel_scope scope;
+  int64_t deadline = ms_now() + cancel_after_ms;
+  if (cancel_after_ms >= 0) ds_cancel_begin(&scope, deadline_passed, &deadline);
+  ds_http_run(r, nreq, &opts);
+  if (cancel_after_ms >= 0) ds_cancel_end(&scope);
+  (void)arg;
+  return r;
+}
+
+static void print_results(ds_http_req *r) {
+  for (size_t i = 0; i < nreq; i++) {
+    json_t *o = json_object();
+    char hex[DS_SHA256_HEX_LEN];
+    ds_sha256_hex(r[i].body.data ? (void *)r[i].body.data : "", r[i].body.len, hex);
+    json_object_set_new(o, "ok", json_boolean(r[i].err == NULL));
+    json_object_set_new(o, "err", r[i].err ? json_string(r[i].err) : json_null());
+    json_object_set_new(o, "status", json_integer(r[i].status));
+    json_object_set_new(o, "size", r[i].size == DS_HTTP_SIZE_UNKNOWN
+                                       ? json_null()
+                                       : json_integer((json_int_t)r[i].size));
+    json_object_set_new(o, "etag", json_string(r[i].etag));
+    json_object_set_new(o, "tries", json_integer(r[i].tries));
+    json_object_set_new(o, "changed", json_boolean(r[i].changed));
+    json_object_set_new(o, "len", json_integer((json_int_t)r[i].body.len));
+    json_object_set_new(o, "sha256", json_string(hex));
+    char *t = json_dumps(o, JSON_COMPACT);
+    printf("%s\n", t);
+    free(t);
+    json_decref(o);
+  }
+}
+
+int main(int argc, char **argv) {
+  ds_http_opts_default(&opts);
+  const char *if_match = NULL;
+  uint64_t max_bytes = 0;
+  int threads = 1, maps = 0;
+  proto = calloc((size_t)argc, sizeof *proto);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : "0";
+    if (!strcmp(a, "--retries")) opts.retries = atoi(v), i++;
+    else if (!strcmp(a, "--small-whole")) opts.small_whole = strtoull(v, NULL, 10), i++;
+    else if (!strcmp(a, "--backoff-ms")) opts.backoff_base_ms = atol(v), i++;
+    else if (!strcmp(a, "--timeout-ms")) opts.timeout_ms = atol(v), i++;
+    else if (!strcmp(a, "--if-match")) if_match = v, i++;
+    else if (!strcmp(a, "--max-bytes")) max_bytes = strtoull(v, NULL, 10), i++;
+    else if (!strcmp(a, "--cancel-after-ms")) cancel_after_ms = atol(v), i++;
+    else if (!strcmp(a, "--threads")) threads = atoi(v), i++;
+    else if (!strcmp(a, "--sign-s3")) sign_region = v, i++;
+    else if (!strcmp(a, "--maps")) maps = 1;
+    else {
+      ds_http_req *r = &proto[nreq++];
+      if (!strcmp(a, "range") && i + 3 < argc) {
+        r->kind = DS_HTTP_RANGE;
+        r->url = argv[i + 1];
+        r->offset = strtoull(argv[i + 2], NULL, 10);
+        r->length = strtoull(argv[i + 3], NULL, 10);
+        i += 3;
+      } else if (!strcmp(a, "suffix") && i + 2 < argc) {
+        r->kind = DS_HTTP_SUFFIX;
+        r->url = argv[i + 1];
+        r->length = strtoull(argv[i + 2], NULL, 10);
+        i += 2;
+      } else if (!strcmp(a, "whole") && i + 1 < argc) {
+        r->kind = DS_HTTP_WHOLE;
+        r->url = argv[++i];
+      } else if (!strcmp(a, "head") && i + 1 < argc) {
+        r->kind = DS_HTTP_HEAD;
+        r->url = argv[++i];
+      } else {
+        fprintf(stderr, "remote_http: bad argument %s\n", a);
+        return 2;
+      }
+    }
+  }
+  for (size_t i = 0; i < nreq; i++) {
+    proto[i].if_match = if_match;
+    proto[i].max_bytes = max_bytes;
+    if (sign_region) proto[i].sign = sign_s3;
+  }
+  int before = curl_mapped();
+  if (threads <= 1) {
+    ds_http_req *r = run_batch(NULL);
+    print_results(r);
+    for (size_t i = 0; i < nreq; i++) ds_http_req_free(&r[i]);
+    free(r);
+  } else {
+    pthread_t *t = calloc((size_t)threads, sizeof *t);
+    for (int k = 0; k < threads; k++) pthread_create(&t[k], NULL, run_batch, NULL);
+    for (int k = 0; k < threads; k++) {
+      void *res;
+      pthread_join(t[k], &res);
+      ds_http_req *r = res;
+      print_results(r);
+      for (size_t i = 0; i < nreq; i++) ds_http_req_free(&r[i]);
+      free(r);
+    }
+    free(t);
+  }
+  ds_http_stats s;
+  ds_http_get_stats(&s);
+  printf("{\"requests\": %llu, \"retries\": %llu, \"bytes\": %llu, "
+         "\"failures\": %llu, \"curl_before\": %s, \"curl_after\": %s}\n",
+         (unsigned long long)s.requests, (unsigned long long)s.retries,
+         (unsigned long long)s.bytes, (unsigned long long)s.failures,
+         maps ? (before ? "true" : "false") : "null",
+         maps ? (curl_mapped() ? "true" : "false") : "null");
+  free(proto);
+  return 0;
+}
