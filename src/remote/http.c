@@ -368,10 +368,10 @@ static int judge_response(xfer *x, const ds_http_opts *o, char **msg) {
         r->body.len = 0; /* the last n bytes of an empty object: none */
         return TRY_OK;
       }
-      ds_err(msg, "%s: bytes %s are beyond the end of the object (%llu bytes)",
-             w, x->range_hdr + 6, (unsigned long long)x->cr_total);
+      ds_err(msg, "%s: %s is beyond the end of the object (%llu bytes)",
+             w, x->range_hdr, (unsigned long long)x->cr_total);
     } else {
-      ds_err(msg, "%s: HTTP 416 for bytes %s", w, x->range_hdr + 6);
+      ds_err(msg, "%s: HTTP 416 for %s", w, x->range_hdr);
     }
     return TRY_FAIL;
   }
@@ -390,9 +390,9 @@ static int judge_response(xfer *x, const ds_http_opts *o, char **msg) {
                                &f, &l) ||
         f != x->cr_first || l != x->cr_last) {
       ds_err(msg, "%s: the server answered bytes %llu-%llu/%llu to a request "
-                  "for bytes %s",
+                  "for %s",
              w, (unsigned long long)x->cr_first, (unsigned long long)x->cr_last,
-             (unsigned long long)x->cr_total, x->range_hdr + 6);
+             (unsigned long long)x->cr_total, x->range_hdr);
       return TRY_FAIL;
     }
     if (x->body.len != l - f + 1) {
@@ -426,8 +426,8 @@ static int judge_response(xfer *x, const ds_http_opts *o, char **msg) {
     }
     if (ds_http_expected_range(r->kind == DS_HTTP_SUFFIX, r->offset, r->length,
                                got, &f, &l)) {
-      ds_err(msg, "%s: bytes %s are beyond the end of the object (%llu bytes)",
-             w, x->range_hdr + 6, (unsigned long long)got);
+      ds_err(msg, "%s: %s is beyond the end of the object (%llu bytes)",
+             w, x->range_hdr, (unsigned long long)got);
       return TRY_FAIL;
     }
     (void)o;
@@ -444,9 +444,9 @@ static int judge(const ds_curl_api *c, xfer *x, CURLcode rc,
   char w[1100];
   what(r, w, sizeof w);
   if (x->abort_reason == ABORT_IGNORED_RANGE) {
-    ds_err(msg, "%s: the server ignored the Range header (HTTP 200 for bytes %s); "
+    ds_err(msg, "%s: the server ignored the Range header (HTTP 200 for %s); "
                 "objects over %llu bytes need a server that answers range requests",
-           w, x->range_hdr + 6, (unsigned long long)o->small_whole);
+           w, x->range_hdr, (unsigned long long)o->small_whole);
     return TRY_FAIL;
   }
   if (x->abort_reason == ABORT_TOO_BIG) {
@@ -455,8 +455,11 @@ static int judge(const ds_curl_api *c, xfer *x, CURLcode rc,
     return TRY_FAIL;
   }
   if (x->abort_reason == ABORT_TOO_LONG) {
+    /* a 206 longer than asked: its Content-Range says why (s3rver answers
+     * bytes=-64 with 0-64/N) */
+    if (x->status == 206 && judge_response(x, o, msg) == TRY_FAIL) return TRY_FAIL;
     ds_err(msg, "%s: the server sent more bytes than the range %s", w,
-           x->range_hdr + 6);
+           x->range_hdr);
     return TRY_FAIL;
   }
   if (rc != CURLE_OK) {
