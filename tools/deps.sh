@@ -47,6 +47,19 @@ check_test() {
   /usr/bin/python3 -c 'import botocore' >/dev/null 2>&1 || need python3-botocore
   [ -x /usr/sbin/nginx ] || need nginx
   command -v openssl >/dev/null 2>&1 || need openssl
+  command -v node >/dev/null 2>&1 || need nodejs
+  command -v npm >/dev/null 2>&1 || need npm
+  S3RVER=1
+}
+# s3rver (npm, pinned) outside the tree, for the remote tests: the one S3
+# server the package registries offer (tests/conformance/remote_servers.py).
+S3RVER_VERSION=3.7.1
+install_s3rver() {
+  home=${S3RVER_HOME:-$HOME/.cache/sqlite-datasets/s3rver-$S3RVER_VERSION}
+  [ -f "$home/node_modules/s3rver/bin/s3rver.js" ] && return 0
+  echo "deps.sh: installing s3rver@$S3RVER_VERSION into $home"
+  mkdir -p "$home"
+  npm install --no-audit --no-fund --prefix "$home" "s3rver@$S3RVER_VERSION" >/dev/null
 }
 check_fuzz() {
   command -v clang >/dev/null 2>&1 || need clang
@@ -70,13 +83,16 @@ for what in "$@"; do
   esac
 done
 
-[ -z "$want" ] && exit 0
-echo "deps.sh: installing:$want"
-SUDO=""
-[ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-# shellcheck disable=SC2086
-$SUDO apt-get install -y --no-install-recommends $want >/dev/null 2>&1 || {
-  $SUDO apt-get update -q >/dev/null
-  $SUDO apt-get install -y --no-install-recommends $want
-}
+if [ -n "$want" ]; then
+  echo "deps.sh: installing:$want"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  # shellcheck disable=SC2086
+  $SUDO apt-get install -y --no-install-recommends $want >/dev/null 2>&1 || {
+    $SUDO apt-get update -q >/dev/null
+    $SUDO apt-get install -y --no-install-recommends $want
+  }
+fi
+[ -n "${S3RVER:-}" ] && install_s3rver
+exit 0

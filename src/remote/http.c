@@ -462,6 +462,18 @@ static int judge(const ds_curl_api *c, xfer *x, CURLcode rc,
            x->range_hdr);
     return TRY_FAIL;
   }
+  if (rc == CURLE_PARTIAL_FILE && x->status == 206) {
+    /* a short 206: retried, unless its Content-Range is already wrong
+     * (s3rver answers a range of an empty object with a 206 whose
+     * Content-Length 1 never comes) */
+    char *m = NULL;
+    if (judge_response(x, o, &m) == TRY_FAIL) {
+      free(*msg);
+      *msg = m;
+      return TRY_FAIL;
+    }
+    free(m);
+  }
   if (rc != CURLE_OK) {
     const char *detail = x->errbuf[0] ? x->errbuf : c->easy_strerror(rc);
     if (rc == CURLE_UNSUPPORTED_PROTOCOL) /* the first URL was http(s) */

@@ -147,3 +147,63 @@ def run_client(build, *args, env=None, timeout=120):
     if p.returncode != 0 or not lines:
         raise RuntimeError("remote_http failed (%d): %s" % (p.returncode, p.stderr[-2000:]))
     return lines[:-1], lines[-1]
+
+
+# s3rver: the S3 server of the npm registry, pinned, installed by
+# tools/deps.sh outside the tree (S3RVER_HOME, else ~/.cache/sqlite-datasets).
+S3RVER_VERSION = "3.7.1"
+
+
+def s3rver_bin():
+    """The s3rver script tools/deps.sh installs, or None."""
+    home = os.environ.get("S3RVER_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache", "sqlite-datasets", "s3rver-" + S3RVER_VERSION)
+    p = os.path.join(home, "node_modules", "s3rver", "bin", "s3rver.js")
+    return p if os.path.exists(p) else None
+
+
+class S3rver:
+    """s3rver on a free port with bucket `bucket`, run with node
+    --openssl-legacy-provider (its continuation tokens use DES, which
+    Node's OpenSSL 3 refuses otherwise). Keys: S3RVER / S3RVER."""
+
+    def __init__(self, bucket="bkt"):
+        self.bucket = bucket
+        self.dir = tempfile.mkdtemp(prefix="ds-s3rver-")
+        self.port = free_port()
+        self.proc = None
+        self.endpoint = "http://127.0.0.1:%d" % self.port
+
+    def __enter__(self):
+        script = s3rver_bin()
+        if not script:
+            raise RuntimeError("s3rver %s is not installed (tools/deps.sh test)"
+                               % S3RVER_VERSION)
+        self.proc = subprocess.Popen(
+            ["node", "--openssl-legacy-provider", script, "-d", self.dir, "-a", "127.0.0.1",
+             "-p", str(self.port), "--silent", "--configure-bucket", self.bucket],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if not wait_port(self.port, self.proc, seconds=30):
+            err = self.proc.stderr.read().decode() if self.proc.poll() is not None else ""
+            self.__exit__(None, None, None)
+            raise RuntimeError("s3rver did not start: " + err[-1000:])
+        return self
+
+    def client(self):
+        """A botocore S3 client of this server (to put the objects)."""
+        import botocore.session
+        from botocore.config import Config
+        return botocore.session.get_session().create_client(
+            "s3", endpoint_url=self.endpoint, region_name="us-east-1",
+            aws_access_key_id="S3RVER", aws_secret_access_key="S3RVER",
+            config=Config(s3={"addressing_style": "path"}))
+
+    def __exit__(self, *exc):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -5,12 +5,19 @@
  *
  *   remote_http [options] KIND URL [OFFSET LENGTH] [KIND URL ...]
  *   KIND: range OFFSET LENGTH | suffix LENGTH | whole | head
+ *         | list PREFIX-URL MAXKEYS TOKEN|- (ListObjectsV2, the XML whole)
+ *   URL: http(s)://, or s3:// / gs:// resolved as the backend will
+ *        (remote_creds.c from the environment, remote_url.c, signed by
+ *        remote_sign.c)
  *   options: --retries N  --small-whole N  --backoff-ms N  --timeout-ms N
  *            --if-match ETAG (every request)  --max-bytes N
  *            --cancel-after-ms N (a cancel scope that says stop after N ms)
  *            --threads T (the batch run on T threads at once)
  *            --maps (print whether libcurl is mapped before and after)
- *            --sign-s3 REGION (sign with AWS_ACCESS_KEY_ID/SECRET/TOKEN)
+ *            --dump (print only the first request's body, or its error
+ *                    on stderr and exit 1)
+ *            --sign-s3 REGION (sign http URLs with the s3:// config)
+ *            --endpoint URL  --region R  --anonymous  --url-style path|virtual
  *   out: {"ok", "err", "status", "size", "etag", "tries", "changed",
  *         "len", "sha256"} ... then {"requests", "retries", "bytes",
  *         "failures", "curl_before", "curl_after"} */
@@ -23,7 +30,9 @@
 
 #include "core/cancel.h"
 #include "remote/http.h"
-#include "remote/s3_sign.h"
+#include "remote/remote_creds.h"
+#include "remote/remote_sign.h"
+#include "remote/remote_url.h"
 
 static ds_http_opts opts;
 static ds_http_req *proto; /* the requests as parsed */
@@ -51,32 +60,64 @@ static int64_t ms_now(void) {
 /* The cancel callback: stop once the deadline passed. */
 static int deadline_passed(void *ctx) { return ms_now() >= *(int64_t *)ctx; }
 
-/* Sign as S3 (host and path from the URL; no query strings here). */
-static int sign_s3(void *ctx, const char *method, const char *url,
-                   const char *range, const char *if_match, ds_buf *out,
-                   char **err) {
-  (void)ctx;
-  const char *h = strstr(url, "://");
-  if (!h) return ds_err(err, "bad URL");
-  h += 3;
-  const char *path = strchr(h, '/');
-  char host[256];
-  size_t hl = path ? (size_t)(path - h) : strlen(h);
-  if (hl >= sizeof host) return ds_err(err, "host too long");
-  memcpy(host, h, hl);
-  host[hl] = 0;
-  ds_s3_sign_in in = {0};
-  in.method = method;
-  in.host = host;
-  in.path = path ? path : "/";
-  in.range = range;
-  in.if_match = if_match;
-  in.region = sign_region;
-  in.now = time(NULL);
-  ds_s3_keys k = {getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY"),
-                  getenv("AWS_SESSION_TOKEN")};
-  if (!k.access_key || !k.secret_key) return ds_err(err, "no credentials");
-  return ds_s3_sign_headers(&in, &k, out, err);
+static ds_remote_options ropt;
+static ds_remote_config configs[4]; /* per scheme, resolved on first need */
+static int resolved[4];
+
+/* The config of a scheme (resolved once); NULL with a message on stderr. */
+static ds_remote_config *config_of(ds_remote_scheme sc) {
+  if (!resolved[sc]) {
+    char *err = NULL;
+    ds_remote_options o = ropt;
+    if (sc == DS_REMOTE_S3 && sign_region) o.region = sign_region;
+    if (ds_remote_config_resolve(sc, &o, &configs[sc], &err)) {
+      fprintf(stderr, "remote_http: %s\n", err);
+      free(err);
+      return NULL;
+    }
+    resolved[sc] = 1;
+  }
+  return &configs[sc];
+}
+
+/* Turn an s3:// or gs:// argument into its request URL (kept in urls);
+ * 0 ok. query: the ListObjectsV2 pairs or NULL. */
+static char *urls[1024];
+static size_t nurls;
+static int resolve(ds_http_req *r, const ds_kv *query, size_t nq) {
+  ds_remote_scheme sc = ds_remote_scheme_of(r->url);
+  if (sc != DS_REMOTE_S3 && sc != DS_REMOTE_GS) {
+    if (sign_region) {
+      r->sign = ds_remote_sign;
+      r->sign_ctx = config_of(DS_REMOTE_S3);
+      return r->sign_ctx ? 0 : -1;
+    }
+    return 0;
+  }
+  ds_remote_config *c = config_of(sc);
+  ds_remote_url u;
+  ds_s3_target t;
+  char *err = NULL;
+  if (!c || ds_remote_url_parse(r->url, &u, &err)) {
+    fprintf(stderr, "remote_http: %s\n", err ? err : "no config");
+    free(err);
+    return -1;
+  }
+  if (ds_s3_target_make(c->endpoint, c->region, c->url_style, u.bucket,
+                        query ? "" : u.key, query, nq, &t, &err)) {
+    fprintf(stderr, "remote_http: %s\n", err);
+    free(err);
+    ds_remote_url_free(&u);
+    return -1;
+  }
+  ds_remote_url_free(&u);
+  urls[nurls++] = (char *)t.url.data;
+  t.url.data = NULL;
+  ds_s3_target_free(&t);
+  r->url = urls[nurls - 1];
+  r->sign = ds_remote_sign;
+  r->sign_ctx = c;
+  return 0;
 }
 
 /* Run a copy of the batch; returns the copy. */
@@ -123,7 +164,7 @@ int main(int argc, char **argv) {
   ds_http_opts_default(&opts);
   const char *if_match = NULL;
   uint64_t max_bytes = 0;
-  int threads = 1, maps = 0;
+  int threads = 1, maps = 0, dump = 0;
   proto = calloc((size_t)argc, sizeof *proto);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -137,7 +178,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--cancel-after-ms")) cancel_after_ms = atol(v), i++;
     else if (!strcmp(a, "--threads")) threads = atoi(v), i++;
     else if (!strcmp(a, "--sign-s3")) sign_region = v, i++;
+    else if (!strcmp(a, "--endpoint")) ropt.endpoint = v, i++;
+    else if (!strcmp(a, "--region")) ropt.region = v, i++;
+    else if (!strcmp(a, "--anonymous")) ropt.anonymous = 1;
+    else if (!strcmp(a, "--url-style"))
+      ropt.url_style = !strcmp(v, "virtual") ? DS_URL_STYLE_VIRTUAL : DS_URL_STYLE_PATH, i++;
     else if (!strcmp(a, "--maps")) maps = 1;
+    else if (!strcmp(a, "--dump")) dump = 1;
     else {
       ds_http_req *r = &proto[nreq++];
       if (!strcmp(a, "range") && i + 3 < argc) {
@@ -154,6 +201,27 @@ int main(int argc, char **argv) {
       } else if (!strcmp(a, "whole") && i + 1 < argc) {
         r->kind = DS_HTTP_WHOLE;
         r->url = argv[++i];
+      } else if (!strcmp(a, "list") && i + 3 < argc && nreq <= 1000) {
+        /* ListObjectsV2 of the bucket, prefix = the URL's key */
+        ds_remote_url u;
+        char *err = NULL;
+        if (ds_remote_url_parse(argv[i + 1], &u, &err)) {
+          fprintf(stderr, "remote_http: %s\n", err);
+          return 2;
+        }
+        static ds_kv q[1000][4];
+        ds_kv *kv = q[nreq - 1];
+        size_t n = 0;
+        kv[n++] = (ds_kv){"list-type", "2"};
+        kv[n++] = (ds_kv){"prefix", strdup(u.key)};
+        kv[n++] = (ds_kv){"max-keys", argv[i + 2]};
+        if (strcmp(argv[i + 3], "-")) kv[n++] = (ds_kv){"continuation-token", argv[i + 3]};
+        ds_remote_url_free(&u);
+        r->kind = DS_HTTP_WHOLE;
+        r->url = argv[i + 1];
+        i += 3;
+        if (resolve(r, kv, n)) return 2;
+        continue;
       } else if (!strcmp(a, "head") && i + 1 < argc) {
         r->kind = DS_HTTP_HEAD;
         r->url = argv[++i];
@@ -161,14 +229,26 @@ int main(int argc, char **argv) {
         fprintf(stderr, "remote_http: bad argument %s\n", a);
         return 2;
       }
+      if (resolve(r, NULL, 0)) return 2;
     }
   }
   for (size_t i = 0; i < nreq; i++) {
     proto[i].if_match = if_match;
     proto[i].max_bytes = max_bytes;
-    if (sign_region) proto[i].sign = sign_s3;
   }
   int before = curl_mapped();
+  if (dump) {
+    ds_http_req *r = run_batch(NULL);
+    int bad = nreq == 0 || r[0].err != NULL;
+    if (bad)
+      fprintf(stderr, "%s\n", nreq ? r[0].err : "no request");
+    else
+      fwrite(r[0].body.data, 1, r[0].body.len, stdout);
+    for (size_t i = 0; i < nreq; i++) ds_http_req_free(&r[i]);
+    free(r);
+    free(proto);
+    return bad;
+  }
   if (threads <= 1) {
     ds_http_req *r = run_batch(NULL);
     print_results(r);
@@ -196,5 +276,8 @@ int main(int argc, char **argv) {
          maps ? (before ? "true" : "false") : "null",
          maps ? (curl_mapped() ? "true" : "false") : "null");
   free(proto);
+  for (size_t i = 0; i < nurls; i++) free(urls[i]);
+  for (int k = 0; k < 4; k++)
+    if (resolved[k]) ds_remote_config_free(&configs[k]);
   return 0;
 }
