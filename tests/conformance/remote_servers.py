@@ -82,7 +82,7 @@ master_process off;
 daemon off;
 events { worker_connections 256; }
 http {
-  log_format ds '$request_method $uri "$http_range" "$http_if_match" $status $body_bytes_sent';
+  log_format ds '$request_method $uri "$http_range" "$http_if_match" $status $body_bytes_sent $connection';
   access_log %(d)s/access.log ds;
   client_body_temp_path %(d)s/body; proxy_temp_path %(d)s/proxy;
   fastcgi_temp_path %(d)s/fcgi; uwsgi_temp_path %(d)s/uwsgi; scgi_temp_path %(d)s/scgi;
@@ -123,15 +123,16 @@ http {
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def requests(self):
-        """The access log so far: (method, uri, range, if_match, status, bytes)."""
+        """The access log so far: (method, uri, range, if_match, status,
+        bytes, connection number)."""
         rows = []
         if os.path.exists(self.log):
             with open(self.log) as f:
                 for line in f:
                     p = line.split('"')
                     m, uri = p[0].split()[:2]
-                    st, nb = p[4].split()
-                    rows.append((m, uri, p[1], p[3], int(st), int(nb)))
+                    st, nb, conn = p[4].split()
+                    rows.append((m, uri, p[1], p[3], int(st), int(nb), int(conn)))
         return rows
 
     def clear_log(self):

@@ -6,8 +6,8 @@ batches; If-Match; a server ignoring Range (nginx max_ranges 0) is refused
 above small_whole and cut below it; 404 fails at once naming the URL
 without its query string; TLS is verified (CURL_CA_BUNDLE honoured);
 redirects bounded and never to another scheme or to file://; many threads
-at once; libcurl is not loaded until the first request, nor by the
-extension at .load and a local query."""
+at once; connections reused across batches; libcurl is not loaded until
+the first request, nor by the extension at .load and a local query."""
 import hashlib
 import os
 import random
@@ -79,6 +79,14 @@ def main():
                     for r, o in zip(res, offs * 4)), "every range of 4 threads has its bytes")
         t.eq(cnt["requests"], 160, "160 requests, no retry")
         t.eq(len(ng.requests()), 160, "nginx saw 160 requests")
+        # connections reused from one batch to the next (the session pool)
+        for tls in (False, True):
+            ng.clear_log()
+            run_client(BUILD, "--repeat", 3, "range", ng.url("small.bin", tls), 0, 4, env=env)
+            conns = [r[6] for r in ng.requests()]
+            t.check(len(conns) == 3 and len(set(conns)) == 1,
+                    "%s: 3 batches in a row, one connection" % ("https" if tls else "http"),
+                    conns)
         # If-Match
         etag = res[0]["etag"]
         u = ng.url("big.bin")

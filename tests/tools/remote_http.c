@@ -13,6 +13,7 @@
  *            --if-match ETAG (every request)  --max-bytes N
  *            --cancel-after-ms N (a cancel scope that says stop after N ms)
  *            --threads T (the batch run on T threads at once)
+ *            --repeat N (the batch run N times in a row, results of the last)
  *            --maps (print whether libcurl is mapped before and after)
  *            --dump (print only the first request's body, or its error
  *                    on stderr and exit 1)
@@ -164,7 +165,7 @@ int main(int argc, char **argv) {
   ds_http_opts_default(&opts);
   const char *if_match = NULL;
   uint64_t max_bytes = 0;
-  int threads = 1, maps = 0, dump = 0;
+  int threads = 1, maps = 0, dump = 0, repeat = 1;
   proto = calloc((size_t)argc, sizeof *proto);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -185,6 +186,7 @@ int main(int argc, char **argv) {
       ropt.url_style = !strcmp(v, "virtual") ? DS_URL_STYLE_VIRTUAL : DS_URL_STYLE_PATH, i++;
     else if (!strcmp(a, "--maps")) maps = 1;
     else if (!strcmp(a, "--dump")) dump = 1;
+    else if (!strcmp(a, "--repeat")) repeat = atoi(v), i++;
     else {
       ds_http_req *r = &proto[nreq++];
       if (!strcmp(a, "range") && i + 3 < argc) {
@@ -248,6 +250,11 @@ int main(int argc, char **argv) {
     free(r);
     free(proto);
     return bad;
+  }
+  for (int k = 1; k < repeat; k++) { /* earlier rounds: answers dropped */
+    ds_http_req *r = run_batch(NULL);
+    for (size_t i = 0; i < nreq; i++) ds_http_req_free(&r[i]);
+    free(r);
   }
   if (threads <= 1) {
     ds_http_req *r = run_batch(NULL);
