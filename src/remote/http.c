@@ -111,6 +111,7 @@ typedef struct xfer {
   long retry_after_ms;
   uint64_t content_length;
   char etag[200];
+  char version_id[128];
   ds_buf body;
   uint64_t body_cap;      /* more than this aborts the try */
   int abort_reason;       /* ABORT_* when we ended it from the callback */
@@ -153,6 +154,7 @@ static size_t on_header(char *p, size_t size, size_t nitems, void *u) {
     x->retry_after_ms = -1;
     x->content_length = DS_HTTP_SIZE_UNKNOWN;
     x->etag[0] = 0;
+    x->version_id[0] = 0;
     x->body.len = 0;
   } else if ((v = header_value(p, n, "Content-Range", &vl))) {
     x->have_range = 1;
@@ -168,6 +170,11 @@ static size_t on_header(char *p, size_t size, size_t nitems, void *u) {
       char *end;
       unsigned long long c = strtoull(tmp, &end, 10);
       if (end != tmp && !*end) x->content_length = c;
+    }
+  } else if ((v = header_value(p, n, "x-amz-version-id", &vl))) {
+    if (vl < sizeof x->version_id) {
+      memcpy(x->version_id, v, vl);
+      x->version_id[vl] = 0;
     }
   } else if ((v = header_value(p, n, "ETag", &vl))) {
     if (vl < sizeof x->etag) {
@@ -265,6 +272,7 @@ static int start_try(const ds_curl_api *c, CURLM *multi, CURLSH *sh, xfer *x,
   x->retry_after_ms = -1;
   x->content_length = DS_HTTP_SIZE_UNKNOWN;
   x->etag[0] = 0;
+  x->version_id[0] = 0;
   x->body.len = 0;
   x->abort_reason = ABORT_NONE;
   /* what a 200 may carry: the object asked whole, or (for a range) the
@@ -346,6 +354,8 @@ static int judge_response(xfer *x, const ds_http_opts *o, char **msg) {
   what(r, w, sizeof w);
   r->status = x->status;
   if (x->etag[0]) snprintf(r->etag, sizeof r->etag, "%s", x->etag);
+  if (x->version_id[0])
+    snprintf(r->version_id, sizeof r->version_id, "%s", x->version_id);
   if (x->status == 412 && r->if_match) {
     r->changed = 1;
     ds_err(msg, "%s: the object changed while it was read (If-Match %s failed)",
@@ -586,6 +596,7 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
     r->err = NULL;
     r->size = DS_HTTP_SIZE_UNKNOWN;
     r->etag[0] = 0;
+    r->version_id[0] = 0;
     r->status = 0;
     r->tries = 0;
     r->changed = 0;

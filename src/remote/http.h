@@ -78,6 +78,7 @@ typedef struct ds_http_req {
   ds_buf body;   /* the bytes asked for (caller frees: ds_http_req_free) */
   uint64_t size; /* the object's size, DS_HTTP_SIZE_UNKNOWN when not told */
   char etag[200];
+  char version_id[128]; /* S3's x-amz-version-id, "" when none */
   long status;   /* last HTTP status (0: none) */
   int tries;     /* tries made */
   int changed;   /* the object is not the one if_match named */

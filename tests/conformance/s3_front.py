@@ -223,7 +223,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._error(412, "PreconditionFailed",
                                "At least one of the pre-conditions you specified did not hold",
                                fault)
-        base = [("ETag", etag), ("Accept-Ranges", "bytes"),
+        base = [("ETag", etag), ("x-amz-version-id", "v" + etag[1:9]),
+                ("Accept-Ranges", "bytes"),
                 ("Content-Type", "application/octet-stream")]
         rng = self.headers.get("Range")
         if rng is None or method == "HEAD":

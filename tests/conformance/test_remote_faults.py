@@ -50,6 +50,8 @@ def main():
             res, cnt = run("range", u, 10, 100)
             t.check(res[0]["ok"] and res[0]["sha256"] == sha(data[10:110]), "a plain range")
             t.eq(len(s3.requests()), 1, "one request")
+            t.eq(res[0]["version_id"], "v" + hashlib.md5(data).hexdigest()[:8],
+                 "S3's x-amz-version-id kept")
             # 503 with Retry-After: 1, then fine
             res, cnt = run("range", u, 10, 100, faults=[{"status": 503, "retry_after": 1}])
             t.check(res[0]["ok"] and res[0]["sha256"] == sha(data[10:110]),

@@ -19,7 +19,7 @@
  *                    on stderr and exit 1)
  *            --sign-s3 REGION (sign http URLs with the s3:// config)
  *            --endpoint URL  --region R  --anonymous  --url-style path|virtual
- *   out: {"ok", "err", "status", "size", "etag", "tries", "changed",
+ *   out: {"ok", "err", "status", "size", "etag", "version_id", "tries", "changed",
  *         "len", "sha256"} ... then {"requests", "retries", "bytes",
  *         "failures", "curl_before", "curl_after"} */
 #include <jansson.h>
@@ -150,6 +150,7 @@ static void print_results(ds_http_req *r) {
                                        ? json_null()
                                        : json_integer((json_int_t)r[i].size));
     json_object_set_new(o, "etag", json_string(r[i].etag));
+    json_object_set_new(o, "version_id", json_string(r[i].version_id));
     json_object_set_new(o, "tries", json_integer(r[i].tries));
     json_object_set_new(o, "changed", json_boolean(r[i].changed));
     json_object_set_new(o, "len", json_integer((json_int_t)r[i].body.len));
