@@ -1,124 +1,19 @@
-/* http.c - the HTTP range client: a session pool, one try of a request
- * (an easy handle with its headers and callbacks), the checks of each
- * response, and the batch loop with retries and cancellation (http.h). */
+/* http.c - the HTTP range client: one try of a request (an easy handle
+ * with its headers and callbacks) and the batch loop with retries, backoff
+ * and cancellation (http.h). Sessions are http_pool.c's, the meaning of a
+ * response http_judge.c's. */
 #include "remote/http.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/cancel.h"
 #include "remote/curl_api.h"
-
-/* ---- sessions: a multi handle (its connection cache) per user ------- */
-
-typedef struct session {
-  CURLM *multi;
-  struct session *next;
-} session;
-
-#define POOL_KEEP 8 /* idle sessions kept (their connections stay open) */
-
-static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static session *pool_idle;
-static int pool_nidle;
-static CURLSH *share;             /* DNS cache and TLS sessions */
-static pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
+#include "remote/http_pool.h"
+#include "remote/http_judge.h"
 
 static uint64_t stat_requests, stat_retries, stat_bytes, stat_failures;
-
-static void share_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *u) {
-  (void)h, (void)a, (void)u;
-  pthread_mutex_lock(&share_mu[d]);
-}
-static void share_unlock(CURL *h, curl_lock_data d, void *u) {
-  (void)h, (void)u;
-  pthread_mutex_unlock(&share_mu[d]);
-}
-
-/* The share handle, made once (under pool_mu). NULL when it cannot be:
- * then nothing is shared (still correct). */
-static CURLSH *get_share(const ds_curl_api *c) {
-  if (share) return share;
-  CURLSH *s = c->share_init();
-  if (!s) return NULL;
-  for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
-    pthread_mutex_init(&share_mu[i], NULL);
-  c->share_setopt(s, CURLSHOPT_LOCKFUNC, share_lock);
-  c->share_setopt(s, CURLSHOPT_UNLOCKFUNC, share_unlock);
-  c->share_setopt(s, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-  c->share_setopt(s, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-  share = s;
-  return share;
-}
-
-/* A session for this call: an idle one, or a new one. */
-static session *session_get(const ds_curl_api *c, int max_parallel,
-                            CURLSH **sh, char **err) {
-  pthread_mutex_lock(&pool_mu);
-  session *s = pool_idle;
-  if (s) {
-    pool_idle = s->next;
-    pool_nidle--;
-  }
-  *sh = get_share(c);
-  pthread_mutex_unlock(&pool_mu);
-  if (!s) {
-    s = calloc(1, sizeof *s);
-    if (s) s->multi = c->multi_init();
-    if (!s || !s->multi) {
-      free(s);
-      ds_err(err, "out of memory (HTTP session)");
-      return NULL;
-    }
-  }
-  c->multi_setopt(s->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)max_parallel);
-  c->multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, (long)max_parallel * 2);
-  return s;
-}
-
-/* Give a session back (kept idle, or closed when enough are). */
-static void session_put(const ds_curl_api *c, session *s) {
-  pthread_mutex_lock(&pool_mu);
-  if (pool_nidle < POOL_KEEP) {
-    s->next = pool_idle;
-    pool_idle = s;
-    pool_nidle++;
-    s = NULL;
-  }
-  pthread_mutex_unlock(&pool_mu);
-  if (s) {
-    c->multi_cleanup(s->multi);
-    free(s);
-  }
-}
-
-/* ---- one request and its tries ------------------------------------- */
-
-typedef struct xfer {
-  ds_http_req *r;
-  CURL *easy;             /* the try in flight, or NULL */
-  struct curl_slist *hdrs;
-  char errbuf[CURL_ERROR_SIZE];
-  int64_t start_at_ns;    /* next try not before (0: now) */
-  int done;
-  /* the response of the try in flight (reset on each status line) */
-  long status;
-  int have_range;
-  uint64_t cr_first, cr_last, cr_total;
-  int range_bad;          /* a Content-Range we could not read */
-  long retry_after_ms;
-  uint64_t content_length;
-  char etag[200];
-  char version_id[128];
-  ds_buf body;
-  uint64_t body_cap;      /* more than this aborts the try */
-  int abort_reason;       /* ABORT_* when we ended it from the callback */
-  char range_hdr[64];
-} xfer;
-
-enum { ABORT_NONE, ABORT_TOO_BIG, ABORT_IGNORED_RANGE, ABORT_TOO_LONG };
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -144,7 +39,7 @@ static const char *header_value(const char *line, size_t n, const char *name,
 /* libcurl's header callback: one header line (a status line starts a new
  * response: after a redirect or a 100). */
 static size_t on_header(char *p, size_t size, size_t nitems, void *u) {
-  xfer *x = u;
+  ds_http_xfer *x = u;
   size_t n = size * nitems, vl;
   const char *v;
   if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
@@ -188,7 +83,7 @@ static size_t on_header(char *p, size_t size, size_t nitems, void *u) {
 /* libcurl's write callback: keep the body, within what this response may
  * carry (returning less than n ends the try). */
 static size_t on_body(char *p, size_t size, size_t nmemb, void *u) {
-  xfer *x = u;
+  ds_http_xfer *x = u;
   size_t n = size * nmemb;
   ds_http_kind k = x->r->kind;
   int ranged = k == DS_HTTP_RANGE || k == DS_HTTP_SUFFIX;
@@ -226,7 +121,7 @@ static const char *ca_file(const ds_http_opts *o) {
 }
 
 /* Start one try of x: a new easy handle, signed headers, added to multi. */
-static int start_try(const ds_curl_api *c, CURLM *multi, CURLSH *sh, xfer *x,
+static int start_try(const ds_curl_api *c, CURLM *multi, CURLSH *sh, ds_http_xfer *x,
                      const ds_http_opts *o) {
   ds_http_req *r = x->r;
   const char *range = NULL;
@@ -318,7 +213,7 @@ static int start_try(const ds_curl_api *c, CURLM *multi, CURLSH *sh, xfer *x,
 }
 
 /* End the try in flight (handle removed and freed). */
-static void end_try(const ds_curl_api *c, CURLM *multi, xfer *x) {
+static void end_try(const ds_curl_api *c, CURLM *multi, ds_http_xfer *x) {
   if (x->easy) {
     c->multi_remove_handle(multi, x->easy);
     c->easy_cleanup(x->easy);
@@ -328,199 +223,6 @@ static void end_try(const ds_curl_api *c, CURLM *multi, xfer *x) {
   x->hdrs = NULL;
 }
 
-/* Outcome of one try. */
-enum { TRY_OK, TRY_RETRY, TRY_FAIL };
-
-/* "<METHOD> <url>" for messages (no user info, no query). */
-static void what(const ds_http_req *r, char *out, size_t cap) {
-  char u[1024];
-  ds_http_url_for_message(r->url, u, sizeof u);
-  snprintf(out, cap, "%s %s", r->kind == DS_HTTP_HEAD ? "HEAD" : "GET", u);
-}
-
-/* Move the bytes [from, from + n) of x->body into r->body. */
-static int take_body(xfer *x, uint64_t from, uint64_t n) {
-  ds_http_req *r = x->r;
-  r->body.len = 0;
-  if (n && ds_buf_append(&r->body, x->body.data + from, n))
-    return ds_err(&r->err, "out of memory");
-  return 0;
-}
-
-/* Judge a 2xx/412/416 response of a try that completed. */
-static int judge_response(xfer *x, const ds_http_opts *o, char **msg) {
-  ds_http_req *r = x->r;
-  char w[1100];
-  what(r, w, sizeof w);
-  r->status = x->status;
-  if (x->etag[0]) snprintf(r->etag, sizeof r->etag, "%s", x->etag);
-  if (x->version_id[0])
-    snprintf(r->version_id, sizeof r->version_id, "%s", x->version_id);
-  if (x->status == 412 && r->if_match) {
-    r->changed = 1;
-    ds_err(msg, "%s: the object changed while it was read (If-Match %s failed)",
-           w, r->if_match);
-    return TRY_FAIL;
-  }
-  if (x->status >= 200 && x->status < 300 && r->if_match && x->etag[0] &&
-      strcmp(x->etag, r->if_match) != 0) {
-    r->changed = 1;
-    ds_err(msg, "%s: the object changed while it was read (ETag %s, was %s)",
-           w, x->etag, r->if_match);
-    return TRY_FAIL;
-  }
-  int ranged = r->kind == DS_HTTP_RANGE || r->kind == DS_HTTP_SUFFIX;
-  if (x->status == 416 && ranged) {
-    if (x->have_range && !x->range_bad && x->cr_first == DS_HTTP_SIZE_UNKNOWN &&
-        x->cr_total != DS_HTTP_SIZE_UNKNOWN) {
-      r->size = x->cr_total;
-      if (r->kind == DS_HTTP_SUFFIX && x->cr_total == 0) {
-        r->body.len = 0; /* the last n bytes of an empty object: none */
-        return TRY_OK;
-      }
-      ds_err(msg, "%s: %s is beyond the end of the object (%llu bytes)",
-             w, x->range_hdr, (unsigned long long)x->cr_total);
-    } else {
-      ds_err(msg, "%s: HTTP 416 for %s", w, x->range_hdr);
-    }
-    return TRY_FAIL;
-  }
-  if (x->status == 206 && ranged) {
-    uint64_t f, l;
-    if (!x->have_range || x->range_bad) {
-      ds_err(msg, "%s: HTTP 206 without a readable Content-Range", w);
-      return TRY_FAIL;
-    }
-    if (x->cr_first == DS_HTTP_SIZE_UNKNOWN ||
-        (x->cr_total == DS_HTTP_SIZE_UNKNOWN && r->kind == DS_HTTP_SUFFIX) ||
-        ds_http_expected_range(r->kind == DS_HTTP_SUFFIX, r->offset, r->length,
-                               x->cr_total == DS_HTTP_SIZE_UNKNOWN
-                                   ? r->offset + r->length
-                                   : x->cr_total,
-                               &f, &l) ||
-        f != x->cr_first || l != x->cr_last) {
-      ds_err(msg, "%s: the server answered bytes %llu-%llu/%llu to a request "
-                  "for %s",
-             w, (unsigned long long)x->cr_first, (unsigned long long)x->cr_last,
-             (unsigned long long)x->cr_total, x->range_hdr);
-      return TRY_FAIL;
-    }
-    if (x->body.len != l - f + 1) {
-      ds_err(msg, "%s: %zu bytes received of %llu", w, x->body.len,
-             (unsigned long long)(l - f + 1));
-      return TRY_RETRY; /* a short body */
-    }
-    r->size = x->cr_total;
-    return take_body(x, 0, x->body.len) ? TRY_FAIL : TRY_OK;
-  }
-  if (x->status == 200) {
-    uint64_t got = x->body.len;
-    if (r->kind != DS_HTTP_HEAD && x->content_length != DS_HTTP_SIZE_UNKNOWN &&
-        got != x->content_length) {
-      ds_err(msg, "%s: %llu bytes received of %llu", w, (unsigned long long)got,
-             (unsigned long long)x->content_length);
-      return TRY_RETRY;
-    }
-    if (r->kind == DS_HTTP_HEAD) {
-      r->size = x->content_length;
-      return TRY_OK;
-    }
-    r->size = got;
-    if (r->kind == DS_HTTP_WHOLE) return take_body(x, 0, got) ? TRY_FAIL : TRY_OK;
-    /* a range answered with the whole object (small enough: on_body
-     * stopped larger ones) */
-    uint64_t f, l;
-    if (got == 0 && r->kind == DS_HTTP_SUFFIX) {
-      r->body.len = 0;
-      return TRY_OK;
-    }
-    if (ds_http_expected_range(r->kind == DS_HTTP_SUFFIX, r->offset, r->length,
-                               got, &f, &l)) {
-      ds_err(msg, "%s: %s is beyond the end of the object (%llu bytes)",
-             w, x->range_hdr, (unsigned long long)got);
-      return TRY_FAIL;
-    }
-    (void)o;
-    return take_body(x, f, l - f + 1) ? TRY_FAIL : TRY_OK;
-  }
-  ds_err(msg, "%s: unexpected HTTP %ld", w, x->status);
-  return TRY_FAIL;
-}
-
-/* Judge a try libcurl finished with result rc. */
-static int judge(const ds_curl_api *c, xfer *x, CURLcode rc,
-                 const ds_http_opts *o, char **msg) {
-  ds_http_req *r = x->r;
-  char w[1100];
-  what(r, w, sizeof w);
-  if (x->abort_reason == ABORT_IGNORED_RANGE) {
-    ds_err(msg, "%s: the server ignored the Range header (HTTP 200 for %s); "
-                "objects over %llu bytes need a server that answers range requests",
-           w, x->range_hdr, (unsigned long long)o->small_whole);
-    return TRY_FAIL;
-  }
-  if (x->abort_reason == ABORT_TOO_BIG) {
-    ds_err(msg, "%s: the object is over %llu bytes", w,
-           (unsigned long long)x->body_cap);
-    return TRY_FAIL;
-  }
-  if (x->abort_reason == ABORT_TOO_LONG) {
-    /* a 206 longer than asked: its Content-Range says why (s3rver answers
-     * bytes=-64 with 0-64/N) */
-    if (x->status == 206 && judge_response(x, o, msg) == TRY_FAIL) return TRY_FAIL;
-    ds_err(msg, "%s: the server sent more bytes than the range %s", w,
-           x->range_hdr);
-    return TRY_FAIL;
-  }
-  if (rc == CURLE_PARTIAL_FILE && x->status == 206) {
-    /* a short 206: retried, unless its Content-Range is already wrong
-     * (s3rver answers a range of an empty object with a 206 whose
-     * Content-Length 1 never comes) */
-    char *m = NULL;
-    if (judge_response(x, o, &m) == TRY_FAIL) {
-      free(*msg);
-      *msg = m;
-      return TRY_FAIL;
-    }
-    free(m);
-  }
-  if (rc != CURLE_OK) {
-    const char *detail = x->errbuf[0] ? x->errbuf : c->easy_strerror(rc);
-    if (rc == CURLE_UNSUPPORTED_PROTOCOL) /* the first URL was http(s) */
-      ds_err(msg, "%s: a redirect to another scheme is refused (%s)", w, detail);
-    else
-      ds_err(msg, "%s: %s", w, detail);
-    switch (rc) {
-      case CURLE_COULDNT_RESOLVE_HOST:
-      case CURLE_COULDNT_CONNECT:
-      case CURLE_OPERATION_TIMEDOUT:
-      case CURLE_PARTIAL_FILE:
-      case CURLE_RECV_ERROR:
-      case CURLE_SEND_ERROR:
-      case CURLE_GOT_NOTHING:
-      case CURLE_HTTP2:
-      case CURLE_HTTP2_STREAM:
-      case CURLE_SSL_CONNECT_ERROR:
-        return TRY_RETRY;
-      default:
-        return TRY_FAIL; /* TLS verification, redirects, protocols, ... */
-    }
-  }
-  long st = x->status;
-  r->status = st;
-  if (st == 408 || st == 429 || st == 500 || st == 502 || st == 503 || st == 504) {
-    char code[64];
-    ds_http_xml_error_code((char *)x->body.data, x->body.len, code, sizeof code);
-    ds_err(msg, "%s: HTTP %ld%s%s", w, st, code[0] ? " " : "", code);
-    return TRY_RETRY;
-  }
-  if ((st >= 200 && st < 300) || st == 412 || st == 416)
-    return judge_response(x, o, msg);
-  char code[64];
-  ds_http_xml_error_code((char *)x->body.data, x->body.len, code, sizeof code);
-  ds_err(msg, "%s: HTTP %ld%s%s", w, st, code[0] ? " " : "", code);
-  return TRY_FAIL;
-}
 
 /* Backoff before try k+1 (k tries made): equal jitter on base * 2^(k-1),
  * capped; at least Retry-After (capped). */
@@ -574,7 +276,7 @@ static int scheme_ok(const char *url) {
 }
 
 /* Fail x with msg (taken). */
-static void fail(xfer *x, char *msg) {
+static void fail(ds_http_xfer *x, char *msg) {
   free(x->r->err);
   x->r->err = msg;
   x->done = 1;
@@ -605,10 +307,10 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
   char *err = NULL;
   const ds_curl_api *c = ds_curl_get(&err);
   CURLSH *sh = NULL;
-  session *s = c ? session_get(c, o.max_parallel, &sh, &err) : NULL;
-  xfer *xs = s ? calloc(n, sizeof *xs) : NULL;
+  ds_http_session *s = c ? ds_http_session_get(c, o.max_parallel, &sh, &err) : NULL;
+  ds_http_xfer *xs = s ? calloc(n, sizeof *xs) : NULL;
   if (!xs) {
-    if (s) session_put(c, s);
+    if (s) ds_http_session_put(c, s);
     for (size_t i = 0; i < n; i++)
       reqs[i].err = ds_strf("%s", err ? err : "out of memory");
     free(err);
@@ -642,7 +344,7 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
     int inflight = 0;
     for (size_t i = 0; i < n; i++) inflight += xs[i].easy != NULL;
     for (size_t i = 0; i < n && inflight < o.max_parallel; i++) {
-      xfer *x = &xs[i];
+      ds_http_xfer *x = &xs[i];
       if (x->done || x->easy) continue;
       if (x->start_at_ns > t) {
         if (x->start_at_ns < next) next = x->start_at_ns;
@@ -664,12 +366,12 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
     int q;
     while ((m = c->multi_info_read(s->multi, &q))) {
       if (m->msg != CURLMSG_DONE) continue;
-      xfer *x = NULL;
+      ds_http_xfer *x = NULL;
       c->easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
       CURLcode rc = m->data.result;
       if (!x) continue;
       char *msg = NULL;
-      int verdict = judge(c, x, rc, &o, &msg);
+      int verdict = ds_http_judge(c, x, rc, &o, &msg);
       end_try(c, s->multi, x);
       if (verdict == TRY_OK) {
         free(msg);
@@ -708,7 +410,7 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
   }
   int failed = 0;
   for (size_t i = 0; i < n; i++) {
-    xfer *x = &xs[i];
+    ds_http_xfer *x = &xs[i];
     end_try(c, s->multi, x);
     ds_buf_free(&x->body);
     if (cancelled && !x->done) fail(x, ds_strf("%s", DS_CANCEL_MSG));
@@ -716,6 +418,6 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
     if (reqs[i].err) ds_buf_free(&reqs[i].body);
   }
   free(xs);
-  session_put(c, s);
+  ds_http_session_put(c, s);
   return failed ? -1 : 0;
 }
