@@ -3,7 +3,8 @@ pinned; tools/deps.sh), resolved as the backend will resolve them
 (AWS_ENDPOINT_URL, keys from the environment, path style, Signature V4 by
 remote_sign.c): objects with spaces, unicode, '=' and '+' in their keys read
 by range, HEAD and whole; ListObjectsV2 with a prefix and
-truncated listings followed by continuation token; a missing key gives
+truncated listings followed by continuation token, and ds_s3_list
+(s3_list.c: all pages, sizes, delimiter '/'); a missing key gives
 404 NoSuchKey at once. What s3rver gets wrong is checked to be refused,
 never taken as data: its answer to a suffix range. And through the S3
 front as a proxy in front of s3rver: signatures verified by botocore,
@@ -71,6 +72,21 @@ def main():
             token = m.group(1).replace("&amp;", "&").replace("&#x2B;", "+")
         t.eq(sorted(got), sorted(objs), "truncated listing followed by continuation token")
         t.eq(pages, 3, "5 keys at 2 a page: 3 pages")
+        # ds_s3_list (src/remote/s3_list.c): every page followed, one level
+        # with delimiter "/"
+        out = list_all(env, "s3://bkt/", 2, "-")
+        t.eq((out.get("err"), sorted(out["keys"])), (None, sorted(objs)),
+             "ds_s3_list: every key over 3 pages of 2")
+        t.eq(dict(zip(out["keys"], out["sizes"])), {k: len(v) for k, v in objs.items()},
+             "ds_s3_list: sizes")
+        t.eq(out["requests"], 3, "ds_s3_list: 3 requests for 5 keys at 2 a page")
+        out = list_all(env, "s3://bkt/dir/", 1000, "/")
+        t.eq((out.get("err"), out["keys"], sorted(out["prefixes"])),
+             (None, ["dir/a b=c+d.bin"], sorted(["dir/sub/", "dir/\u00e9t\u00e9/"])),
+             "ds_s3_list with delimiter '/': one level, sub-levels as prefixes")
+        out = list_all(env, "s3://nobucket/", 1000, "-")
+        t.check("HTTP 404 NoSuchBucket" in (out.get("err") or ""),
+                "ds_s3_list of a missing bucket: 404 NoSuchBucket", out.get("err"))
         # missing key: 404 NoSuchKey at once
         res, _ = run_client(BUILD, "range", "s3://bkt/none.bin", 0, 5, env=env)
         t.check(not res[0]["ok"] and "HTTP 404 NoSuchKey" in res[0]["err"] and
@@ -116,6 +132,16 @@ def main():
             t.check("HTTP 403 SignatureDoesNotMatch" in (res[0]["err"] or ""),
                     "through the proxy: a bad signature refused", res[0]["err"])
     sys.exit(1 if t.failed else 0)
+
+
+def list_all(env, url, maxkeys, delim):
+    """ds_s3_list through the tool: {keys, sizes, prefixes, err, requests}."""
+    import json
+    import subprocess
+    tool = os.path.join(BUILD, "tools", "remote_http")
+    p = subprocess.run([tool, "--list-all", url, str(maxkeys), delim], capture_output=True,
+                       timeout=120, env=env, text=True)
+    return json.loads(p.stdout)
 
 
 def fetch_list(t, env, url, maxkeys, token):

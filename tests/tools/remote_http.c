@@ -15,6 +15,8 @@
  *            --threads T (the batch run on T threads at once)
  *            --repeat N (the batch run N times in a row, results of the last)
  *            --maps (print whether libcurl is mapped before and after)
+ *            --list-all URL MAXKEYS DELIM|- (ds_s3_list: every object under
+ *                    the URL's prefix, as one JSON line, then exit)
  *            --dump (print only the first request's body, or its error
  *                    on stderr and exit 1)
  *            --sign-s3 REGION (sign http URLs with the s3:// config)
@@ -34,6 +36,7 @@
 #include "remote/remote_creds.h"
 #include "remote/remote_sign.h"
 #include "remote/remote_url.h"
+#include "remote/s3_list.h"
 
 static ds_http_opts opts;
 static ds_http_req *proto; /* the requests as parsed */
@@ -138,6 +141,43 @@ static void *run_batch(void *arg) {
   return r;
 }
 
+/* --list-all: ds_s3_list of an s3:// or gs:// prefix as one JSON line. */
+static int list_all(const char *url, int max_keys, const char *delim) {
+  ds_remote_url u;
+  char *err = NULL;
+  ds_s3_listing l = {0};
+  json_t *o = json_object();
+  ds_remote_config *c = config_of(ds_remote_scheme_of(url));
+  if (!c || ds_remote_url_parse(url, &u, &err)) {
+    json_object_set_new(o, "err", json_string(err ? err : "no config"));
+  } else {
+    if (ds_s3_list(c, u.bucket, u.key, strcmp(delim, "-") ? delim : NULL, max_keys,
+                   0, &opts, &l, &err))
+      json_object_set_new(o, "err", json_string(err));
+    json_t *keys = json_array(), *sizes = json_array(), *pre = json_array();
+    for (size_t i = 0; i < l.n; i++) {
+      json_array_append_new(keys, json_string(l.objects[i].key));
+      json_array_append_new(sizes, json_integer((json_int_t)l.objects[i].size));
+    }
+    for (size_t i = 0; i < l.nprefixes; i++)
+      json_array_append_new(pre, json_string(l.prefixes[i]));
+    json_object_set_new(o, "keys", keys);
+    json_object_set_new(o, "sizes", sizes);
+    json_object_set_new(o, "prefixes", pre);
+    ds_s3_listing_free(&l);
+    ds_remote_url_free(&u);
+  }
+  ds_http_stats st;
+  ds_http_get_stats(&st);
+  json_object_set_new(o, "requests", json_integer((json_int_t)st.requests));
+  char *t = json_dumps(o, JSON_COMPACT);
+  printf("%s\n", t);
+  free(t);
+  free(err);
+  json_decref(o);
+  return 0;
+}
+
 static void print_results(ds_http_req *r) {
   for (size_t i = 0; i < nreq; i++) {
     json_t *o = json_object();
@@ -187,6 +227,8 @@ int main(int argc, char **argv) {
       ropt.url_style = !strcmp(v, "virtual") ? DS_URL_STYLE_VIRTUAL : DS_URL_STYLE_PATH, i++;
     else if (!strcmp(a, "--maps")) maps = 1;
     else if (!strcmp(a, "--dump")) dump = 1;
+    else if (!strcmp(a, "--list-all") && i + 3 < argc)
+      return list_all(argv[i + 1], atoi(argv[i + 2]), argv[i + 3]);
     else if (!strcmp(a, "--repeat")) repeat = atoi(v), i++;
     else {
       ds_http_req *r = &proto[nreq++];
