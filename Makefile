@@ -27,6 +27,7 @@ LIBS    := -ljansson -lmsgpackc -lb2 -lmd -lblosc -lzstd -lpthread -lm
 # Layers (ARCHITECTURE.md): core and formats know no SQLite; sql and vtab
 # are the SQLite layer.
 SRCS      := $(wildcard src/core/*.c src/decoders/*.c src/formats/*.c src/formats/*/*.c \
+               src/remote/*.c \
                src/sql/*.c src/vtab/*.c)
 # Objects for the loadable extensions (SQLite reached through sqlite3_api),
 # gathered in an archive: a library's link pulls in only the objects its

@@ -2,11 +2,11 @@
 # check_layers.sh - the layering rules of ARCHITECTURE.md, checked on the
 # text of the sources. Prints one PASS or FAIL line per rule (tests/run.sh
 # counts them) and the offending lines; exits 1 when a rule is broken.
-#   1. src/core, src/decoders and src/formats know no SQLite: no "sqlite3" anywhere in
-#      them, and no include of the SQLite layer (sql/, vtab/).
+#   1. src/core, src/decoders, src/formats and src/remote know no SQLite: no
+#      "sqlite3" anywhere in them, and no include of the SQLite layer (sql/, vtab/).
 #   2. The SQLite layer (src/sql, src/vtab, ext) knows no bytes: it includes
 #      no format library header (zstd, blosc, msgpack-c, libb2, libmd,
-#      protobuf-c and the code protoc-c generates), calls
+#      protobuf-c and the code protoc-c generates, libcurl), calls
 #      none of their functions, has no byte-order code (__BYTE_ORDER__,
 #      byte swaps, ds_le*/ds_be* loaders), and includes jansson only where it
 #      writes output (JANSSON_OK below), never to parse a format's files.
@@ -49,7 +49,7 @@ rule() {
   fi
 }
 
-CORE=$(find src/core src/decoders src/formats -name '*.[ch]' | sort)
+CORE=$(find src/core src/decoders src/formats src/remote -name '*.[ch]' | sort)
 SQL=$(find src/sql src/vtab ext -name '*.[ch]' | sort)
 # dataset_info builds its rows as JSON values with jansson (output only):
 # dataset_info.c, info_rows.c/.h and the formats' row builders *_info.c.
@@ -62,7 +62,7 @@ rule "core and formats include nothing of the SQLite layer" \
   '#[[:space:]]*include[[:space:]]*"(sql|vtab)/' $CORE
 # shellcheck disable=SC2086
 rule "the SQLite layer includes no format library header" \
-  '#[[:space:]]*include[[:space:]]*(<(zstd|zdict|blosc|blosc2|msgpack|blake2|md5|sha2|protobuf-c/)[^>]*>|"[^"]*\.pb-c\.h")' $SQL
+  '#[[:space:]]*include[[:space:]]*(<(zstd|zdict|blosc|blosc2|msgpack|blake2|md5|sha2|protobuf-c/|curl/)[^>]*>|"[^"]*\.pb-c\.h")' $SQL
 # shellcheck disable=SC2086
 rule "the SQLite layer calls no format library" \
   '(^|[^A-Za-z0-9_])(ZSTD_[A-Za-z]|blosc_|msgpack_[a-uw-z]|MSGPACK_|blake2|MD5Init|MD5Update|protobuf_c_|tensorflow__)' $SQL

@@ -16,6 +16,10 @@ check_build() {
   [ -f /usr/include/md5.h ]      || need libmd-dev
   [ -f /usr/include/protobuf-c/protobuf-c.h ] || need libprotobuf-c-dev
   command -v protoc-c >/dev/null 2>&1 || need protobuf-c-compiler
+  # remote paths: libcurl's headers only (the library is loaded with
+  # dlopen("libcurl.so.4") when a remote path is first opened)
+  [ -f /usr/include/x86_64-linux-gnu/curl/curl.h ] || [ -f /usr/include/curl/curl.h ] \
+    || need libcurl4-openssl-dev
   command -v cc >/dev/null 2>&1  || need gcc
   command -v make >/dev/null 2>&1 || need make
 }
@@ -38,6 +42,24 @@ check_test() {
   # unit/test_locale builds de_DE's LC_NUMERIC (a decimal comma) with
   # localedef from glibc's locale sources, which are in `locales`
   [ -f /usr/share/i18n/locales/de_DE ] || need locales
+  # remote paths (tests/conformance/test_remote_*): botocore's signer to
+  # check ours, nginx and openssl as the HTTP(S) test server
+  /usr/bin/python3 -c 'import botocore' >/dev/null 2>&1 || need python3-botocore
+  [ -x /usr/sbin/nginx ] || need nginx
+  command -v openssl >/dev/null 2>&1 || need openssl
+  command -v node >/dev/null 2>&1 || need nodejs
+  command -v npm >/dev/null 2>&1 || need npm
+  S3RVER=1
+}
+# s3rver (npm, pinned) outside the tree, for the remote tests: the one S3
+# server the package registries offer (tests/conformance/remote_servers.py).
+S3RVER_VERSION=3.7.1
+install_s3rver() {
+  home=${S3RVER_HOME:-$HOME/.cache/sqlite-datasets/s3rver-$S3RVER_VERSION}
+  [ -f "$home/node_modules/s3rver/bin/s3rver.js" ] && return 0
+  echo "deps.sh: installing s3rver@$S3RVER_VERSION into $home"
+  mkdir -p "$home"
+  npm install --no-audit --no-fund --prefix "$home" "s3rver@$S3RVER_VERSION" >/dev/null
 }
 check_fuzz() {
   command -v clang >/dev/null 2>&1 || need clang
@@ -61,13 +83,16 @@ for what in "$@"; do
   esac
 done
 
-[ -z "$want" ] && exit 0
-echo "deps.sh: installing:$want"
-SUDO=""
-[ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-# shellcheck disable=SC2086
-$SUDO apt-get install -y --no-install-recommends $want >/dev/null 2>&1 || {
-  $SUDO apt-get update -q >/dev/null
-  $SUDO apt-get install -y --no-install-recommends $want
-}
+if [ -n "$want" ]; then
+  echo "deps.sh: installing:$want"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  # shellcheck disable=SC2086
+  $SUDO apt-get install -y --no-install-recommends $want >/dev/null 2>&1 || {
+    $SUDO apt-get update -q >/dev/null
+    $SUDO apt-get install -y --no-install-recommends $want
+  }
+fi
+[ -n "${S3RVER:-}" ] && install_s3rver
+exit 0
