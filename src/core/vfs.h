@@ -182,7 +182,8 @@ const char *ds_vfs_list_next(ds_vfs_list *l);
 void ds_vfs_list_close(ds_vfs_list *l);
 
 /* Expand a glob(3) pattern: 0 with out->n > 0 paths, DS_VFS_NOMATCH, or
- * -1 (a read error or out of memory). */
+ * -1 (errno ENOMEM: out of memory for the list; else the pattern could
+ * not be expanded). */
 int ds_vfs_glob(const char *pattern, int flags, ds_vfs_names *out);
 void ds_vfs_names_free(ds_vfs_names *n);
 

@@ -149,7 +149,10 @@ static int local_glob(const char *pattern, int flags, ds_vfs_names *out) {
     if (rc == 0) globfree(&g);
     return DS_VFS_NOMATCH;
   }
-  if (rc != 0) return -1; /* glob freed what it had */
+  if (rc != 0) { /* a read error, or out of memory inside glob */
+    errno = EIO;
+    return -1;
+  }
   out->v = calloc(g.gl_pathc, sizeof *out->v);
   for (size_t i = 0; out->v && i < g.gl_pathc; i++, out->n++)
     if (!(out->v[i] = strdup(g.gl_pathv[i]))) break;
