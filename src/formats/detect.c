@@ -2,18 +2,14 @@
  * take on disk (see detect.h for the rules). */
 #include "detect.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/common.h"
 #include "core/mapped_file.h"
 #include "core/shard_spec.h"
+#include "core/vfs.h"
 #include "formats/datadings/datadings.h"
 #include "formats/file_kind.h"
 
@@ -29,15 +25,14 @@ static int is_dir(const char *path) {
 }
 
 static int is_file(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+  ds_vfs_info st;
+  return ds_vfs_stat(path, &st) == 0 && st.kind == DS_VFS_FILE;
 }
 
 /* 1 when dir/name (or path + suffix) exists. */
 static int exists_join(const char *a, const char *sep, const char *b) {
   char *p = ds_strf("%s%s%s", a, sep, b);
-  struct stat st;
-  int ok = p && stat(p, &st) == 0;
+  int ok = p && ds_vfs_exists(p);
   free(p);
   return ok;
 }
@@ -59,14 +54,14 @@ static char *bagz_limits_path(const char *path) {
   return ds_strf("%.*slimits.%s", (int)(base - path), path, base);
 }
 
-/* The limits in [from, to) of fd are non-decreasing from *prev and none
+/* The limits in [from, to) of f are non-decreasing from *prev and none
  * passes `end`; *prev becomes the last one. 1 when they are. */
-static int limits_consistent(int fd, uint64_t from, uint64_t to, uint64_t end,
+static int limits_consistent(const ds_vfs_file *f, uint64_t from, uint64_t to, uint64_t end,
                              uint64_t *prev) {
   uint8_t buf[8192];
   while (from < to) {
     size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf;
-    if (pread(fd, buf, want, (off_t)from) != (ssize_t)want) return 0;
+    if (ds_vfs_pread(f, buf, want, from) != (ssize_t)want) return 0;
     for (size_t i = 0; i < want; i += 8) {
       uint64_t v = ds_le64(buf + i);
       if (v < *prev || v > end) return 0;
@@ -84,17 +79,15 @@ static int limits_consistent(int fd, uint64_t from, uint64_t to, uint64_t end,
  * records take no bytes at all (a run of zero bytes, a .tar's zero blocks)
  * is not taken for a bag of empty records. */
 static int bagz_tail_ok(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  struct stat st;
+  ds_vfs_file f;
+  if (ds_vfs_open(&f, NULL, path) != 0) return 0;
   uint8_t b[8];
-  int ok = fstat(fd, &st) == 0 && st.st_size >= 8 &&
-           pread(fd, b, 8, st.st_size - 8) == 8;
-  uint64_t size = ok ? (uint64_t)st.st_size : 0, end = ok ? ds_le64(b) : 0;
+  int ok = f.st.size >= 8 && ds_vfs_pread(&f, b, 8, f.st.size - 8) == 8;
+  uint64_t size = ok ? f.st.size : 0, end = ok ? ds_le64(b) : 0;
   uint64_t prev = 0;
   ok = ok && end > 0 && end <= size - 8 && (size - end) % 8 == 0 &&
-       limits_consistent(fd, end, size, end, &prev);
-  close(fd);
+       limits_consistent(&f, end, size, end, &prev);
+  ds_vfs_close(&f);
   return ok;
 }
 
@@ -140,13 +133,13 @@ static int detect_dir(const char *path, ds_detected *out, char **err) {
 /* Why `path`, neither a regular file nor a directory, cannot be read:
  * missing, a loop of links, a name too long, a device, a FIFO, ... */
 static int path_problem(const char *path, char **err) {
-  struct stat st;
-  if (stat(path, &st) == 0) {
-    const char *kind = S_ISFIFO(st.st_mode)  ? "a FIFO"
-                       : S_ISCHR(st.st_mode) ? "a character device"
-                       : S_ISBLK(st.st_mode) ? "a block device"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "not a regular file";
+  ds_vfs_info st;
+  if (ds_vfs_stat(path, &st) == 0) {
+    const char *kind = st.kind == DS_VFS_FIFO    ? "a FIFO"
+                       : st.kind == DS_VFS_CHAR  ? "a character device"
+                       : st.kind == DS_VFS_BLOCK ? "a block device"
+                       : st.kind == DS_VFS_SOCKET ? "a socket"
+                                                  : "not a regular file";
     return ds_err(err, "%s: %s, not a dataset file or directory", path, kind);
   }
   int e = errno;
@@ -217,29 +210,25 @@ int ds_detect(const char *path, ds_detected *out, char **err) {
 
 /* ------------------------------------------------------------ sizes */
 
-static uint64_t file_size(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
-}
+static uint64_t file_size(const char *path) { return ds_vfs_file_size(path); }
 
 /* Sum of the regular files under dir (lstat: links are not followed). */
 static int dir_bytes(const char *dir, int depth, uint64_t *total, char **err) {
   if (depth > MAX_DEPTH) return ds_err(err, "%s: directories nested too deep", dir);
-  DIR *d = opendir(dir);
+  ds_vfs_list *d = ds_vfs_list_open(NULL, dir);
   if (!d) return ds_err(err, "%s: cannot list: %s", dir, strerror(errno));
   int rc = 0;
-  struct dirent *e;
-  while (rc == 0 && (e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char *p = ds_strf("%s/%s", dir, e->d_name);
-    struct stat st;
+  const char *name;
+  while (rc == 0 && (name = ds_vfs_list_next(d)) != NULL) {
+    char *p = ds_strf("%s/%s", dir, name);
+    ds_vfs_info st;
     if (!p) rc = ds_err(err, "out of memory");
-    else if (lstat(p, &st) != 0) rc = 0; /* vanished meanwhile */
-    else if (S_ISDIR(st.st_mode)) rc = dir_bytes(p, depth + 1, total, err);
-    else if (S_ISREG(st.st_mode)) *total += (uint64_t)st.st_size;
+    else if (ds_vfs_lstat(p, &st) != 0) rc = 0; /* vanished meanwhile */
+    else if (st.kind == DS_VFS_DIR) rc = dir_bytes(p, depth + 1, total, err);
+    else if (st.kind == DS_VFS_FILE) *total += st.size;
     free(p);
   }
-  closedir(d);
+  ds_vfs_list_close(d);
   return rc;
 }
 
