@@ -7,21 +7,14 @@
 #include <unistd.h>
 
 #include "common.h"
-
-/* Does e[0..n) start with a file system prefix such as `gs:` (left for
- * the reader to refuse by name)? */
-static int has_scheme(const char *e, size_t n) {
-  size_t i = 0;
-  while (i < n && ((e[i] >= 'a' && e[i] <= 'z') || (e[i] >= 'A' && e[i] <= 'Z'))) i++;
-  return i >= 2 && i < n && e[i] == ':';
-}
+#include "vfs.h"
 
 /* Append one element to b: the `posix:` prefix, the directory, the rest.
  * Nonzero when out of memory. */
 static int put_element(ds_buf *b, const char *elem, size_t n, const char *cwd) {
-  size_t pre = n >= 6 && strncmp(elem, "posix:", 6) == 0 ? 6 : 0;
+  size_t pre = n >= 6 ? ds_vfs_posix_prefix(elem) : 0;
   int rc = ds_buf_append(b, elem, pre);
-  if (n > pre && elem[pre] != '/' && !has_scheme(elem + pre, n - pre)) {
+  if (n > pre && elem[pre] != '/' && !ds_vfs_has_scheme(elem + pre, n - pre)) {
     rc |= ds_buf_puts(b, cwd);
     if (strcmp(cwd, "/") != 0) rc |= ds_buf_puts(b, "/");
   }
@@ -36,7 +29,7 @@ char *ds_path_absolute(const char *spec, char **err) {
   }
   ds_buf b = {0};
   int rc = 0;
-  if (access(spec, F_OK) == 0 || !strchr(spec, ',')) {
+  if (ds_vfs_exists(spec) || !strchr(spec, ',')) {
     rc = put_element(&b, spec, strlen(spec), cwd);
   } else {
     for (const char *p = spec;;) {
@@ -58,7 +51,7 @@ char *ds_path_absolute(const char *spec, char **err) {
 }
 
 const char *ds_writer_path(const char *spec, char **err) {
-  const char *p = strncmp(spec, "posix:", 6) == 0 ? spec + 6 : spec;
+  const char *p = spec + ds_vfs_posix_prefix(spec);
   if (!*p) {
     ds_err(err, "%s: no file named after the prefix", spec);
     return NULL;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "append_file.h"
+#include "vfs.h"
 
 #define AFILE_BUF ((size_t)1 << 20)
 
@@ -64,7 +65,7 @@ int ds_pread_all(int fd, void *buf, size_t n, uint64_t off, const char *path,
                  char **err) {
   uint8_t *p = buf;
   while (n > 0) {
-    ssize_t r = pread(fd, p, n, (off_t)off);
+    ssize_t r = ds_vfs_pread_fd(fd, p, n, off);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0)
       return ds_err(err, "%s: cannot read %zu bytes at byte %llu: %s", path, n,
@@ -165,7 +166,7 @@ static int copy_unsupported(int e) {
 int ds_afile_copy_from(ds_afile *f, const char *src_path, uint64_t off,
                        uint64_t len, char **err) {
   if (ds_afile_flush(f, err)) return -1;
-  int in = open(src_path, O_RDONLY | O_CLOEXEC);
+  int in = ds_vfs_open_fd(src_path, O_RDONLY | O_CLOEXEC);
   if (in < 0)
     return ds_err(err, "%s: cannot open: %s", src_path, strerror(errno));
   loff_t ioff = (loff_t)off, ooff = (loff_t)f->size;
@@ -197,7 +198,7 @@ int ds_afile_copy_from(ds_afile *f, const char *src_path, uint64_t off,
     }
     while (left > 0 && rc == 0) {
       size_t want = left < (1 << 16) ? (size_t)left : (1 << 16);
-      ssize_t r = pread(in, tmp, want, ioff);
+      ssize_t r = ds_vfs_pread_fd(in, tmp, want, (uint64_t)ioff);
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0)
         rc = ds_err(err, "%s: cannot read at byte %llu: %s", src_path,

@@ -1,26 +1,25 @@
 /* mapped_file.c - dataset files read with pread or loaded whole, never
- * mapped: a mapping of a file that shrinks faults (SIGBUS) and would take
+ * mapped (the reads go through the file-system seam, core/vfs.h): a
+ * mapping of a file that shrinks faults (SIGBUS) and would take
  * the host process down, while a short pread is just an error. Nothing
  * here trusts an offset: every access checks off + len against the file
  * size without overflowing. (The name is historical.) */
 #include "mapped_file.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common.h"
+#include "vfs.h"
 
 /* What kind of non-regular file st is, for errors. */
-static const char *file_kind(const struct stat *st) {
-  if (S_ISDIR(st->st_mode)) return "a directory";
-  if (S_ISFIFO(st->st_mode)) return "a FIFO";
-  if (S_ISCHR(st->st_mode)) return "a character device";
-  if (S_ISBLK(st->st_mode)) return "a block device";
-  if (S_ISSOCK(st->st_mode)) return "a socket";
+static const char *file_kind(const ds_vfs_info *st) {
+  if (st->kind == DS_VFS_DIR) return "a directory";
+  if (st->kind == DS_VFS_FIFO) return "a FIFO";
+  if (st->kind == DS_VFS_CHAR) return "a character device";
+  if (st->kind == DS_VFS_BLOCK) return "a block device";
+  if (st->kind == DS_VFS_SOCKET) return "a socket";
   return "not a regular file";
 }
 
@@ -40,46 +39,41 @@ static int open_error(const char *path, int e, char **err) {
 }
 
 int ds_file_open(ds_file *f, const char *path, char **err) {
-  return ds_file_open_at(f, AT_FDCWD, path, path, err);
+  return ds_file_open_at(f, NULL, path, path, err);
 }
 
-int ds_file_open_at(ds_file *f, int dirfd, const char *rel, const char *path, char **err) {
+int ds_file_open_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path,
+                    char **err) {
   memset(f, 0, sizeof *f);
-  f->fd = -1;
-  /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
-   * below as not a regular file. */
-  int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return open_error(path, errno, err);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    close(fd);
-    return ds_err(err, "%s: cannot stat: %s", path, strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return ds_err(err, "%s: cannot read: %s, not a regular file", path, file_kind(&st));
+  f->vf.fd = -1;
+  /* a FIFO opens without waiting for a writer; it is refused below as
+   * not a regular file */
+  if (ds_vfs_open(&f->vf, at, rel) != 0) return open_error(path, errno, err);
+  if (f->vf.st.kind != DS_VFS_FILE) {
+    const char *kind = file_kind(&f->vf.st);
+    ds_vfs_close(&f->vf);
+    return ds_err(err, "%s: cannot read: %s, not a regular file", path, kind);
   }
   f->path = strdup(path);
   if (!f->path) {
-    close(fd);
+    ds_vfs_close(&f->vf);
     return ds_err(err, "%s: out of memory", path);
   }
-  f->fd = fd;
   f->on_disk = 1;
-  f->size = (uint64_t)st.st_size;
-  f->dev = (uint64_t)st.st_dev;
-  f->ino = (uint64_t)st.st_ino;
-  f->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+  f->size = f->vf.st.size;
+  f->dev = f->vf.st.dev;
+  f->ino = f->vf.st.ino;
+  f->mtime_ns = f->vf.st.mtime_ns;
   return 0;
 }
 
 int ds_file_load(ds_file *f, const char *path, char **err) {
-  return ds_file_load_at(f, AT_FDCWD, path, path, err);
+  return ds_file_load_at(f, NULL, path, path, err);
 }
 
-int ds_file_load_at(ds_file *f, int dirfd, const char *rel, const char *path, char **err) {
-  if (ds_file_open_at(f, dirfd, rel, path, err)) return -1;
+int ds_file_load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path,
+                    char **err) {
+  if (ds_file_open_at(f, at, rel, path, err)) return -1;
   if (f->size > 0) {
     uint8_t *p = f->size <= SIZE_MAX ? malloc((size_t)f->size) : NULL;
     if (!p) {
@@ -96,15 +90,14 @@ int ds_file_load_at(ds_file *f, int dirfd, const char *rel, const char *path, ch
     f->data = p;
     f->owned = 1;
   }
-  close(f->fd);
-  f->fd = -1;
+  ds_vfs_close(&f->vf);
   return 0;
 }
 
 int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,
                         uint64_t size, char **err) {
   memset(f, 0, sizeof *f);
-  f->fd = -1;
+  f->vf.fd = -1;
   f->path = strdup(name);
   if (!f->path) return ds_err(err, "%s: out of memory", name);
   f->data = size ? data : NULL;
@@ -113,11 +106,11 @@ int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,
 }
 
 void ds_file_close(ds_file *f) {
-  if (f->path && f->fd >= 0) close(f->fd);
+  if (f->path) ds_vfs_close(&f->vf);
   if (f->owned) free((void *)f->data);
   free(f->path);
   memset(f, 0, sizeof *f);
-  f->fd = -1;
+  f->vf.fd = -1;
 }
 
 void ds_file_forget_data(ds_file *f) {
@@ -146,13 +139,13 @@ int ds_file_slice(const ds_file *f, uint64_t off, uint64_t len,
   return 0;
 }
 
-/* pread until len bytes are in, or fewer when the file ends first (the
+/* Read until len bytes are in, or fewer when the file ends first (the
  * count read is returned; -1 with errno on an I/O error). */
-static int64_t pread_full(int fd, uint8_t *dst, uint64_t len, uint64_t off) {
+static int64_t pread_full(const ds_vfs_file *vf, uint8_t *dst, uint64_t len, uint64_t off) {
   uint64_t got = 0;
   while (got < len) {
     size_t want = len - got > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)(len - got);
-    ssize_t n = pread(fd, dst + got, want, (off_t)(off + got));
+    ssize_t n = ds_vfs_pread(vf, dst + got, want, off + got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return -1;
     if (n == 0) break;
@@ -163,13 +156,13 @@ static int64_t pread_full(int fd, uint8_t *dst, uint64_t len, uint64_t off) {
 
 /* The error for a read that came back short: the file shrank. */
 static int short_read(const ds_file *f, uint64_t off, uint64_t len, char **err) {
-  struct stat st;
-  if (fstat(f->fd, &st) == 0 && (uint64_t)st.st_size < f->size)
+  ds_vfs_info st;
+  if (ds_vfs_restat(&f->vf, &st) == 0 && st.size < f->size)
     return ds_err(err, "%s: cannot read %llu bytes at offset %llu: the file was "
                        "truncated to %llu bytes while in use (it had %llu when "
                        "opened)",
                   f->path, (unsigned long long)len, (unsigned long long)off,
-                  (unsigned long long)st.st_size, (unsigned long long)f->size);
+                  (unsigned long long)st.size, (unsigned long long)f->size);
   return ds_err(err, "%s: cannot read %llu bytes at offset %llu: the file ended "
                      "early (it had %llu bytes when opened)",
                 f->path, (unsigned long long)len, (unsigned long long)off,
@@ -184,7 +177,7 @@ int ds_file_read(const ds_file *f, uint64_t off, uint64_t len, uint8_t *dst,
     memcpy(dst, f->data + off, (size_t)len);
     return 0;
   }
-  int64_t n = pread_full(f->fd, dst, len, off);
+  int64_t n = pread_full(&f->vf, dst, len, off);
   if (n < 0)
     return ds_err(err, "%s: cannot read %llu bytes at offset %llu: %s", f->path,
                   (unsigned long long)len, (unsigned long long)off, strerror(errno));
@@ -239,7 +232,7 @@ int ds_view_read(ds_view *v, const ds_file *f, uint64_t off, uint64_t len,
   if (want > SIZE_MAX || ds_buf_reserve(&v->buf, (size_t)want))
     return ds_err(err, "%s: out of memory reading %llu bytes at offset %llu",
                   f->path, (unsigned long long)want, (unsigned long long)off);
-  int64_t n = pread_full(f->fd, v->buf.data, want, off);
+  int64_t n = pread_full(&f->vf, v->buf.data, want, off);
   if (n < 0)
     return ds_err(err, "%s: cannot read %llu bytes at offset %llu: %s", f->path,
                   (unsigned long long)len, (unsigned long long)off, strerror(errno));
@@ -267,22 +260,14 @@ void ds_view_free(ds_view *v) {
 
 int ds_file_stale(const ds_file *f) {
   if (!f->on_disk) return 0; /* in memory, or never opened */
-  struct stat st;
-  if (stat(f->path, &st) != 0) return 1;
-  return (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino ||
-         (uint64_t)st.st_size != f->size ||
-         (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != f->mtime_ns;
+  ds_vfs_info st;
+  if (ds_vfs_stat(f->path, &st) != 0) return 1;
+  return st.dev != f->dev || st.ino != f->ino || st.size != f->size ||
+         st.mtime_ns != f->mtime_ns;
 }
 
 char *ds_path_join(const char *dir, const char *name) {
   return ds_strf("%s/%s", dir, name);
-}
-
-int ds_path_exists(const char *path, int *is_dir) {
-  struct stat st;
-  if (stat(path, &st) != 0) return 0;
-  if (is_dir) *is_dir = S_ISDIR(st.st_mode);
-  return 1;
 }
 
 const char *ds_basename(const char *path) {

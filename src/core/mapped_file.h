@@ -4,7 +4,7 @@
  *
  * A ds_file is either *loaded* (the whole file in owned memory: indexes,
  * meta, dictionaries, chunk files) or *streamed* (an open descriptor; its
- * bytes are read with pread into a caller's ds_view, a buffer that belongs
+ * bytes are read with ds_vfs_pread (core/vfs.h) into a caller's ds_view, a buffer that belongs
  * to one cursor or thread). Every access is bounds-checked against the size
  * seen at open, and every error names the file and the byte offset. */
 #ifndef DS_MAPPED_FILE_H
@@ -14,12 +14,13 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "vfs.h"
 
 typedef struct ds_file {
   char *path;          /* as given; owned */
   const uint8_t *data; /* loaded or borrowed bytes; NULL when streamed or empty */
   uint64_t size;       /* at open */
-  int fd;              /* streamed: the open descriptor; else -1 */
+  ds_vfs_file vf;      /* streamed: the open file (core/vfs.h); else vf.be NULL */
   int owned;           /* 1 when data is malloc'd by ds_file_load */
   int on_disk;         /* 1 when opened from a path (not from memory) */
   uint64_t dev, ino;   /* identity and last change at open, */
@@ -32,12 +33,12 @@ typedef struct ds_file {
 int ds_file_open(ds_file *f, const char *path, char **err);
 /* Read the whole of `path` into owned memory (for small files). */
 int ds_file_load(ds_file *f, const char *path, char **err);
-/* ds_file_open and ds_file_load of `rel` under the open directory dirfd
- * (openat: a reader that holds a dataset's folder reads that folder's
+/* ds_file_open and ds_file_load of `rel` under the open folder `at`
+ * (a reader that holds a dataset's folder reads that folder's
  * files even after another program replaced it); `path` names the file in
  * errors and is the path ds_file_stale looks at. */
-int ds_file_open_at(ds_file *f, int dirfd, const char *rel, const char *path, char **err);
-int ds_file_load_at(ds_file *f, int dirfd, const char *rel, const char *path, char **err);
+int ds_file_open_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path, char **err);
+int ds_file_load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path, char **err);
 /* Wrap bytes already in memory (fuzzers, tests). The bytes are borrowed:
  * they must outlive the ds_file. */
 int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,
@@ -111,10 +112,8 @@ int ds_file_stale(const ds_file *f);
 
 /* The last path component (points into path). */
 const char *ds_basename(const char *path);
-/* "dir/name" (malloc'd), or NULL when out of memory. */
+/* "dir/name" (malloc'd), or NULL when out of memory. (ds_path_exists is
+ * in vfs.h.) */
 char *ds_path_join(const char *dir, const char *name);
-/* 1 when `path` exists (following links); *is_dir (when not NULL) tells a
- * directory. */
-int ds_path_exists(const char *path, int *is_dir);
 
 #endif

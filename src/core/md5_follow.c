@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "md5_follow.h"
+#include "vfs.h"
 
 #define CHUNK ((size_t)1 << 20)
 #define WRITEBACK ((uint64_t)16 << 20) /* bytes handed to the disk at once */
@@ -36,7 +37,7 @@ struct ds_md5_follow {
  * account under it. */
 static void hash_chunk(ds_md5_follow *m, uint64_t from, size_t n) {
   ssize_t r;
-  do r = pread(m->fd, m->buf, n, (off_t)from);
+  do r = ds_vfs_pread_fd(m->fd, m->buf, n, from);
   while (r < 0 && errno == EINTR);
   if (r > 0) { /* start the disk write of what was hashed (no wait) */
     MD5Update(&m->ctx, m->buf, (size_t)r);

@@ -4,10 +4,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "common.h"
+#include "vfs.h"
 
 int ds_path_set_add(ds_path_set *s, const char *path) {
   if (s->n == s->cap) {
@@ -36,16 +36,16 @@ void ds_path_set_free(ds_path_set *s) {
 /* What path is now. */
 static ds_path_id look(const char *path) {
   ds_path_id id = {0, 0, 0, 0, 0};
-  struct stat st;
-  if (stat(path, &st) != 0) return id;
-  id.dev = (uint64_t)st.st_dev;
-  id.ino = (uint64_t)st.st_ino;
-  if (S_ISDIR(st.st_mode)) {
+  ds_vfs_info st;
+  if (ds_vfs_stat(path, &st) != 0) return id;
+  id.dev = st.dev;
+  id.ino = st.ino;
+  if (st.kind == DS_VFS_DIR) {
     id.kind = 2;
   } else {
     id.kind = 1;
-    id.size = (uint64_t)st.st_size;
-    id.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    id.size = st.size;
+    id.mtime_ns = st.mtime_ns;
   }
   return id;
 }

@@ -2,12 +2,11 @@
  * indexes to (shard, index) for concatenated and interleaved layouts. */
 #include "shard_spec.h"
 
-#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common.h"
+#include "vfs.h"
 
 #define DS_MAX_SHARDS 99999
 
@@ -35,17 +34,9 @@ void ds_shard_list_free(ds_shard_list *l) {
  * Other prefixes before the first ':' (with no '/' in them) are refused
  * like upstream refuses unregistered file systems. */
 static int strip_fs_prefix(const char *elem, const char **rest, char **err) {
-  const char *colon = strchr(elem, ':');
-  *rest = elem;
-  if (!colon) return 0;
+  size_t n;
+  if (ds_vfs_split_prefix(elem, rest, &n) == 0) return 0;
   const char *start = elem[0] == '/' ? elem + 1 : elem;
-  if (start > colon) return 0;
-  if (memchr(start, '/', (size_t)(colon - start))) return 0;
-  size_t n = (size_t)(colon - start);
-  if (n == 0 || (n == 5 && memcmp(start, "posix", 5) == 0)) {
-    *rest = colon + 1;
-    return 0;
-  }
   return ds_err(err,
                 "%s: unsupported file system prefix '%.*s:' (only local "
                 "files, optionally written 'posix:path')",
@@ -63,7 +54,7 @@ static void glob_escape(ds_buf *b, const char *s, size_t n) {
 /* 1 when a file prefix-NNNNN-of-NNNNN suffix (shard `shard`, or any
  * shard for NULL) exists. */
 static int shards_match(const char *prefix, size_t plen, const char *suffix,
-                        const char *shard, glob_t *keep) {
+                        const char *shard, ds_vfs_names *keep) {
   ds_buf pat = {0};
   glob_escape(&pat, prefix, plen);
   ds_buf_puts(&pat, "-");
@@ -74,11 +65,11 @@ static int shards_match(const char *prefix, size_t plen, const char *suffix,
     ds_buf_free(&pat);
     return -1;
   }
-  glob_t g;
-  int rc = glob((const char *)pat.data, 0, NULL, &g);
+  ds_vfs_names g;
+  int rc = ds_vfs_glob((const char *)pat.data, 0, &g);
   ds_buf_free(&pat);
-  int found = rc == 0 && g.gl_pathc > 0;
-  if (rc == 0 && (!found || !keep)) globfree(&g);
+  int found = rc == 0 && g.n > 0;
+  if (rc == 0 && (!found || !keep)) ds_vfs_names_free(&g);
   if (found && keep) *keep = g;
   return found;
 }
@@ -90,7 +81,7 @@ static int shards_match(const char *prefix, size_t plen, const char *suffix,
 static int resolve_star(const char *elem, const char *prefix, size_t plen,
                         const char *suffix, unsigned *count, int *partial,
                         char **err) {
-  glob_t g;
+  ds_vfs_names g;
   int found = shards_match(prefix, plen, suffix, "00000", &g);
   if (found < 0) return ds_err(err, "out of memory");
   if (!found) {
@@ -98,11 +89,11 @@ static int resolve_star(const char *elem, const char *prefix, size_t plen,
     return ds_err(err, "%s: no shard files found (looked for %.*s-00000-of-NNNNN%s)",
                   elem, (int)plen, prefix, suffix);
   }
-  const char *last = g.gl_pathv[g.gl_pathc - 1];
+  const char *last = g.v[g.n - 1];
   size_t off = plen + strlen("-00000-of-");
   unsigned n = 0;
   for (int i = 0; i < 5; i++) n = n * 10 + (unsigned)(last[off + i] - '0');
-  globfree(&g);
+  ds_vfs_names_free(&g);
   if (n == 0) return ds_err(err, "%s: shard count 00000 found on disk", elem);
   *count = n;
   return 0;
@@ -152,7 +143,7 @@ int ds_shard_spec_expand_partial(const char *spec, ds_shard_list *out, int *part
                                  char **err) {
   memset(out, 0, sizeof *out);
   if (partial) *partial = 0;
-  if (*spec && access(spec, F_OK) == 0) /* a file so named wins over the syntax */
+  if (*spec && ds_vfs_exists(spec)) /* a file so named wins over the syntax */
     return list_push(out, strdup(spec), err);
   char *copy = strdup(spec);
   if (!copy) return ds_err(err, "out of memory");

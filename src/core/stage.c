@@ -2,19 +2,18 @@
  * the two-step publish: prepare (xSync) does everything that can fail,
  * publish (xCommit) one rename (see stage.h, stage_journal.h and
  * ARCHITECTURE.md, "Publishing"). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mapped_file.h"
 #include "stage.h"
 #include "stage_journal.h"
+#include "vfs.h"
 
 typedef struct stage_tmp {
   char *path;
@@ -57,19 +56,19 @@ static char *stage_name(const char *dir, const char *key, const char *what) {
 
 /* Remove entries of dir named ".<key>.ds-tmp.*": their writer is gone. */
 static int clean_stale(ds_stage *s, char **err) {
-  DIR *d = opendir(s->dir);
+  ds_vfs_list *d = ds_vfs_list_open(NULL, s->dir);
   if (!d) return ds_err(err, "%s: cannot list: %s", s->dir, strerror(errno));
   char *prefix = ds_strf(".%s.ds-tmp.", s->key);
   int rc = prefix ? 0 : ds_err(err, "out of memory");
   size_t plen = prefix ? strlen(prefix) : 0;
-  struct dirent *e;
-  while (rc == 0 && (e = readdir(d)) != NULL) {
-    if (strncmp(e->d_name, prefix, plen) != 0) continue;
-    char *p = ds_path_join(s->dir, e->d_name);
+  const char *name;
+  while (rc == 0 && (name = ds_vfs_list_next(d)) != NULL) {
+    if (strncmp(name, prefix, plen) != 0) continue;
+    char *p = ds_path_join(s->dir, name);
     rc = p ? ds_remove_tree(p, err) : ds_err(err, "out of memory");
     free(p);
   }
-  closedir(d);
+  ds_vfs_list_close(d);
   free(prefix);
   return rc;
 }
@@ -78,7 +77,7 @@ static int clean_stale(ds_stage *s, char **err) {
  * inode we locked (a closing writer unlinks it while holding the lock). */
 static int take_lock(ds_stage *s, char **err) {
   for (int attempt = 0; attempt < 100; attempt++) {
-    int fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = ds_vfs_open_fd(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC);
     if (fd < 0)
       return ds_err(err, "%s: cannot create the writer lock: %s", s->lock_path,
                     strerror(errno));
@@ -91,9 +90,9 @@ static int take_lock(ds_stage *s, char **err) {
                       s->dir, s->key, s->lock_path);
       return ds_err(err, "%s: cannot lock: %s", s->lock_path, strerror(e));
     }
-    struct stat a, b;
-    if (fstat(fd, &a) == 0 && stat(s->lock_path, &b) == 0 &&
-        a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+    ds_vfs_info a, b;
+    if (ds_vfs_stat_fd(fd, &a) == 0 && ds_vfs_stat(s->lock_path, &b) == 0 &&
+        a.dev == b.dev && a.ino == b.ino) {
       s->lock_fd = fd;
       return 0;
     }
@@ -119,15 +118,15 @@ int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
   }
   /* writers do not create folders: say which one is missing rather than
    * failing on the lock file inside it */
-  struct stat st;
+  ds_vfs_info st;
   int bad = 0;
-  if (stat(s->dir, &st) != 0)
+  if (ds_vfs_stat(s->dir, &st) != 0)
     bad = errno == ENOENT || errno == ENOTDIR
               ? ds_err(err, "%s: the folder to write into does not exist (writers do "
                             "not create folders: create it first)", s->dir)
               : ds_err(err, "%s: cannot use the folder to write into: %s", s->dir,
                        strerror(errno));
-  else if (!S_ISDIR(st.st_mode))
+  else if (st.kind != DS_VFS_DIR)
     bad = ds_err(err, "%s: not a folder, so nothing can be written inside it", s->dir);
   if (bad) {
     ds_stage_close(s);
@@ -148,7 +147,7 @@ void ds_stage_close(ds_stage *s) {
   if (!s) return;
   ds_stage_discard(s);
   if (s->lock_fd >= 0) {
-    unlink(s->lock_path); /* while still holding it: see take_lock */
+    ds_vfs_remove(s->lock_path); /* while still holding it: see take_lock */
     close(s->lock_fd);
   }
   free(s->tmps);
@@ -167,8 +166,8 @@ const char *ds_stage_dir_path(const ds_stage *s) { return s->dir; }
 static int is_old(const ds_stage *s, const char *path);
 
 int ds_stage_check_absent(const ds_stage *s, const char *path, char **err) {
-  struct stat st;
-  if (s->mode == DS_STAGE_CREATE && lstat(path, &st) == 0 && !is_old(s, path))
+  ds_vfs_info st;
+  if (s->mode == DS_STAGE_CREATE && ds_vfs_lstat(path, &st) == 0 && !is_old(s, path))
     return ds_err(err, "%s: already exists (mode=create never overwrites; "
                        "use mode=replace)",
                   path);
@@ -180,23 +179,24 @@ void ds_stage_set_own(ds_stage *s, int (*own)(const char *path, char **err)) {
 }
 
 /* What is at a path, for messages. */
-static const char *kind_of(mode_t m) {
-  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket"
-       : S_ISCHR(m) || S_ISBLK(m) ? "a device" : S_ISLNK(m) ? "a dangling symbolic link"
-       : "something else";
+static const char *kind_of(ds_vfs_kind k) {
+  return k == DS_VFS_DIR ? "a directory" : k == DS_VFS_FIFO ? "a FIFO"
+       : k == DS_VFS_SOCKET ? "a socket"
+       : k == DS_VFS_CHAR || k == DS_VFS_BLOCK ? "a device"
+       : k == DS_VFS_LINK ? "a dangling symbolic link" : "something else";
 }
 
 /* An existing `path` may be replaced: a directory dataset's check (own),
  * else a regular file (or a symbolic link to one: the link is replaced). */
 static int check_own(const ds_stage *s, const char *path, char **err) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return 0;
+  ds_vfs_info st;
+  if (ds_vfs_lstat(path, &st) != 0) return 0;
   if (s->own) return s->own(path, err);
-  if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 0;
-  if (stat(path, &st) != 0) lstat(path, &st);
+  if (ds_vfs_stat(path, &st) == 0 && st.kind == DS_VFS_FILE) return 0;
+  if (ds_vfs_stat(path, &st) != 0) ds_vfs_lstat(path, &st);
   return ds_err(err, "%s: %s is there, not a file of this dataset (mode=replace "
                      "replaces only the dataset's own files; move it away first)",
-                path, kind_of(st.st_mode));
+                path, kind_of(st.kind));
 }
 
 /* Add `path` to the old dataset's paths (no check). */
@@ -227,9 +227,9 @@ int ds_stage_obsolete(ds_stage *s, const char *path, int first, char **err) {
 }
 
 int ds_stage_claim(ds_stage *s, const char *path, int first, char **err) {
-  struct stat st;
+  ds_vfs_info st;
   if (s->mode == DS_STAGE_CREATE) return ds_stage_check_absent(s, path, err);
-  return lstat(path, &st) == 0 ? ds_stage_obsolete(s, path, first, err) : 0;
+  return ds_vfs_lstat(path, &st) == 0 ? ds_stage_obsolete(s, path, first, err) : 0;
 }
 
 /* Room for one more temporary; its path is "<dir>/.<key>.ds-tmp.<pid>.<seq>.<label>". */
@@ -254,7 +254,7 @@ int ds_stage_file(ds_stage *s, const char *label, ds_afile **out, char **err) {
   stage_tmp *t = new_tmp(s, label, err);
   if (!t) return -1;
   ds_afile *f = calloc(1, sizeof *f);
-  int fd = f ? open(t->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+  int fd = f ? ds_vfs_open_fd(t->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC) : -1;
   if (fd < 0) {
     int rc = f ? ds_err(err, "%s: cannot create: %s", t->path, strerror(errno))
                : ds_err(err, "out of memory");
@@ -273,7 +273,7 @@ int ds_stage_file(ds_stage *s, const char *label, ds_afile **out, char **err) {
 int ds_stage_dir(ds_stage *s, const char *label, const char **out, char **err) {
   stage_tmp *t = new_tmp(s, label, err);
   if (!t) return -1;
-  if (mkdir(t->path, 0755) != 0) {
+  if (ds_vfs_mkdir(t->path) != 0) {
     int rc = ds_err(err, "%s: cannot create: %s", t->path, strerror(errno));
     free(t->path);
     return rc;
@@ -295,31 +295,21 @@ int ds_stage_final(ds_stage *s, const char *tmp_path, const char *final_path,
   return ds_err(err, "%s: not a temporary of this writer", tmp_path);
 }
 
-int ds_fsync_path(const char *path, char **err) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ds_err(err, "%s: cannot open: %s", path, strerror(errno));
-  int rc = fsync(fd) == 0 ? 0
-                          : ds_err(err, "%s: fsync failed: %s", path, strerror(errno));
-  close(fd);
-  return rc;
-}
-
 /* fsync every file and directory below (and including) dir. */
 static int sync_tree(const char *dir, char **err) {
-  DIR *d = opendir(dir);
+  ds_vfs_list *d = ds_vfs_list_open(NULL, dir);
   if (!d) return ds_err(err, "%s: cannot list: %s", dir, strerror(errno));
   int rc = 0;
-  struct dirent *e;
-  while (rc == 0 && (e = readdir(d)) != NULL) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    char *p = ds_path_join(dir, e->d_name);
-    struct stat st;
+  const char *name;
+  while (rc == 0 && (name = ds_vfs_list_next(d)) != NULL) {
+    char *p = ds_path_join(dir, name);
+    ds_vfs_info st;
     if (!p) rc = ds_err(err, "out of memory");
-    else if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) rc = sync_tree(p, err);
-    else if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) rc = ds_fsync_path(p, err);
+    else if (ds_vfs_lstat(p, &st) == 0 && st.kind == DS_VFS_DIR) rc = sync_tree(p, err);
+    else if (ds_vfs_lstat(p, &st) == 0 && st.kind == DS_VFS_FILE) rc = ds_fsync_path(p, err);
     free(p);
   }
-  closedir(d);
+  ds_vfs_list_close(d);
   return rc ? rc : ds_fsync_path(dir, err);
 }
 
@@ -332,7 +322,7 @@ static int sync_temporaries(ds_stage *s, char **err) {
       if (ds_fsync_path(t->path, err)) return -1;
     } else if (t->file) {
       if (ds_afile_flush(t->file, err)) return -1;
-      if (fsync(t->file->fd) != 0)
+      if (ds_vfs_fsync_fd(t->file->fd) != 0)
         return ds_err(err, "%s: fsync failed: %s", t->path, strerror(errno));
     } else if (sync_tree(t->path, err)) {
       return -1;
@@ -355,7 +345,7 @@ static int unprepare(ds_stage *s, char **err) {
   int rc = 0;
   if (s->journaled) {
     rc = ds_journal_undo(&s->j, s->dir, err);
-    if (rc == 0) unlink(s->journal_path); /* else the next writer retries */
+    if (rc == 0) ds_vfs_remove(s->journal_path); /* else the next writer retries */
   }
   ds_journal_free(&s->j); /* also a journal half built */
   s->journaled = s->prepared = 0;
@@ -366,8 +356,8 @@ static int unprepare(ds_stage *s, char **err) {
  * writer's own earlier publish aside); mode=replace, only what the format
  * owns, which then joins the old dataset. */
 static int check_final(ds_stage *s, const char *path, int commit, char **err) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return 0;
+  ds_vfs_info st;
+  if (ds_vfs_lstat(path, &st) != 0) return 0;
   if (is_old(s, path)) return check_own(s, path, err);
   if (s->mode == DS_STAGE_CREATE)
     return ds_err(err, "%s: appeared after CREATE (mode=create never "
@@ -382,8 +372,8 @@ static int build_journal(ds_stage *s, const size_t *order, size_t nf, char **err
   long pid = (long)getpid();
   for (int pass = 0; pass < 2; pass++) /* the old commit point first */
     for (size_t i = 0; i < s->nolds; i++) {
-      struct stat st;
-      if ((s->olds[i].first ? 0 : 1) != pass || lstat(s->olds[i].path, &st) != 0) continue;
+      ds_vfs_info st;
+      if ((s->olds[i].first ? 0 : 1) != pass || ds_vfs_lstat(s->olds[i].path, &st) != 0) continue;
       char what[64];
       snprintf(what, sizeof what, "ds-old.%ld.%zu", pid, i);
       char *other = ds_strf(".%s.%s", s->key, what);
@@ -394,8 +384,8 @@ static int build_journal(ds_stage *s, const size_t *order, size_t nf, char **err
     }
   for (size_t k = 0; k < nf; k++) {
     stage_tmp *t = &s->tmps[order[k]];
-    struct stat st;
-    if (lstat(t->path, &st) != 0)
+    ds_vfs_info st;
+    if (ds_vfs_lstat(t->path, &st) != 0)
       return ds_err(err, "%s: cannot stat: %s", t->path, strerror(errno));
     if (ds_journal_add(&s->j, k + 1 == nf ? 'c' : 'n', ds_basename(t->final),
                        ds_basename(t->path), &st, err))
@@ -438,8 +428,8 @@ int ds_stage_sync(ds_stage *s, char **err) {
   for (size_t i = 0; i < s->nolds && single; i++)
     single = strcmp(s->olds[i].path, cp) == 0 || !ds_path_exists(s->olds[i].path, NULL);
   if (single) { /* one rename at commit does it all */
-    struct stat st;
-    s->commit_over = lstat(cp, &st) == 0;
+    ds_vfs_info st;
+    s->commit_over = ds_vfs_lstat(cp, &st) == 0;
     s->prepared = 1;
     free(order);
     return 0;
@@ -454,7 +444,7 @@ int ds_stage_sync(ds_stage *s, char **err) {
     if (e->kind != 'o') continue;
     char *from = in_dir(s, e->name), *to = in_dir(s, e->other);
     if (!from || !to) rc = ds_err(err, "out of memory");
-    else if (ds_rename_noreplace(from, to) != 0 && errno != ENOENT)
+    else if (ds_vfs_rename(from, to, DS_VFS_NOREPLACE) != 0 && errno != ENOENT)
       rc = ds_err(err, "%s: cannot move the old file away to %s: %s", from, to,
                   strerror(errno));
     free(from);
@@ -463,7 +453,7 @@ int ds_stage_sync(ds_stage *s, char **err) {
   /* 4. the new files but the commit point, never over anything */
   for (size_t k = 0; k + 1 < nf && rc == 0; k++) {
     stage_tmp *t = &s->tmps[order[k]];
-    if (ds_rename_noreplace(t->path, t->final) != 0)
+    if (ds_vfs_rename(t->path, t->final, DS_VFS_NOREPLACE) != 0)
       rc = ds_err(err, "%s: cannot publish %s: %s%s", t->final, t->path, strerror(errno),
                   errno == EEXIST ? " (it appeared while the old files were "
                                     "moved away: nothing was replaced)" : "");
@@ -483,16 +473,16 @@ static int commit_rename(ds_stage *s, stage_tmp *t, int *exchanged) {
   *exchanged = 0;
   if (!s->journaled && s->commit_over) {
     if (!t->file) { /* a directory replaces a directory */
-      if (renameat2(AT_FDCWD, t->path, AT_FDCWD, t->final, RENAME_EXCHANGE) == 0) {
+      if (ds_vfs_rename(t->path, t->final, DS_VFS_EXCHANGE) == 0) {
         *exchanged = 1;
         return 0;
       }
       if (errno != ENOENT) return -1; /* gone since prepare: create it */
     } else {
-      return rename(t->path, t->final);
+      return ds_vfs_rename(t->path, t->final, DS_VFS_REPLACE);
     }
   }
-  return ds_rename_noreplace(t->path, t->final);
+  return ds_vfs_rename(t->path, t->final, DS_VFS_NOREPLACE);
 }
 
 int ds_stage_publish(ds_stage *s, char **err) {
@@ -528,7 +518,7 @@ int ds_stage_publish(ds_stage *s, char **err) {
   }
   if (s->journaled) {
     ds_journal_finish(&s->j, s->dir);
-    unlink(s->journal_path); /* the next writer finishes what fails here */
+    ds_vfs_remove(s->journal_path); /* the next writer finishes what fails here */
     ds_journal_free(&s->j);
     s->journaled = 0;
   }
@@ -575,37 +565,12 @@ int ds_stage_park(ds_afile *f, char **err) {
 
 int ds_stage_unpark(ds_afile *f, char **err) {
   if (f->fd >= 0) return 0;
-  int fd = open(f->path, O_RDWR | O_CLOEXEC);
+  int fd = ds_vfs_open_fd(f->path, O_RDWR | O_CLOEXEC);
   if (fd < 0) return ds_err(err, "%s: cannot open again: %s", f->path, strerror(errno));
   if (lseek(fd, (off_t)(f->size - f->nbuf), SEEK_SET) < 0) {
     close(fd);
     return ds_err(err, "%s: cannot seek: %s", f->path, strerror(errno));
   }
   f->fd = fd;
-  return 0;
-}
-
-int ds_remove_tree(const char *path, char **err) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return 0;
-  if (S_ISDIR(st.st_mode)) {
-    DIR *d = opendir(path);
-    if (!d) return ds_err(err, "%s: cannot list: %s", path, strerror(errno));
-    struct dirent *e;
-    int rc = 0;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      char *p = ds_path_join(path, e->d_name);
-      rc = p ? ds_remove_tree(p, err) : ds_err(err, "out of memory");
-      free(p);
-    }
-    closedir(d);
-    if (rc) return rc;
-    if (rmdir(path) != 0 && errno != ENOENT)
-      return ds_err(err, "%s: cannot remove: %s", path, strerror(errno));
-    return 0;
-  }
-  if (unlink(path) != 0 && errno != ENOENT)
-    return ds_err(err, "%s: cannot remove: %s", path, strerror(errno));
   return 0;
 }

@@ -46,9 +46,7 @@
 
 #include "append_file.h"
 #include "common.h"
-
-/* fsync one file or directory (a directory: its entries are durable). */
-int ds_fsync_path(const char *path, char **err);
+#include "vfs.h" /* ds_fsync_path, ds_remove_tree */
 
 typedef enum ds_stage_mode {
   DS_STAGE_CREATE = 0, /* refuse when any target exists */
@@ -122,8 +120,5 @@ void ds_stage_discard(ds_stage *s);
  * fsyncs a parked file by path. */
 int ds_stage_park(ds_afile *f, char **err);
 int ds_stage_unpark(ds_afile *f, char **err);
-
-/* Remove a file or a whole directory tree (no error when absent). */
-int ds_remove_tree(const char *path, char **err);
 
 #endif

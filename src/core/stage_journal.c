@@ -8,16 +8,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "append_file.h"
 #include "common.h"
 #include "mapped_file.h"
-#include "stage.h"
 #include "stage_journal.h"
+#include "vfs.h"
 
 #define MAGIC "ds-journal-1"
 #define MAX_JOURNAL (64u << 20)
 
 int ds_journal_add(ds_journal *j, char kind, const char *name, const char *other,
-                   const struct stat *st, char **err) {
+                   const ds_vfs_info *st, char **err) {
   ds_jentry *e = ds_grow_cap(j->e, &j->cap, j->n, sizeof *e, 8);
   if (!e) return ds_err(err, "out of memory");
   j->e = e;
@@ -25,8 +26,8 @@ int ds_journal_add(ds_journal *j, char kind, const char *name, const char *other
   e->kind = kind;
   e->name = strdup(name);
   e->other = strdup(other);
-  e->dev = (uint64_t)st->st_dev;
-  e->ino = (uint64_t)st->st_ino;
+  e->dev = st->dev;
+  e->ino = st->ino;
   if (!e->name || !e->other) {
     free(e->name);
     free(e->other);
@@ -66,16 +67,16 @@ int ds_journal_write(const ds_journal *j, const char *dir, const char *tmp,
     ds_buf_free(&b);
     return ds_err(err, "out of memory");
   }
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ds_vfs_open_fd(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC);
   if (fd < 0) rc = ds_err(err, "%s: cannot create: %s", tmp, strerror(errno));
   if (rc == 0) rc = ds_write_all(fd, b.data, b.len, tmp, err);
-  if (rc == 0 && fsync(fd) != 0) rc = ds_err(err, "%s: fsync failed: %s", tmp, strerror(errno));
+  if (rc == 0 && ds_vfs_fsync_fd(fd) != 0) rc = ds_err(err, "%s: fsync failed: %s", tmp, strerror(errno));
   if (fd >= 0) close(fd);
   ds_buf_free(&b);
-  if (rc == 0 && rename(tmp, path) != 0)
+  if (rc == 0 && ds_vfs_rename(tmp, path, DS_VFS_REPLACE) != 0)
     rc = ds_err(err, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
   if (rc) {
-    unlink(tmp);
+    ds_vfs_remove(tmp);
     return -1;
   }
   return ds_fsync_path(dir, err);
@@ -83,7 +84,7 @@ int ds_journal_write(const ds_journal *j, const char *dir, const char *tmp,
 
 int ds_journal_read(ds_journal *j, const char *path, char **err) {
   memset(j, 0, sizeof *j);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = ds_vfs_open_fd(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ds_err(err, "%s: cannot open: %s", path, strerror(errno));
   ds_buf b = {0};
   char chunk[65536];
@@ -124,10 +125,10 @@ int ds_journal_read(ds_journal *j, const char *path, char **err) {
       rc = ds_err(err, "%s: a malformed entry", path);
       break;
     }
-    struct stat st;
+    ds_vfs_info st;
     memset(&st, 0, sizeof st);
-    st.st_dev = (dev_t)dev;
-    st.st_ino = (ino_t)ino;
+    st.dev = (uint64_t)dev;
+    st.ino = (uint64_t)ino;
     rc = ds_journal_add(j, tok[0][0], tok[1], tok[2], &st, err);
   }
   ds_buf_free(&b);
@@ -140,8 +141,8 @@ int ds_journal_read(ds_journal *j, const char *path, char **err) {
 /* 1 when dir/name is the inode (dev, ino). */
 static int is_inode(const char *dir, const char *name, uint64_t dev, uint64_t ino) {
   char *p = ds_path_join(dir, name);
-  struct stat st;
-  int yes = p && lstat(p, &st) == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
+  ds_vfs_info st;
+  int yes = p && ds_vfs_lstat(p, &st) == 0 && st.dev == dev && st.ino == ino;
   free(p);
   return yes;
 }
@@ -149,30 +150,6 @@ static int is_inode(const char *dir, const char *name, uint64_t dev, uint64_t in
 int ds_journal_committed(const ds_journal *j, const char *dir) {
   for (size_t i = 0; i < j->n; i++)
     if (j->e[i].kind == 'c') return is_inode(dir, j->e[i].name, j->e[i].dev, j->e[i].ino);
-  return 0;
-}
-
-int ds_rename_noreplace(const char *from, const char *to) {
-  if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
-  if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return -1;
-  /* the file system cannot: link refuses an existing name too; a
-   * directory cannot be linked: checked, then renamed (a race with
-   * another program remains there, on such file systems only) */
-  struct stat st;
-  if (lstat(from, &st) == 0 && S_ISDIR(st.st_mode)) {
-    if (lstat(to, &st) == 0) {
-      errno = EEXIST;
-      return -1;
-    }
-    return rename(from, to);
-  }
-  if (link(from, to) != 0) return -1;
-  if (unlink(from) != 0) {
-    int e = errno;
-    unlink(to);
-    errno = e;
-    return -1;
-  }
   return 0;
 }
 
@@ -185,7 +162,7 @@ int ds_journal_undo(const ds_journal *j, const char *dir, char **err) {
       if (e->kind != (pass ? 'n' : 'c') || !is_inode(dir, e->name, e->dev, e->ino)) continue;
       char *from = ds_path_join(dir, e->name), *to = ds_path_join(dir, e->other);
       if (!from || !to) rc = ds_err(err, "out of memory");
-      else if (ds_rename_noreplace(from, to) != 0 && ds_remove_tree(from, err))
+      else if (ds_vfs_rename(from, to, DS_VFS_NOREPLACE) != 0 && ds_remove_tree(from, err))
         rc = -1;
       free(from);
       free(to);
@@ -196,7 +173,7 @@ int ds_journal_undo(const ds_journal *j, const char *dir, char **err) {
     if (e->kind != 'o' || !is_inode(dir, e->other, e->dev, e->ino)) continue;
     char *from = ds_path_join(dir, e->other), *to = ds_path_join(dir, e->name);
     if (!from || !to) rc = ds_err(err, "out of memory");
-    else if (ds_rename_noreplace(from, to) != 0)
+    else if (ds_vfs_rename(from, to, DS_VFS_NOREPLACE) != 0)
       rc = ds_err(err, "%s: cannot put the old file back from %s: %s (it stays there)",
                   to, from, strerror(errno));
     free(from);
@@ -219,8 +196,8 @@ void ds_journal_finish(const ds_journal *j, const char *dir) {
 }
 
 int ds_journal_recover(const char *dir, const char *path, char **err) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return 0;
+  ds_vfs_info st;
+  if (ds_vfs_lstat(path, &st) != 0) return 0;
   ds_journal j;
   if (ds_journal_read(&j, path, err)) {
     ds_err_prefix(err, "the journal a dead writer left (look at it; nothing "
@@ -232,7 +209,7 @@ int ds_journal_recover(const char *dir, const char *path, char **err) {
   else rc = ds_journal_undo(&j, dir, err);
   ds_journal_free(&j);
   if (rc) return -1;
-  if (unlink(path) != 0 && errno != ENOENT)
+  if (ds_vfs_remove(path) != 0 && errno != ENOENT)
     return ds_err(err, "%s: cannot remove: %s", path, strerror(errno));
   return ds_fsync_path(dir, err);
 }

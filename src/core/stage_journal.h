@@ -21,7 +21,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/stat.h>
+
+#include "vfs.h"
 
 typedef struct ds_jentry {
   char kind;       /* 'c', 'n' or 'o' */
@@ -37,7 +38,7 @@ typedef struct ds_journal {
 
 /* Add an entry (names copied; st gives dev and ino). */
 int ds_journal_add(ds_journal *j, char kind, const char *name, const char *other,
-                   const struct stat *st, char **err);
+                   const ds_vfs_info *st, char **err);
 void ds_journal_free(ds_journal *j);
 
 /* Write j as `path` in dir, durably: through temporary `tmp` (fsync'ed,
@@ -58,10 +59,5 @@ void ds_journal_finish(const ds_journal *j, const char *dir);
 /* After a crash, under the lock: finish or undo the journal at `path`,
  * then delete it. No journal: nothing to do. */
 int ds_journal_recover(const char *dir, const char *path, char **err);
-
-/* rename(2) that never replaces `to` (renameat2 RENAME_NOREPLACE; where
- * the file system lacks it, link + unlink for a file, a check then
- * rename(2) for a directory). -1 with errno. */
-int ds_rename_noreplace(const char *from, const char *to);
 
 #endif

@@ -2,9 +2,9 @@
  * file_kind.h). */
 #include "file_kind.h"
 
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "core/vfs.h"
 
 /* A magic number: `len` bytes at `off`, and what a file holding them is. */
 typedef struct kind_magic {
@@ -40,9 +40,9 @@ const char *ds_file_kind(const uint8_t *head, size_t n) {
 
 const char *ds_file_kind_of(const char *path) {
   uint8_t head[DS_FILE_KIND_HEAD];
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return NULL;
-  ssize_t n = pread(fd, head, sizeof head, 0);
-  close(fd);
+  ds_vfs_file f;
+  if (ds_vfs_open(&f, NULL, path) != 0) return NULL;
+  ssize_t n = ds_vfs_pread(&f, head, sizeof head, 0);
+  ds_vfs_close(&f);
   return n > 0 ? ds_file_kind(head, (size_t)n) : NULL;
 }

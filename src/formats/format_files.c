@@ -2,14 +2,13 @@
  * descriptors (see format_files.h). */
 #include "format_files.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/common.h"
 #include "core/mapped_file.h"
+#include "core/vfs.h"
 
 #define MAX_DEPTH 64 /* directory nesting followed by ds_fmt_dir_bytes */
 
@@ -19,14 +18,13 @@ int ds_fmt_is_dir(const char *path) {
 }
 
 int ds_fmt_is_file(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+  ds_vfs_info st;
+  return ds_vfs_stat(path, &st) == 0 && st.kind == DS_VFS_FILE;
 }
 
 int ds_fmt_exists_join(const char *a, const char *sep, const char *b) {
   char *p = ds_strf("%s%s%s", a, sep, b);
-  struct stat st;
-  int ok = p && stat(p, &st) == 0;
+  int ok = p && ds_vfs_exists(p);
   free(p);
   return ok;
 }
@@ -37,28 +35,26 @@ int ds_fmt_ends_with(const char *s, const char *suffix) {
 }
 
 uint64_t ds_fmt_file_size(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+  return ds_vfs_file_size(path);
 }
 
 /* Sum of the regular files under dir, depth levels down. */
 static int dir_bytes(const char *dir, int depth, uint64_t *total, char **err) {
   if (depth > MAX_DEPTH) return ds_err(err, "%s: directories nested too deep", dir);
-  DIR *d = opendir(dir);
+  ds_vfs_list *d = ds_vfs_list_open(NULL, dir);
   if (!d) return ds_err(err, "%s: cannot list: %s", dir, strerror(errno));
   int rc = 0;
-  struct dirent *e;
-  while (rc == 0 && (e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char *p = ds_strf("%s/%s", dir, e->d_name);
-    struct stat st;
+  const char *name;
+  while (rc == 0 && (name = ds_vfs_list_next(d)) != NULL) {
+    char *p = ds_strf("%s/%s", dir, name);
+    ds_vfs_info st;
     if (!p) rc = ds_err(err, "out of memory");
-    else if (lstat(p, &st) != 0) rc = 0; /* vanished meanwhile */
-    else if (S_ISDIR(st.st_mode)) rc = dir_bytes(p, depth + 1, total, err);
-    else if (S_ISREG(st.st_mode)) *total += (uint64_t)st.st_size;
+    else if (ds_vfs_lstat(p, &st) != 0) rc = 0; /* vanished meanwhile */
+    else if (st.kind == DS_VFS_DIR) rc = dir_bytes(p, depth + 1, total, err);
+    else if (st.kind == DS_VFS_FILE) *total += st.size;
     free(p);
   }
-  closedir(d);
+  ds_vfs_list_close(d);
   return rc;
 }
 
@@ -67,13 +63,13 @@ int ds_fmt_dir_bytes(const char *dir, uint64_t *total, char **err) {
 }
 
 int ds_fmt_path_problem(const char *path, char **err) {
-  struct stat st;
-  if (stat(path, &st) == 0) {
-    const char *kind = S_ISFIFO(st.st_mode)  ? "a FIFO"
-                       : S_ISCHR(st.st_mode) ? "a character device"
-                       : S_ISBLK(st.st_mode) ? "a block device"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "not a regular file";
+  ds_vfs_info st;
+  if (ds_vfs_stat(path, &st) == 0) {
+    const char *kind = st.kind == DS_VFS_FIFO    ? "a FIFO"
+                       : st.kind == DS_VFS_CHAR  ? "a character device"
+                       : st.kind == DS_VFS_BLOCK ? "a block device"
+                       : st.kind == DS_VFS_SOCKET ? "a socket"
+                                                  : "not a regular file";
     return ds_err(err, "%s: %s, not a dataset file or directory", path, kind);
   }
   int e = errno;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vfs.h"
+
 /* A copy of a non-empty environment variable, or NULL. */
 static char *env_dup(const char *name) {
   const char *v = getenv(name);
@@ -39,15 +41,50 @@ typedef struct ini_want {
   char *vals[5];
 } ini_want;
 
+/* The whole file at path (at most 1 MiB: a settings file), through the
+ * file-system seam: 0 with *text malloc'd (*len bytes), -1 with errno. */
+static int read_small(const char *path, char **text, size_t *len) {
+  ds_vfs_file f;
+  if (ds_vfs_open(&f, NULL, path) != 0) return -1;
+  int rc = 0;
+  if (f.st.kind != DS_VFS_FILE || f.st.size > ((uint64_t)1 << 20)) {
+    errno = f.st.kind == DS_VFS_FILE ? EFBIG : EISDIR;
+    rc = -1;
+  }
+  *len = rc == 0 ? (size_t)f.st.size : 0;
+  *text = rc == 0 ? malloc(*len + 1) : NULL;
+  if (rc == 0 && !*text) {
+    errno = ENOMEM;
+    rc = -1;
+  }
+  ssize_t got = rc == 0 && *len ? ds_vfs_pread(&f, *text, *len, 0) : 0;
+  if (rc == 0 && got != (ssize_t)*len) {
+    if (got >= 0) errno = EIO; /* shorter than its size: changed meanwhile */
+    rc = -1;
+  }
+  ds_vfs_close(&f);
+  if (rc) {
+    free(*text);
+    *text = NULL;
+  }
+  return rc;
+}
+
 /* Read `section` of the INI file at path into w (values found there and
  * not set yet). 0 ok (a missing file is ok), -1 with *err naming the
  * file and line (never a value). */
 static int ini_read(const char *path, const char *section, ini_want *w,
                     int *found_section, char **err) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
+  char *text = NULL;
+  size_t len = 0;
+  if (read_small(path, &text, &len) != 0) {
     if (errno == ENOENT || errno == ENOTDIR) return 0;
     return ds_err(err, "%s: %s", path, strerror(errno));
+  }
+  FILE *f = len ? fmemopen(text, len, "r") : NULL;
+  if (!f) {
+    free(text);
+    return len ? ds_err(err, "out of memory") : 0;
   }
   char line[4096];
   int in = 0, lineno = 0, rc = 0;
@@ -86,6 +123,8 @@ static int ini_read(const char *path, const char *section, ini_want *w,
   }
   memset(line, 0, sizeof line);
   fclose(f);
+  memset(text, 0, len);
+  free(text);
   return rc;
 }
 

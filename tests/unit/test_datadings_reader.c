@@ -159,7 +159,7 @@ static void check_keys(datadings_reader *r, json_t *keys, const char *label) {
 
 /* The whole data file of shard `shard` (kept until the next call). */
 static int load_data(datadings_reader *r, size_t shard, const uint8_t **out) {
-  static ds_file f = {.fd = -1};
+  static ds_file f = {.vf = {.fd = -1}};
   char *err = NULL;
   ds_file_close(&f);
   if (ds_file_load(&f, datadings_shard_path(r, shard), &err)) {

@@ -7,18 +7,17 @@
  * Format notes: docs/formats/atlas.md sections 1-6. */
 #include "atlas.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <zstd.h>
 
 #include "core/json_file.h"
 #include "core/mapped_file.h"
 #include "core/npy.h"
 #include "core/open_stable.h"
+#include "core/vfs.h"
 
 /* One shard directory, opened and checked. */
 typedef struct atlas_shard {
@@ -422,14 +421,14 @@ static int classify_entry(const char *root, const char *name, char **err) {
 
 /* The shard directory names of a root, in numeric order. */
 static int list_shards(const char *root, char ***out, size_t *n, char **err) {
-  DIR *d = opendir(root);
+  ds_vfs_list *d = ds_vfs_list_open(NULL, root);
   if (!d) return ds_err(err, "%s: cannot list: %s", root, strerror(errno));
   char **names = NULL;
   size_t cnt = 0, cap = 0;
   int rc = 0;
-  struct dirent *e;
-  while (rc == 0 && (e = readdir(d)) != NULL) {
-    int c = classify_entry(root, e->d_name, err);
+  const char *name;
+  while (rc == 0 && (name = ds_vfs_list_next(d)) != NULL) {
+    int c = classify_entry(root, name, err);
     if (c <= 0) {
       rc = c;
       continue;
@@ -440,10 +439,10 @@ static int list_shards(const char *root, char ***out, size_t *n, char **err) {
       if (!nn) { rc = ds_err(err, "out of memory"); break; }
       names = nn;
     }
-    if (!(names[cnt] = strdup(e->d_name))) rc = ds_err(err, "out of memory");
+    if (!(names[cnt] = strdup(name))) rc = ds_err(err, "out of memory");
     else cnt++;
   }
-  closedir(d);
+  ds_vfs_list_close(d);
   if (rc == 0 && cnt) qsort(names, cnt, sizeof *names, cmp_names);
   for (size_t i = 1; rc == 0 && i < cnt; i++)
     if (cmp_numeric(names[i - 1], names[i]) == 0)

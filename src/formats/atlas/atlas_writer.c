@@ -9,20 +9,19 @@
 #define ZDICT_STATIC_LINKING_ONLY
 #include "formats/atlas/atlas_writer.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zdict.h>
 #include <zstd.h>
 
 #include "core/npy.h"
 #include "core/stage.h"
+#include "core/vfs.h"
 #include "formats/atlas/atlas.h"
 #include "formats/bagz/bagz_compress.h"
 #include "decoders/pickle.h"
@@ -90,10 +89,10 @@ static int io_err(char **err, const char *what, const char *path) {
 /* A whole small file, replacing what was there. */
 static int write_file(const char *path, const void *p, size_t n, int sync,
                       char **err) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ds_vfs_open_fd(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
   if (fd < 0) return io_err(err, "cannot create", path);
   int rc = ds_write_all(fd, p, n, path, err);
-  if (!rc && sync && fsync(fd)) rc = io_err(err, "cannot fsync", path);
+  if (!rc && sync && ds_vfs_fsync_fd(fd)) rc = io_err(err, "cannot fsync", path);
   close(fd);
   return rc;
 }
@@ -104,7 +103,7 @@ static int open_at(atlas_writer *w, const char *name, uint64_t size, int *fd,
   char *path = shard_path(w, w->nshards - 1, name);
   if (!path) return ds_err(err, "out of memory");
   int rc = 0;
-  *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  *fd = ds_vfs_open_fd(path, O_RDWR | O_CREAT | O_CLOEXEC);
   if (*fd < 0) rc = io_err(err, "cannot create", path);
   else if (ftruncate(*fd, (off_t)size) || lseek(*fd, (off_t)size, SEEK_SET) < 0)
     rc = io_err(err, "cannot truncate", path);
@@ -123,11 +122,11 @@ static void remove_shard_dir(const atlas_writer *w, size_t k) {
                                       "zstd_dict.bin", AW_SPILL};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     char *p = shard_path(w, k, names[i]);
-    if (p) unlink(p);
+    if (p) ds_vfs_remove(p);
     free(p);
   }
   char *d = shard_path(w, k, NULL);
-  if (d) rmdir(d);
+  if (d) ds_vfs_rmdir(d);
   free(d);
 }
 
@@ -194,7 +193,7 @@ static int open_shard(atlas_writer *w, char **err) {
     return ds_err(err, "out of memory");
   char *d = shard_path(w, w->nshards - 1, NULL);
   if (!d) return ds_err(err, "out of memory");
-  int rc = mkdir(d, 0755) && errno != EEXIST ? io_err(err, "cannot create", d)
+  int rc = ds_vfs_mkdir(d) && errno != EEXIST ? io_err(err, "cannot create", d)
                                              : 0;
   free(d);
   return rc;
@@ -352,7 +351,7 @@ static int map_spill(atlas_writer *w, size_t k, uint64_t n, uint8_t **map,
   if (!n) return 0;
   char *path = shard_path(w, k, AW_SPILL);
   if (!path) return ds_err(err, "out of memory");
-  int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+  int fd = ds_vfs_open_fd(path, O_RDONLY | O_CLOEXEC), rc = 0;
   if (fd < 0) {
     rc = io_err(err, "cannot open", path);
   } else {
@@ -473,7 +472,7 @@ static int close_shard(atlas_writer *w, char **err) {
                   : s->mode == AW_ZSTD ? ATLAS_STANDARD_COMPRESSION
                                        : ATLAS_SHARED_DICTIONARY;
   }
-  if (w->data_fd >= 0 && w->o.sync && fsync(w->data_fd))
+  if (w->data_fd >= 0 && w->o.sync && ds_vfs_fsync_fd(w->data_fd))
     return io_err(err, "cannot fsync", "data.bin");
   close_fd(&w->data_fd);
   if (write_index(w, k, err) || write_shard_meta(w, k, err)) return -1;
@@ -530,7 +529,7 @@ static int cut_file(const atlas_writer *w, size_t k, const char *name,
                     uint64_t size, char **err) {
   char *path = shard_path(w, k, name);
   if (!path) return ds_err(err, "out of memory");
-  int rc = truncate(path, (off_t)size) && errno != ENOENT
+  int rc = ds_vfs_truncate(path, size) && errno != ENOENT
                ? io_err(err, "cannot truncate", path) : 0;
   free(path);
   return rc;
@@ -541,7 +540,7 @@ static int read_at(const atlas_writer *w, size_t k, const char *name,
                    uint64_t off, size_t n, ds_buf *buf, char **err) {
   char *path = shard_path(w, k, name);
   if (!path) return ds_err(err, "out of memory");
-  int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+  int fd = ds_vfs_open_fd(path, O_RDONLY | O_CLOEXEC), rc = 0;
   buf->len = 0;
   if (fd < 0) rc = io_err(err, "cannot open", path);
   else if (ds_buf_reserve(buf, n ? n : 1)) rc = ds_err(err, "out of memory");
@@ -617,7 +616,7 @@ static int reopen_shard(atlas_writer *w, size_t k, uint64_t blocks,
   if (k == 0 && w->o.strategy == ATLAS_SHARED_DICTIONARY) {
     /* shard 0 decides the shared dictionary again when it closes */
     char *path = ds_strf("%s/zstd_dict.bin", w->dir);
-    if (path) unlink(path);
+    if (path) ds_vfs_remove(path);
     free(path);
     bagz_compressor_free(w->zc);
     w->zc = NULL;
@@ -628,7 +627,7 @@ static int reopen_shard(atlas_writer *w, size_t k, uint64_t blocks,
                                         "zstd_dict.bin"};
     for (size_t i = 0; i < 3; i++) {
       char *p = shard_path(w, k, names[i]);
-      if (p) unlink(p);
+      if (p) ds_vfs_remove(p);
       free(p);
     }
     s->finished = 0;
@@ -703,12 +702,12 @@ static int rename_shards(atlas_writer *w, char **err) {
   int width = snprintf(NULL, 0, "%zu", w->nshards - 1);
   for (size_t k = 0; k < w->nshards; k++) {
     char *spill = shard_path(w, k, AW_SPILL);
-    if (spill) unlink(spill);
+    if (spill) ds_vfs_remove(spill);
     free(spill);
     char *from = shard_path(w, k, NULL);
     char *to = ds_strf("%s/%0*zu", w->dir, width, k);
     int rc = !from || !to ? ds_err(err, "out of memory")
-             : strcmp(from, to) && rename(from, to)
+             : strcmp(from, to) && ds_vfs_rename(from, to, DS_VFS_REPLACE)
                  ? io_err(err, "cannot rename", from)
                  : w->o.sync ? ds_fsync_path(to, err) : 0;
     free(from);
@@ -762,20 +761,19 @@ static int all_digits(const char *name) {
 static int own_entries(const char *path, int root, char **err) {
   static const char *const files[] = {"data.bin", "index.npy", "meta.json",
                                       "zstd_dict.bin", NULL};
-  DIR *d = opendir(path);
+  ds_vfs_list *d = ds_vfs_list_open(NULL, path);
   if (!d) return ds_err(err, "%s: cannot list: %s", path, strerror(errno));
   int rc = 0;
-  struct dirent *e;
-  while (rc == 0 && (e = readdir(d)) != NULL) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    char *p = ds_path_join(path, e->d_name);
-    struct stat st;
+  const char *name;
+  while (rc == 0 && (name = ds_vfs_list_next(d)) != NULL) {
+    char *p = ds_path_join(path, name);
+    ds_vfs_info st;
     int known = 0;
-    for (int i = 0; files[i] && !known; i++) known = !strcmp(e->d_name, files[i]);
+    for (int i = 0; files[i] && !known; i++) known = !strcmp(name, files[i]);
     if (!p) rc = ds_err(err, "out of memory");
-    else if (lstat(p, &st) != 0) rc = ds_err(err, "%s: cannot stat: %s", p, strerror(errno));
-    else if (known && S_ISREG(st.st_mode)) rc = 0;
-    else if (root && all_digits(e->d_name) && S_ISDIR(st.st_mode)) rc = own_entries(p, 0, err);
+    else if (ds_vfs_lstat(p, &st) != 0) rc = ds_err(err, "%s: cannot stat: %s", p, strerror(errno));
+    else if (known && st.kind == DS_VFS_FILE) rc = 0;
+    else if (root && all_digits(name) && st.kind == DS_VFS_DIR) rc = own_entries(p, 0, err);
     else
       rc = ds_err(err, "%s: not part of an atlas dataset (mode=replace replaces only a "
                        "directory of meta.json, zstd_dict.bin, data.bin, index.npy and "
@@ -783,14 +781,14 @@ static int own_entries(const char *path, int root, char **err) {
                   p);
     free(p);
   }
-  closedir(d);
+  ds_vfs_list_close(d);
   return rc;
 }
 
 int atlas_write_is_own(const char *path, char **err) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return 0;
-  if (!S_ISDIR(st.st_mode))
+  ds_vfs_info st;
+  if (ds_vfs_lstat(path, &st) != 0) return 0;
+  if (st.kind != DS_VFS_DIR)
     return ds_err(err, "%s: not a directory, so not an atlas dataset (mode=replace "
                        "replaces only one; move it away first)",
                   path);

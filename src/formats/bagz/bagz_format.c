@@ -5,15 +5,13 @@
  * its limits file; shards: the reader's, ranges from the limits. */
 #include "bagz_format.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/common.h"
 #include "core/mapped_file.h"
 #include "core/shard_spec.h"
+#include "core/vfs.h"
 #include "formats/bagz/bagz.h"
 #include "formats/detect.h"
 #include "formats/format_files.h"
@@ -27,12 +25,12 @@ static char *bagz_limits_path(const char *path) {
 
 /* The limits in [from, to) of fd are non-decreasing from *prev and none
  * passes `end`; *prev becomes the last one. 1 when they are. */
-static int limits_consistent(int fd, uint64_t from, uint64_t to, uint64_t end,
-                             uint64_t *prev) {
+static int limits_consistent(const ds_vfs_file *f, uint64_t from, uint64_t to,
+                             uint64_t end, uint64_t *prev) {
   uint8_t buf[8192];
   while (from < to) {
     size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf;
-    if (pread(fd, buf, want, (off_t)from) != (ssize_t)want) return 0;
+    if (ds_vfs_pread(f, buf, want, from) != (ssize_t)want) return 0;
     for (size_t i = 0; i < want; i += 8) {
       uint64_t v = ds_le64(buf + i);
       if (v < *prev || v > end) return 0;
@@ -50,17 +48,16 @@ static int limits_consistent(int fd, uint64_t from, uint64_t to, uint64_t end,
  * records take no bytes at all (a run of zero bytes, a .tar's zero blocks)
  * is not taken for a bag of empty records. */
 static int bagz_tail_ok(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  struct stat st;
+  ds_vfs_file f;
+  if (ds_vfs_open(&f, NULL, path) != 0) return 0;
   uint8_t b[8];
-  int ok = fstat(fd, &st) == 0 && st.st_size >= 8 &&
-           pread(fd, b, 8, st.st_size - 8) == 8;
-  uint64_t size = ok ? (uint64_t)st.st_size : 0, end = ok ? ds_le64(b) : 0;
+  int ok = f.st.kind == DS_VFS_FILE && f.st.size >= 8 &&
+           ds_vfs_pread(&f, b, 8, f.st.size - 8) == 8;
+  uint64_t size = ok ? f.st.size : 0, end = ok ? ds_le64(b) : 0;
   uint64_t prev = 0;
   ok = ok && end > 0 && end <= size - 8 && (size - end) % 8 == 0 &&
-       limits_consistent(fd, end, size, end, &prev);
-  close(fd);
+       limits_consistent(&f, end, size, end, &prev);
+  ds_vfs_close(&f);
   return ok;
 }
 

@@ -6,13 +6,13 @@
  * `limits.<name>` (separate), and names the shards: with name@* the count
  * is known only then. name@N without rows_per_shard writes one staging
  * shard and splits it into N nearly equal shards at prepare. */
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/mapped_file.h"
+#include "core/vfs.h"
 #include "formats/bagz/bagz_compress.h"
 #include "formats/bagz/bagz_writer.h"
 
@@ -68,7 +68,7 @@ static int parse_spec(const char *spec, char **dir, char **base, unsigned *n,
   *dir = *base = *prefix = *suffix = NULL; /* every out set: callers free all */
   *n = 0;
   *star = 0;
-  if (strncmp(spec, "posix:", 6) == 0) spec += 6;
+  spec += ds_vfs_posix_prefix(spec);
   if (!*spec) return ds_err(err, "bagz: empty path");
   if (strchr(spec, ','))
     return ds_err(err, "%s: a writer takes one path or one name@N / name@* spec, "
@@ -169,19 +169,18 @@ static int each_existing(const bagz_writer *w,
     char *pat = ds_strf("%s-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]%s",
                         w->prefix, w->suffix);
     char *lpat = pat && lim ? limits_path(pat) : NULL;
-    glob_t g;
-    memset(&g, 0, sizeof g);
+    ds_vfs_names g = {0};
     if (!pat || (lim && !lpat)) rc = ds_err(err, "out of memory");
-    else if (glob(lim ? lpat : pat, 0, NULL, &g) == 0)
-      for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) {
-        const char *p = g.gl_pathv[i];
+    else if (ds_vfs_glob(lim ? lpat : pat, 0, &g) == 0)
+      for (size_t i = 0; i < g.n && rc == 0; i++) {
+        const char *p = g.v[i];
         size_t plen = strlen(p), slen = strlen(w->suffix);
         /* "-00000-of-NNNNN" is 15 characters before the suffix */
         int first = !lim && plen >= slen + 15 &&
                     strncmp(p + plen - slen - 15, "-00000-of-", 10) == 0;
         rc = f(ctx, p, first, err);
       }
-    globfree(&g);
+    ds_vfs_names_free(&g);
     free(pat);
     free(lpat);
   }
@@ -286,7 +285,7 @@ int bagz_writer_open(ds_stage *stage, const char *spec,
   int star, rc = parse_spec(spec, &dir, &base, &n, &star, &w->prefix,
                             &w->suffix, err);
   if (rc == 0 && !w->prefix) {
-    w->plain = strdup(strncmp(spec, "posix:", 6) ? spec : spec + 6);
+    w->plain = strdup(spec + ds_vfs_posix_prefix(spec));
     if (!w->plain) rc = ds_err(err, "out of memory");
     else if (o->rows_per_shard)
       rc = ds_err(err, "%s: rows_per_shard needs a sharded path (name@*.ext "

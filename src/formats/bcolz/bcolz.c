@@ -8,16 +8,13 @@
 #include "bcolz.h"
 
 #include <blosc.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/cancel.h"
@@ -28,6 +25,7 @@
 #include "core/numbers.h"
 #include "core/open_stable.h"
 #include "core/utf8.h"
+#include "core/vfs.h"
 #include "decoders/pickle.h"
 
 /* Chunk files kept loaded per column for row lookups (a scan decompresses
@@ -58,14 +56,14 @@ typedef struct bcolz_col {
   uint64_t *decodes; /* this column directory's counter (see below) */
 } bcolz_col;
 
-/* Every file is read through the descriptor of the table's folder
- * (openat), never by its path: a table keeps reading the tree it opened
+/* Every file is read through the table's open folder (ds_vfs_dir:
+ * openat on the local file system), never by its path: a table keeps reading the tree it opened
  * while another program exchanges a new one into place (README "Files that
  * change under a query"); a file gone from that tree then fails as a
  * changed dataset. */
 struct bcolz_table {
   char *path;
-  int dirfd;          /* the table's folder, opened once */
+  ds_vfs_dir dir;     /* the table's folder, opened once */
   uint64_t dev, ino;  /* its identity */
   int moved;          /* a read found the folder replaced (bcolz_saw_change) */
   int is_ctable;
@@ -80,17 +78,16 @@ struct bcolz_table {
 /* 1 when the table's folder is no longer the one at its path (another
  * program replaced or removed it). */
 static int root_moved(const bcolz_table *t) {
-  struct stat st;
-  return stat(t->path, &st) != 0 || (uint64_t)st.st_dev != t->dev ||
-         (uint64_t)st.st_ino != t->ino;
+  ds_vfs_info st;
+  return ds_vfs_stat(t->path, &st) != 0 || st.dev != t->dev || st.ino != t->ino;
 }
 
 /* 1 when `rel` exists under the table's folder; *is_dir (when not NULL)
  * tells a directory. */
 static int exists_at(const bcolz_table *t, const char *rel, int *is_dir) {
-  struct stat st;
-  if (fstatat(t->dirfd, rel, &st, 0) != 0) return 0;
-  if (is_dir) *is_dir = S_ISDIR(st.st_mode);
+  ds_vfs_info st;
+  if (ds_vfs_stat_at(&t->dir, rel, &st) != 0) return 0;
+  if (is_dir) *is_dir = st.kind == DS_VFS_DIR;
   return 1;
 }
 
@@ -104,7 +101,7 @@ static char *full_path(const bcolz_table *t, const char *rel) {
 static int load_at(const bcolz_table *t, const char *rel, ds_file *f, char **err) {
   char *p = full_path(t, rel);
   if (!p) return ds_err(err, "out of memory");
-  int rc = ds_file_load_at(f, t->dirfd, rel, p, err);
+  int rc = ds_file_load_at(f, &t->dir, rel, p, err);
   free(p);
   return rc;
 }
@@ -394,17 +391,15 @@ static int check_chunk_claim(const bcolz_col *c, char **err) {
     rc = ds_err(err, "out of memory");
   } else if (!exists_at(c->t, last, NULL)) {
     uint64_t present = 0;
-    int dfd = openat(c->t->dirfd, rdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d && dfd >= 0) close(dfd);
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+    ds_vfs_list *d = ds_vfs_list_open(&c->t->dir, rdir);
+    for (const char *name; d && (name = ds_vfs_list_next(d)) != NULL;) {
       unsigned long long k;
       char tail[8];
-      if (sscanf(e->d_name, "__%llu.bl%7s", &k, tail) == 2 && strcmp(tail, "p") == 0 &&
+      if (sscanf(name, "__%llu.bl%7s", &k, tail) == 2 && strcmp(tail, "p") == 0 &&
           k < c->nchunks)
         present++;
     }
-    if (d) closedir(d);
+    ds_vfs_list_close(d);
     if (present < c->nchunks / 2)
       rc = ds_err(err, "%s/meta/sizes: %llu rows in chunks of %llu need %llu chunk "
                        "files, but %s holds %llu of them: the sizes cannot be right",
@@ -491,7 +486,7 @@ void bcolz_close(bcolz_table *t) {
   free(t->cols);
   free(t->attrs);
   free(t->path);
-  if (t->dirfd >= 0) close(t->dirfd);
+  ds_vfs_dir_close(&t->dir);
   free(t);
 }
 
@@ -572,24 +567,22 @@ static int open_once(const char *path, bcolz_table **out, char **err) {
     free(t);
     return ds_err(err, "out of memory");
   }
-  t->dirfd = -1;
   size_t pl = strlen(t->path);
   while (pl > 1 && t->path[pl - 1] == '/') t->path[--pl] = 0;
-  struct stat st;
-  t->dirfd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (t->dirfd < 0) {
+  ds_vfs_info st;
+  if (ds_vfs_dir_open(&t->dir, t->path) != 0) {
     if (errno == ENOTDIR)
       ds_err(err, "%s: not a bcolz directory (not a directory)", t->path);
     else
       ds_err(err, "%s: cannot open: %s", t->path, strerror(errno));
     goto fail;
   }
-  if (fstat(t->dirfd, &st) != 0) {
+  if (ds_vfs_dir_stat(&t->dir, &st) != 0) {
     ds_err(err, "%s: cannot stat: %s", t->path, strerror(errno));
     goto fail;
   }
-  t->dev = (uint64_t)st.st_dev;
-  t->ino = (uint64_t)st.st_ino;
+  t->dev = st.dev;
+  t->ino = st.ino;
   if (exists_at(t, "__rootdirs__", NULL)) {
     t->is_ctable = 1;
     char *rd = ds_path_join(t->path, "__rootdirs__");
@@ -854,8 +847,8 @@ static int chunk_open(const bcolz_col *c, uint64_t k, const char *fp, int load, 
                       char **err) {
   char *rel = ds_strf("%sdata/__%llu.blp", c->rel, (unsigned long long)k);
   if (!rel) return ds_err(err, "out of memory");
-  int rc = load ? ds_file_load_at(f, c->t->dirfd, rel, fp, err)
-                : ds_file_open_at(f, c->t->dirfd, rel, fp, err);
+  int rc = load ? ds_file_load_at(f, &c->t->dir, rel, fp, err)
+                : ds_file_open_at(f, &c->t->dir, rel, fp, err);
   int gone = rc && !exists_at(c->t, rel, NULL) && errno == ENOENT;
   free(rel);
   if (!rc || !gone) return rc; /* other errors say what is wrong */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/stage.h"
+#include "core/vfs.h"
 #include "core/worker.h"
 
 #define CW_HEADER 16 /* "blpk", version 1, 3 reserved, int64 nchunks = 1 */
@@ -49,7 +50,7 @@ static int chunk_file(const bcolz_write_options *o, ds_buf *cbuf, const char *pa
                              o->cname, 0, 1);
   if (r <= 0) return ds_err(err, "c-blosc could not compress a chunk (%d)", r);
   static const uint8_t head[CW_HEADER] = {'b', 'l', 'p', 'k', 1, 0, 0, 0, 1};
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ds_vfs_open_fd(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
   if (fd < 0) return ds_err(err, "cannot create %s: %s", path, strerror(errno));
   int rc = ds_write_all(fd, head, CW_HEADER, path, err) ||
            ds_write_all(fd, cbuf->data, (size_t)r, path, err);
@@ -58,10 +59,10 @@ static int chunk_file(const bcolz_write_options *o, ds_buf *cbuf, const char *pa
    * those fsyncs find the data written (and ext4's journal commits the
    * block allocations of all of them at the first, not one per file) */
   if (!rc && !o->sync) (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-  if (!rc && o->sync && fsync(fd)) rc = ds_err(err, "cannot fsync %s: %s", path, strerror(errno));
+  if (!rc && o->sync && ds_vfs_fsync_fd(fd)) rc = ds_err(err, "cannot fsync %s: %s", path, strerror(errno));
   close(fd);
   if (rc) { /* no partial chunk left behind (upstream counts the files) */
-    unlink(path);
+    ds_vfs_remove(path);
     return -1;
   }
   *cbytes = (uint32_t)r;

@@ -5,9 +5,9 @@
 #include "bcolz_format.h"
 
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include "core/common.h"
+#include "core/vfs.h"
 #include "formats/bcolz/bcolz.h"
 #include "formats/detect.h"
 #include "formats/format_files.h"
@@ -43,9 +43,8 @@ static int range_bytes(void *reader, size_t shard, uint64_t first, uint64_t a,
     for (uint64_t k = k0; k <= k1 && k < bcolz_col_nchunks(t, c); k++) {
       char *fp = ds_strf("%s/data/__%llu.blp", bcolz_col_path(t, c),
                          (unsigned long long)k);
-      struct stat st;
       if (!fp) return ds_err(err, "out of memory");
-      if (stat(fp, &st) == 0 && S_ISREG(st.st_mode)) *bytes += (uint64_t)st.st_size;
+      *bytes += ds_vfs_file_size(fp);
       free(fp);
     }
   }

@@ -11,19 +11,18 @@
 #include "formats/bcolz/bcolz_writer.h"
 
 #include <blosc.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/codec.h"
 #include "core/mapped_file.h"
 #include "core/stage.h"
+#include "core/vfs.h"
 #include "formats/bcolz/bcolz_cell_fast.h"
 #include "formats/bcolz/bcolz_chunk_writer.h"
 
@@ -106,10 +105,10 @@ static int io_err(char **err, const char *what, const char *path) {
 /* A whole file from two pieces (either may be empty). */
 static int write_file2(const char *path, const void *a, size_t na,
                        const void *b, size_t nb, int sync, char **err) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ds_vfs_open_fd(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
   if (fd < 0) return io_err(err, "cannot create", path);
   int rc = ds_write_all(fd, a, na, path, err) || ds_write_all(fd, b, nb, path, err);
-  if (!rc && sync && fsync(fd)) rc = io_err(err, "cannot fsync", path);
+  if (!rc && sync && ds_vfs_fsync_fd(fd)) rc = io_err(err, "cannot fsync", path);
   close(fd);
   return rc ? -1 : 0;
 }
@@ -119,7 +118,7 @@ static int write_text(const char *path, const ds_buf *b, int sync, char **err) {
 }
 
 static int make_dir(const char *path, char **err) {
-  return mkdir(path, 0755) && errno != EEXIST ? io_err(err, "cannot create", path)
+  return ds_vfs_mkdir(path) && errno != EEXIST ? io_err(err, "cannot create", path)
                                               : 0;
 }
 
@@ -238,7 +237,7 @@ static int open_col(bcolz_writer *w, bw_col *c, char **err) {
   if (!c->width_unknown) return alloc_chunk(w, c, err);
   char *sp = ds_strf("%s/" BW_SPILL, c->dir);
   if (!sp) return ds_err(err, "out of memory");
-  c->spill_fd = open(sp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  c->spill_fd = ds_vfs_open_fd(sp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC);
   rc = c->spill_fd < 0 ? io_err(err, "cannot create", sp) : 0;
   free(sp);
   return rc;
@@ -432,18 +431,18 @@ uint64_t bcolz_writer_count(const bcolz_writer *w) { return w->rows; }
 static int reload_chunk(bw_col *c, uint64_t k, char **err) {
   char *path = chunk_path(c, k);
   if (!path) return ds_err(err, "out of memory");
-  int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
-  struct stat st;
+  int fd = ds_vfs_open_fd(path, O_RDONLY | O_CLOEXEC), rc = 0;
+  ds_vfs_info st;
   uint8_t *buf = NULL;
-  if (fd < 0 || fstat(fd, &st)) {
+  if (fd < 0 || ds_vfs_stat_fd(fd, &st)) {
     rc = io_err(err, "cannot read", path);
-  } else if (!(buf = malloc((size_t)st.st_size + 1))) {
+  } else if (!(buf = malloc((size_t)st.size + 1))) {
     rc = ds_err(err, "out of memory");
-  } else if (ds_pread_all(fd, buf, (size_t)st.st_size, 0, path, err)) {
+  } else if (ds_pread_all(fd, buf, (size_t)st.size, 0, path, err)) {
     rc = -1;
   } else {
     size_t n = (size_t)(c->chunklen * c->dt.atom);
-    int r = st.st_size > BW_HEADER
+    int r = st.size > BW_HEADER
                 ? blosc_decompress_ctx(buf + BW_HEADER, c->chunk, n, 1) : -1;
     if (r != (int)n) rc = ds_err(err, "%s: cannot decompress", path);
   }
@@ -510,16 +509,16 @@ int bcolz_writer_truncate(bcolz_writer *w, uint64_t rows, char **err) {
       return -1;
     while (c->nchunks > keep) {
       char *path = chunk_path(c, --c->nchunks);
-      if (path) unlink(path);
+      if (path) ds_vfs_remove(path);
       free(path);
     }
     if (c->dt.kind == 'O') { /* pickle sizes of the rows kept */
       c->obj_nbytes = 0;
       for (uint64_t k = 0; k < c->nchunks; k++) {
         char *path = chunk_path(c, k);
-        int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        int fd = path ? ds_vfs_open_fd(path, O_RDONLY | O_CLOEXEC) : -1;
         uint8_t h[BW_HEADER + 16];
-        if (fd >= 0 && pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h)
+        if (fd >= 0 && ds_vfs_pread_fd(fd, h, sizeof h, 0) == (ssize_t)sizeof h)
           c->obj_nbytes += (uint64_t)h[20] | (uint64_t)h[21] << 8 |
                            (uint64_t)h[22] << 16 | (uint64_t)h[23] << 24;
         if (fd >= 0) close(fd);
@@ -561,7 +560,7 @@ static int finish_spill(bcolz_writer *w, bw_col *c, char **err) {
   close(c->spill_fd);
   c->spill_fd = -1;
   char *sp = ds_strf("%s/" BW_SPILL, c->dir);
-  if (sp) unlink(sp);
+  if (sp) ds_vfs_remove(sp);
   free(sp);
   c->width_unknown = 0;
   return 0;
@@ -698,20 +697,19 @@ int bcolz_writer_finish(bcolz_writer *w, char **err) {
 }
 
 int bcolz_write_is_own(const char *path, char **err) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return 0;
-  if (!S_ISDIR(st.st_mode))
+  ds_vfs_info st;
+  if (ds_vfs_lstat(path, &st) != 0) return 0;
+  if (st.kind != DS_VFS_DIR)
     return ds_err(err, "%s: not a directory, so not a bcolz ctable or carray "
                        "(mode=replace replaces only one; move it away first)",
                   path);
   char *rd = ds_path_join(path, "__rootdirs__"), *ms = ds_strf("%s/meta/storage", path);
-  DIR *d = opendir(path);
-  struct dirent *e;
+  ds_vfs_list *d = ds_vfs_list_open(NULL, path);
   int entries = 0;
-  while (d && (e = readdir(d)) != NULL) entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-  if (d) closedir(d);
-  int own = !entries || (rd && lstat(rd, &st) == 0 && S_ISREG(st.st_mode)) ||
-            (ms && lstat(ms, &st) == 0 && S_ISREG(st.st_mode));
+  while (d && ds_vfs_list_next(d) != NULL) entries++;
+  ds_vfs_list_close(d);
+  int own = !entries || (rd && ds_vfs_lstat(rd, &st) == 0 && st.kind == DS_VFS_FILE) ||
+            (ms && ds_vfs_lstat(ms, &st) == 0 && st.kind == DS_VFS_FILE);
   free(rd);
   free(ms);
   if (!d) return ds_err(err, "%s: cannot list: %s", path, strerror(errno));

@@ -15,16 +15,13 @@
 #include "datadings.h"
 
 #include <blake2.h>
-#include <dirent.h>
 #include <errno.h>
-#include <glob.h>
 #include <math.h>
 #include <md5.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "core/big_alloc.h"
@@ -36,6 +33,7 @@
 #include "core/open_stable.h"
 #include "core/shard_spec.h"
 #include "core/utf8.h"
+#include "core/vfs.h"
 #include "formats/datadings/key_hash_state.h"
 #include "formats/datadings/simplebloom.h"
 
@@ -127,7 +125,7 @@ static int cmp_path(const void *a, const void *b) {
  * least one match) or the path itself. */
 int datadings_expand_paths(const char *path, ds_shard_list *out, char **err) {
   memset(out, 0, sizeof *out);
-  if (!is_glob(path) || access(path, F_OK) == 0) { /* an existing file wins */
+  if (!is_glob(path) || ds_vfs_exists(path)) { /* an existing file wins */
     out->paths = malloc(sizeof *out->paths);
     if (!out->paths || !(out->paths[0] = strdup(path))) {
       free(out->paths);
@@ -137,25 +135,13 @@ int datadings_expand_paths(const char *path, ds_shard_list *out, char **err) {
     out->n = 1;
     return 0;
   }
-  glob_t g;
-  int rc = glob(path, GLOB_NOSORT, NULL, &g);
-  if (rc == GLOB_NOMATCH || (rc == 0 && g.gl_pathc == 0)) {
-    if (rc == 0) globfree(&g);
-    return ds_err(err, "%s: no files match this pattern", path);
-  }
+  ds_vfs_names g;
+  int rc = ds_vfs_glob(path, DS_VFS_GLOB_NOSORT, &g);
+  if (rc == DS_VFS_NOMATCH) return ds_err(err, "%s: no files match this pattern", path);
+  if (rc != 0 && errno == ENOMEM) return ds_err(err, "out of memory");
   if (rc != 0) return ds_err(err, "%s: cannot expand the pattern", path);
-  out->paths = calloc(g.gl_pathc, sizeof *out->paths);
-  for (size_t i = 0; out->paths && i < g.gl_pathc; i++) {
-    out->paths[i] = strdup(g.gl_pathv[i]);
-    out->n = i + 1;
-    if (!out->paths[i]) break;
-  }
-  int ok = out->paths && out->n == g.gl_pathc && out->paths[out->n - 1];
-  globfree(&g);
-  if (!ok) {
-    ds_shard_list_free(out);
-    return ds_err(err, "out of memory");
-  }
+  out->paths = g.v; /* the list takes the names */
+  out->n = g.n;
   qsort(out->paths, out->n, sizeof *out->paths, cmp_path);
   return 0;
 }
@@ -167,9 +153,9 @@ static int open_optional(ds_file *f, const char *base, const char *suffix,
   memset(f, 0, sizeof *f);
   char *p = ds_strf("%s%s", base, suffix);
   if (!p) return ds_err(err, "out of memory");
-  struct stat st;
+  ds_vfs_info st;
   int rc = 0;
-  if (stat(p, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) rc = 0;
+  if (ds_vfs_stat(p, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) rc = 0;
   else rc = load ? ds_file_load(f, p, err) : ds_file_open(f, p, err);
   free(p);
   return rc;
@@ -502,21 +488,21 @@ static int directory_given(const char *path, char **err) {
   enum { SHOWN = 4 };
   char *names[SHOWN];
   size_t n = 0, total = 0;
-  DIR *d = opendir(path);
-  struct dirent *e;
-  while (d && (e = readdir(d)) != NULL) {
-    size_t len = strlen(e->d_name);
-    if (len <= 8 || strcmp(e->d_name + len - 8, ".msgpack") != 0) continue;
+  ds_vfs_list *d = ds_vfs_list_open(NULL, path);
+  const char *name;
+  while (d && (name = ds_vfs_list_next(d)) != NULL) {
+    size_t len = strlen(name);
+    if (len <= 8 || strcmp(name + len - 8, ".msgpack") != 0) continue;
     total++;
     /* keep the SHOWN first names in sorted order */
-    if (n == SHOWN && strcmp(e->d_name, names[SHOWN - 1]) >= 0) continue;
-    char *copy = strdup(e->d_name);
+    if (n == SHOWN && strcmp(name, names[SHOWN - 1]) >= 0) continue;
+    char *copy = strdup(name);
     if (!copy) continue;
     if (n == SHOWN) free(names[--n]);
     names[n++] = copy;
     qsort(names, n, sizeof *names, cmp_path);
   }
-  if (d) closedir(d);
+  ds_vfs_list_close(d);
   ds_buf list = {0};
   for (size_t i = 0; i < n; i++)
     ds_buf_printf(&list, "%s%s", i ? ", " : "", names[i]);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/common.h"
+#include "core/vfs.h"
 #include "core/worker.h"
 #include "formats/datadings/key_hash_state.h"
 #include "formats/datadings/datadings.h"
@@ -184,7 +185,7 @@ int dd_key_hasher_read(const ds_afile *spill, uint64_t first, uint64_t count,
     size_t m = count < OUT_KEYS ? (size_t)count : OUT_KEYS, want = m * DD_HASH_RECORD;
     off_t at = (off_t)(first * DD_HASH_RECORD);
     ssize_t r;
-    do r = pread(spill->fd, buf, want, at);
+    do r = ds_vfs_pread_fd(spill->fd, buf, want, (uint64_t)at);
     while (r < 0 && errno == EINTR);
     if (r != (ssize_t)want)
       return ds_err(err, "%s: cannot read key hashes back at byte %llu: %s", spill->path,

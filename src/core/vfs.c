@@ -1,0 +1,215 @@
+/* vfs.c - the seam's dispatcher: picks a backend from a path's scheme
+ * (the one place that does), passes each call to it, and the steps built
+ * from its calls (fsync by path, remove a tree). See vfs.h. */
+#include "vfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* The backends a "scheme://" names; the local one serves everything
+ * else. A new backend is one row here (see ARCHITECTURE.md). */
+static const ds_vfs_backend *const schemed[] = {NULL};
+
+const ds_vfs_backend *ds_vfs_backend_for(const char *path) {
+  const char *colon = strstr(path, "://");
+  if (!colon) return &ds_vfs_local;
+  size_t n = (size_t)(colon - path);
+  for (size_t i = 0; schemed[i]; i++)
+    if (strlen(schemed[i]->scheme) == n && memcmp(schemed[i]->scheme, path, n) == 0)
+      return schemed[i];
+  return &ds_vfs_local;
+}
+
+int ds_vfs_split_prefix(const char *elem, const char **rest, size_t *scheme_len) {
+  const char *colon = strchr(elem, ':');
+  *rest = elem;
+  *scheme_len = 0;
+  if (!colon) return 0;
+  const char *start = elem[0] == '/' ? elem + 1 : elem;
+  if (start > colon) return 0;
+  if (memchr(start, '/', (size_t)(colon - start))) return 0;
+  size_t n = (size_t)(colon - start);
+  if (n == 0 || (n == 5 && memcmp(start, "posix", 5) == 0)) {
+    *rest = colon + 1;
+    return 0;
+  }
+  *scheme_len = n;
+  return 1;
+}
+
+size_t ds_vfs_posix_prefix(const char *path) {
+  return strncmp(path, "posix:", 6) == 0 ? 6 : 0;
+}
+
+int ds_vfs_has_scheme(const char *e, size_t n) {
+  size_t i = 0;
+  while (i < n && ((e[i] >= 'a' && e[i] <= 'z') || (e[i] >= 'A' && e[i] <= 'Z'))) i++;
+  return i >= 2 && i < n && e[i] == ':';
+}
+
+/* The backend of a path relative to `at` (at's own when given). */
+static const ds_vfs_backend *be_at(const ds_vfs_dir *at, const char *path) {
+  return at && at->be ? at->be : ds_vfs_backend_for(path);
+}
+
+/* errno = ENOTSUP, -1: a backend without this operation. */
+static int unsupported(void) {
+  errno = ENOTSUP;
+  return -1;
+}
+
+int ds_vfs_open(ds_vfs_file *f, const ds_vfs_dir *at, const char *path) {
+  memset(f, 0, sizeof *f);
+  f->fd = -1;
+  const ds_vfs_backend *be = be_at(at, path);
+  if (be->open(at, path, f) != 0) {
+    f->be = NULL;
+    return -1;
+  }
+  f->be = be;
+  return 0;
+}
+
+int ds_vfs_restat(const ds_vfs_file *f, ds_vfs_info *st) { return f->be->restat(f, st); }
+
+void ds_vfs_close(ds_vfs_file *f) {
+  if (f->be) f->be->close(f);
+  f->be = NULL;
+  f->fd = -1;
+  f->impl = NULL;
+}
+
+int ds_vfs_stat(const char *path, ds_vfs_info *st) {
+  return ds_vfs_backend_for(path)->stat(NULL, path, 1, st);
+}
+
+int ds_vfs_lstat(const char *path, ds_vfs_info *st) {
+  return ds_vfs_backend_for(path)->stat(NULL, path, 0, st);
+}
+
+int ds_vfs_stat_at(const ds_vfs_dir *at, const char *rel, ds_vfs_info *st) {
+  return be_at(at, rel)->stat(at, rel, 1, st);
+}
+
+int ds_vfs_exists(const char *path) { return ds_vfs_backend_for(path)->exists(path); }
+
+int ds_path_exists(const char *path, int *is_dir) {
+  ds_vfs_info st;
+  if (ds_vfs_stat(path, &st) != 0) return 0;
+  if (is_dir) *is_dir = st.kind == DS_VFS_DIR;
+  return 1;
+}
+
+uint64_t ds_vfs_file_size(const char *path) {
+  ds_vfs_info st;
+  return ds_vfs_stat(path, &st) == 0 && st.kind == DS_VFS_FILE ? st.size : 0;
+}
+
+int ds_vfs_dir_open(ds_vfs_dir *d, const char *path) {
+  memset(d, 0, sizeof *d);
+  d->fd = -1;
+  const ds_vfs_backend *be = ds_vfs_backend_for(path);
+  if (be->dir_open(path, d) != 0) {
+    d->be = NULL;
+    return -1;
+  }
+  d->be = be;
+  return 0;
+}
+
+void ds_vfs_dir_close(ds_vfs_dir *d) {
+  if (d->be) d->be->dir_close(d);
+  d->be = NULL;
+  d->fd = -1;
+  d->impl = NULL;
+}
+
+int ds_vfs_dir_stat(const ds_vfs_dir *d, ds_vfs_info *st) { return d->be->dir_stat(d, st); }
+
+ds_vfs_list *ds_vfs_list_open(const ds_vfs_dir *at, const char *path) {
+  return be_at(at, path)->list_open(at, path);
+}
+
+const char *ds_vfs_list_next(ds_vfs_list *l) { return l->be->list_next(l); }
+
+void ds_vfs_list_close(ds_vfs_list *l) {
+  if (l) l->be->list_close(l);
+}
+
+int ds_vfs_glob(const char *pattern, int flags, ds_vfs_names *out) {
+  memset(out, 0, sizeof *out);
+  return ds_vfs_backend_for(pattern)->glob(pattern, flags, out);
+}
+
+void ds_vfs_names_free(ds_vfs_names *n) {
+  for (size_t i = 0; i < n->n; i++) free(n->v[i]);
+  free(n->v);
+  memset(n, 0, sizeof *n);
+}
+
+int ds_vfs_rename(const char *from, const char *to, ds_vfs_rename_how how) {
+  const ds_vfs_backend *be = ds_vfs_backend_for(from);
+  if (be != ds_vfs_backend_for(to)) {
+    errno = EXDEV;
+    return -1;
+  }
+  return be->rename ? be->rename(from, to, how) : unsupported();
+}
+
+int ds_vfs_remove(const char *path) {
+  const ds_vfs_backend *be = ds_vfs_backend_for(path);
+  return be->remove ? be->remove(path) : unsupported();
+}
+
+int ds_vfs_rmdir(const char *path) {
+  const ds_vfs_backend *be = ds_vfs_backend_for(path);
+  return be->rmdir ? be->rmdir(path) : unsupported();
+}
+
+int ds_vfs_mkdir(const char *path) {
+  const ds_vfs_backend *be = ds_vfs_backend_for(path);
+  return be->mkdir ? be->mkdir(path) : unsupported();
+}
+
+int ds_vfs_truncate(const char *path, uint64_t size) {
+  const ds_vfs_backend *be = ds_vfs_backend_for(path);
+  return be->truncate ? be->truncate(path, size) : unsupported();
+}
+
+int ds_fsync_path(const char *path, char **err) {
+  int fd = ds_vfs_open_fd(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ds_err(err, "%s: cannot open: %s", path, strerror(errno));
+  int rc = ds_vfs_fsync_fd(fd) == 0
+               ? 0
+               : ds_err(err, "%s: fsync failed: %s", path, strerror(errno));
+  ds_vfs_close_fd(fd);
+  return rc;
+}
+
+int ds_remove_tree(const char *path, char **err) {
+  ds_vfs_info st;
+  if (ds_vfs_lstat(path, &st) != 0) return 0;
+  if (st.kind == DS_VFS_DIR) {
+    ds_vfs_list *d = ds_vfs_list_open(NULL, path);
+    if (!d) return ds_err(err, "%s: cannot list: %s", path, strerror(errno));
+    const char *name;
+    int rc = 0;
+    while (rc == 0 && (name = ds_vfs_list_next(d)) != NULL) {
+      char *p = ds_strf("%s/%s", path, name);
+      rc = p ? ds_remove_tree(p, err) : ds_err(err, "out of memory");
+      free(p);
+    }
+    ds_vfs_list_close(d);
+    if (rc) return rc;
+    if (ds_vfs_rmdir(path) != 0 && errno != ENOENT)
+      return ds_err(err, "%s: cannot remove: %s", path, strerror(errno));
+    return 0;
+  }
+  if (ds_vfs_remove(path) != 0 && errno != ENOENT)
+    return ds_err(err, "%s: cannot remove: %s", path, strerror(errno));
+  return 0;
+}

@@ -1,0 +1,216 @@
+/* vfs.h - the one file-system seam: every touch of a file system by the
+ * readers and writers (open, pread, size, identity, list a folder, expand
+ * a pattern, exists/kind; for writers create, rename, remove, fsync,
+ * mkdir) goes through these functions, and only a backend file
+ * (vfs_local.c today) calls the operating system
+ * (tools/check_layers.sh checks it).
+ *
+ * A backend is a table of operations (ds_vfs_backend), picked from the
+ * path's scheme in one place, ds_vfs_backend_for (vfs.c), like htslib's
+ * hFILE_backend: "scheme://..." names a registered backend; anything else
+ * (no scheme, an unknown one, `posix:` specs) is the local file system.
+ * Errors follow POSIX: -1 (or NULL) with errno set, so callers' messages
+ * stay "<path>: <what>: <strerror>"; a backend maps its failures to errno
+ * values (ENOENT, EACCES, EIO, ENOTSUP, ...).
+ *
+ * Identity (ds_vfs_info.dev, .ino, .size, .mtime_ns) is what change
+ * detection compares: the local backend gives device, inode, size and
+ * change time; a remote backend gives its own id in dev, a hash of the
+ * object's ETag (and version id) in ino, the size, and 0. Writers' file
+ * descriptors (ds_vfs_*_fd) are the local backend's: writing goes to local
+ * files only. Plain C: no SQLite. */
+#ifndef DS_VFS_H
+#define DS_VFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common.h"
+
+/* What is at a path (ds_vfs_info.kind). */
+typedef enum ds_vfs_kind {
+  DS_VFS_MISSING = 0,
+  DS_VFS_FILE,
+  DS_VFS_DIR,
+  DS_VFS_LINK, /* only from ds_vfs_lstat */
+  DS_VFS_FIFO,
+  DS_VFS_CHAR,
+  DS_VFS_BLOCK,
+  DS_VFS_SOCKET,
+  DS_VFS_OTHER
+} ds_vfs_kind;
+
+/* What a path or an open file is: its kind, size and identity. */
+typedef struct ds_vfs_info {
+  ds_vfs_kind kind;
+  uint64_t size;
+  uint64_t dev, ino; /* identity (see the top of this file) */
+  int64_t mtime_ns;  /* last change, nanoseconds */
+} ds_vfs_info;
+
+typedef struct ds_vfs_backend ds_vfs_backend;
+
+/* An open folder: reads relative to it see that folder even after
+ * another program replaced it (bcolz holds its table folder so). */
+typedef struct ds_vfs_dir {
+  const ds_vfs_backend *be; /* NULL: not open */
+  int fd;                   /* local: the O_DIRECTORY descriptor */
+  void *impl;               /* other backends' state */
+} ds_vfs_dir;
+
+/* A file open for reading; st is what it was at open. */
+typedef struct ds_vfs_file {
+  const ds_vfs_backend *be; /* NULL: not open */
+  int fd;                   /* local: the descriptor; else -1 */
+  void *impl;               /* other backends' state */
+  ds_vfs_info st;
+} ds_vfs_file;
+
+/* A folder's listing being read (backend-owned; starts with its backend). */
+typedef struct ds_vfs_list {
+  const ds_vfs_backend *be;
+} ds_vfs_list;
+
+/* The paths a pattern matched (malloc'd strings). */
+typedef struct ds_vfs_names {
+  char **v;
+  size_t n;
+} ds_vfs_names;
+
+/* How ds_vfs_rename treats an existing target. */
+typedef enum ds_vfs_rename_how {
+  DS_VFS_REPLACE = 0,   /* rename(2): replace it */
+  DS_VFS_NOREPLACE = 1, /* fail with EEXIST (emulated where the file
+                         * system lacks RENAME_NOREPLACE) */
+  DS_VFS_EXCHANGE = 2   /* swap the two (both must exist) */
+} ds_vfs_rename_how;
+
+/* ds_vfs_glob flags and results. */
+#define DS_VFS_GLOB_NOSORT 1 /* any order (else sorted as glob(3) sorts) */
+#define DS_VFS_NOMATCH 1     /* ds_vfs_glob: nothing matched */
+
+/* A backend: its scheme and operations. `at` (may be NULL) is a folder
+ * the path is relative to. Writer operations may be NULL (a read-only
+ * backend): the call then fails with ENOTSUP. */
+struct ds_vfs_backend {
+  const char *scheme; /* "" for the local file system */
+  int (*open)(const ds_vfs_dir *at, const char *path, ds_vfs_file *f);
+  ssize_t (*pread)(const ds_vfs_file *f, void *buf, size_t n, uint64_t off);
+  int (*restat)(const ds_vfs_file *f, ds_vfs_info *st); /* what it is now */
+  void (*close)(ds_vfs_file *f);
+  int (*stat)(const ds_vfs_dir *at, const char *path, int follow, ds_vfs_info *st);
+  int (*exists)(const char *path);
+  int (*dir_open)(const char *path, ds_vfs_dir *d);
+  void (*dir_close)(ds_vfs_dir *d);
+  int (*dir_stat)(const ds_vfs_dir *d, ds_vfs_info *st);
+  ds_vfs_list *(*list_open)(const ds_vfs_dir *at, const char *path);
+  const char *(*list_next)(ds_vfs_list *l);
+  void (*list_close)(ds_vfs_list *l);
+  int (*glob)(const char *pattern, int flags, ds_vfs_names *out);
+  /* writers */
+  int (*rename)(const char *from, const char *to, ds_vfs_rename_how how);
+  int (*remove)(const char *path);
+  int (*rmdir)(const char *path);
+  int (*mkdir)(const char *path);
+  int (*truncate)(const char *path, uint64_t size);
+};
+
+/* The local file system's backend (vfs_local.c). */
+extern const ds_vfs_backend ds_vfs_local;
+
+/* The backend for `path`: the one place a scheme picks a backend. */
+const ds_vfs_backend *ds_vfs_backend_for(const char *path);
+
+/* A path spec's file-system prefix, for the spec parsers (shard specs,
+ * absolute paths, writers): "posix:", "/posix:" and ":" name the local
+ * file system and are dropped (*rest after them; `prefix` is their length
+ * in elem); *scheme_len = 0. Any other "name:" before the first '/' is a
+ * file system we do not have: returns 1 with the name's length in
+ * *scheme_len (the caller refuses it by name). No prefix: 0, *rest = elem. */
+int ds_vfs_split_prefix(const char *elem, const char **rest, size_t *scheme_len);
+/* The length of a leading "posix:" (the local file system written out),
+ * else 0: what the writers and absolute paths drop or keep. */
+size_t ds_vfs_posix_prefix(const char *path);
+/* 1 when e[0..n) starts with "name:" (two or more letters): a scheme the
+ * caller leaves for the reader to accept or refuse. */
+int ds_vfs_has_scheme(const char *e, size_t n);
+
+/* -- reading -- */
+
+/* Open path (relative to `at` when not NULL) for reading, without
+ * blocking on a FIFO; f->st is what it is. Any kind of file opens: the
+ * caller checks f->st.kind. */
+int ds_vfs_open(ds_vfs_file *f, const ds_vfs_dir *at, const char *path);
+/* Read up to n bytes at off (fewer at the end; -1 with errno). One call
+ * through the backend's table: the per-record path's only cost. */
+static inline ssize_t ds_vfs_pread(const ds_vfs_file *f, void *buf, size_t n,
+                                   uint64_t off) {
+  return f->be->pread(f, buf, n, off);
+}
+/* What the open file is now (size after a truncate, ...). */
+int ds_vfs_restat(const ds_vfs_file *f, ds_vfs_info *st);
+/* Close (a file never opened or already closed is fine). */
+void ds_vfs_close(ds_vfs_file *f);
+
+/* What is at path following symbolic links (0; -1 with errno: a missing
+ * path gives ENOENT), or not following them (DS_VFS_LINK). */
+int ds_vfs_stat(const char *path, ds_vfs_info *st);
+int ds_vfs_lstat(const char *path, ds_vfs_info *st);
+/* ds_vfs_stat of rel under an open folder. */
+int ds_vfs_stat_at(const ds_vfs_dir *at, const char *rel, ds_vfs_info *st);
+/* 1 when something is at path (following links), else 0 with errno. */
+int ds_vfs_exists(const char *path);
+/* 1 when `path` exists (following links); *is_dir (when not NULL) tells a
+ * directory. */
+int ds_path_exists(const char *path, int *is_dir);
+/* The size of the regular file at path, 0 when it is none. */
+uint64_t ds_vfs_file_size(const char *path);
+
+/* Open a folder (d->be NULL when it fails, -1 with errno: ENOTDIR for a
+ * file). */
+int ds_vfs_dir_open(ds_vfs_dir *d, const char *path);
+void ds_vfs_dir_close(ds_vfs_dir *d);
+/* What the open folder is (its identity). */
+int ds_vfs_dir_stat(const ds_vfs_dir *d, ds_vfs_info *st);
+
+/* List a folder (`path`, relative to `at` when not NULL): NULL with errno
+ * when it cannot; then each ds_vfs_list_next gives one entry's name
+ * ("." and ".." skipped; in the file system's order), NULL at the end. */
+ds_vfs_list *ds_vfs_list_open(const ds_vfs_dir *at, const char *path);
+const char *ds_vfs_list_next(ds_vfs_list *l);
+void ds_vfs_list_close(ds_vfs_list *l);
+
+/* Expand a glob(3) pattern: 0 with out->n > 0 paths, DS_VFS_NOMATCH, or
+ * -1 (errno ENOMEM: out of memory for the list; else the pattern could
+ * not be expanded). */
+int ds_vfs_glob(const char *pattern, int flags, ds_vfs_names *out);
+void ds_vfs_names_free(ds_vfs_names *n);
+
+/* -- writing (local files) -- */
+
+/* open(2) for a writer: flags are open(2)'s, mode 0644; the descriptor
+ * or -1 with errno. */
+int ds_vfs_open_fd(const char *path, int oflags);
+/* close(2) of such a descriptor. */
+void ds_vfs_close_fd(int fd);
+/* What the descriptor is. */
+int ds_vfs_stat_fd(int fd, ds_vfs_info *st);
+/* fsync(2), and pread(2) of a writer's own files. */
+int ds_vfs_fsync_fd(int fd);
+ssize_t ds_vfs_pread_fd(int fd, void *buf, size_t n, uint64_t off);
+/* rename(2), renameat2 with RENAME_NOREPLACE or RENAME_EXCHANGE. */
+int ds_vfs_rename(const char *from, const char *to, ds_vfs_rename_how how);
+/* unlink(2), rmdir(2), mkdir(2) (mode 0755), truncate(2). */
+int ds_vfs_remove(const char *path);
+int ds_vfs_rmdir(const char *path);
+int ds_vfs_mkdir(const char *path);
+int ds_vfs_truncate(const char *path, uint64_t size);
+
+/* fsync one file or directory by path (a directory: its entries are
+ * durable); errors name the path. */
+int ds_fsync_path(const char *path, char **err);
+/* Remove a file or a whole directory tree (no error when absent). */
+int ds_remove_tree(const char *path, char **err);
+
+#endif
