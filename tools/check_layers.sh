@@ -84,15 +84,12 @@ includes() {
   done
 }
 # Loops known and left: each line the loop's modules, sorted, space-separated.
-#  - options.c checks the row-window options (row_window.h), which take
-#    their names from options.h: issue 21 section 2 (one option spec).
 #  - bcolz_chunk_writer.h takes the writer's column types from
 #    bcolz_writer.h, whose writer uses the chunk writer.
 #  - stage_journal.c uses stage.c's file steps (ds_fsync_path,
 #    ds_remove_tree, ds_write_all, ds_rename_noreplace), which move to the
 #    one file-system seam of issue 21 section 3.
-KNOWN_LOOPS="src/core/options src/core/row_window
-src/core/stage src/core/stage_journal
+KNOWN_LOOPS="src/core/stage src/core/stage_journal
 src/formats/bcolz/bcolz_chunk_writer src/formats/bcolz/bcolz_writer"
 # tsort names each loop as lines after "input contains a loop:"; one line
 # per loop here, its modules sorted.

@@ -8,7 +8,6 @@
 #include <strings.h>
 
 #include "common.h"
-#include "row_window.h"
 
 /* Trim ASCII whitespace from both ends into a malloc'd copy of s[0..n). */
 static char *trimmed(const char *s, size_t n) {
@@ -91,36 +90,6 @@ int ds_options_add_list(ds_options *o, const char *list, char **err) {
     free(item);
     if (rc) return rc;
     if (*p == ',') p++;
-  }
-  return 0;
-}
-
-/* Options every module takes (vtab/dataset.c reads them). */
-static const char *const common_options[] = {DS_OPTION_MAX_VALUE_BYTES, NULL};
-
-int ds_options_check_known(const ds_options *o, const char *const *known,
-                           char **err) {
-  for (size_t i = 0; i < o->n; i++) {
-    int ok = 0;
-    for (const char *const *k = known; *k && !ok; k++)
-      ok = strcmp(*k, o->items[i].name) == 0;
-    for (const char *const *k = common_options; *k && !ok; k++)
-      ok = strcmp(*k, o->items[i].name) == 0;
-    for (const char *const *k = ds_row_window_options; *k && !ok; k++)
-      ok = strcmp(*k, o->items[i].name) == 0;
-    if (ok) continue;
-    ds_buf names = {0};
-    for (const char *const *k = known; *k; k++)
-      ds_buf_printf(&names, "%s, ", *k);
-    /* the row window's options are left out: they are the same for every
-     * module (README, core/row_window.h), and the list stays short */
-    for (const char *const *k = common_options; *k; k++)
-      ds_buf_printf(&names, "%s%s", *k, k[1] ? ", " : "");
-    ds_buf_append(&names, "", 1);
-    ds_err(err, "unknown option '%s' (known options: %s)", o->items[i].name,
-           names.data ? (char *)names.data : "");
-    ds_buf_free(&names);
-    return -1;
   }
   return 0;
 }

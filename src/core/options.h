@@ -27,15 +27,6 @@ char *ds_dequote(const char *s);
 int ds_options_add(ds_options *o, const char *arg, char **err);
 /* Add every option of a comma-separated `a=1, b='x,y'` string. */
 int ds_options_add_list(ds_options *o, const char *list, char **err);
-/* Taken by every module, in both forms (read by vtab/dataset.c): the
- * largest value, record, block or chunk a file may make us allocate. */
-#define DS_OPTION_MAX_VALUE_BYTES "max_value_bytes"
-
-/* Fail naming the first option neither in `known` (NULL-terminated) nor
- * one every module takes (DS_OPTION_MAX_VALUE_BYTES, and the shard window's
- * of core/row_window.h). */
-int ds_options_check_known(const ds_options *o, const char *const *known,
-                           char **err);
 /* The value of `name`, or NULL when absent. */
 const char *ds_options_get(const ds_options *o, const char *name);
 /* `name` must be one of `choices` (NULL-terminated); *out = its position,

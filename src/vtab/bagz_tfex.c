@@ -22,35 +22,42 @@
 static const char *const records_names[] = {"none", "tfexample", NULL};
 static const char *const bytes_names[] = {"blob", "text", NULL};
 
-int bagz_tfex_options(bagz_tfex *x, const ds_options *o, int tvf, int64_t *infer,
+/* records= first: the others need records=tfexample (bagz_tfex_options). */
+const ds_opt_spec bagz_tfex_specs[] = {
+    {.name = "records", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM, .names = records_names,
+     .def = 0, .help = "tfexample: the features of tf.train.Example records as columns",
+     .at = offsetof(bagz_tfex_opts, records)},
+    {.name = "bytes", .forms = DS_FORMS_CREATE, .kind = DS_OPT_ENUM, .names = bytes_names,
+     .def = 0, .help = "records=tfexample: bytes features as BLOB or TEXT",
+     .at = offsetof(bagz_tfex_opts, bytes)},
+    {.name = "infer", .forms = DS_FORMS_CREATE, .kind = DS_OPT_INT, .min = 0,
+     .max = INT64_MAX, .def = DEFAULT_INFER,
+     .help = "records=tfexample: records read to infer the feature columns",
+     .at = offsetof(bagz_tfex_opts, infer)},
+    {.name = "columns", .forms = DS_FORMS_CREATE, .kind = DS_OPT_TEXT,
+     .help = "records=tfexample: the feature columns, 'name TYPE, ...' (no inference)",
+     .at = offsetof(bagz_tfex_opts, columns)},
+    {0}};
+
+int bagz_tfex_options(bagz_tfex *x, const bagz_tfex_opts *v, int tvf, const ds_options *o,
                       char **err) {
-  int records = 0, bytes = 0;
-  if (ds_options_enum(o, "records", records_names, 0, &records, err) ||
-      ds_options_enum(o, "bytes", bytes_names, 0, &bytes, err) ||
-      ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, infer, err))
-    return -1;
-  x->on = records == 1;
-  x->bytes_text = bytes == 1;
+  x->on = v->records == 1;
+  x->bytes_text = v->bytes == 1;
   if (x->on && tvf)
     return ds_err(err, "records=tfexample needs the CREATE VIRTUAL TABLE form "
                        "(its columns are the features)");
-  if (!x->on) {
-    const char *const only[] = {"bytes", "infer", "columns", NULL};
-    for (const char *const *k = only; *k; k++)
-      if (ds_options_get(o, *k))
-        return ds_err(err, "option '%s' needs records=tfexample", *k);
-  }
+  if (!x->on)
+    for (const ds_opt_spec *s = bagz_tfex_specs + 1; s->name; s++)
+      if (ds_opt_given(o, s)) return ds_err(err, "option '%s' needs records=tfexample", s->name);
   return 0;
 }
 
-char *bagz_tfex_declaration(bagz_tfex *x, const ds_options *o, int64_t infer,
+char *bagz_tfex_declaration(bagz_tfex *x, const bagz_tfex_opts *v, int writing,
                             const bagz_reader *r, uint64_t max_value, char **err) {
-  const char *cols = ds_options_get(o, "columns");
+  const char *cols = v->columns;
+  int64_t infer = v->infer;
   if (cols) {
-    int writing = 0;
-    if (ds_table_writer_mode(o, &writing, err) ||
-        ds_schema_parse_columns(&x->schema, cols, writing != 0, err))
-      return NULL;
+    if (ds_schema_parse_columns(&x->schema, cols, writing != 0, err)) return NULL;
   } else {
     bagz_records c;
     bagz_records_init(&c, r, max_value);

@@ -14,14 +14,13 @@
 #include <stdint.h>
 
 #include "core/options.h"
+#include "vtab/bagz_options.h"
 #include "core/schema.h"
 #include "formats/bagz/bagz.h"
 #include "decoders/tfexample.h"
 #include "decoders/tfexample_write.h"
 #include "sql/sqlite_api.h"
 
-/* The options of this form (besides bagz's own). */
-#define BAGZ_TFEX_OPTIONS "records", "infer", "columns", "bytes"
 
 typedef struct bagz_tfex {
   int on;           /* records=tfexample */
@@ -31,16 +30,16 @@ typedef struct bagz_tfex {
   ds_tfex check;    /* writing: a record given whole, decoded to check it */
 } bagz_tfex;
 
-/* Read records=, bytes= and infer= from o, and check the combination:
+/* Take records= and bytes= (bound in v) and check the combination:
  * records=tfexample only in the CREATE form (tvf 0), bytes=, infer= and
- * columns= only with it. 0, or -1 with *err. */
-int bagz_tfex_options(bagz_tfex *x, const ds_options *o, int tvf, int64_t *infer,
+ * columns= (given in o) only with it. 0, or -1 with *err. */
+int bagz_tfex_options(bagz_tfex *x, const bagz_tfex_opts *v, int tvf, const ds_options *o,
                       char **err);
 /* The CREATE TABLE text of a records=tfexample table over reader r: the
  * feature columns (columns= or inferred from the first `infer` records),
  * then HIDDEN record, shard, shard_index under names no feature took.
  * malloc'd; NULL with *err. */
-char *bagz_tfex_declaration(bagz_tfex *x, const ds_options *o, int64_t infer,
+char *bagz_tfex_declaration(bagz_tfex *x, const bagz_tfex_opts *v, int writing,
                             const bagz_reader *r, uint64_t max_value, char **err);
 void bagz_tfex_free(bagz_tfex *x);
 

@@ -74,9 +74,38 @@
 /* Default cache_mb: decompressed chunks kept for row lookups. */
 #define DEFAULT_CACHE_MB 1024
 
+/* The module's options, bound once (TEXT values valid while the table
+ * is created). */
+typedef struct bz_opts {
+  int64_t bytes;     /* 1: blob */
+  int64_t cache_mb;
+  bcolz_write_opts write;
+  int64_t mode;
+  ds_common_opts common;
+  ds_row_window_opts window;
+} bz_opts;
+
+static const char *const bytes_names[] = {"text", "blob", NULL};
+static const ds_opt_spec bz_specs[] = {
+    {.name = "bytes", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM, .names = bytes_names,
+     .def = 0, .help = "bytes (S) columns as TEXT or BLOB", .at = offsetof(bz_opts, bytes)},
+    {.name = "cache_mb", .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = 0,
+     .max = INT64_C(1) << 40, .def = DEFAULT_CACHE_MB,
+     .help = "MiB of decompressed chunks kept for row lookups (0: none)",
+     .at = offsetof(bz_opts, cache_mb)},
+    {0}};
+const ds_opt_group ds_bcolz_option_groups[] = {
+    {bz_specs, 0},
+    {ds_mode_specs, offsetof(bz_opts, mode)},
+    {bcolz_write_specs, offsetof(bz_opts, write)},
+    {ds_common_option_specs, offsetof(bz_opts, common)},
+    {ds_row_window_specs, offsetof(bz_opts, window)},
+    {0}};
+
 typedef struct bz_dataset {
   ds_dataset base; /* refcount, cache key, path, change detection */
   bcolz_table *table;
+  bz_opts opts;
   int flags; /* BCOLZ_BYTES_BLOB */
   uint64_t cache_budget;  /* bytes; 0: lookups use blosc_getitem */
   bcolz_cache *cache;     /* created at the first lookup */
@@ -145,25 +174,16 @@ static size_t ncols_of(const bz_dataset *d) { return d->table ? bcolz_ncols(d->t
 /* ds_dataset_ops.open: option bytes=text|blob in both forms. */
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
-  static const char *const known[] = {"bytes", "cache_mb", NULL};
-  static const char *const write_known[] = {"bytes", "cache_mb", "mode", "columns",
-                                            "chunklen", "expectedlen", "cname", "clevel",
-                                            "shuffle", NULL};
-  static const char *const bytes_modes[] = {"text", "blob", NULL};
-  int bytes, mode = 0;
-  int64_t cache_mb;
-  if ((!tvf && ds_table_writer_mode(o, &mode, err)) ||
-      ds_options_check_known(o, mode ? write_known : known, err) ||
-      ds_options_enum(o, "bytes", bytes_modes, 0, &bytes, err) ||
-      ds_options_int(o, "cache_mb", DEFAULT_CACHE_MB, 0, INT64_C(1) << 40, &cache_mb, err)) {
+  (void)tvf;
+  bz_dataset *d = BZ(base);
+  if (ds_opt_bind(ds_bcolz_option_groups, base->form, o, &d->opts, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
-  bz_dataset *d = BZ(base);
-  d->flags = bytes ? BCOLZ_BYTES_BLOB : 0;
-  d->cache_budget = (uint64_t)cache_mb << 20;
+  d->flags = d->opts.bytes ? BCOLZ_BYTES_BLOB : 0;
+  d->cache_budget = (uint64_t)d->opts.cache_mb << 20;
   /* a writer's table reads what it has published: nothing yet */
-  return mode ? 0 : bcolz_open(path, &d->table, err);
+  return base->mode ? 0 : bcolz_open(path, &d->table, err);
 }
 
 /* ds_dataset_ops.saw_change: did a chunk read find the folder replaced? */
@@ -173,7 +193,8 @@ static int dataset_saw_change(const ds_dataset *d) {
 
 static const ds_dataset_ops bcolz_ops = {"bcolz('table/dir' [, 'bytes=blob'])",
                                          dataset_open, dataset_close, dataset_changed,
-                                         dataset_saw_change, sizeof(bz_dataset)};
+                                         dataset_saw_change, sizeof(bz_dataset),
+                                         ds_bcolz_option_groups};
 
 /* The declared SQL type of a column. */
 static const char *decltype_of(const bcolz_dtype *dt, int flags) {
@@ -222,17 +243,18 @@ static int declare(ds_table *base, const ds_options *o, char **err) {
     ds_table_arg_columns(base, 1, 2);
     return ds_table_declare(base, "CREATE TABLE x(row TEXT, path HIDDEN, options HIDDEN)", err);
   }
-  int mode = 0;
+  const bz_opts *v = &BZ(base->ds)->opts;
+  int mode = base->ds->mode;
   bcolz_wcols wc = {0};
-  if (ds_table_writer_mode(o, &mode, err)) return -1;
-  if (mode && bcolz_wcols_parse(ds_options_get(o, "columns"), &wc, err)) {
+  if (mode && bcolz_wcols_parse(v->write.columns, &wc, err)) {
     ds_err_prefix(err, base->ds->path);
     return -1;
   }
   char *sql = create_sql(BZ(base->ds), mode ? &wc : NULL);
   int rc = ds_table_declare(base, sql, err);
   free(sql);
-  if (rc == 0 && mode) rc = bcolz_table_write_open(base->ds->path, o, mode, &wc, &t->writer, err);
+  if (rc == 0 && mode) rc = bcolz_table_write_open(base->ds->path, o, &v->write, base->ds->max_value,
+                                                  mode, &wc, &t->writer, err);
   bcolz_wcols_free(&wc);
   return rc;
 }

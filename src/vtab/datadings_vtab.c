@@ -45,10 +45,37 @@
 
 /* An opened dataset, shared (reference-counted) by a table and its
  * cursors. */
+/* The module's options, bound once (TEXT values valid while the table
+ * is created). */
+typedef struct dd_opts {
+  int64_t infer;       /* CREATE form: samples read to infer the columns */
+  const char *columns; /* CREATE form: the columns given instead */
+  datadings_write_opts write;
+  int64_t mode;
+  ds_common_opts common;
+  ds_row_window_opts window;
+} dd_opts;
+
+static const ds_opt_spec dd_specs[] = {
+    {.name = "infer", .forms = DS_FORMS_CREATE, .kind = DS_OPT_COUNT, .min = 0,
+     .max = INT64_MAX, .def = DEFAULT_INFER,
+     .help = "samples read to infer the columns (all: every sample)",
+     .at = offsetof(dd_opts, infer)},
+    {.name = "columns", .forms = DS_FORMS_CREATE, .kind = DS_OPT_TEXT,
+     .help = "the columns, 'name TYPE, ...' (no inference)", .at = offsetof(dd_opts, columns)},
+    {0}};
+const ds_opt_group ds_datadings_option_groups[] = {
+    {dd_specs, 0},
+    {ds_mode_specs, offsetof(dd_opts, mode)},
+    {datadings_write_specs, offsetof(dd_opts, write)},
+    {ds_common_option_specs, offsetof(dd_opts, common)},
+    {ds_row_window_specs, offsetof(dd_opts, window)},
+    {0}};
+
 typedef struct dd_dataset {
   ds_dataset base; /* refcount, cache key, path, change detection */
   datadings_reader *reader;
-  int64_t infer;   /* option infer (CREATE form) */
+  dd_opts opts;
 } dd_dataset;
 
 /* The module's view of a shared dataset. */
@@ -89,26 +116,18 @@ static uint64_t dd_count(const dd_dataset *d) {
  * table-valued form no option. */
 static int dataset_open(ds_dataset *d, const char *path, const ds_options *o, int tvf,
                         char **err) {
-  static const char *const create_known[] = {"infer", "columns", "mode", NULL};
-  static const char *const write_known[] = {"infer", "columns", "mode", "writer", NULL};
-  static const char *const tvf_known[] = {NULL};
-  int64_t infer;
-  int mode = 0;
-  if (ds_options_create_only(o, tvf, err) ||
-      (!tvf && ds_table_writer_mode(o, &mode, err)) ||
-      ds_options_check_known(o, tvf ? tvf_known : mode ? write_known : create_known, err) ||
-      ds_options_infer(o, DEFAULT_INFER, &infer, err)) {
+  (void)tvf;
+  if (ds_opt_bind(ds_datadings_option_groups, d->form, o, &DD(d)->opts, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
-  DD(d)->infer = infer;
   /* a writer's table reads what it has published: nothing yet */
-  return mode ? 0 : datadings_open(path, &DD(d)->reader, err);
+  return d->mode ? 0 : datadings_open(path, &DD(d)->reader, err);
 }
 
 static const ds_dataset_ops datadings_ops = {"datadings('file.msgpack')", dataset_open,
                                              dataset_close, dataset_changed, NULL,
-                                             sizeof(dd_dataset)};
+                                             sizeof(dd_dataset), ds_datadings_option_groups};
 
 /* Declare the CREATE form's columns: key, fields, HIDDEN sample and raw. */
 static int declare_create(dd_vtab *t, char **err) {
@@ -157,22 +176,19 @@ static void drop_key_column(ds_schema *s) {
  * the field columns given, or inferred from the first samples. */
 static int create_form(dd_vtab *t, const ds_options *o, char **err) {
   ds_dataset *ds = t->base.ds;
-  const char *cols = ds_options_get(o, "columns");
-  int writing = 0;
-  if (ds_table_writer_mode(o, &writing, err)) return -1;
-  if (cols && ds_schema_parse_columns(&t->schema, cols, writing != 0, err)) {
+  const dd_opts *v = &DD(ds)->opts;
+  const char *cols = v->columns;
+  int mode = ds->mode;
+  if (cols && ds_schema_parse_columns(&t->schema, cols, mode != 0, err)) {
     ds_err_prefix(err, ds->path);
     return -1;
   }
   if (cols) drop_key_column(&t->schema);
   if (!cols && DD(ds)->reader && datadings_infer_columns(DD(ds)->reader, ds->path, ds->max_value,
-                                       (uint64_t)DD(ds)->infer, &t->schema, err))
+                                       (uint64_t)v->infer, &t->schema, err))
     return -1;
-  static const char *const writers[] = {"file", "raw", NULL};
-  int mode = 0;
-  if (ds_table_writer_mode(o, &mode, err) ||
-      ds_options_enum(o, "writer", writers, 0, &t->raw_writer, err) || declare_create(t, err))
-    return -1;
+  t->raw_writer = v->write.writer == 1;
+  if (declare_create(t, err)) return -1;
   return mode ? datadings_write_open(ds->path, o, mode, &t->schema, &t->writer, err) : 0;
 }
 

@@ -27,7 +27,10 @@
 #include "sql/sqlite_api.h"
 #include "formats/detect.h"
 #include "formats/shards.h"
-#include "vtab/bagz_tfex.h"
+#include "vtab/atlas_write.h"
+#include "vtab/bagz_options.h"
+#include "vtab/bcolz_write.h"
+#include "vtab/datadings_write.h"
 #include "vtab/list.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
@@ -41,15 +44,14 @@ enum {
   COL_OPEN_OPTIONS
 };
 
-/* The options each format's module takes in its CREATE form (tests check
- * them against the modules' own "known options" lists). */
-static const char *const bagz_known[] = {"split_rows", "compression", "limits",
-                                         "layout", "dictionary", "threads",
-                                         BAGZ_TFEX_OPTIONS, NULL};
-static const char *const datadings_known[] = {"split_rows", "infer", "columns", NULL};
-static const char *const atlas_known[] = {"split_rows", "infer", "columns", "unsupported",
-                                          "cache_mb", "threads", "dictionary", NULL};
-static const char *const bcolz_known[] = {"split_rows", "bytes", "cache_mb", NULL};
+/* split_rows=N, and the options of the format's module its specs take in
+ * the dataset_shards form (DS_FORM_SHARDS). */
+static const ds_opt_spec shards_specs[] = {
+    {.name = "split_rows", .forms = DS_FORM_SHARDS, .kind = DS_OPT_INT, .min = 1,
+     .max = INT64_MAX, .def = 0, .def_text = "one row per shard",
+     .help = "one row per range of at most this many rows"},
+    {0}};
+#define MAX_GROUPS 12
 
 /* One row: a listing entry (its strings owned) and the rowid step of its
  * rows (1, or the shard count of interleaved bagz). */
@@ -58,12 +60,12 @@ typedef struct shard_row {
   uint64_t step;
 } shard_row;
 
-static const char *const *known_for(ds_format f) {
+static const ds_opt_group *known_for(ds_format f) {
   switch (f) {
-  case DS_FORMAT_BAGZ: return bagz_known;
-  case DS_FORMAT_DATADINGS: return datadings_known;
-  case DS_FORMAT_ATLAS: return atlas_known;
-  case DS_FORMAT_BCOLZ: return bcolz_known;
+  case DS_FORMAT_BAGZ: return ds_bagz_option_groups;
+  case DS_FORMAT_DATADINGS: return ds_datadings_option_groups;
+  case DS_FORMAT_ATLAS: return ds_atlas_option_groups;
+  case DS_FORMAT_BCOLZ: return ds_bcolz_option_groups;
   }
   return NULL;
 }
@@ -77,9 +79,13 @@ static int read_options(const char *opts, const ds_detected *d,
   int lim = 0, lay = 0;
   int64_t split = 0;
   memset(so, 0, sizeof *so);
+  ds_opt_group groups[MAX_GROUPS] = {{shards_specs, 0}};
+  size_t n = 1;
+  for (const ds_opt_group *g = known_for(d->format); g && g->specs && n + 1 < MAX_GROUPS; g++)
+    groups[n++] = (ds_opt_group){g->specs, 0};
   int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
-  if (rc == 0) rc = ds_options_check_known(&o, known_for(d->format), err);
-  if (rc == 0) rc = ds_options_int(&o, "split_rows", 0, 1, INT64_MAX, &split, err);
+  if (rc == 0) rc = ds_opt_check(groups, DS_FORM_SHARDS, &o, err);
+  if (rc == 0) rc = ds_opt_read((const ds_opt_group[]){{shards_specs, 0}, {0}}, &o, &split, err);
   if (rc == 0 && d->format == DS_FORMAT_BAGZ)
     rc = ds_options_enum(&o, "limits", limits, 0, &lim, err) ||
          ds_options_enum(&o, "layout", layouts, 0, &lay, err);

@@ -26,9 +26,13 @@ int ds_table_open(sqlite3 *db, const ds_table_def *def, int argc,
   /* SQLite connects a table-valued call as table "main".<module>; any
    * other name with no arguments is CREATE VIRTUAL TABLE x USING m(),
    * which has no dataset to read */
-  if (argc == 3 && (strcmp(argv[1], "main") != 0 || strcmp(argv[2], argv[0]) != 0))
-    return ds_err(err, "CREATE VIRTUAL TABLE %s.%s names no dataset: " DS_NO_PATH,
-                  argv[1], argv[2], def->ops->usage);
+  if (argc == 3 && (strcmp(argv[1], "main") != 0 || strcmp(argv[2], argv[0]) != 0)) {
+    char *u = ds_dataset_usage(def->ops);
+    ds_err(err, "CREATE VIRTUAL TABLE %s.%s names no dataset: " DS_NO_PATH, argv[1],
+           argv[2], u ? u : def->ops->usage);
+    free(u);
+    return -1;
+  }
   if (!t->tvf && ds_dataset_create(def->ops, argc, argv, o, &t->ds, err)) {
     ds_options_free(o);
     return -1;

@@ -15,8 +15,21 @@
 #include "vtab/writer_registry.h"
 
 int ds_table_writer_mode(const ds_options *o, int *mode, char **err) {
-  static const char *const modes[] = {"read", "create", "replace", NULL};
-  return ds_options_enum(o, "mode", modes, 0, mode, err);
+  static const ds_opt_group group[] = {{ds_mode_specs, 0}, {0}};
+  int64_t m;
+  if (ds_opt_read(group, o, &m, err)) return -1;
+  *mode = (int)m;
+  return 0;
+}
+
+/* 1 when the option named `name` is mode= or one of `options` takes only
+ * in the writer form (a table reading what its writer wrote leaves it out). */
+static int write_only(const ds_opt_group *options, const char *name) {
+  if (strcmp(name, ds_mode_specs[0].name) == 0) return 1;
+  for (const ds_opt_group *g = options; g && g->specs; g++)
+    for (const ds_opt_spec *s = g->specs; s->name; s++)
+      if (strcmp(s->name, name) == 0) return !(s->forms & DS_FORM_CREATE);
+  return 0;
 }
 
 /* The writer table SQLite is connecting on this thread (its xCreate or a
@@ -132,7 +145,7 @@ int ds_table_writer_rename(sqlite3_vtab *vtab, const char *name) {
 
 int ds_table_writer_register(sqlite3 *db) { return ds_writer_registry_hook(db); }
 
-int ds_table_writer_new(const ds_options *o, const char *const *write_only,
+int ds_table_writer_new(const ds_options *o, const ds_opt_group *options,
                         ds_table_writer **out, char **err) {
   if (current && current->found && !current->taken) {
     current->taken = 1;
@@ -142,10 +155,7 @@ int ds_table_writer_new(const ds_options *o, const char *const *write_only,
   ds_table_writer *tw = calloc(1, sizeof *tw);
   if (!tw) return ds_err(err, "out of memory");
   for (size_t i = 0; i < o->n; i++) {
-    int skip = strcmp(o->items[i].name, "mode") == 0;
-    for (size_t k = 0; write_only && write_only[k] && !skip; k++)
-      skip = strcmp(o->items[i].name, write_only[k]) == 0;
-    if (skip) continue;
+    if (write_only(options, o->items[i].name)) continue;
     char *arg = ds_strf("%s='%s'", o->items[i].name, o->items[i].value);
     int rc = arg ? ds_options_add(&tw->read_opts, arg, err) : ds_err(err, "out of memory");
     free(arg);
@@ -165,7 +175,7 @@ int ds_table_writer_open(const char *path, const ds_options *o, int mode,
   ds_stage *stage = NULL;
   void *w = NULL;
   char *dir = NULL, *key = NULL;
-  int rc = ds_table_writer_new(o, spec->write_only, &tw, err);
+  int rc = ds_table_writer_new(o, spec->options, &tw, err);
   if (rc == 1) {
     *out = tw;
     return 1;
