@@ -7,15 +7,20 @@
 /* Largest rowid or shard number SQLite's signed 64-bit integers hold. */
 #define MAX_NUMBER INT64_MAX
 
-#define WINDOW(name_, field, lo, hi, d, dtext, text)                                              \
-  {.name = name_, .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = lo, .max = hi,        \
+/* One option of the window: an integer in [lo, hi], field of
+ * ds_row_window_opts. */
+#define WINDOW(name_, field, lo, hi, d, dtext, text)                                \
+  {.name = name_, .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = lo, .max = hi, \
    .def = d, .def_text = dtext, .help = text, .at = offsetof(ds_row_window_opts, field)}
 const ds_opt_spec ds_row_window_specs[] = {
-    WINDOW("shard", shard, 0, MAX_NUMBER, 0, NULL, "the files' shard s is shard K + s of the dataset"),
-    WINDOW("first_rowid", first_rowid, 0, MAX_NUMBER, 0, NULL, "the window's first row has this rowid"),
-    WINDOW("rowid_step", rowid_step, 1, (int64_t)1 << 32, 1, NULL, "and each next one this much more"),
-    WINDOW("shard_index", shard_index, 0, MAX_NUMBER, 0, NULL, "the window starts at this row of the files"),
-    WINDOW("rows", rows, 0, MAX_NUMBER, -1, "to the end", "and holds at most this many rows"),
+    WINDOW("shard", shard, 0, MAX_NUMBER, 0, NULL,
+           "the number in the whole dataset of the files' first shard"),
+    WINDOW("first_rowid", first_rowid, 0, MAX_NUMBER, 0, NULL, "rowid of the window's first row"),
+    WINDOW("rowid_step", rowid_step, 1, (int64_t)1 << 32, 1, NULL,
+           "each next row's rowid is this much more (interleaved bagz: the shard count)"),
+    WINDOW("shard_index", shard_index, 0, MAX_NUMBER, 0, NULL,
+           "the window starts at this row of the files"),
+    WINDOW("rows", rows, 0, MAX_NUMBER, -1, "to the end", "the window holds at most this many rows"),
     {0}};
 
 int ds_row_window_parse(const ds_options *o, ds_row_window *w, char **err) {

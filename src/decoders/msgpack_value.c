@@ -42,6 +42,7 @@
  *   {complex}   -> COMPLEX from Python's repr text (section 3.3);
  *   a recognised map missing a required entry stays a plain MAP. */
 #include "decoders/msgpack_value.h"
+#include "core/lib_versions.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -784,3 +785,5 @@ int ds_msgpack_to_value(const msgpack_object *o, ds_arena *a, ds_value *out,
                         char **err) {
   return conv(o, a, out, 0, err);
 }
+
+const char *ds_msgpack_version(void) { return msgpack_version(); }

@@ -53,6 +53,7 @@
 #include "vtab/atlas_write.h"
 #include "vtab/dataset.h"
 #include "vtab/interrupt.h"
+#include "vtab/module_help.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -654,3 +655,8 @@ const sqlite3_module *ds_atlas_module(void **aux) {
   *aux = (void *)&atlas_def;
   return &atlas_module;
 }
+
+const ds_help_entry ds_atlas_help[] = {
+    {"module", "atlas", "atlas('dataset/dir' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
+     "USING atlas('dataset/dir', name=value, ...)", ds_atlas_option_groups, DS_HELP_FORMS},
+    {NULL, NULL, NULL, NULL, 0}};

@@ -35,6 +35,7 @@
 #include "vtab/bagz_tfex.h"
 #include "vtab/bagz_write.h"
 #include "vtab/dataset.h"
+#include "vtab/module_help.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -480,3 +481,8 @@ const sqlite3_module *ds_bagz_module(void **aux) {
   *aux = (void *)&bagz_def;
   return &bagz_module;
 }
+
+const ds_help_entry ds_bagz_help[] = {
+    {"module", "bagz", "bagz('file.bagz' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
+     "USING bagz('data@*.bagz', name=value, ...)", ds_bagz_option_groups, DS_HELP_FORMS},
+    {NULL, NULL, NULL, NULL, 0}};

@@ -61,6 +61,7 @@
 #include "vtab/dataset.h"
 #include "vtab/interrupt.h"
 #include "vtab/list.h"
+#include "vtab/module_help.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -980,3 +981,14 @@ const sqlite3_module *ds_bcolz_module(void **aux) {
   *aux = (void *)&bcolz_def;
   return &bcolz_module;
 }
+
+const ds_help_entry ds_bcolz_help[] = {
+    {"module", "bcolz", "bcolz('table/dir' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
+     "USING bcolz('table/dir', name=value, ...)", ds_bcolz_option_groups, DS_HELP_FORMS},
+    {"function", "bcolz_attrs", "SELECT * FROM bcolz_attrs('table/dir'): the user attributes",
+     NULL, 0},
+    {"function", "bcolz_stats", "SELECT * FROM bcolz_stats('table/dir'): per-chunk statistics",
+     NULL, 0},
+    {"function", "bcolz_decoded", "bcolz_decoded(value): a bcolz object cell decoded as JSON",
+     NULL, 0},
+    {NULL, NULL, NULL, NULL, 0}};

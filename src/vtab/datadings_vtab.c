@@ -36,6 +36,7 @@
 #include "vtab/datadings_write.h"
 #include "vtab/dataset.h"
 #include "vtab/list.h"
+#include "vtab/module_help.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -450,3 +451,10 @@ const sqlite3_module *ds_datadings_module(void **aux) {
   *aux = (void *)&datadings_def;
   return &datadings_module;
 }
+
+const ds_help_entry ds_datadings_help[] = {
+    {"module", "datadings", "datadings('file.msgpack'), or CREATE VIRTUAL TABLE t USING "
+     "datadings('file.msgpack', name=value, ...)", ds_datadings_option_groups, DS_HELP_FORMS},
+    {"function", "datadings_verify", "SELECT * FROM datadings_verify('file.msgpack'): checks "
+     "of the index, hashes and filter", NULL, 0},
+    {NULL, NULL, NULL, NULL, 0}};

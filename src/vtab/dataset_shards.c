@@ -32,6 +32,7 @@
 #include "vtab/bcolz_write.h"
 #include "vtab/datadings_write.h"
 #include "vtab/list.h"
+#include "vtab/module_help.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -184,3 +185,14 @@ static const ds_list_def shards_def = {
     shards_column, shards_clear};
 
 int ds_dataset_shards_register(sqlite3 *db) { return ds_list_register(db, &shards_def); }
+
+/* datasets_help(): the cross-format modules (datasets.so only). */
+static const ds_opt_group shards_groups[] = {{shards_specs, 0}, {0}};
+const ds_help_entry ds_dataset_help[] = {
+    {"module", "dataset", "CREATE VIRTUAL TABLE t USING dataset('path', name=value, ...): "
+     "the format's module, detected", NULL, 0},
+    {"function", "dataset_info", "SELECT * FROM dataset_info('path' [, 'name=value,...']): "
+     "what a dataset is", NULL, 0},
+    {"function", "dataset_shards", "SELECT * FROM dataset_shards('path' [, 'name=value,...']): "
+     "one row per shard or split_rows range", shards_groups, DS_FORM_SHARDS},
+    {NULL, NULL, NULL, NULL, 0}};
