@@ -248,7 +248,7 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
   size_t maxlen = 0;
   at_res res;
   res_init(&res);
-  res.z.max_out = d->base.max_value; /* max_value_bytes (atlas_decode.h) */
+  res.z.max_out = d->base.max_value_bytes; /* atlas_decode.h */
   atlas_dblock *blk = atlas_dblock_new();
   int rc = blk ? 0 : ds_err(err, "out of memory");
   size_t have_shard = (size_t)-1;
@@ -441,7 +441,7 @@ static void cursor_free(ds_cursor *base) {
 static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
   at_cursor *c = (at_cursor *)base;
   at_dataset *d = AT(base->ds);
-  c->r.z.max_out = base->ds->max_value; /* max_value_bytes (atlas_decode.h) */
+  c->r.z.max_out = base->ds->max_value_bytes; /* atlas_decode.h */
   r->total = d->count;
   r->nshards = d->nshards;
   r->first = d->first;
@@ -530,7 +530,7 @@ static int load_block(at_cursor *c, char **err) {
   const ds_rowset *rs = &c->base.rs;
   if (!c->ra && d->threads > 1 && ++c->loads == 2 && !c->single && !rs->desc &&
       rs->kind != DS_RS_LIST && atlas_readahead_cpus() >= 2)
-    atlas_readahead_start(d->reader, &c->base.it, c->shard, c->block, c->base.ds->max_value,
+    atlas_readahead_start(d->reader, &c->base.it, c->shard, c->block, c->base.ds->max_value_bytes,
                           &c->r.z, &c->r.in, &c->r.pl, &c->ra, err);
   return 0;
 }
@@ -584,7 +584,7 @@ static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
     return;
   }
   ds_buf json = {0};
-  if (ds_value_json_capped(&json, v, c->base.ds->max_value, NULL, &err))
+  if (ds_value_json_capped(&json, v, c->base.ds->max_value_bytes, NULL, &err))
     ds_result_error(ctx, MOD, ds_strf("%s: block %llu: example %llu: %s",
                                       atlas_shard_path(AT(c->base.ds)->reader, c->shard),
                                       (unsigned long long)c->block,

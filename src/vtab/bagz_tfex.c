@@ -53,16 +53,16 @@ int bagz_tfex_options(bagz_tfex *x, const bagz_tfex_opts *v, int tvf, const ds_o
 }
 
 char *bagz_tfex_declaration(bagz_tfex *x, const bagz_tfex_opts *v, int writing,
-                            const bagz_reader *r, uint64_t max_value, char **err) {
+                            const bagz_reader *r, uint64_t max_value_bytes, char **err) {
   const char *cols = v->columns;
   int64_t infer = v->infer;
   if (cols) {
     if (ds_schema_parse_columns(&x->schema, cols, writing != 0, err)) return NULL;
   } else {
     bagz_records c;
-    bagz_records_init(&c, r, max_value);
+    bagz_records_init(&c, r, max_value_bytes);
     int rc = ds_tfex_infer(&x->schema, bagz_count(r), (uint64_t)infer, bagz_records_get,
-                           &c, x->bytes_text, max_value, err);
+                           &c, x->bytes_text, max_value_bytes, err);
     bagz_records_free(&c);
     if (rc) return NULL;
   }
@@ -158,13 +158,13 @@ static const ds_tfex_feature *find_feature(const bagz_tfex *x, bagz_tfex_row *r,
 }
 
 void bagz_tfex_result(const bagz_tfex *x, bagz_tfex_row *r, int col, uint64_t g,
-                      const uint8_t *rec, size_t n, uint64_t max_value,
+                      const uint8_t *rec, size_t n, uint64_t max_value_bytes,
                       const char *file, sqlite3_context *ctx) {
   char *err = NULL;
   if (!r->hint && x->schema.n) r->hint = calloc(x->schema.n, sizeof *r->hint);
   if (!r->valid || r->row != g) {
     r->valid = 0;
-    r->ex.arena.limit = (size_t)max_value;
+    r->ex.arena.limit = (size_t)max_value_bytes;
     if (ds_tfex_decode(&r->ex, rec, n, &err)) goto fail;
     r->valid = 1;
     r->row = g;

@@ -40,7 +40,7 @@ int bagz_tfex_options(bagz_tfex *x, const bagz_tfex_opts *v, int tvf, const ds_o
  * then HIDDEN record, shard, shard_index under names no feature took.
  * malloc'd; NULL with *err. */
 char *bagz_tfex_declaration(bagz_tfex *x, const bagz_tfex_opts *v, int writing,
-                            const bagz_reader *r, uint64_t max_value, char **err);
+                            const bagz_reader *r, uint64_t max_value_bytes, char **err);
 void bagz_tfex_free(bagz_tfex *x);
 
 /* Writing (INSERT): the record of one row, whose feature columns are
@@ -69,7 +69,7 @@ void bagz_tfex_row_free(bagz_tfex_row *r);
  * (decoded here unless r holds row g already). `file` names the record's
  * file in errors ("<file>: record <g>: not a tf.train.Example: ..."). */
 void bagz_tfex_result(const bagz_tfex *x, bagz_tfex_row *r, int col, uint64_t g,
-                      const uint8_t *rec, size_t n, uint64_t max_value,
+                      const uint8_t *rec, size_t n, uint64_t max_value_bytes,
                       const char *file, sqlite3_context *ctx);
 
 #endif

@@ -167,7 +167,7 @@ static const ds_dataset_ops bagz_ops = {
 static int dataset_index(bagz_dataset *d, char **err) {
   if (d->indexed) return 0;
   bagz_records c;
-  bagz_records_init(&c, d->reader, d->base.max_value);
+  bagz_records_init(&c, d->reader, d->base.max_value_bytes);
   int rc = ds_hash_index_build(&d->index, bagz_count(d->reader), bagz_records_get, &c, err);
   bagz_records_free(&c);
   if (rc == 0) d->indexed = 1;
@@ -179,7 +179,7 @@ static int dataset_index(bagz_dataset *d, char **err) {
 static int declare_tfexample(bagz_vtab *t, char **err) {
   ds_dataset *d = t->base.ds;
   char *sql = bagz_tfex_declaration(&t->tfex, &BAG(d)->opts.tfex, d->mode != 0,
-                                    BAG(d)->reader, d->max_value, err);
+                                    BAG(d)->reader, d->max_value_bytes, err);
   if (!sql) {
     ds_err_prefix(err, d->path);
     return -1;
@@ -317,7 +317,7 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_dataset *d = BAG(base->ds);
   const ds_shard_map *map = bagz_shard_map(d->reader);
-  c->scratch.max = (size_t)base->ds->max_value;
+  c->scratch.max = (size_t)base->ds->max_value_bytes;
   r->total = bagz_count(d->reader);
   r->nshards = map->nshards;
   r->interleaved = map->layout == DS_LAYOUT_INTERLEAVED;
@@ -366,7 +366,7 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   int reads = (call->idxNum & PLAN_RECORD_USED) != 0;
   if (reads && d->threads > 1 && any_zstd(d->reader) &&
       rowset_has(&base->rs, READAHEAD_MIN_ROWS) &&
-      bagz_readahead_start(d->reader, &base->rs, base->ds->max_value, &c->ra, err))
+      bagz_readahead_start(d->reader, &base->rs, base->ds->max_value_bytes, &c->ra, err))
     return -1;
   return 0;
 }
@@ -430,7 +430,7 @@ static void column_feature(bagz_cursor *c, sqlite3_context *ctx, int col) {
   size_t n = 0;
   if ((!c->tfex.valid || c->tfex.row != c->base.row) && record_bytes(c, ctx, &p, &n))
     return;
-  bagz_tfex_result(&t->tfex, &c->tfex, col, c->base.row, p, n, c->base.ds->max_value,
+  bagz_tfex_result(&t->tfex, &c->tfex, col, c->base.row, p, n, c->base.ds->max_value_bytes,
                    bagz_shard_path(r, c->shard), ctx);
 }
 

@@ -254,7 +254,7 @@ static int declare(ds_table *base, const ds_options *o, char **err) {
   char *sql = create_sql(BZ(base->ds), mode ? &wc : NULL);
   int rc = ds_table_declare(base, sql, err);
   free(sql);
-  if (rc == 0 && mode) rc = bcolz_table_write_open(base->ds->path, o, &v->write, base->ds->max_value,
+  if (rc == 0 && mode) rc = bcolz_table_write_open(base->ds->path, o, &v->write, base->ds->max_value_bytes,
                                                   mode, &wc, &t->writer, err);
   bcolz_wcols_free(&wc);
   return rc;
@@ -459,7 +459,7 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
     ds_dataset_ref(c->cols_ds);
   }
   /* max_value_bytes caps chunks, rows and values */
-  c->atom.max = c->arena.limit = (size_t)base->ds->max_value;
+  c->atom.max = c->arena.limit = (size_t)base->ds->max_value_bytes;
   for (size_t i = 0; i < c->ncols; i++) {
     bz_colcache *cc = &c->cols[i];
     const bcolz_dtype *dt = bcolz_col_dtype(d->table, i);
@@ -515,7 +515,7 @@ static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
           d->cache_budget / c->ncols) {
     if (!d->cache) {
       if (!(d->cache = bcolz_cache_new(d->cache_budget))) return ds_err(err, "out of memory");
-      bcolz_cache_set_max(d->cache, d->base.max_value);
+      bcolz_cache_set_max(d->cache, d->base.max_value_bytes);
     }
     if (bcolz_cache_row(d->cache, tb, col, row, p, err)) return -1;
     *n = (size_t)dt->atom;
@@ -737,7 +737,7 @@ __attribute__((noinline)) static int column_slow(bz_cursor *c, sqlite3_context *
     return SQLITE_OK;
   } else if (col == t->col_row) {
     ds_buf json = {0};
-    json.max = (size_t)c->base.ds->max_value; /* max_value_bytes holds for the text too */
+    json.max = (size_t)c->base.ds->max_value_bytes; /* it holds for the text too */
     if (row_json(c, &json, &err)) {
       if (json.over) {
         free(err);

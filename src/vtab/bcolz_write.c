@@ -237,7 +237,7 @@ static const ds_dir_format bcolz_dir_format = {"bcolz", fmt_open, fmt_add, fmt_c
 static int parse_options(const bcolz_write_opts *v, uint64_t max_value_bytes,
                          bcolz_write_options *wo, char **err) {
   bcolz_write_defaults(wo);
-  wo->max_chunk = max_value_bytes; /* what reads back with the same option */
+  wo->max_value_bytes = max_value_bytes; /* what reads back with the same option */
   wo->chunklen = (uint64_t)v->chunklen;
   wo->expectedlen = (uint64_t)v->expectedlen;
   snprintf(wo->cname, sizeof wo->cname, "%s", cnames[v->cname]);

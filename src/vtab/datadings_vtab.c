@@ -185,7 +185,7 @@ static int create_form(dd_vtab *t, const ds_options *o, char **err) {
     return -1;
   }
   if (cols) drop_key_column(&t->schema);
-  if (!cols && DD(ds)->reader && datadings_infer_columns(DD(ds)->reader, ds->path, ds->max_value,
+  if (!cols && DD(ds)->reader && datadings_infer_columns(DD(ds)->reader, ds->path, ds->max_value_bytes,
                                        (uint64_t)v->infer, &t->schema, err))
     return -1;
   t->raw_writer = v->write.writer == 1;
@@ -262,7 +262,7 @@ static int pick_key(void *ctx, sqlite3_value *v, ds_rows *r, char **err) {
 /* ds_table_def.select: key = / IN through the reader's lookup. */
 static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
   dd_cursor *c = (dd_cursor *)base;
-  c->arena.limit = (size_t)base->ds->max_value; /* max_value_bytes */
+  c->arena.limit = (size_t)base->ds->max_value_bytes;
   r->total = dd_count(DD(base->ds));
   if (!a->extra[0] || !DD(base->ds)->reader) return 0;
   return ds_rows_lookup(r, a->extra[0], a->extra_in[0], pick_key, DD(base->ds), err);
@@ -280,7 +280,7 @@ static int ensure_parsed(dd_cursor *c, char **err) {
   ds_arena_reset(&c->arena);
   ds_dataset *ds = c->base.ds;
   if (!cursor_doc(c)) return ds_err(err, "out of memory");
-  if (datadings_doc_load(c->doc, DD(ds)->reader, ds->path, ds->max_value, c->base.row, err))
+  if (datadings_doc_load(c->doc, DD(ds)->reader, ds->path, ds->max_value_bytes, c->base.row, err))
     return -1;
   c->parsed = 1;
   return 0;
@@ -326,7 +326,7 @@ static void column_sample(dd_cursor *c, sqlite3_context *ctx) {
   ds_buf json = {0};
   if (datadings_doc_value(c->doc, &c->arena, &v, &err))
     ds_result_error(ctx, MOD, err);
-  else if (ds_value_json_capped(&json, &v, c->base.ds->max_value, &c->arena, &err))
+  else if (ds_value_json_capped(&json, &v, c->base.ds->max_value_bytes, &c->arena, &err))
     ds_result_error(ctx, MOD, datadings_doc_error(c->doc, err));
   else
     ds_result_json(ctx, &json);
@@ -356,7 +356,7 @@ static void column_raw(dd_cursor *c, sqlite3_context *ctx) {
     return;
   }
   if (datadings_sample_capped(DD(ds)->reader, datadings_doc_io(c->doc), ds->path,
-                              ds->max_value, c->base.row, &p, &n, &err)) {
+                              ds->max_value_bytes, c->base.row, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }

@@ -52,7 +52,7 @@ static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_op
     ds_dataset_unref(d);
     return -1;
   }
-  d->max_value = (uint64_t)so.common.max_value_bytes;
+  d->max_value_bytes = (uint64_t)so.common.max_value_bytes;
   d->win = win;
   d->key = strdup(key);
   d->path = strdup(path);

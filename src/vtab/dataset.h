@@ -48,7 +48,7 @@ struct ds_dataset {
   char *path;
   int64_t checked_ns; /* last look for changed files */
   int stale;          /* its files changed: unusable from now on */
-  uint64_t max_value; /* option max_value_bytes (default DS_MAX_VALUE_BYTES):
+  uint64_t max_value_bytes; /* option max_value_bytes (default DS_MAX_VALUE_BYTES):
                          cursors put it on their buffers and arenas */
   int mode;           /* option mode= (0 read, 1 create, 2 replace) */
   unsigned form;      /* DS_FORM_TVF, _CREATE or _WRITER (core/option_spec.h):

@@ -305,7 +305,7 @@ static void window_plan(const ds_row_window *w, ds_plan_args *a) {
  * with the max_value_bytes error before it is decompressed. */
 static void cap_to_connection(ds_dataset *d, sqlite3 *db) {
   int lim = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
-  if (lim > 0 && d->max_value > (uint64_t)lim) d->max_value = (uint64_t)lim;
+  if (lim > 0 && d->max_value_bytes > (uint64_t)lim) d->max_value_bytes = (uint64_t)lim;
 }
 
 static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
