@@ -75,6 +75,22 @@ int ds_options_add(ds_options *o, const char *arg, char **err) {
   return rc;
 }
 
+int ds_options_put(ds_options *o, const char *name, const char *value, char **err) {
+  ds_option *p = ds_grow(o->items, o->n, sizeof *p);
+  if (!p) return ds_err(err, "out of memory");
+  o->items = p;
+  char *n = strdup(name), *v = strdup(value);
+  if (!n || !v) {
+    free(n);
+    free(v);
+    return ds_err(err, "out of memory");
+  }
+  o->items[o->n].name = n;
+  o->items[o->n].value = v;
+  o->n++;
+  return 0;
+}
+
 int ds_options_add_list(ds_options *o, const char *list, char **err) {
   const char *p = list;
   while (*p) {

@@ -25,6 +25,8 @@ char *ds_dequote(const char *s);
 
 /* Add one `name=value` argument (possibly quoted as a whole). */
 int ds_options_add(ds_options *o, const char *arg, char **err);
+/* Add option `name` with `value` as they are (already parsed: copied). */
+int ds_options_put(ds_options *o, const char *name, const char *value, char **err);
 /* Add every option of a comma-separated `a=1, b='x,y'` string. */
 int ds_options_add_list(ds_options *o, const char *list, char **err);
 /* The value of `name`, or NULL when absent. */

@@ -156,10 +156,7 @@ int ds_table_writer_new(const ds_options *o, const ds_opt_group *options,
   if (!tw) return ds_err(err, "out of memory");
   for (size_t i = 0; i < o->n; i++) {
     if (write_only(options, o->items[i].name)) continue;
-    char *arg = ds_strf("%s='%s'", o->items[i].name, o->items[i].value);
-    int rc = arg ? ds_options_add(&tw->read_opts, arg, err) : ds_err(err, "out of memory");
-    free(arg);
-    if (rc) {
+    if (ds_options_put(&tw->read_opts, o->items[i].name, o->items[i].value, err)) {
       ds_table_writer_free(tw);
       return -1;
     }
