@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/abspath.h"
 #include "core/common.h"
 #include "core/json_file.h"
 #include "core/options.h"
@@ -32,6 +33,7 @@
 #include "formats/datadings/datadings.h"
 #include "formats/detect.h"
 #include "vtab/list.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -355,7 +357,17 @@ static int collect(const char *path, const char *opts, info_list *l, char **err)
   json_t *columns = NULL;
   uint64_t bytes = 0;
   int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
-  if (rc) ds_err_prefix(err, path);
+  /* the format's options that dataset_info takes: those of its CREATE
+   * form, but no writer's (mode= among them) */
+  if (rc == 0 && ds_opt_check(ds_format_option_groups(d.format), DS_FORM_INFO, &o, err)) {
+    char *why = NULL, *abs = ds_path_absolute(path, &why); /* as the module names it */
+    ds_err_prefix(err, abs ? abs : path);
+    free(abs);
+    free(why);
+    rc = -1;
+  } else if (rc) {
+    ds_err_prefix(err, path);
+  }
   if (rc == 0) rc = declared_columns(path, &o, &columns, err);
   if (rc == 0) rc = ds_detect_bytes(path, &d, &bytes, err);
   if (rc == 0) {

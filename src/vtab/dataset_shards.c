@@ -33,6 +33,7 @@
 #include "vtab/datadings_write.h"
 #include "vtab/list.h"
 #include "vtab/module_help.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -61,7 +62,9 @@ typedef struct shard_row {
   uint64_t step;
 } shard_row;
 
-static const ds_opt_group *known_for(ds_format f) {
+/* module_options.h: the one place a format's options are found by its
+ * format (dataset_info's check and this file's). */
+const ds_opt_group *ds_format_option_groups(ds_format f) {
   switch (f) {
   case DS_FORMAT_BAGZ: return ds_bagz_option_groups;
   case DS_FORMAT_DATADINGS: return ds_datadings_option_groups;
@@ -82,7 +85,8 @@ static int read_options(const char *opts, const ds_detected *d,
   memset(so, 0, sizeof *so);
   ds_opt_group groups[MAX_GROUPS] = {{shards_specs, 0}};
   size_t n = 1;
-  for (const ds_opt_group *g = known_for(d->format); g && g->specs && n + 1 < MAX_GROUPS; g++)
+  const ds_opt_group *g = ds_format_option_groups(d->format);
+  for (; g && g->specs && n + 1 < MAX_GROUPS; g++)
     groups[n++] = (ds_opt_group){g->specs, 0};
   int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
   if (rc == 0) rc = ds_opt_check(groups, DS_FORM_SHARDS, &o, err);
