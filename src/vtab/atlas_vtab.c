@@ -54,6 +54,7 @@
 #include "vtab/dataset.h"
 #include "vtab/interrupt.h"
 #include "vtab/module_help.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -660,3 +661,8 @@ const ds_help_entry ds_atlas_help[] = {
     {"module", "atlas", "atlas('dataset/dir' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
      "USING atlas('dataset/dir', name=value, ...)", ds_atlas_option_groups, DS_HELP_FORMS},
     {NULL, NULL, NULL, NULL, 0}};
+
+/* module_options.h */
+atlas_reader *ds_atlas_reader_of(const ds_dataset *d) {
+  return ((const at_dataset *)d)->reader;
+}

@@ -16,6 +16,9 @@ typedef struct bagz_read_opts {
   const char *dictionary;
 } bagz_read_opts;
 extern const ds_opt_spec bagz_read_specs[];
+/* Where limits= and layout= are in bagz_read_specs (their names in
+ * bagz_limits and ds_layout order). */
+enum { BAGZ_SPEC_LIMITS = 1, BAGZ_SPEC_LAYOUT = 2 };
 /* threads= (bagz_vtab.c): its default is 2 for reading, 1 for writing, so
  * the writer asks whether it was given (ds_opt_given). */
 extern const ds_opt_spec bagz_threads_specs[];

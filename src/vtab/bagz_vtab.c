@@ -36,6 +36,7 @@
 #include "vtab/bagz_write.h"
 #include "vtab/dataset.h"
 #include "vtab/module_help.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -99,6 +100,7 @@ static const char *const compression_names[] = {"auto", "none", "zstd", NULL};
 static const char *const limits_names[] = {"tail", "separate", NULL};
 static const char *const layout_names[] = {"concatenated", "interleaved", NULL};
 
+/* bagz_read_specs[BAGZ_SPEC_LIMITS] is limits= (ds_bagz_detected_options). */
 const ds_opt_spec bagz_read_specs[] = {
     {.name = "compression", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM,
      .names = compression_names, .def = 0,
@@ -486,3 +488,15 @@ const ds_help_entry ds_bagz_help[] = {
     {"module", "bagz", "bagz('file.bagz' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
      "USING bagz('data@*.bagz', name=value, ...)", ds_bagz_option_groups, DS_HELP_FORMS},
     {NULL, NULL, NULL, NULL, 0}};
+
+/* module_options.h */
+bagz_reader *ds_bagz_reader_of(const ds_dataset *d) {
+  return ((const bagz_dataset *)d)->reader;
+}
+
+/* module_options.h: limits=separate, by limits' own spec. */
+int ds_bagz_detected_options(const ds_detected *d, ds_options *o, char **err) {
+  const ds_opt_spec *limits = &bagz_read_specs[BAGZ_SPEC_LIMITS];
+  if (!d->bagz_separate || ds_opt_given(o, limits)) return 0;
+  return ds_options_put(o, limits->name, limits->names[BAGZ_LIMITS_SEPARATE], err);
+}

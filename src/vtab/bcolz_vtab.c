@@ -62,6 +62,7 @@
 #include "vtab/interrupt.h"
 #include "vtab/list.h"
 #include "vtab/module_help.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -992,3 +993,8 @@ const ds_help_entry ds_bcolz_help[] = {
     {"function", "bcolz_decoded", "bcolz_decoded(value): a bcolz object cell decoded as JSON",
      NULL, 0},
     {NULL, NULL, NULL, NULL, 0}};
+
+/* module_options.h */
+bcolz_table *ds_bcolz_table_of(const ds_dataset *d) {
+  return ((const bz_dataset *)d)->table;
+}

@@ -37,6 +37,7 @@
 #include "vtab/dataset.h"
 #include "vtab/list.h"
 #include "vtab/module_help.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -458,3 +459,8 @@ const ds_help_entry ds_datadings_help[] = {
     {"function", "datadings_verify", "SELECT * FROM datadings_verify('file.msgpack'): checks "
      "of the index, hashes and filter", NULL, 0},
     {NULL, NULL, NULL, NULL, 0}};
+
+/* module_options.h */
+datadings_reader *ds_datadings_reader_of(const ds_dataset *d) {
+  return ((const dd_dataset *)d)->reader;
+}

@@ -118,6 +118,16 @@ int ds_dataset_create(const ds_dataset_ops *ops, int argc, const char *const *ar
   return rc;
 }
 
+int ds_dataset_open_options(const ds_dataset_ops *ops, const char *path, const ds_options *o,
+                            ds_dataset **out, char **err) {
+  *out = NULL;
+  char *abs = ds_path_absolute(path, err);
+  if (!abs) return -1;
+  int rc = open_dataset(ops, abs, o, 0, "", out, err);
+  free(abs);
+  return rc;
+}
+
 int ds_dataset_for_call(const ds_dataset_ops *ops, ds_dataset **cache,
                         sqlite3_value *const *args, char **path_arg,
                         char **options_arg, char **err) {

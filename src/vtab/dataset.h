@@ -65,6 +65,11 @@ struct ds_dataset {
 int ds_dataset_create(const ds_dataset_ops *ops, int argc, const char *const *argv,
                       ds_options *o, ds_dataset **out, char **err);
 
+/* The CREATE form's dataset at `path` with options o already parsed
+ * (dataset_info). */
+int ds_dataset_open_options(const ds_dataset_ops *ops, const char *path, const ds_options *o,
+                            ds_dataset **out, char **err);
+
 /* A table-valued call: the dataset named by args[0] (path) and args[1]
  * (options text), from *cache when the same and unchanged, else opened
  * (and cached). *path_arg / *options_arg get sqlite3_malloc'd copies for

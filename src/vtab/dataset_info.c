@@ -4,12 +4,15 @@
  *   SELECT * FROM dataset_info('data@4.bagz');
  *   SELECT value FROM dataset_info('train.msgpack') WHERE property = 'rows';
  *
- * The format comes from formats/detect.h; the numbers from the format's
- * reader (its public API); `columns` from a private in-memory database in
- * which `CREATE VIRTUAL TABLE t USING dataset(path, options...)` is run and
- * PRAGMA table_info read back, so it is exactly what that CREATE declares.
- * `options` are those of the format's CREATE form (e.g. infer=, bytes=);
- * they go to that CREATE unchanged, so a bad one is its error.
+ * The format comes from formats/detect.h. The dataset is opened once, as
+ * the format module's CREATE form opens it (vtab/table.h
+ * ds_table_declared: the module's own open and declare hooks, no SQLite
+ * connection): `columns` are the visible columns of the CREATE TABLE text
+ * its declare hook gives, so exactly what `CREATE VIRTUAL TABLE t USING
+ * dataset(path, options...)` declares, and the numbers come from the
+ * reader it opened (its public API). `options` are those of the format's
+ * CREATE form (e.g. infer=, bytes=) but no writer's, checked by the
+ * module's option specs, so a bad one is its error.
  *
  * Rows, in this order: format, rows, shards, bytes_on_disk, compression,
  * columns (JSON object name -> declared type), then the format's own
@@ -32,6 +35,7 @@
 #include "formats/bcolz/bcolz_meta.h"
 #include "formats/datadings/datadings.h"
 #include "formats/detect.h"
+#include "vtab/bagz_options.h"
 #include "vtab/list.h"
 #include "vtab/module_options.h"
 #include "vtab/modules.h"
@@ -101,56 +105,72 @@ static json_t *parse_json(const char *text) {
 
 /* ------------------------------------------------------------ columns */
 
-/* Append ", 'name=value'" for every option. */
-static char *create_sql(const char *path, const ds_options *o) {
-  char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.t USING dataset(%Q", path);
-  for (size_t i = 0; sql && i < o->n; i++) {
-    char *arg = sqlite3_mprintf("%s=%s", o->items[i].name, o->items[i].value);
-    char *next = arg ? sqlite3_mprintf("%s, %Q", sql, arg) : NULL;
-    sqlite3_free(arg);
-    sqlite3_free(sql);
-    sql = next;
+/* The name of a column definition starting at *p ("quoted" with ""
+ * doubled, or bare up to a space), advancing *p past it. malloc'd. */
+static char *def_name(const char **p) {
+  const char *s = *p;
+  ds_buf b = {0};
+  if (*s == '"') {
+    for (s++; *s && !(s[0] == '"' && s[1] != '"'); s++) {
+      if (s[0] == '"') s++; /* "" is one quote */
+      ds_buf_append(&b, s, 1);
+    }
+    if (*s) s++;
+  } else {
+    while (*s && *s != ' ' && *s != ',' && *s != ')') ds_buf_append(&b, s++, 1);
   }
-  char *done = sql ? sqlite3_mprintf("%s)", sql) : NULL;
-  sqlite3_free(sql);
-  return done;
+  *p = s;
+  if (ds_buf_append(&b, "", 1)) {
+    ds_buf_free(&b);
+    return NULL;
+  }
+  return (char *)b.data;
 }
 
-/* The columns CREATE VIRTUAL TABLE ... USING dataset(path, options)
- * declares, as a JSON object name -> type (PRAGMA table_info). */
-static int declared_columns(const char *path, const ds_options *o, json_t **out,
-                            char **err) {
+/* The visible columns of a module's CREATE TABLE text (as its declare
+ * hook generates it: `name TYPE [HIDDEN], ...`) as a JSON object name ->
+ * declared type, what PRAGMA table_info would say. */
+static json_t *columns_of(const char *sql) {
+  json_t *cols = json_object();
+  const char *p = strchr(sql, '(');
+  while (cols && p && *p && *p != ')') {
+    p++;
+    while (*p == ' ') p++;
+    char *name = def_name(&p);
+    const char *start = p;
+    for (int depth = 0; *p && (depth || (*p != ',' && *p != ')')); p++)
+      depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+    char *type = name ? ds_strf("%.*s", (int)(p - start), start) : NULL;
+    char *t = type, *hidden = NULL;
+    while (t && *t == ' ') t++;
+    for (char *h = t; h && (h = strstr(h, "HIDDEN")); h++)
+      if ((h == t || h[-1] == ' ') && (!h[6] || h[6] == ' ')) hidden = h;
+    if (hidden) *hidden = 0;
+    size_t n = t ? strlen(t) : 0;
+    while (n && t[n - 1] == ' ') t[--n] = 0;
+    if (!name || !type || (!hidden && json_object_set_new(cols, name, json_string(t)))) {
+      json_decref(cols);
+      cols = NULL;
+    }
+    free(name);
+    free(type);
+  }
+  return cols;
+}
+
+/* Open the dataset once, as the format module's CREATE form does, and the
+ * columns that CREATE declares (a JSON object name -> type). */
+static int open_declared(const ds_detected *d, const char *path, const ds_options *o,
+                         ds_dataset **ds, json_t **out, char **err) {
+  char *sql = NULL;
   *out = NULL;
-  sqlite3 *db = NULL;
-  sqlite3_stmt *st = NULL;
-  char *sql = create_sql(path, o);
-  int rc = sql ? sqlite3_open_v2(":memory:", &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)
-               : SQLITE_NOMEM;
-  if (rc == SQLITE_OK) rc = ds_dataset_module_register(db);
-  if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v2(db, "SELECT name, type FROM pragma_table_info('t')", -1,
-                            &st, NULL);
-  json_t *cols = rc == SQLITE_OK ? json_object() : NULL;
-  while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-    const char *name = (const char *)sqlite3_column_text(st, 0);
-    const char *type = (const char *)sqlite3_column_text(st, 1);
-    if (!cols || !name || json_object_set_new(cols, name, json_string(type ? type : "")))
-      rc = SQLITE_NOMEM;
-  }
-  if (rc == SQLITE_OK && sqlite3_finalize(st) != SQLITE_OK) rc = SQLITE_ERROR;
-  else if (rc != SQLITE_OK) sqlite3_finalize(st);
-  if (rc != SQLITE_OK)
-    ds_err(err, "%s", rc == SQLITE_NOMEM || !db ? "out of memory" : sqlite3_errmsg(db));
-  sqlite3_close(db);
-  sqlite3_free(sql);
-  if (rc != SQLITE_OK) {
-    json_decref(cols);
-    return -1;
-  }
-  *out = cols;
-  return 0;
+  if (ds_table_declared(ds_format_table_def(d->format), path, o, ds, &sql, err)) return -1;
+  *out = columns_of(sql);
+  free(sql);
+  if (*out) return 0;
+  ds_dataset_unref(*ds);
+  *ds = NULL;
+  return ds_err(err, "out of memory");
 }
 
 /* ------------------------------------------------------------ formats */
@@ -167,21 +187,10 @@ static void common_rows(info_list *l, const char *format, uint64_t rows,
   put(l, "columns", columns);
 }
 
-static int bagz_rows(info_list *l, const char *path, const ds_detected *d,
-                     const ds_options *o, uint64_t bytes, json_t *columns,
-                     char **err) {
-  static const char *const comp[] = {"auto", "none", "zstd", NULL};
-  static const char *const lim[] = {"tail", "separate", NULL};
-  static const char *const lay[] = {"concatenated", "interleaved", NULL};
-  int c, li, la;
-  if (ds_options_enum(o, "compression", comp, 0, &c, err) ||
-      ds_options_enum(o, "limits", lim, d->bagz_separate, &li, err) ||
-      ds_options_enum(o, "layout", lay, 0, &la, err))
-    return -1;
-  bagz_options bo = {(bagz_compression)c, (bagz_limits)li, (ds_layout)la,
-                     ds_options_get(o, "dictionary")};
-  bagz_reader *r;
-  if (bagz_open(path, &bo, &r, err)) return -1;
+static int bagz_rows(info_list *l, bagz_reader *r, uint64_t bytes, json_t *columns) {
+  /* limits and layout as the options that opened it name them */
+  const ds_opt_spec *lim = &bagz_read_specs[BAGZ_SPEC_LIMITS];
+  const ds_opt_spec *lay = &bagz_read_specs[BAGZ_SPEC_LAYOUT];
   size_t zstd = 0, k = bagz_nshards(r);
   json_t *files = json_array(), *sizes = json_array();
   for (size_t i = 0; i < k; i++) {
@@ -191,18 +200,15 @@ static int bagz_rows(info_list *l, const char *path, const ds_detected *d,
   }
   const char *cname = zstd == k ? "zstd" : zstd == 0 ? "none" : "mixed";
   common_rows(l, "bagz", bagz_count(r), k, bytes, json_string(cname), columns);
-  put(l, "limits", json_string(lim[li]));
-  put(l, "layout", json_string(lay[la]));
+  put(l, "limits", json_string(lim->names[r->opts.limits]));
+  put(l, "layout", json_string(lay->names[r->opts.layout]));
   put(l, "shard_rows", sizes);
   put(l, "files", files);
-  bagz_close(r);
   return 0;
 }
 
-static int datadings_rows(info_list *l, const char *path, uint64_t bytes,
-                          json_t *columns, char **err) {
-  datadings_reader *r;
-  if (datadings_open(path, &r, err)) return -1;
+static int datadings_rows(info_list *l, datadings_reader *r, uint64_t bytes,
+                          json_t *columns) {
   size_t n = datadings_nshards(r);
   json_t *style = json_array(), *salt = json_array(), *bits = json_array(),
          *hashes = json_array(), *cap = json_array(), *rate = json_array(),
@@ -231,7 +237,6 @@ static int datadings_rows(info_list *l, const char *path, uint64_t bytes,
   put(l, "filter_fp_rate", uniform(rate));
   put(l, "shard_rows", sizes);
   put(l, "files", files);
-  datadings_close(r);
   return 0;
 }
 
@@ -245,10 +250,7 @@ static const char *atlas_strategy_name(int s) {
   return "unknown";
 }
 
-static int atlas_rows(info_list *l, const char *path, const ds_options *o,
-                      uint64_t bytes, json_t *columns, char **err) {
-  atlas_reader *r;
-  if (atlas_open_dict(path, ds_options_get(o, "dictionary"), &r, err)) return -1;
+static int atlas_rows(info_list *l, atlas_reader *r, uint64_t bytes, json_t *columns) {
   size_t n = atlas_nshards(r);
   int strategy = atlas_root_strategy(r);
   if (strategy < 0) strategy = n ? atlas_shard_strategy(r, 0) : 0;
@@ -287,14 +289,11 @@ static int atlas_rows(info_list *l, const char *path, const ds_options *o,
   put(l, "index_dtype", uniform(dtype));
   put(l, "shard_rows", sizes);
   put(l, "shard_dirs", dirs);
-  atlas_close(r);
   return 0;
 }
 
-static int bcolz_rows(info_list *l, const char *path, uint64_t bytes,
-                      json_t *columns, char **err) {
-  bcolz_table *t;
-  if (bcolz_open(path, &t, err)) return -1;
+static int bcolz_rows(info_list *l, bcolz_table *t, uint64_t bytes, json_t *columns,
+                      char **err) {
   json_t *chunklen = json_object(), *dtypes = json_object(),
          *cparams = json_object(), *col_attrs = json_object();
   json_t *cnames = json_array();
@@ -345,7 +344,6 @@ static int bcolz_rows(info_list *l, const char *path, uint64_t bytes,
     json_decref(col_attrs);
   }
   json_decref(cnames);
-  bcolz_close(t);
   return rc;
 }
 
@@ -368,17 +366,28 @@ static int collect(const char *path, const char *opts, info_list *l, char **err)
   } else if (rc) {
     ds_err_prefix(err, path);
   }
-  if (rc == 0) rc = declared_columns(path, &o, &columns, err);
+  /* what `dataset` adds (bagz: limits=separate when detected) */
+  if (rc == 0) rc = ds_bagz_detected_options(&d, &o, err);
+  ds_dataset *ds = NULL;
+  if (rc == 0 && open_declared(&d, path, &o, &ds, &columns, err)) {
+    ds_err_prefix(err, ds_format_table_def(d.format)->name); /* as the module says it */
+    rc = -1;
+  }
   if (rc == 0) rc = ds_detect_bytes(path, &d, &bytes, err);
   if (rc == 0) {
     switch (d.format) {
-    case DS_FORMAT_BAGZ: rc = bagz_rows(l, path, &d, &o, bytes, columns, err); break;
-    case DS_FORMAT_DATADINGS: rc = datadings_rows(l, path, bytes, columns, err); break;
-    case DS_FORMAT_ATLAS: rc = atlas_rows(l, path, &o, bytes, columns, err); break;
-    case DS_FORMAT_BCOLZ: rc = bcolz_rows(l, path, bytes, columns, err); break;
+    case DS_FORMAT_BAGZ: rc = bagz_rows(l, ds_bagz_reader_of(ds), bytes, columns); break;
+    case DS_FORMAT_DATADINGS:
+      rc = datadings_rows(l, ds_datadings_reader_of(ds), bytes, columns);
+      break;
+    case DS_FORMAT_ATLAS: rc = atlas_rows(l, ds_atlas_reader_of(ds), bytes, columns); break;
+    case DS_FORMAT_BCOLZ: rc = bcolz_rows(l, ds_bcolz_table_of(ds), bytes, columns, err); break;
     }
     if (rc) json_decref(columns); /* not handed to a row */
+  } else {
+    json_decref(columns);
   }
+  ds_dataset_unref(ds);
   ds_options_free(&o);
   if (rc == 0 && l->oom) rc = ds_err(err, "out of memory");
   return rc;

@@ -23,6 +23,7 @@
 #include "core/options.h"
 #include "sql/sqlite_api.h"
 #include "formats/detect.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -49,6 +50,12 @@ static const sqlite3_module *module_for(ds_format f, void **aux) {
   case DS_FORMAT_BCOLZ: return ds_bcolz_module(aux);
   }
   return NULL;
+}
+
+/* module_options.h: the table def of format f's module. */
+const ds_table_def *ds_format_table_def(ds_format f) {
+  void *aux = NULL;
+  return module_for(f, &aux) ? aux : NULL;
 }
 
 /* Move the format table's error message to the wrapper; returns rc. */

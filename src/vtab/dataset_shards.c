@@ -62,16 +62,10 @@ typedef struct shard_row {
   uint64_t step;
 } shard_row;
 
-/* module_options.h: the one place a format's options are found by its
- * format (dataset_info's check and this file's). */
+/* module_options.h */
 const ds_opt_group *ds_format_option_groups(ds_format f) {
-  switch (f) {
-  case DS_FORMAT_BAGZ: return ds_bagz_option_groups;
-  case DS_FORMAT_DATADINGS: return ds_datadings_option_groups;
-  case DS_FORMAT_ATLAS: return ds_atlas_option_groups;
-  case DS_FORMAT_BCOLZ: return ds_bcolz_option_groups;
-  }
-  return NULL;
+  const ds_table_def *def = ds_format_table_def(f);
+  return def ? def->ops->options : NULL;
 }
 
 /* Parse and check the options string for a dataset of format d. */

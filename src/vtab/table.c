@@ -47,6 +47,11 @@ void ds_table_arg_columns(ds_table *t, int path, int options) {
 
 int ds_table_declare(ds_table *t, const char *sql, char **err) {
   if (!sql) return ds_err(err, "out of memory");
+  if (t->capture) {
+    free(t->captured);
+    t->captured = strdup(sql);
+    return t->captured ? (t->declared = 1, 0) : ds_err(err, "out of memory");
+  }
   if (sqlite3_declare_vtab(t->db, sql) == SQLITE_OK) return t->declared = 1, 0;
   return ds_err(err, "cannot declare columns (%s): %s", sqlite3_errmsg(t->db), sql);
 }
@@ -56,6 +61,7 @@ static void table_free(ds_table *t) {
   if (t->def->table_free) t->def->table_free(t);
   ds_dataset_unref(t->ds);
   free(t->unavailable);
+  free(t->captured);
   sqlite3_free(t->base.zErrMsg);
   sqlite3_free(t);
 }
@@ -74,6 +80,28 @@ int ds_table_done(ds_table *t, int rc, char *err, sqlite3_vtab **out, char **pzE
   const char *name = t->def->name;
   table_free(t);
   return ds_set_error(pzErr, name, err);
+}
+
+int ds_table_declared(const ds_table_def *def, const char *path, const ds_options *o,
+                      ds_dataset **ds, char **sql, char **err) {
+  *ds = NULL;
+  *sql = NULL;
+  ds_table *t = sqlite3_malloc64(def->table_size);
+  if (!t) return ds_err(err, "out of memory");
+  memset(t, 0, def->table_size);
+  t->def = def;
+  t->col_path = t->col_options = -1;
+  t->capture = 1; /* no connection: ds_table_declare keeps the text */
+  int rc = ds_dataset_open_options(def->ops, path, o, &t->ds, err);
+  if (rc == 0) rc = def->declare(t, o, err);
+  if (rc == 0) {
+    *sql = t->captured;
+    t->captured = NULL;
+    *ds = t->ds;
+    ds_dataset_ref(t->ds);
+  }
+  table_free(t);
+  return rc ? -1 : 0;
 }
 
 int ds_table_creating(sqlite3 *db) {
