@@ -79,7 +79,8 @@ typedef struct at_opts {
 } at_opts;
 
 static const char *const unsupported_names[] = {"error", "placeholder", NULL};
-static const ds_opt_spec at_specs[] = {
+/* dictionary= is entry ATLAS_SPEC_DICTIONARY (atlas_write.h). */
+const ds_opt_spec atlas_read_specs[] = {
     {.name = "infer", .forms = DS_FORMS_CREATE, .kind = DS_OPT_COUNT, .min = 0,
      .max = INT64_MAX, .def = DEFAULT_INFER,
      .help = "examples read to infer the columns (all: every example)",
@@ -101,7 +102,7 @@ static const ds_opt_spec at_specs[] = {
      .at = offsetof(at_opts, dictionary)},
     {0}};
 const ds_opt_group ds_atlas_option_groups[] = {
-    {at_specs, 0},
+    {atlas_read_specs, 0},
     {ds_mode_specs, offsetof(at_opts, mode)},
     {atlas_write_specs, offsetof(at_opts, write)},
     {ds_common_option_specs, offsetof(at_opts, common)},

@@ -17,6 +17,11 @@ typedef struct atlas_write_opts {
   double dict_size;
 } atlas_write_opts;
 extern const ds_opt_spec atlas_write_specs[];
+/* The reading options of the atlas module (atlas_vtab.c);
+ * atlas_read_specs[ATLAS_SPEC_DICTIONARY] is dictionary= (dataset_shards
+ * passes it on). */
+extern const ds_opt_spec atlas_read_specs[];
+enum { ATLAS_SPEC_DICTIONARY = 5 };
 /* Every option of the atlas module (atlas_vtab.c). */
 extern const ds_opt_group ds_atlas_option_groups[];
 

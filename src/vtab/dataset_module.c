@@ -23,6 +23,7 @@
 #include "core/options.h"
 #include "sql/sqlite_api.h"
 #include "formats/detect.h"
+#include "vtab/bagz_options.h"
 #include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
@@ -112,13 +113,23 @@ static int fwd_init(sqlite3 *db, int argc, const char *const *argv,
   int n = 0;
   args[n++] = d.module;
   for (int i = 1; i < argc; i++) args[n++] = argv[i];
-  if (d.format == DS_FORMAT_BAGZ && d.bagz_separate && !has_option(argc, argv, "limits"))
-    args[n++] = "limits=separate";
+  /* bagz: limits=separate when detected, as limits' spec names it */
+  const ds_opt_spec *limits = &bagz_read_specs[BAGZ_SPEC_LIMITS];
+  char *separate = NULL;
+  if (d.format == DS_FORMAT_BAGZ && d.bagz_separate && !has_option(argc, argv, limits->name)) {
+    separate = ds_strf("%s=%s", limits->name, limits->names[BAGZ_LIMITS_SEPARATE]);
+    if (!separate) {
+      free(args);
+      return SQLITE_NOMEM;
+    }
+    args[n++] = separate;
+  }
   void *aux = NULL;
   const sqlite3_module *m = module_for(d.format, &aux);
   sqlite3_vtab *inner = NULL;
   rc = m->xConnect(db, aux, n, args, &inner, pzErr);
   free(args);
+  free(separate);
   if (rc != SQLITE_OK) return rc;
   fwd_vtab *t = sqlite3_malloc(sizeof *t);
   if (!t) {

@@ -71,10 +71,8 @@ const ds_opt_group *ds_format_option_groups(ds_format f) {
 /* Parse and check the options string for a dataset of format d. */
 static int read_options(const char *opts, const ds_detected *d,
                         ds_shards_options *so, char **err) {
-  static const char *const limits[] = {"tail", "separate", NULL};
-  static const char *const layouts[] = {"concatenated", "interleaved", NULL};
   ds_options o = {0};
-  int lim = 0, lay = 0;
+  bagz_read_opts bagz = {0};
   int64_t split = 0;
   memset(so, 0, sizeof *so);
   ds_opt_group groups[MAX_GROUPS] = {{shards_specs, 0}};
@@ -85,14 +83,15 @@ static int read_options(const char *opts, const ds_detected *d,
   int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
   if (rc == 0) rc = ds_opt_check(groups, DS_FORM_SHARDS, &o, err);
   if (rc == 0) rc = ds_opt_read((const ds_opt_group[]){{shards_specs, 0}, {0}}, &o, &split, err);
+  /* of the format's options only bagz limits= and layout= change the
+   * listing, and atlas dictionary= (a shard folder opened alone) */
   if (rc == 0 && d->format == DS_FORMAT_BAGZ)
-    rc = ds_options_enum(&o, "limits", limits, 0, &lim, err) ||
-         ds_options_enum(&o, "layout", layouts, 0, &lay, err);
+    rc = ds_opt_read((const ds_opt_group[]){{bagz_read_specs, 0}, {0}}, &o, &bagz, err);
   so->split_rows = (uint64_t)split;
-  so->limits = (bagz_limits)lim;
-  so->layout = (ds_layout)lay;
-  so->limits_given = ds_options_get(&o, "limits") != NULL;
-  const char *dict = ds_options_get(&o, "dictionary");
+  so->limits = (bagz_limits)bagz.limits;
+  so->layout = (ds_layout)bagz.layout;
+  so->limits_given = ds_opt_given(&o, &bagz_read_specs[BAGZ_SPEC_LIMITS]) != NULL;
+  const char *dict = ds_opt_given(&o, &atlas_read_specs[ATLAS_SPEC_DICTIONARY]);
   if (rc == 0 && dict && !(so->dictionary = strdup(dict))) rc = ds_err(err, "out of memory");
   ds_options_free(&o);
   return rc ? -1 : 0;

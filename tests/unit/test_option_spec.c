@@ -6,6 +6,9 @@
 
 #include "check.h"
 #include "core/option_spec.h"
+#include "formats/bagz/bagz.h"
+#include "vtab/atlas_write.h"
+#include "vtab/bagz_options.h"
 
 typedef struct test_opts {
   int64_t level, kind, infer;
@@ -98,6 +101,12 @@ int main(void) {
   u = ds_opt_usage("m('path')", NULL, DS_FORMS_ALL);
   CHECK_STR(u, "m('path')");
   free(u);
+  /* the entries other files find by position are those they name */
+  CHECK_STR(bagz_read_specs[BAGZ_SPEC_LIMITS].name, "limits");
+  CHECK_STR(bagz_read_specs[BAGZ_SPEC_LIMITS].names[BAGZ_LIMITS_SEPARATE], "separate");
+  CHECK_STR(bagz_read_specs[BAGZ_SPEC_LAYOUT].name, "layout");
+  CHECK_STR(bagz_read_specs[BAGZ_SPEC_LAYOUT].names[DS_LAYOUT_INTERLEAVED], "interleaved");
+  CHECK_STR(atlas_read_specs[ATLAS_SPEC_DICTIONARY].name, "dictionary");
   free(err);
   return check_exit();
 }
