@@ -923,14 +923,14 @@ static void attrs_column(ds_list_cursor *c, size_t i, int col, sqlite3_context *
 /* name, value, column, then the HIDDEN path; about 10 rows */
 static const ds_list_def attrs_def = {
     "bcolz_attrs", "CREATE TABLE x(name TEXT, value TEXT, \"column\" TEXT, path HIDDEN)",
-    3, 1, "bcolz_attrs('table/dir')", 10, attrs_collect, attrs_column, NULL};
+    3, 1, "bcolz_attrs('table/dir')", 10, attrs_collect, attrs_column, NULL, NULL};
 
 /* 8 columns, then the HIDDEN path; about 10 rows */
 static const ds_list_def stats_def = {
     "bcolz_stats",
     "CREATE TABLE x(\"column\" TEXT, dtype TEXT, count INTEGER, nulls INTEGER, min, max, sum,"
     " mean REAL, path HIDDEN)",
-    8, 1, "bcolz_stats('table/dir')", 10, stats_collect, list_column, NULL};
+    8, 1, "bcolz_stats('table/dir')", 10, stats_collect, list_column, NULL, NULL};
 
 /* bcolz_decoded(path): JSON {column: decompressions} of the table at path
  * (as written and, when relative, as resolved against the current

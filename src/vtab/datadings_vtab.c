@@ -439,7 +439,7 @@ static void verify_clear(ds_list_cursor *c) {
 static const ds_list_def verify_def = {
     "datadings_verify",
     "CREATE TABLE x(file TEXT, expected_md5 TEXT, actual_md5 TEXT, ok INTEGER, path HIDDEN)",
-    4, 1, "datadings_verify('file.msgpack')", 10, verify_collect, verify_column, verify_clear};
+    4, 1, "datadings_verify('file.msgpack')", 10, verify_collect, verify_column, verify_clear, NULL};
 
 int ds_datadings_register(sqlite3 *db) {
   int rc = sqlite3_create_module_v2(db, "datadings", &datadings_module, (void *)&datadings_def, NULL);

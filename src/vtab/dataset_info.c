@@ -450,6 +450,6 @@ static void info_column(ds_list_cursor *c, size_t i, int col, sqlite3_context *c
 static const ds_list_def info_def = {
     MOD, "CREATE TABLE x(property TEXT, value, path HIDDEN, options HIDDEN)",
     2, 2, "dataset_info('path' [, 'name=value,...'])", 20, info_collect, info_column,
-    info_clear};
+    info_clear, NULL};
 
 int ds_dataset_info_register(sqlite3 *db) { return ds_list_register(db, &info_def); }

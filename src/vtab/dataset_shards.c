@@ -53,6 +53,7 @@ static const ds_opt_spec shards_specs[] = {
      .max = INT64_MAX, .def = 0, .def_text = "one row per shard",
      .help = "one row per range of at most this many rows"},
     {0}};
+static const ds_opt_group shards_groups[] = {{shards_specs, 0}, {0}};
 #define MAX_GROUPS 12
 
 /* One row: a listing entry (its strings owned) and the rowid step of its
@@ -82,7 +83,7 @@ static int read_options(const char *opts, const ds_detected *d,
     groups[n++] = (ds_opt_group){g->specs, 0};
   int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
   if (rc == 0) rc = ds_opt_check(groups, DS_FORM_SHARDS, &o, err);
-  if (rc == 0) rc = ds_opt_read((const ds_opt_group[]){{shards_specs, 0}, {0}}, &o, &split, err);
+  if (rc == 0) rc = ds_opt_read(shards_groups, &o, &split, err);
   /* of the format's options only bagz limits= and layout= change the
    * listing, and atlas dictionary= (a shard folder opened alone) */
   if (rc == 0 && d->format == DS_FORMAT_BAGZ)
@@ -179,12 +180,11 @@ static const ds_list_def shards_def = {
     "bytes INTEGER, dataset HIDDEN, options HIDDEN, shard_index INTEGER HIDDEN, "
     "open_options TEXT HIDDEN)",
     5, 2, "dataset_shards('path' [, 'name=value,...'])", 1000, shards_collect,
-    shards_column, shards_clear};
+    shards_column, shards_clear, shards_groups};
 
 int ds_dataset_shards_register(sqlite3 *db) { return ds_list_register(db, &shards_def); }
 
 /* datasets_help(): the cross-format modules (datasets.so only). */
-static const ds_opt_group shards_groups[] = {{shards_specs, 0}, {0}};
 const ds_help_entry ds_dataset_help[] = {
     {"module", "dataset", "CREATE VIRTUAL TABLE t USING dataset('path', name=value, ...): "
      "the format's module, detected", NULL, 0},
