@@ -2,10 +2,8 @@
 #include "options.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "common.h"
 
@@ -114,41 +112,6 @@ const char *ds_options_get(const ds_options *o, const char *name) {
   for (size_t i = 0; i < o->n; i++)
     if (strcmp(o->items[i].name, name) == 0) return o->items[i].value;
   return NULL;
-}
-
-int ds_options_enum(const ds_options *o, const char *name,
-                    const char *const *choices, int def, int *out, char **err) {
-  const char *v = ds_options_get(o, name);
-  *out = def;
-  if (!v) return 0;
-  for (int i = 0; choices[i]; i++)
-    if (strcasecmp(v, choices[i]) == 0) {
-      *out = i;
-      return 0;
-    }
-  ds_buf names = {0};
-  for (int i = 0; choices[i]; i++)
-    ds_buf_printf(&names, "%s%s", i ? "|" : "", choices[i]);
-  ds_buf_append(&names, "", 1);
-  ds_err(err, "option %s='%s' is not one of %s", name, v,
-         names.data ? (char *)names.data : "");
-  ds_buf_free(&names);
-  return -1;
-}
-
-int ds_options_int(const ds_options *o, const char *name, int64_t def,
-                   int64_t min, int64_t max, int64_t *out, char **err) {
-  const char *v = ds_options_get(o, name);
-  *out = def;
-  if (!v) return 0;
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 10);
-  if (errno || end == v || *end || x < min || x > max)
-    return ds_err(err, "option %s='%s' must be an integer from %lld to %lld",
-                  name, v, (long long)min, (long long)max);
-  *out = x;
-  return 0;
 }
 
 void ds_options_free(ds_options *o) {
