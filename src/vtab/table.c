@@ -37,6 +37,17 @@ int ds_table_open(sqlite3 *db, const ds_table_def *def, int argc,
     ds_options_free(o);
     return -1;
   }
+  /* a writer table (mode=, bound with the dataset's options) in a
+   * database file: SQLite would run its CREATE again each time the file is
+   * opened, and mode=create would refuse its own dataset */
+  const char *file = t->ds && t->ds->mode ? sqlite3_db_filename(db, argv[1]) : NULL;
+  if (file && *file) {
+    ds_options_free(o);
+    return ds_err(err, "%s.%s: a table with mode=create or mode=replace must be TEMP "
+                       "(CREATE VIRTUAL TABLE temp.%s ...): in a database file it would try "
+                       "to create its dataset again each time the file is opened",
+                  argv[1], argv[2], argv[2]);
+  }
   return 0;
 }
 

@@ -14,14 +14,6 @@
 #include "vtab/vtab_util.h"
 #include "vtab/writer_registry.h"
 
-int ds_table_writer_mode(const ds_options *o, int *mode, char **err) {
-  static const ds_opt_group group[] = {{ds_mode_specs, 0}, {0}};
-  int64_t m;
-  if (ds_opt_read(group, o, &m, err)) return -1;
-  *mode = (int)m;
-  return 0;
-}
-
 /* 1 when the option named `name` is mode= or one of `options` takes only
  * in the writer form (a table reading what its writer wrote leaves it out). */
 static int write_only(const ds_opt_group *options, const char *name) {
@@ -44,20 +36,6 @@ typedef struct connecting {
   ds_table_writer *added; /* the writer this connect opened and keeps */
 } connecting;
 static _Thread_local connecting *current;
-
-/* mode= of a CREATE form's arguments (0 when absent or unreadable: the
- * module's own connect reports bad options). */
-static int mode_of(int argc, const char *const *argv) {
-  ds_options o = {0};
-  char *err = NULL;
-  int mode = 0;
-  for (int i = 4; i < argc && !err; i++) ds_options_add(&o, argv[i], &err);
-  if (!err && ds_table_writer_mode(&o, &mode, &err)) mode = 0;
-  ds_options_free(&o);
-  if (err) mode = 0;
-  free(err);
-  return mode;
-}
 
 /* The CREATE arguments (path and options) as one string. */
 static char *join_args(int argc, const char *const *argv) {
@@ -83,17 +61,11 @@ static int catch_up(ds_table *t, ds_table_writer *tw, char **err) {
 
 int ds_table_writer_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                             sqlite3_vtab **out, char **pzErr) {
-  /* argv: module, database, table, path, options... */
-  int mode = argc > 3 ? mode_of(argc, argv) : 0;
-  const char *file = mode ? sqlite3_db_filename(db, argv[1]) : NULL;
-  if (file && *file)
-    return ds_set_error(pzErr, argv[0],
-                        ds_strf("%s.%s: a table with mode=create or mode=replace "
-                                "must be TEMP (CREATE VIRTUAL TABLE temp.%s ...): "
-                                "in a database file it would try to create its "
-                                "dataset again each time the file is opened",
-                                argv[1], argv[2], argv[2]));
-  if (!mode) return ds_table_connect(db, aux, argc, argv, out, pzErr);
+  /* argv: module, database, table, path, options... Whether the table
+   * writes (mode=) is known once its options are bound (ds_table_open,
+   * which also refuses a writer outside TEMP); every CREATE form is
+   * connected as one that may. */
+  if (argc <= 3) return ds_table_connect(db, aux, argc, argv, out, pzErr);
   connecting c = {db, argv[1], argv[2], join_args(argc, argv), NULL, 0, NULL};
   if (!c.args) return SQLITE_NOMEM;
   c.found = ds_writer_registry_find(db, c.schema, c.name, c.args);

@@ -1,5 +1,5 @@
 /* table_writer.h - what every writing module's CREATE form shares, on the
- * skeleton's writer seam (table.h): the `mode` option, the transaction
+ * skeleton's writer seam (table.h): the transaction
  * hooks (through writer_txn.h), the checks of an INSERT's rowid, UPDATE
  * and DELETE refused, reopening the table's dataset on what a commit
  * published, and sqlite3_value -> ds_value for the format encoders.
@@ -50,8 +50,6 @@ typedef struct ds_writable_table {
   ds_table_writer *writer;
 } ds_writable_table;
 
-/* mode=read (0, the default), create (1) or replace (2). */
-int ds_table_writer_mode(const ds_options *o, int *mode, char **err);
 /* xCreate = xConnect of a writing module (one function, so the
  * table-valued form stays): ds_table_connect, but a writer table
  * (mode=create|replace) must be TEMP or in an in-memory database: in a
