@@ -35,7 +35,7 @@ typedef struct bcolz_write_options {
   int clevel;            /* 0..9 */
   int shuffle;           /* 0 none, 1 byte, 2 bit */
   int sync;              /* fsync every file and folder when finishing */
-  uint64_t max_chunk;    /* most bytes one chunk (chunklen x cell) may hold:
+  uint64_t max_value_bytes;    /* most bytes one chunk (chunklen x cell) may hold:
                             the readers' max_value_bytes (0: its default,
                             DS_MAX_VALUE_BYTES); never above SQLite's default
                             length limit (1e9: readers cap max_value_bytes
