@@ -69,6 +69,21 @@ int ds_fmt_dir_bytes(const char *dir, uint64_t *total, char **err) {
   return dir_bytes(dir, 0, total, err);
 }
 
+int ds_fmt_folder_bytes(const char *path, unsigned detail, uint64_t *total, char **err) {
+  (void)detail;
+  *total = 0;
+  return dir_bytes(path, 0, total, err);
+}
+
+int ds_fmt_replace_dir(const char *path, const char *what, char **err) {
+  ds_vfs_info st;
+  if (ds_vfs_lstat(path, &st) != 0) return 0;
+  if (st.kind == DS_VFS_DIR) return 1;
+  return ds_err(err, "%s: not a directory, so not %s (mode=replace replaces only one; move "
+                     "it away first)",
+                path, what);
+}
+
 int ds_fmt_path_problem(const char *path, char **err) {
   ds_vfs_info st;
   if (ds_vfs_stat(path, &st) == 0) {

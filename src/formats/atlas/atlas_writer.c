@@ -24,6 +24,7 @@
 #include "core/vfs.h"
 #include "core/vfs_each.h"
 #include "formats/atlas/atlas.h"
+#include "formats/format_files.h"
 #include "formats/bagz/bagz_compress.h"
 #include "decoders/pickle.h"
 #include "decoders/pickle_write.h"
@@ -782,11 +783,6 @@ static int own_entries(const char *path, int root, char **err) {
 }
 
 int atlas_write_is_own(const char *path, char **err) {
-  ds_vfs_info st;
-  if (ds_vfs_lstat(path, &st) != 0) return 0;
-  if (st.kind != DS_VFS_DIR)
-    return ds_err(err, "%s: not a directory, so not an atlas dataset (mode=replace "
-                       "replaces only one; move it away first)",
-                  path);
-  return own_entries(path, 1, err);
+  int rc = ds_fmt_replace_dir(path, "an atlas dataset", err);
+  return rc == 1 ? own_entries(path, 1, err) : rc;
 }
