@@ -14,6 +14,7 @@
 #include "stage.h"
 #include "stage_journal.h"
 #include "vfs.h"
+#include "vfs_each.h"
 
 typedef struct stage_tmp {
   char *path;
@@ -295,21 +296,21 @@ int ds_stage_final(ds_stage *s, const char *tmp_path, const char *final_path,
   return ds_err(err, "%s: not a temporary of this writer", tmp_path);
 }
 
+static int sync_tree(const char *dir, char **err);
+
+/* ds_vfs_entry_fn of sync_tree: a folder's tree, a file (others: none). */
+static int sync_entry(void *ctx, const char *p, const char *name, const ds_vfs_info *st,
+                      char **err) {
+  (void)ctx;
+  (void)name;
+  if (st && st->kind == DS_VFS_DIR) return sync_tree(p, err);
+  if (st && st->kind == DS_VFS_FILE) return ds_fsync_path(p, err);
+  return 0;
+}
+
 /* fsync every file and directory below (and including) dir. */
 static int sync_tree(const char *dir, char **err) {
-  ds_vfs_list *d = ds_vfs_list_open(NULL, dir);
-  if (!d) return ds_err(err, "%s: cannot list: %s", dir, strerror(errno));
-  int rc = 0;
-  const char *name;
-  while (rc == 0 && (name = ds_vfs_list_next(d)) != NULL) {
-    char *p = ds_path_join(dir, name);
-    ds_vfs_info st;
-    if (!p) rc = ds_err(err, "out of memory");
-    else if (ds_vfs_lstat(p, &st) == 0 && st.kind == DS_VFS_DIR) rc = sync_tree(p, err);
-    else if (ds_vfs_lstat(p, &st) == 0 && st.kind == DS_VFS_FILE) rc = ds_fsync_path(p, err);
-    free(p);
-  }
-  ds_vfs_list_close(d);
+  int rc = ds_vfs_each(dir, sync_entry, NULL, err);
   return rc ? rc : ds_fsync_path(dir, err);
 }
 

@@ -52,6 +52,7 @@
 #include "core/npy.h"
 #include "core/numbers.h"
 #include "core/utf8.h"
+#include "decoders/pickle_slot.h"
 
 #define PK_DEF_MAX_BYTES ((size_t)1 << 30)
 #define PK_DEF_MAX_DEPTH DS_PICKLE_MAX_DEPTH
@@ -1409,11 +1410,7 @@ static inline int read_uint(pk *d, size_t k, uint64_t *v) {
 
 /* Push a value of a simple type (NULL, BOOL, INT). */
 static inline int push_simple(pk *d, int type, int64_t i) {
-  ds_value *t = push_slot(d);
-  if (!t) return -1;
-  t->type = (ds_vtype)type;
-  t->u.i = i;
-  return 0;
+  return ds_pickle_put_int(push_slot(d), type, i);
 }
 
 /* Push an INT. */
@@ -1469,16 +1466,8 @@ static int op_long(pk *d, size_t k) {
 /* BINFLOAT: a big-endian double. */
 static int op_binfloat(pk *d) {
   if (d->end - d->p < 8) return truncated(d);
-  const uint8_t *b = d->p;
-  uint64_t u = (uint64_t)b[0] << 56 | (uint64_t)b[1] << 48 | (uint64_t)b[2] << 40 |
-               (uint64_t)b[3] << 32 | (uint64_t)b[4] << 24 | (uint64_t)b[5] << 16 |
-               (uint64_t)b[6] << 8 | (uint64_t)b[7];
   d->p += 8;
-  ds_value *t = push_slot(d);
-  if (!t) return -1;
-  t->type = DS_V_FLOAT;
-  memcpy(&t->u.f, &u, 8);
-  return 0;
+  return ds_pickle_put_binfloat(push_slot(d), d->p - 8);
 }
 
 /* FRAME: only check that the frame fits in the input. */

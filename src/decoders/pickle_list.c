@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include "core/utf8.h"
+#include "decoders/pickle_slot.h"
 
 #define FL_OBJ 0x50                /* internal slot type: a container */
 #define FL_LAZY 0x51               /* memo entry: the scalar of the opcode at u.s.n */
@@ -292,11 +293,7 @@ static inline __attribute__((always_inline)) int op_string(fl *d, size_t k, int 
 
 /* Push an integer or bool. */
 static inline int push_int(fl *d, int type, int64_t i) {
-  ds_value *t = push(d);
-  if (!t) return -1;
-  t->type = (ds_vtype)type;
-  t->u.i = i;
-  return 0;
+  return ds_pickle_put_int(push(d), type, i);
 }
 
 /* LONG1 of at most 8 bytes (two's complement, little-endian). */
@@ -314,14 +311,8 @@ static int op_long1(fl *d) {
 /* BINFLOAT: a big-endian double. */
 static inline __attribute__((always_inline)) int op_float(fl *d) {
   if (d->end - d->p < 8) return -1;
-  uint64_t u = 0;
-  for (int i = 0; i < 8; i++) u = u << 8 | d->p[i];
   d->p += 8;
-  ds_value *t = push(d);
-  if (!t) return -1;
-  t->type = DS_V_FLOAT;
-  memcpy(&t->u.f, &u, 8);
-  return 0;
+  return ds_pickle_put_binfloat(push(d), d->p - 8);
 }
 
 /* MEMOIZE / BINPUT i with i the next memo index. */

@@ -9,6 +9,7 @@
 #include "core/common.h"
 #include "core/mapped_file.h"
 #include "core/vfs.h"
+#include "core/vfs_each.h"
 
 #define MAX_DEPTH 64 /* directory nesting followed by ds_fmt_dir_bytes */
 
@@ -38,28 +39,49 @@ uint64_t ds_fmt_file_size(const char *path) {
   return ds_vfs_file_size(path);
 }
 
+/* Where dir_bytes is: the nesting and the sum so far. */
+typedef struct dir_walk {
+  int depth;
+  uint64_t *total;
+} dir_walk;
+
+static int dir_bytes(const char *dir, int depth, uint64_t *total, char **err);
+
+/* ds_vfs_entry_fn of dir_bytes: a file's size, a folder's files. */
+static int add_entry(void *ctx, const char *p, const char *name, const ds_vfs_info *st,
+                     char **err) {
+  dir_walk *w = ctx;
+  (void)name;
+  if (!st) return 0; /* vanished meanwhile */
+  if (st->kind == DS_VFS_DIR) return dir_bytes(p, w->depth + 1, w->total, err);
+  if (st->kind == DS_VFS_FILE) *w->total += st->size;
+  return 0;
+}
+
 /* Sum of the regular files under dir, depth levels down. */
 static int dir_bytes(const char *dir, int depth, uint64_t *total, char **err) {
   if (depth > MAX_DEPTH) return ds_err(err, "%s: directories nested too deep", dir);
-  ds_vfs_list *d = ds_vfs_list_open(NULL, dir);
-  if (!d) return ds_err(err, "%s: cannot list: %s", dir, strerror(errno));
-  int rc = 0;
-  const char *name;
-  while (rc == 0 && (name = ds_vfs_list_next(d)) != NULL) {
-    char *p = ds_strf("%s/%s", dir, name);
-    ds_vfs_info st;
-    if (!p) rc = ds_err(err, "out of memory");
-    else if (ds_vfs_lstat(p, &st) != 0) rc = 0; /* vanished meanwhile */
-    else if (st.kind == DS_VFS_DIR) rc = dir_bytes(p, depth + 1, total, err);
-    else if (st.kind == DS_VFS_FILE) *total += st.size;
-    free(p);
-  }
-  ds_vfs_list_close(d);
-  return rc;
+  dir_walk w = {depth, total};
+  return ds_vfs_each(dir, add_entry, &w, err);
 }
 
 int ds_fmt_dir_bytes(const char *dir, uint64_t *total, char **err) {
   return dir_bytes(dir, 0, total, err);
+}
+
+int ds_fmt_folder_bytes(const char *path, unsigned detail, uint64_t *total, char **err) {
+  (void)detail;
+  *total = 0;
+  return dir_bytes(path, 0, total, err);
+}
+
+int ds_fmt_replace_dir(const char *path, const char *what, char **err) {
+  ds_vfs_info st;
+  if (ds_vfs_lstat(path, &st) != 0) return 0;
+  if (st.kind == DS_VFS_DIR) return 1;
+  return ds_err(err, "%s: not a directory, so not %s (mode=replace replaces only one; move "
+                     "it away first)",
+                path, what);
 }
 
 int ds_fmt_path_problem(const char *path, char **err) {

@@ -19,6 +19,14 @@ uint64_t ds_fmt_file_size(const char *path);
 /* Add the sizes of the regular files under dir to *total (lstat: links
  * are not followed). */
 int ds_fmt_dir_bytes(const char *dir, uint64_t *total, char **err);
+/* format.h bytes and shard_bytes of a format kept in a folder (atlas,
+ * bcolz): *total = the sizes of the files under it (detail unused). */
+int ds_fmt_folder_bytes(const char *path, unsigned detail, uint64_t *total, char **err);
+/* mode=replace's first look at the path of a dataset kept in a folder:
+ * 0 when nothing is there, 1 when it is a directory (the writer then
+ * looks inside), else an error: not a directory, so not `what` (e.g.
+ * "an atlas dataset"). */
+int ds_fmt_replace_dir(const char *path, const char *what, char **err);
 /* Why `path`, neither a regular file nor a directory, cannot be read:
  * missing, a loop of links, a name too long, a device, a FIFO, ... */
 int ds_fmt_path_problem(const char *path, char **err);

@@ -103,10 +103,7 @@ const ds_opt_spec atlas_read_specs[] = {
     {0}};
 const ds_opt_group ds_atlas_option_groups[] = {
     {atlas_read_specs, 0},
-    {ds_mode_specs, offsetof(at_opts, mode)},
-    {atlas_write_specs, offsetof(at_opts, write)},
-    {ds_common_option_specs, offsetof(at_opts, common)},
-    {ds_row_window_specs, offsetof(at_opts, window)},
+    DS_WRITING_MODULE_OPTION_GROUPS(at_opts, atlas_write_specs),
     {0}};
 
 typedef struct at_dataset {
@@ -647,8 +644,7 @@ static const ds_table_def atlas_def = {
 static sqlite3_module atlas_module = DS_TABLE_WRITER_MODULE(at_best_index, at_column);
 
 int ds_atlas_register(sqlite3 *db) {
-  int rc = sqlite3_create_module_v2(db, "atlas", &atlas_module, (void *)&atlas_def, NULL);
-  return rc == SQLITE_OK ? ds_table_writer_register(db) : rc;
+  return ds_table_writer_create_module(db, &atlas_module, &atlas_def);
 }
 
 const sqlite3_module *ds_atlas_module(void **aux) {

@@ -125,10 +125,7 @@ const ds_opt_group ds_bagz_option_groups[] = {
     {bagz_read_specs, offsetof(bagz_opts, read)},
     {bagz_threads_specs, offsetof(bagz_opts, threads)},
     {ds_tfex_columns_specs, offsetof(bagz_opts, tfex)},
-    {ds_mode_specs, offsetof(bagz_opts, mode)},
-    {bagz_write_specs, offsetof(bagz_opts, write)},
-    {ds_common_option_specs, offsetof(bagz_opts, common)},
-    {ds_row_window_specs, offsetof(bagz_opts, window)},
+    DS_WRITING_MODULE_OPTION_GROUPS(bagz_opts, bagz_write_specs),
     {0}};
 
 /* ds_dataset_ops.close */
@@ -479,8 +476,7 @@ static const ds_table_def bagz_def = {
 static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, bagz_column);
 
 int ds_bagz_register(sqlite3 *db) {
-  int rc = sqlite3_create_module_v2(db, "bagz", &bagz_module, (void *)&bagz_def, NULL);
-  return rc == SQLITE_OK ? ds_table_writer_register(db) : rc;
+  return ds_table_writer_create_module(db, &bagz_module, &bagz_def);
 }
 
 const sqlite3_module *ds_bagz_module(void **aux) {

@@ -98,10 +98,7 @@ static const ds_opt_spec bz_specs[] = {
     {0}};
 const ds_opt_group ds_bcolz_option_groups[] = {
     {bz_specs, 0},
-    {ds_mode_specs, offsetof(bz_opts, mode)},
-    {bcolz_write_specs, offsetof(bz_opts, write)},
-    {ds_common_option_specs, offsetof(bz_opts, common)},
-    {ds_row_window_specs, offsetof(bz_opts, window)},
+    DS_WRITING_MODULE_OPTION_GROUPS(bz_opts, bcolz_write_specs),
     {0}};
 
 typedef struct bz_dataset {
@@ -966,13 +963,12 @@ static void decoded_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 int ds_bcolz_register(sqlite3 *db) {
-  int rc = sqlite3_create_module_v2(db, "bcolz", &bcolz_module, (void *)&bcolz_def, NULL);
+  int rc = ds_table_writer_create_module(db, &bcolz_module, &bcolz_def);
   if (rc == SQLITE_OK) rc = ds_list_register(db, &attrs_def);
   if (rc == SQLITE_OK) rc = ds_list_register(db, &stats_def);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "bcolz_decoded", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
                                  NULL, decoded_func, NULL, NULL); /* it reads files */
-  if (rc == SQLITE_OK) rc = ds_table_writer_register(db);
   return rc;
 }
 

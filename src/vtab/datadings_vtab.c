@@ -68,10 +68,7 @@ static const ds_opt_spec dd_specs[] = {
     {0}};
 const ds_opt_group ds_datadings_option_groups[] = {
     {dd_specs, 0},
-    {ds_mode_specs, offsetof(dd_opts, mode)},
-    {datadings_write_specs, offsetof(dd_opts, write)},
-    {ds_common_option_specs, offsetof(dd_opts, common)},
-    {ds_row_window_specs, offsetof(dd_opts, window)},
+    DS_WRITING_MODULE_OPTION_GROUPS(dd_opts, datadings_write_specs),
     {0}};
 
 typedef struct dd_dataset {
@@ -440,10 +437,8 @@ static const ds_list_def verify_def = {
     4, 1, "datadings_verify('file.msgpack')", 10, verify_collect, verify_column, verify_clear, NULL};
 
 int ds_datadings_register(sqlite3 *db) {
-  int rc = sqlite3_create_module_v2(db, "datadings", &datadings_module, (void *)&datadings_def, NULL);
-  if (rc == SQLITE_OK) rc = ds_list_register(db, &verify_def);
-  if (rc == SQLITE_OK) rc = ds_table_writer_register(db);
-  return rc;
+  int rc = ds_table_writer_create_module(db, &datadings_module, &datadings_def);
+  return rc == SQLITE_OK ? ds_list_register(db, &verify_def) : rc;
 }
 
 const sqlite3_module *ds_datadings_module(void **aux) {

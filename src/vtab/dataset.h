@@ -37,6 +37,14 @@ typedef struct ds_dataset_ops {
 /* mode=read|create|replace: the option of every writing module's CREATE
  * form (0, 1, 2; vtab/table_writer.h). */
 extern const ds_opt_spec ds_mode_specs[];
+/* The option groups every writing module ends its list with, bound into
+ * its options struct `type` (fields mode, write, common, window): mode=,
+ * the format writer's options, the common options (core/option_spec.h)
+ * and the row window (core/row_window.h). */
+#define DS_WRITING_MODULE_OPTION_GROUPS(type, write_specs)                                   \
+  {ds_mode_specs, offsetof(type, mode)}, {write_specs, offsetof(type, write)},               \
+      {ds_common_option_specs, offsetof(type, common)},                                      \
+      {ds_row_window_specs, offsetof(type, window)}
 /* The module's usage: its call and its options (malloc'd; NULL: out of
  * memory). */
 char *ds_dataset_usage(const ds_dataset_ops *ops);

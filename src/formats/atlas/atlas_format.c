@@ -20,13 +20,6 @@ static int detect_dir(const char *path, unsigned *detail) {
   return ds_fmt_exists_join(path, "/", "meta.json");
 }
 
-/* format.h bytes and shard_bytes: the files under the folder. */
-static int bytes(const char *path, unsigned detail, uint64_t *total, char **err) {
-  (void)detail;
-  *total = 0;
-  return ds_fmt_dir_bytes(path, total, err);
-}
-
 /* shards.h ds_range_bytes_fn: the blocks that hold rows [a, b). */
 static int range_bytes(void *reader, size_t shard, uint64_t first, uint64_t a,
                        uint64_t b, uint64_t *bytes, char **err) {
@@ -52,7 +45,7 @@ static int list_shards(const char *path, const ds_detected *d,
   for (size_t i = 0; i < l->nshards && rc == 0; i++) {
     ds_shard_info si = {i, atlas_shard_path(r, i), atlas_shard_count(r, i),
                         atlas_shard_first(r, i), 1, 0, atlas_dict_path(r, i)};
-    rc = bytes(si.path, d->detail, &si.bytes, err);
+    rc = ds_fmt_folder_bytes(si.path, d->detail, &si.bytes, err);
     if (rc == 0) rc = ds_shards_add(l, &si, o->split_rows, range_bytes, r, err);
   }
   atlas_close(r);
@@ -63,7 +56,7 @@ const ds_format_bytes ds_atlas_format = {
     .name = "atlas",
     .detect_dir = detect_dir,
     .dir_rule = "index.npy or meta.json (an atlas shard or dataset)",
-    .bytes = bytes,
-    .shard_bytes = bytes,
+    .bytes = ds_fmt_folder_bytes,
+    .shard_bytes = ds_fmt_folder_bytes,
     .list_shards = list_shards,
 };

@@ -22,7 +22,9 @@
 #include "core/npy.h"
 #include "core/stage.h"
 #include "core/vfs.h"
+#include "core/vfs_each.h"
 #include "formats/atlas/atlas.h"
+#include "formats/format_files.h"
 #include "formats/bagz/bagz_compress.h"
 #include "decoders/pickle.h"
 #include "decoders/pickle_write.h"
@@ -758,39 +760,29 @@ static int all_digits(const char *name) {
 /* An error naming `path`/`name` when it is not one of the files an atlas
  * directory (or shard) holds: data.bin, index.npy, meta.json,
  * zstd_dict.bin, and in the root, shard folders with numeric names. */
-static int own_entries(const char *path, int root, char **err) {
+static int own_entries(const char *path, int root, char **err);
+
+/* ds_vfs_entry_fn of own_entries (ctx: 1 in the root). */
+static int own_entry(void *ctx, const char *p, const char *name, const ds_vfs_info *st,
+                     char **err) {
   static const char *const files[] = {"data.bin", "index.npy", "meta.json",
                                       "zstd_dict.bin", NULL};
-  ds_vfs_list *d = ds_vfs_list_open(NULL, path);
-  if (!d) return ds_err(err, "%s: cannot list: %s", path, strerror(errno));
-  int rc = 0;
-  const char *name;
-  while (rc == 0 && (name = ds_vfs_list_next(d)) != NULL) {
-    char *p = ds_path_join(path, name);
-    ds_vfs_info st;
-    int known = 0;
-    for (int i = 0; files[i] && !known; i++) known = !strcmp(name, files[i]);
-    if (!p) rc = ds_err(err, "out of memory");
-    else if (ds_vfs_lstat(p, &st) != 0) rc = ds_err(err, "%s: cannot stat: %s", p, strerror(errno));
-    else if (known && st.kind == DS_VFS_FILE) rc = 0;
-    else if (root && all_digits(name) && st.kind == DS_VFS_DIR) rc = own_entries(p, 0, err);
-    else
-      rc = ds_err(err, "%s: not part of an atlas dataset (mode=replace replaces only a "
-                       "directory of meta.json, zstd_dict.bin, data.bin, index.npy and "
-                       "numbered shard folders; move it away first)",
-                  p);
-    free(p);
-  }
-  ds_vfs_list_close(d);
-  return rc;
+  int root = *(const int *)ctx, known = 0;
+  if (!st) return ds_err(err, "%s: cannot stat: %s", p, strerror(errno));
+  for (int i = 0; files[i] && !known; i++) known = !strcmp(name, files[i]);
+  if (known && st->kind == DS_VFS_FILE) return 0;
+  if (root && all_digits(name) && st->kind == DS_VFS_DIR) return own_entries(p, 0, err);
+  return ds_err(err, "%s: not part of an atlas dataset (mode=replace replaces only a "
+                     "directory of meta.json, zstd_dict.bin, data.bin, index.npy and "
+                     "numbered shard folders; move it away first)",
+                p);
+}
+
+static int own_entries(const char *path, int root, char **err) {
+  return ds_vfs_each(path, own_entry, &root, err);
 }
 
 int atlas_write_is_own(const char *path, char **err) {
-  ds_vfs_info st;
-  if (ds_vfs_lstat(path, &st) != 0) return 0;
-  if (st.kind != DS_VFS_DIR)
-    return ds_err(err, "%s: not a directory, so not an atlas dataset (mode=replace "
-                       "replaces only one; move it away first)",
-                  path);
-  return own_entries(path, 1, err);
+  int rc = ds_fmt_replace_dir(path, "an atlas dataset", err);
+  return rc == 1 ? own_entries(path, 1, err) : rc;
 }

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/worker.h"
 
 #define NSLOTS 6
 #define BATCH_ROWS 1024
@@ -72,11 +73,7 @@ struct bagz_readahead {
   size_t pos;           /* row position inside it */
   struct slot *cur;     /* its slot once ready (only the cursor releases
                            it, so its rows are read without the lock) */
-  int stop;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  pthread_t worker;
-  int has_worker;
+  ds_worker w;           /* the worker thread, its lock (mu) and stop flag */
   uint64_t held;         /* bytes in ready slots not yet released: guarded by mu */
   uint64_t seen_in, seen_out; /* stored and decompressed bytes of the
                                  batches filled so far: guarded by mu */
@@ -257,26 +254,32 @@ static void publish(bagz_readahead *ra, slot *s) {
   ra->held += s->data.len;
   ra->seen_in += s->stored;
   ra->seen_out += s->data.len;
-  pthread_cond_broadcast(&ra->cv);
+  pthread_cond_broadcast(&ra->w.cv);
+}
+
+/* With mu held: claim batch `b`, fill it without the lock with the
+ * calling thread's context, file windows and buffer, publish it. */
+static void claim_and_fill(bagz_readahead *ra, uint64_t b, ds_zstd_ctx *z, bagz_io *io,
+                           ds_buf *tmp) {
+  slot *s = &ra->slots[b % NSLOTS];
+  claim(ra, s, b);
+  pthread_mutex_unlock(&ra->w.mu);
+  fill(ra, s, z, io, tmp);
+  pthread_mutex_lock(&ra->w.mu);
+  publish(ra, s);
 }
 
 static void *worker_main(void *arg) {
   bagz_readahead *ra = arg;
-  pthread_mutex_lock(&ra->mu);
+  pthread_mutex_lock(&ra->w.mu);
   for (;;) {
-    while (!ra->stop && !ra->walk_done &&
+    while (!ra->w.stop && !ra->walk_done &&
            (ra->next_claim - ra->consumer >= NSLOTS || ra->held > RING_BYTES))
-      pthread_cond_wait(&ra->cv, &ra->mu);
-    if (ra->stop || ra->walk_done) break;
-    uint64_t b = ra->next_claim;
-    slot *s = &ra->slots[b % NSLOTS];
-    claim(ra, s, b);
-    pthread_mutex_unlock(&ra->mu);
-    fill(ra, s, &ra->zworker, &ra->io_worker, &ra->tmp_worker);
-    pthread_mutex_lock(&ra->mu);
-    publish(ra, s);
+      pthread_cond_wait(&ra->w.cv, &ra->w.mu);
+    if (ra->w.stop || ra->walk_done) break;
+    claim_and_fill(ra, ra->next_claim, &ra->zworker, &ra->io_worker, &ra->tmp_worker);
   }
-  pthread_mutex_unlock(&ra->mu);
+  pthread_mutex_unlock(&ra->w.mu);
   return NULL;
 }
 
@@ -290,21 +293,9 @@ int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
   ds_zstd_ctx_init(&ra->zworker, r->dict);
   ds_zstd_ctx_init(&ra->zcursor, r->dict);
   ra->tmp_worker.max = ra->tmp_cursor.max = (size_t)max_value_bytes;
-  pthread_mutex_init(&ra->mu, NULL);
-  pthread_cond_init(&ra->cv, NULL);
-  ra->has_worker = pthread_create(&ra->worker, NULL, worker_main, ra) == 0;
+  ds_worker_start(&ra->w, worker_main, ra);
   *out = ra;
   return 0;
-}
-
-/* With mu held: claim batch `b`, fill it without the lock, publish it. */
-static void claim_and_fill(bagz_readahead *ra, uint64_t b) {
-  slot *s = &ra->slots[b % NSLOTS];
-  claim(ra, s, b);
-  pthread_mutex_unlock(&ra->mu);
-  fill(ra, s, &ra->zcursor, &ra->io_cursor, &ra->tmp_cursor);
-  pthread_mutex_lock(&ra->mu);
-  publish(ra, s);
 }
 
 /* The slot of the consumer's batch. While the worker is still filling it,
@@ -313,23 +304,23 @@ static void claim_and_fill(bagz_readahead *ra, uint64_t b) {
 static slot *current_slot(bagz_readahead *ra) {
   uint64_t b = ra->consumer;
   slot *s = &ra->slots[b % NSLOTS];
-  pthread_mutex_lock(&ra->mu);
+  pthread_mutex_lock(&ra->w.mu);
   for (;;) {
     if (s->state == 2 && s->batch == b) break;
     if (ra->next_claim == b) {
       if (ra->walk_done) {
-        pthread_mutex_unlock(&ra->mu);
+        pthread_mutex_unlock(&ra->w.mu);
         return NULL;
       }
-      claim_and_fill(ra, b);
+      claim_and_fill(ra, b, &ra->zcursor, &ra->io_cursor, &ra->tmp_cursor);
     } else if (!ra->walk_done && ra->next_claim - ra->consumer < NSLOTS &&
                ra->held <= RING_BYTES) {
-      claim_and_fill(ra, ra->next_claim);
+      claim_and_fill(ra, ra->next_claim, &ra->zcursor, &ra->io_cursor, &ra->tmp_cursor);
     } else {
-      pthread_cond_wait(&ra->cv, &ra->mu);
+      pthread_cond_wait(&ra->w.cv, &ra->w.mu);
     }
   }
-  pthread_mutex_unlock(&ra->mu);
+  pthread_mutex_unlock(&ra->w.mu);
   return s;
 }
 
@@ -356,27 +347,21 @@ int bagz_readahead_next(bagz_readahead *ra, uint64_t *g, const uint8_t **p,
     }
     if (s->last) return 0;
     /* release the slot and move on */
-    pthread_mutex_lock(&ra->mu);
+    pthread_mutex_lock(&ra->w.mu);
     s->state = 0;
     ra->held -= s->data.len;
     if (s->data.cap > 4 * (size_t)BATCH_BYTES) ds_buf_free(&s->data);
     ra->consumer++;
     ra->pos = 0;
     ra->cur = NULL;
-    pthread_cond_broadcast(&ra->cv);
-    pthread_mutex_unlock(&ra->mu);
+    pthread_cond_broadcast(&ra->w.cv);
+    pthread_mutex_unlock(&ra->w.mu);
   }
 }
 
 void bagz_readahead_free(bagz_readahead *ra) {
   if (!ra) return;
-  pthread_mutex_lock(&ra->mu);
-  ra->stop = 1;
-  pthread_cond_broadcast(&ra->cv);
-  pthread_mutex_unlock(&ra->mu);
-  if (ra->has_worker) pthread_join(ra->worker, NULL);
-  pthread_mutex_destroy(&ra->mu);
-  pthread_cond_destroy(&ra->cv);
+  ds_worker_stop(&ra->w);
   for (int i = 0; i < NSLOTS; i++) {
     ds_buf_free(&ra->slots[i].data);
     free(ra->slots[i].err);

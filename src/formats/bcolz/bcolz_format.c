@@ -23,13 +23,6 @@ static int detect_dir(const char *path, unsigned *detail) {
   return ds_fmt_exists_join(path, "/", "meta/storage");
 }
 
-/* format.h bytes and shard_bytes: the files under the folder. */
-static int bytes(const char *path, unsigned detail, uint64_t *total, char **err) {
-  (void)detail;
-  *total = 0;
-  return ds_fmt_dir_bytes(path, total, err);
-}
-
 /* shards.h ds_range_bytes_fn: sizes of the chunk files of every column
  * that hold rows [a, b). */
 static int range_bytes(void *reader, size_t shard, uint64_t first, uint64_t a,
@@ -59,7 +52,7 @@ static int list_shards(const char *path, const ds_detected *d,
   l->nshards = 1;
   l->total_rows = bcolz_nrows(t);
   ds_shard_info si = {0, path, bcolz_nrows(t), 0, 1, 0, NULL};
-  int rc = bytes(path, d->detail, &si.bytes, err);
+  int rc = ds_fmt_folder_bytes(path, d->detail, &si.bytes, err);
   if (rc == 0) rc = ds_shards_add(l, &si, o->split_rows, range_bytes, t, err);
   bcolz_close(t);
   return rc;
@@ -69,7 +62,7 @@ const ds_format_bytes ds_bcolz_format = {
     .name = "bcolz",
     .detect_dir = detect_dir,
     .dir_rule = "__rootdirs__ or meta/storage (a bcolz ctable or carray)",
-    .bytes = bytes,
-    .shard_bytes = bytes,
+    .bytes = ds_fmt_folder_bytes,
+    .shard_bytes = ds_fmt_folder_bytes,
     .list_shards = list_shards,
 };

@@ -25,6 +25,7 @@
 #include "core/vfs.h"
 #include "formats/bcolz/bcolz_cell_fast.h"
 #include "formats/bcolz/bcolz_chunk_writer.h"
+#include "formats/format_files.h"
 
 #define BW_SPILL ".values.tmp"
 #define BW_HEADER 16  /* "blpk", version 1, 3 reserved, int64 nchunks = 1 */
@@ -697,12 +698,9 @@ int bcolz_writer_finish(bcolz_writer *w, char **err) {
 }
 
 int bcolz_write_is_own(const char *path, char **err) {
+  int dir = ds_fmt_replace_dir(path, "a bcolz ctable or carray", err);
+  if (dir != 1) return dir;
   ds_vfs_info st;
-  if (ds_vfs_lstat(path, &st) != 0) return 0;
-  if (st.kind != DS_VFS_DIR)
-    return ds_err(err, "%s: not a directory, so not a bcolz ctable or carray "
-                       "(mode=replace replaces only one; move it away first)",
-                  path);
   char *rd = ds_path_join(path, "__rootdirs__"), *ms = ds_strf("%s/meta/storage", path);
   ds_vfs_list *d = ds_vfs_list_open(NULL, path);
   int entries = 0;
