@@ -14,6 +14,8 @@ check_build() {
   [ -f /usr/include/blake2.h ]   || need libb2-dev
   [ -f /usr/include/jansson.h ]  || need libjansson-dev
   [ -f /usr/include/md5.h ]      || need libmd-dev
+  # ISA-L: CRC-32C and gzip / zlib of TFRecord files (formats/tfrecord)
+  [ -f /usr/include/isa-l/igzip_lib.h ] || need libisal-dev
   [ -f /usr/include/protobuf-c/protobuf-c.h ] || need libprotobuf-c-dev
   command -v protoc-c >/dev/null 2>&1 || need protobuf-c-compiler
   command -v cc >/dev/null 2>&1  || need gcc
