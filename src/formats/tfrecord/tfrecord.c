@@ -155,7 +155,7 @@ static int header(tfrecord_cursor *c, uint64_t *len, char **err) {
   uint32_t stored, computed;
   if (tfr_frame_parse(h, len, &stored, &computed))
     return rec_err(c, err, "length CRC mismatch (stored 0x%08x, computed 0x%08x): "
-                           "the length field (%llu) is damaged",
+                           "the length field reads %llu",
                    stored, computed, (unsigned long long)*len);
   if (*len > c->t->max_record) {
     char *what = NULL;
