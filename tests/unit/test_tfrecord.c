@@ -261,6 +261,19 @@ static void test_fixtures(void) {
     CHECK(tfrecord_open(&t, FIX "empty.tfrecord", NULL, &err) == 0);
     CHECK(tfrecord_index(&t, &err) == 0 && t.count == 0 && !t.tail_err);
     tfrecord_close(&t);
+    /* given as gzip or zlib: an empty stream, no records (the fuzzer's
+     * crash-empty-gzip-null-offset) */
+    for (int comp = TFRECORD_GZIP; comp <= TFRECORD_ZLIB; comp++) {
+      tfrecord_options o = {.compression = (tfrecord_compression)comp};
+      tfrecord_cursor c;
+      tfrecord_rec r;
+      CHECK(tfrecord_open(&t, FIX "empty.tfrecord", &o, &err) == 0);
+      CHECK(tfrecord_cursor_init(&c, &t, &err) == 0);
+      CHECK(tfrecord_next(&c, &r, &err) == 0);
+      CHECK(tfrecord_index(&t, &err) == 0 && t.count == 0 && !t.tail_err);
+      tfrecord_cursor_free(&c);
+      tfrecord_close(&t);
+    }
   }
 }
 

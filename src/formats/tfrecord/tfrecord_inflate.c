@@ -157,7 +157,8 @@ int tfr_inflate_read(tfr_inflate *z, size_t n, const uint8_t **p, size_t *got,
   if (fill(z, n, err)) return -1;
   size_t have = z->out.len - z->head;
   *got = have < n ? have : n;
-  *p = z->out.data + z->head;
+  /* an empty stream never allocated its buffer */
+  *p = z->out.data ? z->out.data + z->head : (const uint8_t *)"";
   z->head += *got;
   z->pos += *got;
   return 0;
@@ -167,13 +168,9 @@ int tfr_inflate_skip(tfr_inflate *z, uint64_t n, uint64_t *got, char **err) {
   *got = 0;
   while (*got < n) {
     uint64_t k = n - *got < CHUNK ? n - *got : CHUNK;
-    const uint8_t *p;
-    size_t g;
     if (fill(z, (size_t)k, err)) return -1;
     size_t have = z->out.len - z->head;
-    g = have < k ? have : (size_t)k;
-    p = z->out.data + z->head;
-    (void)p;
+    size_t g = have < k ? have : (size_t)k;
     z->head += g;
     z->pos += g;
     *got += g;
