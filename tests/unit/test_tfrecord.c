@@ -482,6 +482,31 @@ static void test_idx(void) {
   CHECK_CONTAINS(err, "line 1: the record at offset 0");
   tfrecord_close(&t);
   ds_buf_free(&swapped);
+  /* records 1 and 2 swapped in size: the first and last headers agree, so
+   * the sidecar is taken; reading record 1 or 2 then fails (the header
+   * disagrees with the sidecar), records 0 and 3 read */
+  ds_buf mid = {0};
+  uint64_t m1 = a.lengths[1] + TFR_OVERHEAD, m2 = a.lengths[2] + TFR_OVERHEAD;
+  CHECK(m1 != m2);
+  for (uint64_t i = 0; i < a.count; i++) {
+    uint64_t off = i == 2 ? a.offsets[1] + m2 : a.offsets[i];
+    uint64_t sz = i == 1 ? m2 : i == 2 ? m1 : a.lengths[i] + TFR_OVERHEAD;
+    ds_buf_printf(&mid, "%llu %llu\n", (unsigned long long)off, (unsigned long long)sz);
+  }
+  ds_buf_append(&mid, "", 1);
+  CHECK(idx_text(FIX "examples.tfrecord", (char *)mid.data, &t, &err) == 0);
+  CHECK(tfrecord_cursor_init(&c, &t, &err) == 0);
+  CHECK(tfrecord_read_at(&c, 1, &r, &err) == -1);
+  CHECK_CONTAINS(err, "record 1 at offset");
+  CHECK_CONTAINS(err, "the index");
+  CHECK(tfrecord_read_at(&c, 2, &r, &err) == -1);
+  CHECK_CONTAINS(err, "record 2 at offset");
+  CHECK_CONTAINS(err, "length CRC mismatch");
+  CHECK(tfrecord_read_at(&c, 3, &r, &err) == 0 && r.len == a.lengths[3]);
+  CHECK(tfrecord_read_at(&c, 0, &r, &err) == 0 && r.len == a.lengths[0]);
+  tfrecord_cursor_free(&c);
+  tfrecord_close(&t);
+  ds_buf_free(&mid);
   ds_buf_free(&good);
   free(err);
   tfrecord_close(&a);

@@ -176,14 +176,45 @@ static int cut(tfrecord_cursor *c, uint64_t len, size_t got, char **err) {
                  c->z ? "stream" : "file", got);
 }
 
+/* An indexed record of an uncompressed file in one read (a point read is
+ * one pread, not two): 1 with *p at its data and *len, 0 when the index
+ * does not know it (or the file is shorter now: the slow path says why). */
+static int whole_frame(tfrecord_cursor *c, const uint8_t **p, uint64_t *len,
+                       char **err) {
+  const tfrecord_file *t = c->t;
+  if (c->z || !t->indexed || c->rec >= t->count || t->offsets[c->rec] != c->off)
+    return 0;
+  uint64_t want = t->lengths[c->rec] + TFR_OVERHEAD;
+  size_t got;
+  const uint8_t *f;
+  if (want > t->max_record + TFR_OVERHEAD || take(c, c->off, (size_t)want, &f, &got, err))
+    return want > t->max_record + TFR_OVERHEAD ? 0 : -1;
+  if (got < want) return 0;
+  uint32_t stored, computed;
+  if (tfr_frame_parse(f, len, &stored, &computed))
+    return rec_err(c, err, "length CRC mismatch (stored 0x%08x, computed 0x%08x): "
+                           "the length field reads %llu",
+                   stored, computed, (unsigned long long)*len);
+  if (*len != t->lengths[c->rec])
+    return rec_err(c, err, "the length field says %llu bytes, the index %llu",
+                   (unsigned long long)*len, (unsigned long long)t->lengths[c->rec]);
+  *p = f + TFR_HEADER;
+  return 1;
+}
+
 int tfrecord_next(tfrecord_cursor *c, tfrecord_rec *r, char **err) {
   uint64_t len;
-  int h = header(c, &len, err);
-  if (h <= 0) return h;
   const uint8_t *p;
-  size_t got;
-  if (take(c, c->off + TFR_HEADER, (size_t)len + TFR_FOOTER, &p, &got, err)) return -1;
-  if (got < len + TFR_FOOTER) return cut(c, len, got, err);
+  int w = whole_frame(c, &p, &len, err);
+  if (w < 0) return -1;
+  if (w == 0) {
+    int h = header(c, &len, err);
+    if (h <= 0) return h;
+    size_t got;
+    if (take(c, c->off + TFR_HEADER, (size_t)len + TFR_FOOTER, &p, &got, err))
+      return -1;
+    if (got < len + TFR_FOOTER) return cut(c, len, got, err);
+  }
   uint32_t stored, computed;
   if (!c->t->skip_data_crc &&
       tfr_frame_check(p, (size_t)len, p + len, &stored, &computed))
