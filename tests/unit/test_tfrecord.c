@@ -24,6 +24,7 @@
 #include "formats/tfrecord/tfrecord_crc.h"
 #include "formats/tfrecord/tfrecord_frame.h"
 #include "formats/tfrecord/tfrecord_idx.h"
+#include "formats/tfrecord/tfrecord_set.h"
 #include "formats/tfrecord/tfrecord_writer.h"
 
 #define FIX "tests/fixtures/tfrecord/"
@@ -666,6 +667,120 @@ static void test_max_record(void) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Sets of files                                                        */
+
+/* Read every row of set s: how many equal exp (rows[i] of parts in
+ * order), and the errors of the rest in errs (joined). */
+static void read_set(tfrecord_set *s, const expected *parts, size_t nparts,
+                     size_t *same, size_t *failed, ds_buf *errs) {
+  tfrecord_cursor *cs = calloc(s->n, sizeof *cs);
+  *same = *failed = 0;
+  uint64_t g = 0;
+  for (size_t p = 0; p < nparts; p++) {
+    uint64_t rows = tfrecord_set_rows(s, p);
+    for (uint64_t i = 0; i < rows; i++, g++) {
+      tfrecord_rec r;
+      char *err = NULL;
+      if (tfrecord_set_read(s, cs, g, &r, &err)) {
+        (*failed)++;
+        ds_buf_printf(errs, "%s\n", err);
+      } else if (same_rec(&r, &parts[p], i)) {
+        (*same)++;
+      }
+      free(err);
+    }
+  }
+  for (size_t i = 0; i < s->n; i++) tfrecord_cursor_free(&cs[i]);
+  free(cs);
+}
+
+static void test_set(void) {
+  expected parts[3];
+  CHECK(load_expected("examples.tfrecord", &parts[0]) == 0);
+  CHECK(load_expected("cut.tfrecord", &parts[1]) == 0);
+  CHECK(load_expected("examples.gzip.tfrecord", &parts[2]) == 0);
+  tfrecord_set s;
+  char *err = NULL;
+  /* a comma list: 12 rows, 7 + the cut one, 12 from gzip */
+  int rc = tfrecord_set_open(&s, FIX "examples.tfrecord," FIX "cut.tfrecord," FIX
+                                     "examples.gzip.tfrecord",
+                             NULL, 1, &err);
+  CHECK_MSG(rc == 0, "open: %s", err ? err : "");
+  if (rc == 0) {
+    CHECK(s.n == 3);
+    CHECK(tfrecord_set_index(&s, &err) == 0);
+    CHECK(s.map.total == 12 + 8 + 12);
+    size_t same, failed;
+    ds_buf errs = {0};
+    read_set(&s, parts, 3, &same, &failed, &errs);
+    ds_buf_append(&errs, "", 1);
+    check_note("    %zu same, %zu failed: %s\n", same, failed, (char *)errs.data);
+    CHECK(same == 31 && failed == 1);
+    CHECK_CONTAINS((char *)errs.data, FIX "cut.tfrecord: record 7 at offset");
+    ds_buf_free(&errs);
+    /* past the end */
+    tfrecord_cursor cs[3] = {{0}};
+    tfrecord_rec r;
+    CHECK(tfrecord_set_read(&s, cs, 32, &r, &err) == -1);
+    CHECK_CONTAINS(err, "past the last record");
+    tfrecord_set_close(&s);
+  }
+  /* a missing file of a list */
+  CHECK(tfrecord_set_open(&s, FIX "examples.tfrecord," FIX "nope.tfrecord", NULL, 1,
+                          &err) == -1);
+  CHECK_CONTAINS(err, "nope.tfrecord");
+
+  /* name@2 written by our writer, read back as the set */
+  char *paths[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "sh-%05d-of-00002.tfrecord", i);
+    CHECK(write_records(name, &parts[i == 0 ? 0 : 2], i ? TFRECORD_ZLIB : TFRECORD_NONE,
+                        1, &paths[i]) == 0);
+  }
+  char *spec = ds_strf("%s/sh@2.tfrecord", tmpdir);
+  CHECK(tfrecord_set_open(&s, spec, NULL, 1, &err) == 0);
+  CHECK(s.n == 2 && tfrecord_set_index(&s, &err) == 0 && s.map.total == 24);
+  size_t same, failed;
+  ds_buf errs = {0};
+  expected two[2] = {parts[0], parts[2]};
+  read_set(&s, two, 2, &same, &failed, &errs);
+  CHECK(same == 24 && failed == 0);
+  ds_buf_free(&errs);
+  tfrecord_set_close(&s);
+  free(spec);
+
+  /* use_idx: a sidecar whose middle lies (records 1 and 2 swapped in
+   * size) is used when asked for (row 1 then fails), not otherwise */
+  tfrecord_file a;
+  CHECK(tfrecord_open(&a, paths[0], NULL, &err) == 0 && tfrecord_index(&a, &err) == 0);
+  char *ip = tfrecord_idx_path(paths[0]);
+  FILE *f = fopen(ip, "w");
+  uint64_t m1 = a.lengths[1] + TFR_OVERHEAD, m2 = a.lengths[2] + TFR_OVERHEAD;
+  for (uint64_t i = 0; f && i < a.count; i++)
+    fprintf(f, "%llu %llu\n",
+            (unsigned long long)(i == 2 ? a.offsets[1] + m2 : a.offsets[i]),
+            (unsigned long long)(i == 1 ? m2 : i == 2 ? m1 : a.lengths[i] + TFR_OVERHEAD));
+  if (f) fclose(f);
+  tfrecord_close(&a);
+  for (int use = 0; use < 2; use++) {
+    CHECK(tfrecord_set_open(&s, paths[0], NULL, use, &err) == 0);
+    CHECK(tfrecord_set_index(&s, &err) == 0 && s.map.total == 12);
+    ds_buf e2 = {0};
+    read_set(&s, parts, 1, &same, &failed, &e2);
+    check_note("    use_idx=%d: %zu same, %zu failed\n", use, same, failed);
+    CHECK(use ? failed == 2 && same == 10 : failed == 0 && same == 12);
+    ds_buf_free(&e2);
+    tfrecord_set_close(&s);
+  }
+  free(ip);
+  free(paths[0]);
+  free(paths[1]);
+  free(err);
+  for (int i = 0; i < 3; i++) free_expected(&parts[i]);
+}
+
+/* ------------------------------------------------------------------ */
 /* Fuzz regressions                                                     */
 
 /* Every saved input of fuzz_tfrecord (regressions/tfrecord; its format:
@@ -739,6 +854,7 @@ int main(void) {
   test_writer();
   test_big_records();
   test_max_record();
+  test_set();
   test_regressions();
   fx_remove_tree(tmpdir);
   return check_exit();
