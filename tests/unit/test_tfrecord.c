@@ -25,6 +25,7 @@
 #include "formats/tfrecord/tfrecord_frame.h"
 #include "formats/tfrecord/tfrecord_idx.h"
 #include "formats/tfrecord/tfrecord_set.h"
+#include "formats/tfrecord/tfrecord_staged.h"
 #include "formats/tfrecord/tfrecord_writer.h"
 
 #define FIX "tests/fixtures/tfrecord/"
@@ -781,6 +782,210 @@ static void test_set(void) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Staged writing                                                       */
+
+/* A staged writer on spec (its stage in *stage), or NULL with a note. */
+static tfrecord_staged *staged(const char *spec, ds_stage_mode mode,
+                               const tfrecord_staged_options *o, ds_stage **stage,
+                               char **err) {
+  char *dir = NULL, *key = NULL;
+  tfrecord_staged *w = NULL;
+  *stage = NULL;
+  if (tfrecord_staged_target(spec, &dir, &key, err) == 0 &&
+      ds_stage_open(dir, key, mode, stage, err) == 0 &&
+      tfrecord_staged_open(*stage, spec, o, &w, err) != 0) {
+    ds_stage_close(*stage);
+    *stage = NULL;
+  }
+  free(dir);
+  free(key);
+  return w;
+}
+
+/* Add records [from, to) of e. */
+static int add_range(tfrecord_staged *w, const expected *e, size_t from, size_t to,
+                     char **err) {
+  for (size_t i = from; i < to; i++)
+    if (tfrecord_staged_add(w, e->recs[i], e->lens[i], err)) return -1;
+  return 0;
+}
+
+/* Read spec as a set: 1 when its rows are e's records, in order. */
+static int set_equals(const char *spec, const expected *e) {
+  tfrecord_set s;
+  char *err = NULL;
+  if (tfrecord_set_open(&s, spec, NULL, 0, &err) || tfrecord_set_index(&s, &err)) {
+    check_note("    %s: %s\n", spec, err ? err : "");
+    free(err);
+    return 0;
+  }
+  size_t same, failed;
+  ds_buf errs = {0};
+  int ok = s.map.total == e->n;
+  if (ok) {
+    expected one = *e;
+    /* every shard's rows come from e in order: read through the set */
+    tfrecord_cursor *cs = calloc(s.n, sizeof *cs);
+    same = failed = 0;
+    for (uint64_t g = 0; g < s.map.total; g++) {
+      tfrecord_rec r;
+      if (tfrecord_set_read(&s, cs, g, &r, &err)) failed++;
+      else same += same_rec(&r, &one, g);
+      free(err);
+      err = NULL;
+    }
+    for (size_t i = 0; i < s.n; i++) tfrecord_cursor_free(&cs[i]);
+    free(cs);
+    ok = same == e->n && failed == 0;
+  }
+  if (!ok) check_note("    %s: %llu rows, want %zu\n", spec, (unsigned long long)s.map.total, e->n);
+  ds_buf_free(&errs);
+  tfrecord_set_close(&s);
+  return ok;
+}
+
+static void test_staged(void) {
+  expected e;
+  CHECK(load_expected("examples.tfrecord", &e) == 0);
+  char *err = NULL;
+  ds_stage *st;
+  tfrecord_staged_options o = {.compression = TFRECORD_NONE, .level = -1};
+
+  /* one file: nothing at the target before publish; then the fixture's
+   * bytes exactly, with a savepoint rolled back on the way */
+  char *plain = ds_strf("%s/one.tfrecord", tmpdir);
+  tfrecord_staged *w = staged(plain, DS_STAGE_CREATE, &o, &st, &err);
+  CHECK_MSG(w != NULL, "open: %s", err ? err : "");
+  if (w) {
+    void *m = NULL;
+    CHECK(add_range(w, &e, 0, 5, &err) == 0);
+    CHECK(tfrecord_staged_mark(w, &m, &err) == 0);
+    CHECK(add_range(w, &e, 5, 9, &err) == 0); /* rolled back */
+    CHECK(tfrecord_staged_rollback_to(w, m, &err) == 0);
+    free(m);
+    CHECK(tfrecord_staged_count(w) == 5);
+    CHECK(add_range(w, &e, 5, e.n, &err) == 0);
+    CHECK(!ds_path_exists(plain, NULL));
+    CHECK(tfrecord_staged_prepare(w, &err) == 0);
+    CHECK(tfrecord_staged_publish(w, &err) == 0);
+    CHECK(fx_same_file(plain, FIX "examples.tfrecord"));
+    CHECK_STR(tfrecord_staged_published_spec(w), plain);
+    /* a second transaction continues the file; an aborted one changes nothing */
+    CHECK(add_range(w, &e, 0, 2, &err) == 0);
+    tfrecord_staged_abort(w);
+    CHECK(fx_same_file(plain, FIX "examples.tfrecord"));
+    tfrecord_staged_close(w);
+    ds_stage_close(st);
+  }
+  /* mode=create over it: refused, naming it */
+  w = staged(plain, DS_STAGE_CREATE, &o, &st, &err);
+  CHECK(w == NULL);
+  CHECK_CONTAINS(err, "one.tfrecord");
+
+  /* gzip in two transactions (6 + 6): read back equal, and Python's gzip
+   * gives the fixture's bytes */
+  for (int k = 0; k < 2; k++) {
+    tfrecord_staged_options oz = {.compression = k ? TFRECORD_ZLIB : TFRECORD_GZIP,
+                                  .level = 2};
+    char *zp = ds_strf("%s/two.%s.tfrecord", tmpdir, k ? "zlib" : "gzip");
+    w = staged(zp, DS_STAGE_CREATE, &oz, &st, &err);
+    CHECK(w != NULL);
+    if (w) {
+      CHECK(add_range(w, &e, 0, 6, &err) == 0);
+      CHECK(tfrecord_staged_prepare(w, &err) == 0 && tfrecord_staged_publish(w, &err) == 0);
+      CHECK(add_range(w, &e, 6, e.n, &err) == 0);
+      CHECK(tfrecord_staged_prepare(w, &err) == 0 && tfrecord_staged_publish(w, &err) == 0);
+      CHECK(tfrecord_staged_count(w) == e.n);
+      tfrecord_staged_close(w);
+      ds_stage_close(st);
+      expected alt = e;
+      alt.compression = k ? "zlib" : "gzip";
+      sequential(zp, NULL, &alt, "staged");
+      char *raw = ds_strf("%s.raw", zp);
+      CHECK(python_inflate(zp, raw, k ? "zlib" : "gzip") == 0);
+      CHECK(fx_same_file(raw, FIX "examples.tfrecord"));
+      free(raw);
+    }
+    free(zp);
+  }
+
+  /* name@* with rows_per_shard=5: 12 records in 3 shards of 5, 5, 2 */
+  tfrecord_staged_options os = {.compression = TFRECORD_NONE, .rows_per_shard = 5};
+  char *star = ds_strf("%s/st@*.tfrecord", tmpdir);
+  w = staged(star, DS_STAGE_CREATE, &os, &st, &err);
+  CHECK(w != NULL);
+  if (w) {
+    CHECK(add_range(w, &e, 0, e.n, &err) == 0);
+    CHECK(tfrecord_staged_prepare(w, &err) == 0 && tfrecord_staged_publish(w, &err) == 0);
+    char *want = ds_strf("%s/st@3.tfrecord", tmpdir);
+    CHECK_STR(tfrecord_staged_published_spec(w), want);
+    free(want);
+    tfrecord_staged_close(w);
+    ds_stage_close(st);
+    CHECK(set_equals(star, &e));
+    char *s2 = ds_strf("%s/st-00002-of-00003.tfrecord", tmpdir);
+    tfrecord_file t;
+    CHECK(tfrecord_open(&t, s2, NULL, &err) == 0 && tfrecord_index(&t, &err) == 0 &&
+          t.count == 2);
+    tfrecord_close(&t);
+    free(s2);
+  }
+  free(star);
+
+  /* name@3 without rows_per_shard: split 4, 4, 4; gzip; mode=replace
+   * over it again with 7 records: 3, 2, 2 */
+  for (int round = 0; round < 2; round++) {
+    tfrecord_staged_options og = {.compression = TFRECORD_GZIP, .level = 1};
+    char *three = ds_strf("%s/th@3.tfrecord", tmpdir);
+    w = staged(three, round ? DS_STAGE_REPLACE : DS_STAGE_CREATE, &og, &st, &err);
+    CHECK_MSG(w != NULL, "th@3 round %d: %s", round, err ? err : "");
+    if (w) {
+      size_t n = round ? 7 : e.n;
+      CHECK(add_range(w, &e, 0, n, &err) == 0);
+      CHECK(tfrecord_staged_prepare(w, &err) == 0 && tfrecord_staged_publish(w, &err) == 0);
+      tfrecord_staged_close(w);
+      ds_stage_close(st);
+      expected part = e;
+      part.n = n;
+      CHECK(set_equals(three, &part));
+      char *s1 = ds_strf("%s/th-00001-of-00003.tfrecord", tmpdir);
+      tfrecord_file t;
+      CHECK(tfrecord_open(&t, s1, NULL, &err) == 0 && tfrecord_index(&t, &err) == 0 &&
+            t.count == (round ? 2 : 4) && t.compression == TFRECORD_GZIP);
+      tfrecord_close(&t);
+      free(s1);
+    }
+    free(three);
+  }
+
+  /* name@2 with rows_per_shard=5: the 11th record has no shard */
+  tfrecord_staged_options of = {.compression = TFRECORD_NONE, .rows_per_shard = 5};
+  char *two = ds_strf("%s/full@2.tfrecord", tmpdir);
+  w = staged(two, DS_STAGE_CREATE, &of, &st, &err);
+  CHECK(w != NULL);
+  if (w) {
+    CHECK(add_range(w, &e, 0, 10, &err) == 0);
+    CHECK(add_range(w, &e, 10, 11, &err) == -1);
+    CHECK_CONTAINS(err, "record 10: 2 shards of rows_per_shard=5 are full");
+    tfrecord_staged_close(w);
+    ds_stage_close(st);
+  }
+  free(two);
+  /* refusals at open */
+  char *bad = ds_strf("%s/a.tfrecord,%s/b.tfrecord", tmpdir, tmpdir);
+  CHECK(staged(bad, DS_STAGE_CREATE, &o, &st, &err) == NULL);
+  CHECK_CONTAINS(err, "not a comma list");
+  free(bad);
+  bad = ds_strf("%s/x@*.tfrecord", tmpdir);
+  CHECK(staged(bad, DS_STAGE_CREATE, &o, &st, &err) == NULL);
+  CHECK_CONTAINS(err, "needs rows_per_shard");
+  free(bad);
+  free(plain);
+  free(err);
+  free_expected(&e);
+}
+
+/* ------------------------------------------------------------------ */
 /* Fuzz regressions                                                     */
 
 /* Every saved input of fuzz_tfrecord (regressions/tfrecord; its format:
@@ -855,6 +1060,7 @@ int main(void) {
   test_big_records();
   test_max_record();
   test_set();
+  test_staged();
   test_regressions();
   fx_remove_tree(tmpdir);
   return check_exit();
