@@ -20,6 +20,7 @@
 #include "check.h"
 #include "fixture.h"
 #include "core/append_file.h"
+#include "core/cancel.h"
 #include "formats/tfrecord/tfrecord.h"
 #include "formats/tfrecord/tfrecord_crc.h"
 #include "formats/tfrecord/tfrecord_frame.h"
@@ -667,6 +668,45 @@ static void test_max_record(void) {
   free_expected(&e);
 }
 
+/* A cancel callback that always says stop. */
+static int always_stop(void *ctx) {
+  (*(int *)ctx)++;
+  return 1;
+}
+
+/* The index pass over many records gives up when its cancel scope says
+ * stop (leaving no index), and completes without one. */
+static void test_cancel(void) {
+  expected e = {0};
+  e.n = 300000;
+  e.recs = calloc(e.n, sizeof *e.recs);
+  e.lens = calloc(e.n, sizeof *e.lens);
+  uint8_t one = 7;
+  for (size_t i = 0; i < e.n; i++) {
+    e.recs[i] = &one;
+    e.lens[i] = i % 2;
+  }
+  char *path = NULL;
+  CHECK(write_records("many.tfrecord", &e, TFRECORD_NONE, -1, &path) == 0);
+  tfrecord_file t;
+  char *err = NULL;
+  CHECK(tfrecord_open(&t, path, NULL, &err) == 0);
+  ds_cancel_scope sc;
+  int asked = 0;
+  ds_cancel_begin(&sc, always_stop, &asked);
+  int rc = tfrecord_index(&t, &err);
+  int hit = ds_cancel_end(&sc);
+  check_note("    rc %d, asked %d, hit %d\n", rc, asked, hit);
+  CHECK(rc == -1 && hit && asked > 0 && !t.indexed);
+  CHECK_STR(err, DS_CANCEL_MSG);
+  CHECK(tfrecord_index(&t, &err) == 0 && t.indexed && t.count == e.n);
+  tfrecord_close(&t);
+  free(path);
+  free(err);
+  free(e.recs);
+  free(e.lens);
+}
+
 /* ------------------------------------------------------------------ */
 /* Sets of files                                                        */
 
@@ -1059,6 +1099,7 @@ int main(void) {
   test_writer();
   test_big_records();
   test_max_record();
+  test_cancel();
   test_set();
   test_staged();
   test_regressions();

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cancel.h"
 #include "core/codec.h"
 #include "formats/tfrecord/tfrecord.h"
 #include "formats/tfrecord/tfrecord_frame.h"
@@ -296,6 +297,10 @@ int tfrecord_index(tfrecord_file *t, char **err) {
   int rc = 0;
   for (;;) {
     uint64_t len;
+    if ((c.rec & 1023) == 1023 && ds_cancel_check()) {
+      rc = ds_err(err, DS_CANCEL_MSG);
+      break;
+    }
     int h = header(&c, &len, &tail);
     if (h == 0) break;
     if (h < 0) break; /* the records stop here: tail says why */

@@ -106,7 +106,9 @@ int tfrecord_read_at(tfrecord_cursor *c, uint64_t i, tfrecord_rec *r, char **err
 /* Build t's index in one pass (nothing when it has one). The records up to
  * the first damaged or cut one (or one that could not be read) are
  * indexed; that one's error is kept in t->tail_err (reading record
- * `count` gives it). -1 only when out of memory. */
+ * `count` gives it). -1 only when out of memory or interrupted
+ * (core/cancel.h: DS_CANCEL_MSG; t keeps no index, the next call starts
+ * again). */
 int tfrecord_index(tfrecord_file *t, char **err);
 
 #endif

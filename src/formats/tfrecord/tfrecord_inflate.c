@@ -8,6 +8,7 @@
 
 #include <isa-l/igzip_lib.h>
 
+#include "core/cancel.h"
 #include "formats/tfrecord/tfrecord_inflate.h"
 
 #define CHUNK ((size_t)64 << 10)
@@ -167,6 +168,7 @@ int tfr_inflate_read(tfr_inflate *z, size_t n, const uint8_t **p, size_t *got,
 int tfr_inflate_skip(tfr_inflate *z, uint64_t n, uint64_t *got, char **err) {
   *got = 0;
   while (*got < n) {
+    if (ds_cancel_poll()) return ds_err(err, DS_CANCEL_MSG);
     uint64_t k = n - *got < CHUNK ? n - *got : CHUNK;
     if (fill(z, (size_t)k, err)) return -1;
     size_t have = z->out.len - z->head;

@@ -33,7 +33,8 @@ uint64_t tfr_inflate_pos(const tfr_inflate *z);
  * (a stream that stops before its end marker), or n is above max. */
 int tfr_inflate_read(tfr_inflate *z, size_t n, const uint8_t **p, size_t *got,
                      char **err);
-/* Skip n bytes (decompressing them); *got as for tfr_inflate_read. */
+/* Skip n bytes (decompressing them); *got as for tfr_inflate_read. Polls
+ * core/cancel.h every 64 KiB (DS_CANCEL_MSG when interrupted). */
 int tfr_inflate_skip(tfr_inflate *z, uint64_t n, uint64_t *got, char **err);
 
 #endif
