@@ -25,6 +25,7 @@
 #include "formats/tfrecord/tfrecord_crc.h"
 #include "formats/tfrecord/tfrecord_frame.h"
 #include "formats/tfrecord/tfrecord_idx.h"
+#include "formats/tfrecord/tfrecord_inflate.h"
 #include "formats/tfrecord/tfrecord_set.h"
 #include "formats/tfrecord/tfrecord_staged.h"
 #include "formats/tfrecord/tfrecord_writer.h"
@@ -668,6 +669,68 @@ static void test_max_record(void) {
   free_expected(&e);
 }
 
+/* tfrecord_probe: every fixture that starts with an intact record says
+ * yes, detected or given its compression; the empty file, a damaged
+ * first header, other bytes (plain or gzip'd) say no. */
+static void test_probe(void) {
+  static const struct {
+    const char *file;
+    int yes;
+  } cases[] = {{"examples.tfrecord", 1}, {"examples.gzip.tfrecord", 1},
+               {"examples.zlib.tfrecord", 1}, {"examples.multi.tfrecord", 1},
+               {"cut.tfrecord", 1}, {"cut.gzip.tfrecord", 1}, {"bad_data_crc.tfrecord", 1},
+               {"empty.tfrecord", 0}, {"examples.tfrecord.idx", 0}, {"make_fixtures.py", 0}};
+  size_t wrong = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char path[512];
+    snprintf(path, sizeof path, FIX "%s", cases[i].file);
+    tfrecord_file t;
+    char *err = NULL;
+    if (tfrecord_open(&t, path, NULL, &err)) {
+      check_note("    %s: %s\n", path, err);
+      free(err);
+      wrong++;
+      continue;
+    }
+    if (tfrecord_probe(&t) != cases[i].yes) {
+      check_note("    %s: probe says %d\n", path, !cases[i].yes);
+      wrong++;
+    }
+    tfrecord_close(&t);
+  }
+  CHECK(wrong == 0);
+  /* record 0's header damaged; gzip'd text */
+  size_t n;
+  uint8_t *b = fx_slurp(FIX "examples.tfrecord", &n);
+  CHECK(b && n > 12);
+  if (b) {
+    b[9] ^= 1;
+    tfrecord_file t;
+    char *err = NULL;
+    CHECK(tfrecord_open_memory(&t, "damaged", b, n, NULL, &err) == 0);
+    CHECK(tfrecord_probe(&t) == 0);
+    tfrecord_close(&t);
+  }
+  free(b);
+  static const uint8_t gz_text[] = {0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00,
+                                    0x00, 0x03, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0x57,
+                                    0x28, 0xcf, 0x2f, 0xca, 0x49, 0xe1, 0x02, 0x00,
+                                    0x2d, 0x3b, 0x08, 0xaf, 0x0c, 0x00, 0x00, 0x00};
+  tfrecord_file t;
+  char *err = NULL;
+  CHECK(tfrecord_open_memory(&t, "hello.gz", gz_text, sizeof gz_text, NULL, &err) == 0);
+  CHECK(t.compression == TFRECORD_GZIP && tfrecord_probe(&t) == 0);
+  /* (the bytes are good gzip: "hello world\n" reads back) */
+  tfrecord_cursor c;
+  CHECK(tfrecord_cursor_init(&c, &t, &err) == 0);
+  const uint8_t *p;
+  size_t got;
+  CHECK(tfr_inflate_read(c.z, 12, &p, &got, &err) == 0 && got == 12 &&
+        memcmp(p, "hello world\n", 12) == 0);
+  tfrecord_cursor_free(&c);
+  tfrecord_close(&t);
+}
+
 /* A cancel callback that always says stop. */
 static int always_stop(void *ctx) {
   (*(int *)ctx)++;
@@ -1100,6 +1163,7 @@ int main(void) {
   test_big_records();
   test_max_record();
   test_cancel();
+  test_probe();
   test_set();
   test_staged();
   test_regressions();

@@ -9,6 +9,8 @@
 #include "formats/tfrecord/tfrecord_frame.h"
 #include "formats/tfrecord/tfrecord_inflate.h"
 
+static int header(tfrecord_cursor *c, uint64_t *len, char **err);
+
 const char *tfrecord_compression_name(tfrecord_compression c) {
   switch (c) {
     case TFRECORD_NONE: return "none";
@@ -73,6 +75,16 @@ void tfrecord_close(tfrecord_file *t) {
   free(t->lengths);
   free(t->tail_err);
   memset(t, 0, sizeof *t);
+}
+
+int tfrecord_probe(const tfrecord_file *t) {
+  tfrecord_cursor c;
+  char *err = NULL;
+  uint64_t len;
+  int rc = tfrecord_cursor_init(&c, t, &err) == 0 && header(&c, &len, &err) == 1;
+  free(err);
+  tfrecord_cursor_free(&c);
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */

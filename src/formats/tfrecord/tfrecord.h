@@ -68,6 +68,13 @@ typedef struct tfrecord_file {
  * record then fails its length CRC). An empty file is uncompressed. */
 tfrecord_compression tfrecord_detect(const uint8_t *p, size_t n);
 
+/* Format detection's question: does t start with a TFRecord record? 1
+ * when its first 12 bytes (decompressed first for gzip / zlib: at most
+ * what the first record header needs) are a header with a good length
+ * CRC, a 2^-32 chance for other bytes; 0 for anything else, an empty file
+ * included (it is no evidence). Never an error. */
+int tfrecord_probe(const tfrecord_file *t);
+
 /* Open `path` (streamed reads; nothing but the first 12 bytes read) or
  * bytes in memory (borrowed). */
 int tfrecord_open(tfrecord_file *t, const char *path, const tfrecord_options *o,
