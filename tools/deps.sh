@@ -37,6 +37,8 @@ check_test() {
   /usr/bin/python3 -c 'import msgpack' >/dev/null 2>&1 || need python3-msgpack
   /usr/bin/python3 -c 'import zstandard' >/dev/null 2>&1 || need python3-zstandard
   command -v protoc >/dev/null 2>&1 || need protobuf-compiler
+  # CRC-32C for the TFRecord fixtures' check (test_tfrecord_fixtures.py)
+  /usr/bin/python3 -c 'import crc32c' >/dev/null 2>&1 || need python3-crc32c
   # unit/test_locale builds de_DE's LC_NUMERIC (a decimal comma) with
   # localedef from glibc's locale sources, which are in `locales`
   [ -f /usr/share/i18n/locales/de_DE ] || need locales
