@@ -25,6 +25,7 @@ int sqlite3_datasets_init(sqlite3 *db, char **pzErrMsg,
   if (rc == SQLITE_OK) rc = ds_datadings_register(db);
   if (rc == SQLITE_OK) rc = ds_atlas_register(db);
   if (rc == SQLITE_OK) rc = ds_bcolz_register(db);
+  if (rc == SQLITE_OK) rc = ds_tfrecord_register(db);
   if (rc == SQLITE_OK) rc = ds_dataset_info_register(db);
   if (rc == SQLITE_OK) rc = ds_dataset_module_register(db);
   if (rc == SQLITE_OK) rc = ds_dataset_shards_register(db);
