@@ -19,8 +19,14 @@
  * gzip / zlib file decompresses up to each record, from its start when
  * going backwards). A file whose records stop at a damaged or cut record
  * has that record as its last row: reading it fails with the file, the
- * record and the offset. Not here yet: mode=create (formats/tfrecord/
- * tfrecord_staged.h has the writer), records=tfexample, globs. */
+ * record and the offset.
+ *
+ * Writing (CREATE form): mode=create|replace, compression=none|gzip|zlib
+ * (auto: none), level=0..3 (ISA-L's), rows_per_shard with name@*.ext /
+ * name@N.ext; each row's record (BLOB, or TEXT as its bytes) one record,
+ * staged and published at COMMIT (formats/tfrecord/tfrecord_staged.h). An
+ * uncompressed copy of a TFRecord file is byte-identical to it.
+ * Not here yet: records=tfexample, globs. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,19 +38,27 @@
 #include "sql/sqlite_api.h"
 #include "vtab/dataset.h"
 #include "vtab/modules.h"
+#include "formats/tfrecord/tfrecord_staged.h"
 #include "vtab/table.h"
+#include "vtab/table_writer.h"
 #include "vtab/vtab_util.h"
 
 #define MOD "tfrecord"
 
 enum { COL_RECORD, COL_SHARD, COL_SHARD_INDEX, COL_PATH, COL_OPTIONS };
 
-/* An opened set of files; indexed on first need. */
+/* An opened set of files (none for a writer's table before its first
+ * publish); indexed on first need. */
 typedef struct tfr_dataset {
   ds_dataset base;
   tfrecord_set set;
   int open;
 } tfr_dataset;
+
+/* A table: a writer's when mode=create|replace. */
+typedef struct tfr_vtab {
+  ds_writable_table base;
+} tfr_vtab;
 
 static tfr_dataset *TFR(ds_dataset *d) { return (tfr_dataset *)d; }
 
@@ -58,15 +72,18 @@ typedef struct tfr_cursor {
 } tfr_cursor;
 
 static const char *const known_options[] = {"compression", "verify", "idx", NULL};
+static const char *const create_options[] = {"compression", "verify", "idx", "mode",
+                                             "level", "rows_per_shard", NULL};
+static const char *const write_only[] = {"level", "rows_per_shard", NULL};
 static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 
 /* ds_dataset_ops.open */
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
-  (void)tvf;
-  int comp, verify, idx;
-  if (ds_options_check_known(o, known_options, err) ||
+  int comp, verify, idx, mode;
+  if (ds_options_check_known(o, tvf ? known_options : create_options, err) ||
+      ds_table_writer_mode(o, &mode, err) ||
       ds_options_enum(o, "compression", compression_names, 0, &comp, err) ||
       ds_options_enum(o, "verify", bool_names, 1, &verify, err) ||
       ds_options_enum(o, "idx", bool_names, 1, &idx, err)) {
@@ -76,6 +93,7 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
   tfrecord_options to = {.compression = (tfrecord_compression)comp,
                          .skip_data_crc = !verify,
                          .max_record = base->max_value};
+  if (mode) return 0; /* a writer's table reads what it published: nothing yet */
   if (tfrecord_set_open(&TFR(base)->set, path, &to, idx, err)) return -1;
   TFR(base)->open = 1;
   return 0;
@@ -89,16 +107,91 @@ static void dataset_close(ds_dataset *base) {
 
 /* ds_dataset_ops.changed */
 static int dataset_changed(const ds_dataset *d) {
-  return tfrecord_set_stale(&((const tfr_dataset *)d)->set);
+  const tfr_dataset *t = (const tfr_dataset *)d;
+  return t->open && tfrecord_set_stale(&t->set);
 }
 
 static const ds_dataset_ops tfr_ops = {
     "tfrecord('file.tfrecord' [, 'name=value,...'])", dataset_open, dataset_close,
     dataset_changed, NULL, sizeof(tfr_dataset)};
 
+/* ------------------------------------------------------------------ */
+/* Writing                                                              */
+
+static int step_begin(void *w, char **err) { return tfrecord_staged_begin(w, err); }
+static int step_mark(void *w, void **m, char **err) { return tfrecord_staged_mark(w, m, err); }
+static int step_rollback_to(void *w, const void *m, char **err) {
+  return tfrecord_staged_rollback_to(w, m, err);
+}
+static int step_prepare(void *w, char **err) { return tfrecord_staged_prepare(w, err); }
+static int step_publish(void *w, char **err) { return tfrecord_staged_publish(w, err); }
+static void step_abort(void *w) { tfrecord_staged_abort(w); }
+static void fmt_close(void *w) { tfrecord_staged_close(w); }
+static const char *fmt_published(void *w) { return tfrecord_staged_published_spec(w); }
+static uint64_t fmt_count(void *w) { return tfrecord_staged_count(w); }
+
+static const ds_table_writer_fmt tfr_fmt = {
+    {step_begin, step_mark, step_rollback_to, step_prepare, step_publish, step_abort,
+     fmt_count},
+    fmt_close, fmt_published, fmt_count};
+
+/* ds_table_writer_spec.open */
+static int open_writer(ds_stage *stage, const char *path, void *wo, void **w, char **err) {
+  return tfrecord_staged_open(stage, path, wo, (tfrecord_staged **)w, err);
+}
+
+/* The writer of a mode=create|replace table. */
+static int write_open(const char *path, const ds_options *o, int mode,
+                      ds_table_writer **out, char **err) {
+  static const char *const compression[] = {"auto", "none", "gzip", "zlib", NULL};
+  int comp;
+  int64_t level, rps;
+  if (ds_options_enum(o, "compression", compression, 0, &comp, err) ||
+      ds_options_int(o, "level", 1, 0, 3, &level, err) ||
+      ds_options_int(o, "rows_per_shard", 0, 1, INT64_MAX, &rps, err)) {
+    ds_err_prefix(err, path);
+    return -1;
+  }
+  tfrecord_staged_options wo = {.compression = (tfrecord_compression)comp,
+                                .level = (int)level,
+                                .rows_per_shard = (uint64_t)rps};
+  ds_table_writer_spec spec = {&tfr_fmt, write_only, tfrecord_staged_target, open_writer,
+                               &wo};
+  return ds_table_writer_open(path, o, mode, &spec, out, err) < 0 ? -1 : 0;
+}
+
+/* xUpdate of a writer table: one record a row. */
+static int update(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
+                  char **err) {
+  uint64_t row;
+  if (ds_table_writer_insert(t, argc, argv, &row, err)) return -1;
+  sqlite3_value *rec = argv[2 + COL_RECORD];
+  int type = sqlite3_value_type(rec);
+  if (type != SQLITE_BLOB && type != SQLITE_TEXT)
+    return ds_err(err, "row %llu: record is %s: a record must be a BLOB or TEXT",
+                  (unsigned long long)row,
+                  type == SQLITE_NULL ? "NULL" : type == SQLITE_INTEGER ? "INTEGER" : "REAL");
+  const void *p = type == SQLITE_BLOB ? sqlite3_value_blob(rec)
+                                      : (const void *)sqlite3_value_text(rec);
+  size_t n = (size_t)sqlite3_value_bytes(rec);
+  if (tfrecord_staged_add(((ds_writable_table *)t)->writer->w,
+                          p ? p : (const void *)"", n, err))
+    return -1;
+  *rowid = (sqlite3_int64)row;
+  return 0;
+}
+
+static const ds_table_write_ops write_ops = {update, DS_TABLE_WRITER_HOOKS};
+
+/* ds_table_def.table_free: the writer. */
+static void table_free(ds_table *t) { ds_table_writer_free(((tfr_vtab *)t)->base.writer); }
+
 /* ds_table_def.declare */
 static int declare(ds_table *t, const ds_options *o, char **err) {
-  (void)o;
+  int mode = 0;
+  if (!t->tvf && ds_table_writer_mode(o, &mode, err)) return -1;
+  if (mode && write_open(t->ds->path, o, mode, &((tfr_vtab *)t)->base.writer, err))
+    return -1;
   if (t->tvf) ds_table_arg_columns(t, COL_PATH, COL_OPTIONS);
   return ds_table_declare(
       t, t->tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
@@ -111,7 +204,7 @@ static int declare(ds_table *t, const ds_options *o, char **err) {
  * set pays the index pass first (about as much as a scan). */
 static int tfr_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   ds_table *t = (ds_table *)vtab;
-  tfr_dataset *d = t->ds ? TFR(t->ds) : NULL;
+  tfr_dataset *d = t->ds && TFR(t->ds)->open ? TFR(t->ds) : NULL;
   double n = d && d->set.mapped ? (double)d->set.map.total : 1e6;
   double shards = d ? (double)d->set.n : 4;
   ds_plan_extra extra[1] = {{COL_SHARD, "shard", n / (shards > 0 ? shards : 1), 0}};
@@ -135,6 +228,10 @@ static void cursor_free(ds_cursor *base) {
 static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
   tfr_cursor *c = (tfr_cursor *)base;
   tfr_dataset *d = TFR(base->ds);
+  if (!d->open) { /* a writer's table before its first publish */
+    r->total = 0;
+    return 0;
+  }
   if (tfrecord_set_index(&d->set, err)) return -1;
   if (c->ncs != d->set.n) { /* another dataset than the last xFilter's */
     cursor_free(base);
@@ -164,7 +261,7 @@ static size_t shard_of(ds_cursor *base, uint64_t g) {
   const tfrecord_set *s = &TFR(base->ds)->set;
   size_t shard;
   uint64_t i;
-  if (!s->mapped || g >= s->map.total) return SIZE_MAX;
+  if (!TFR(base->ds)->open || !s->mapped || g >= s->map.total) return SIZE_MAX;
   ds_shard_map_locate(&s->map, g, &shard, &i);
   return shard;
 }
@@ -200,12 +297,13 @@ static int tfr_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
 }
 
 static const ds_table_def tfr_def = {
-    .name = MOD, .ops = &tfr_ops, DS_TABLE_SIZES(ds_table, tfr_cursor), .declare = declare,
-    .cursor_reset = cursor_reset, .cursor_free = cursor_free, .select = select_rows,
-    .shard_of = shard_of, .arrive = arrive};
+    .name = MOD, .ops = &tfr_ops, DS_TABLE_SIZES(tfr_vtab, tfr_cursor), .declare = declare,
+    .table_free = table_free, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
+    .select = select_rows, .shard_of = shard_of, .arrive = arrive, .write = &write_ops};
 
-static sqlite3_module tfr_module = DS_TABLE_MODULE(tfr_best_index, tfr_column);
+static sqlite3_module tfr_module = DS_TABLE_WRITER_MODULE(tfr_best_index, tfr_column);
 
 int ds_tfrecord_register(sqlite3 *db) {
-  return sqlite3_create_module_v2(db, MOD, &tfr_module, (void *)&tfr_def, NULL);
+  int rc = sqlite3_create_module_v2(db, MOD, &tfr_module, (void *)&tfr_def, NULL);
+  return rc == SQLITE_OK ? ds_table_writer_register(db) : rc;
 }
