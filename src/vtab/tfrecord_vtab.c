@@ -68,7 +68,6 @@ typedef struct tfr_cursor {
   size_t ncs;
   size_t shard;
   uint64_t shard_index;
-  int located;
 } tfr_cursor;
 
 static const char *const known_options[] = {"compression", "verify", "idx", NULL};
@@ -211,11 +210,10 @@ static int tfr_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   return ds_table_plan(t, info, n, extra, 1);
 }
 
-/* ds_table_def.cursor_reset */
-static void cursor_reset(ds_cursor *base) { ((tfr_cursor *)base)->located = 0; }
-
-/* ds_table_def.cursor_free: the per-file cursors. */
-static void cursor_free(ds_cursor *base) {
+/* ds_table_def.cursor_reset (also what xClose needs): the per-file cursors go
+ * with the xFilter's dataset (the next xFilter may have another, perhaps
+ * at the same address). */
+static void cursor_reset(ds_cursor *base) {
   tfr_cursor *c = (tfr_cursor *)base;
   for (size_t i = 0; i < c->ncs; i++) tfrecord_cursor_free(&c->cs[i]);
   free(c->cs);
@@ -233,17 +231,9 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
     return 0;
   }
   if (tfrecord_set_index(&d->set, err)) return -1;
-  if (c->ncs != d->set.n) { /* another dataset than the last xFilter's */
-    cursor_free(base);
-    if (!(c->cs = calloc(d->set.n ? d->set.n : 1, sizeof *c->cs)))
-      return ds_err(err, "out of memory");
-    c->ncs = d->set.n;
-  } else {
-    for (size_t i = 0; i < c->ncs; i++)
-      if (c->cs[i].t && c->cs[i].t != &d->set.files[i]) { /* reopened */
-        tfrecord_cursor_free(&c->cs[i]);
-      }
-  }
+  if (!(c->cs = calloc(d->set.n ? d->set.n : 1, sizeof *c->cs)))
+    return ds_err(err, "out of memory");
+  c->ncs = d->set.n;
   const ds_shard_map *map = &d->set.map;
   r->total = map->total;
   r->nshards = map->nshards;
@@ -270,7 +260,6 @@ static size_t shard_of(ds_cursor *base, uint64_t g) {
 static void arrive(ds_cursor *base, uint64_t g) {
   tfr_cursor *c = (tfr_cursor *)base;
   ds_shard_map_locate(&TFR(base->ds)->set.map, g, &c->shard, &c->shard_index);
-  c->located = 1;
 }
 
 static int tfr_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
@@ -298,7 +287,7 @@ static int tfr_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
 
 static const ds_table_def tfr_def = {
     .name = MOD, .ops = &tfr_ops, DS_TABLE_SIZES(tfr_vtab, tfr_cursor), .declare = declare,
-    .table_free = table_free, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
+    .table_free = table_free, .cursor_reset = cursor_reset, /* per-file cursors */
     .select = select_rows, .shard_of = shard_of, .arrive = arrive, .write = &write_ops};
 
 static sqlite3_module tfr_module = DS_TABLE_WRITER_MODULE(tfr_best_index, tfr_column);
