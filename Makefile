@@ -15,7 +15,7 @@
 
 BUILD   ?= build
 CC      ?= cc
-FORMATS := bagz datadings atlas bcolz
+FORMATS := bagz datadings atlas bcolz tfrecord
 OPT     ?= -O2 -g
 # -MMD -MP: each object gets a .d file listing the headers it includes
 CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -fPIC -Isrc \

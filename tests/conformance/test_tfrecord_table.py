@@ -15,6 +15,7 @@ import gzip
 import json
 import os
 import random
+import sqlite3
 import sys
 import tempfile
 
@@ -167,6 +168,14 @@ def main():
         C.eq([r[0] for r in conn.execute("SELECT record FROM t WHERE rowid BETWEEN 2 AND 9")],
              ex[2:10], "CREATE form, idx=%s: rowid BETWEEN 2 AND 9" % idx)
     C.run(check_writing, conn, ex, name="writing")
+    # build/tfrecord.so alone: the module and tfexample_json
+    one = sqlite3.connect(":memory:")
+    one.enable_load_extension(True)
+    one.load_extension(os.path.join(build, "tfrecord"))
+    C.eq(one.execute("SELECT count(*), json_extract(tfexample_json(max(record)), '$.label[0]') "
+                     "FROM %s WHERE rowid = 1" % tvf(os.path.join(FIX, "examples.gzip.tfrecord")))
+         .fetchone(), (1, 1), "build/tfrecord.so: the module and tfexample_json")
+    one.close()
     # refusals
     err = error_of(conn, "SELECT * FROM %s" % tvf(os.path.join(FIX, "examples.tfrecord"),
                                                   "compression=bz2"))
