@@ -120,6 +120,28 @@ def check_writing(conn, ex):
         conn.execute("INSERT INTO r(record) VALUES (x'00')")  # opens a transaction
         conn.rollback()
         C.check(not os.path.exists(os.path.join(d, "rolled.tfrecord")), "ROLLBACK publishes nothing")
+        # SAVEPOINT / ROLLBACK TO inside a transaction, then mode=replace
+        table("s", "saved.tfrecord")
+        conn.isolation_level = None  # the SQL below manages the transaction
+        conn.execute("BEGIN")
+        conn.execute("INSERT INTO s(record) SELECT record FROM %s WHERE rowid < 6" % tvf(plain))
+        conn.execute("SAVEPOINT sp")
+        conn.execute("INSERT INTO s(record) VALUES (x'dead')")
+        conn.execute("ROLLBACK TO sp")
+        conn.execute("RELEASE sp")
+        conn.execute("INSERT INTO s(record) SELECT record FROM %s WHERE rowid >= 6" % tvf(plain))
+        conn.execute("COMMIT")
+        conn.isolation_level = ""
+        with open(os.path.join(d, "saved.tfrecord"), "rb") as f:
+            C.check(f.read() == plain_bytes, "ROLLBACK TO a savepoint: the file is the fixture")
+        conn.execute("DROP TABLE temp.s")
+        conn.execute("CREATE VIRTUAL TABLE temp.rp USING tfrecord(%s, mode=replace)"
+                     % sql_quote(os.path.join(d, "saved.tfrecord")))
+        conn.execute("INSERT INTO rp(record) VALUES (x'01'), (x'')")
+        conn.commit()
+        C.eq([r[0] for r in conn.execute("SELECT record FROM %s" % tvf(
+            os.path.join(d, "saved.tfrecord")))], [b"\x01", b""], "mode=replace: the new records")
+        conn.execute("DROP TABLE temp.rp")
         # a NULL record; mode=create over an existing file (its writer gone)
         err = error_of(conn, "INSERT INTO c(record) VALUES (NULL)")
         C.check(err is not None and "a record must be a BLOB or TEXT" in err,
