@@ -16,6 +16,8 @@ int ds_datadings_register(sqlite3 *db);
 int ds_atlas_register(sqlite3 *db);
 /* bcolz, bcolz_attrs and bcolz_stats */
 int ds_bcolz_register(sqlite3 *db);
+/* tfrecord (read side; vtab/tfrecord_vtab.c) */
+int ds_tfrecord_register(sqlite3 *db);
 
 /* The main module of each format and, in *aux, the client data it was
  * registered with (dataset's forwarding uses them). */

@@ -1,0 +1,25 @@
+/* ext/tfrecord.c - entry point of build/tfrecord.so: the tfrecord module,
+ * tfexample_json and the npy_* functions. Load with `.load build/tfrecord`. */
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+
+#include "sql/npy_sql.h"
+#include "sql/version_sql.h"
+#include "vtab/modules.h"
+#include "vtab/tfexample_sql.h"
+
+#ifdef _WIN32
+__declspec(dllexport)
+#else
+__attribute__((visibility("default")))
+#endif
+int sqlite3_tfrecord_init(sqlite3 *db, char **pzErrMsg,
+                          const sqlite3_api_routines *pApi) {
+  (void)pzErrMsg;
+  SQLITE_EXTENSION_INIT2(pApi);
+  int rc = ds_npy_register_functions(db);
+  if (rc == SQLITE_OK) rc = ds_version_register(db);
+  if (rc == SQLITE_OK) rc = ds_tfrecord_register(db);
+  if (rc == SQLITE_OK) rc = ds_tfexample_register_functions(db);
+  return rc;
+}
