@@ -4,8 +4,10 @@
  * tests/unit/test_tfrecord.c). The one file that includes ISA-L's crc.h. */
 #include <limits.h>
 
+#include <isa-l.h>
 #include <isa-l/crc.h>
 
+#include "core/lib_versions.h"
 #include "formats/tfrecord/tfrecord_crc.h"
 
 /* Pieces of at most 1 GiB: crc32_iscsi's length is an int. */
@@ -27,4 +29,13 @@ uint32_t tfr_crc32c(const void *p, size_t n) {
     n -= k;
   }
   return ~(uint32_t)crc;
+}
+
+/* core/lib_versions.h: ISA-L has no version call; the version of the
+ * headers it was built against (the library's soname follows its major). */
+#define TFR_STR2(x) #x
+#define TFR_STR(x) TFR_STR2(x)
+const char *ds_isal_version(void) {
+  return TFR_STR(ISAL_MAJOR_VERSION) "." TFR_STR(ISAL_MINOR_VERSION) "." TFR_STR(
+      ISAL_PATCH_VERSION);
 }

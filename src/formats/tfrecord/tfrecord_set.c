@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/open_stable.h"
+#include "core/vfs.h"
 #include "formats/tfrecord/tfrecord_idx.h"
 #include "formats/tfrecord/tfrecord_set.h"
 
@@ -15,12 +16,65 @@ typedef struct opening {
   tfrecord_set *set;
 } opening;
 
+/* 1 when path has a glob metacharacter and names no file. */
+static int is_glob(const char *path) {
+  return strpbrk(path, "*?[") != NULL && !ds_vfs_exists(path);
+}
+
+/* The spec's files with each glob element replaced by its matches (sorted
+ * by name); a glob that matches nothing is an error. */
+static int expand_globs(ds_shard_list *l, char **err) {
+  ds_shard_list out = {NULL, 0};
+  for (size_t i = 0; i < l->n; i++) {
+    char **p;
+    if (!is_glob(l->paths[i])) {
+      if (!(p = ds_grow(out.paths, out.n, sizeof *p))) goto oom;
+      out.paths = p;
+      out.paths[out.n++] = l->paths[i];
+      l->paths[i] = NULL;
+      continue;
+    }
+    ds_vfs_names g = {0};
+    if (ds_vfs_glob(l->paths[i], 0, &g) != 0) {
+      ds_err(err, "%s: matches no file", l->paths[i]);
+      ds_shard_list_free(&out);
+      return -1;
+    }
+    for (size_t k = 0; k < g.n; k++) {
+      if (!(p = ds_grow(out.paths, out.n, sizeof *p))) {
+        ds_vfs_names_free(&g);
+        goto oom;
+      }
+      out.paths = p;
+      out.paths[out.n++] = g.v[k];
+      g.v[k] = NULL;
+    }
+    ds_vfs_names_free(&g);
+  }
+  ds_shard_list_free(l);
+  *l = out;
+  return 0;
+oom:
+  ds_shard_list_free(&out);
+  return ds_err(err, "out of memory");
+}
+
+int tfrecord_set_paths(const char *spec, ds_shard_list *out, char **err) {
+  if (ds_shard_spec_expand(spec, out, err)) return -1;
+  if (expand_globs(out, err)) {
+    ds_shard_list_free(out);
+    return -1;
+  }
+  return 0;
+}
+
 /* ds_open_steps.paths */
 static int opening_paths(void *ctx, ds_path_set *set, char **err) {
   opening *o = ctx;
   ds_shard_list_free(&o->files);
   int partial = 0;
   if (ds_shard_spec_expand_partial(o->spec, &o->files, &partial, err)) return partial ? 1 : -1;
+  if (expand_globs(&o->files, err)) return -1;
   for (size_t i = 0; i < o->files.n; i++)
     if (ds_path_set_add(set, o->files.paths[i])) return ds_err(err, "out of memory");
   return 0;
@@ -115,6 +169,17 @@ int tfrecord_set_index(tfrecord_set *s, char **err) {
   free(counts);
   if (rc == 0) s->mapped = 1;
   return rc;
+}
+
+int tfrecord_set_row_damaged(const tfrecord_set *s, uint64_t g, char **err) {
+  size_t shard;
+  uint64_t i;
+  if (!s->mapped || g >= s->map.total) return 0;
+  ds_shard_map_locate(&s->map, g, &shard, &i);
+  const tfrecord_file *t = &s->files[shard];
+  if (i < t->count || !t->tail_err) return 0;
+  ds_err(err, "%s", t->tail_err);
+  return 1;
 }
 
 int tfrecord_set_read(const tfrecord_set *s, tfrecord_cursor *cursors, uint64_t g,

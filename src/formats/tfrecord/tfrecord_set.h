@@ -1,5 +1,6 @@
 /* tfrecord_set.h - the TFRecord files a spec names (core/shard_spec.h:
- * comma lists, name@N, name@*; not globs yet), as shards of one dataset
+ * comma lists, name@N, name@*; an element with * ? [ that names no file
+ * is a glob, its matches in name order), as shards of one dataset
  * whose rows are the records of shard 0, then shard 1, ... (rowid = the
  * record's number in the whole set).
  *
@@ -29,6 +30,9 @@ typedef struct tfrecord_set {
   ds_shard_map map;     /* after tfrecord_set_index: rows per shard */
 } tfrecord_set;
 
+/* The files spec names (comma lists, @N, @*, globs), not opened. */
+int tfrecord_set_paths(const char *spec, ds_shard_list *out, char **err);
+
 /* Open every file of spec (a set of files read as one version while a
  * writer may be replacing it: core/open_stable.h). */
 int tfrecord_set_open(tfrecord_set *s, const char *spec, const tfrecord_options *o,
@@ -49,6 +53,10 @@ uint64_t tfrecord_set_rows(const tfrecord_set *s, size_t i);
  * the caller with tfrecord_cursor_init on files[shard], or zeroed: then
  * initialised here on first use): *r, or -1 with *err (the damaged
  * record's own error for a tail row). */
+/* 1 with *err (the shard's error: file, record, offset) when row g is a
+ * shard's damaged or cut tail row, else 0. Only after tfrecord_set_index. */
+int tfrecord_set_row_damaged(const tfrecord_set *s, uint64_t g, char **err);
+
 int tfrecord_set_read(const tfrecord_set *s, tfrecord_cursor *cursors, uint64_t g,
                       tfrecord_rec *r, char **err);
 

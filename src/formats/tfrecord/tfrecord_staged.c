@@ -3,12 +3,12 @@
  * prepare splits (name@N without rows_per_shard: the staging file is
  * indexed by the reader's own index pass and cut at record boundaries),
  * compresses and names them, shard 0 last (the commit point). */
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/mapped_file.h"
+#include "core/vfs.h"
 #include "formats/tfrecord/tfrecord_frame.h"
 #include "formats/tfrecord/tfrecord_staged.h"
 #include "formats/tfrecord/tfrecord_writer.h"
@@ -138,17 +138,16 @@ static int each_existing(const tfrecord_staged *w,
   char *pat = ds_strf("%s-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]%s",
                       w->prefix, w->suffix);
   if (!pat) return ds_err(err, "out of memory");
-  glob_t g;
-  memset(&g, 0, sizeof g);
+  ds_vfs_names g = {0};
   int rc = 0;
-  if (glob(pat, 0, NULL, &g) == 0)
-    for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) {
-      const char *p = g.gl_pathv[i];
+  if (ds_vfs_glob(pat, 0, &g) == 0)
+    for (size_t i = 0; i < g.n && rc == 0; i++) {
+      const char *p = g.v[i];
       size_t plen = strlen(p), slen = strlen(w->suffix);
       int first = plen >= slen + 15 && strncmp(p + plen - slen - 15, "-00000-of-", 10) == 0;
       rc = f(w->stage, p, first, err);
     }
-  globfree(&g);
+  ds_vfs_names_free(&g);
   free(pat);
   return rc;
 }
