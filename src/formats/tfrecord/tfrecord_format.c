@@ -1,7 +1,11 @@
 /* tfrecord_format.c - the TFRecord descriptor (tfrecord_format.h): a file
- * is TFRecord when it is named .tfrecord / .tfrecords or starts with a
- * record header whose length CRC is good (tfrecord_probe: decompressed
- * first for gzip / zlib); a pattern (a glob, @N, @*, a comma list) when
+ * is TFRecord when it is named .tfrecord / .tfrecords, or when its name
+ * has no extension (TensorFlow's train-00000-of-01024) or contains
+ * ".tfrecord" (x.tfrecord.gz, x.tfrecord-00000-of-00004) and it starts
+ * with a record header whose length CRC is good (tfrecord_probe:
+ * decompressed first for gzip / zlib). Other names are not opened: the
+ * row comes before datadings and bagz (vtab/format_table.c), whose files
+ * are opened once per query (test_dataset_info_open.py). A pattern (a glob, @N, @*, a comma list) when
  * every file it names is one. The rules claim nothing else (a pattern of
  * other files is left to the formats after it). Bytes on disk: the files;
  * shards: one per file, rows from the index (the .idx sidecars first). */
@@ -22,6 +26,8 @@
 static int tfr_file(const char *path) {
   if (!ds_fmt_is_file(path)) return 0;
   if (ds_fmt_ends_with(path, ".tfrecord") || ds_fmt_ends_with(path, ".tfrecords")) return 1;
+  const char *base = ds_basename(path);
+  if (strchr(base, '.') && !strstr(base, ".tfrecord")) return 0;
   tfrecord_file t;
   tfrecord_options o = {TFRECORD_AUTO, 0, 0};
   char *err = NULL;
