@@ -10,8 +10,8 @@
  *   - full scan with the CRC checks (count, sum of lengths; the table
  *     indexed) / the same loop in bare C: read() 1 MiB at a time, each
  *     frame's length CRC and data CRC (masked CRC-32C, ISA-L) checked;
- *   - index build (a new table's count(*), idx=false) / a bare read() of
- *     the file;
+ *   - index build (a new table (idx=false) read at rowid 0: the index
+ *     pass, not a step over every row) / a bare read() of the file;
  *   - 100,000 random rowids (one statement each, BEGIN..COMMIT) once
  *     indexed / the same on T-B1's uncompressed bag (the same records);
  *   - tf.Example GROUP BY label (records=tfexample) / the same on T-B1's bag;
@@ -108,7 +108,7 @@ static int run_bare_read(void *ctx, bench_variant *v) {
   return 0;
 }
 
-/* Index build: a new table over the file, count(*) (the index pass). */
+/* Index build: a new table over the file, its row 0 (the index pass). */
 static int run_index(void *ctx, bench_variant *v) {
   tf1_ctx *c = ctx;
   char *sql = sqlite3_mprintf("DROP TABLE IF EXISTS temp.ix;"
@@ -117,7 +117,7 @@ static int run_index(void *ctx, bench_variant *v) {
   int rc = bench_exec(c->db, sql, 0);
   sqlite3_free(sql);
   sqlite3_stmt *st = NULL;
-  if (rc == 0 && sqlite3_prepare_v2(c->db, "SELECT count(*) FROM ix", -1, &st, NULL) == SQLITE_OK &&
+  if (rc == 0 && sqlite3_prepare_v2(c->db, "SELECT count(*) FROM ix WHERE rowid = 0", -1, &st, NULL) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW) {
     v->r0 = 1;
     v->r1 = sqlite3_column_int64(st, 0);
