@@ -112,7 +112,8 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
   }
   tfrecord_options to = {.compression = (tfrecord_compression)v->read.compression,
                          .skip_data_crc = !v->read.verify,
-                         .max_record = base->max_value_bytes};
+                         /* base->max_value_bytes is set after open */
+                         .max_record = (uint64_t)v->common.max_value_bytes};
   if (base->mode) return 0; /* a writer's table reads what it published: nothing yet */
   if (tfrecord_set_open(&TFR(base)->set, path, &to, (int)v->read.idx, err)) return -1;
   TFR(base)->open = 1;

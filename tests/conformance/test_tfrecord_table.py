@@ -191,6 +191,19 @@ def main():
          .fetchone()[0], 12, "count(*)")
     for name in names:
         C.run(check_damaged_tail, conn, name, name=name + " tail")
+    # max_value_bytes: a longer record is an error naming the file, record and offset
+    e = expected("examples.tfrecord")["records"]
+    small = min(range(len(e)), key=lambda i: (len(e[i]) > 16, -len(e[i])))
+    big = max(range(len(e)), key=lambda i: len(e[i]))
+    path = os.path.join(FIX, "examples.tfrecord")
+    got = conn.execute("SELECT record FROM %s WHERE rowid = ?" % tvf(path, "max_value_bytes=16"),
+                       (small,)).fetchone()
+    C.eq(got and got[0], e[small], "max_value_bytes=16: a record of %d bytes reads" % len(e[small]))
+    err = error_of(conn, "SELECT length(record) FROM %s WHERE rowid = %d"
+                   % (tvf(path, "max_value_bytes=16"), big))
+    C.check(err is not None and "max_value_bytes=16" in err and
+            ("%s: record %d at offset" % (path, big)) in err,
+            "max_value_bytes=16: a record of %d bytes is refused" % len(e[big]), err)
     # verify=false: the damaged data CRC is not looked at
     got = [r[0] for r in conn.execute("SELECT record FROM %s ORDER BY rowid" % tvf(
         os.path.join(FIX, "bad_data_crc.tfrecord"), "verify=false"))]
