@@ -22,7 +22,7 @@ OPT     ?= -O2 -g
 CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -fPIC -Isrc \
            -MMD -MP $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
-LIBS    := -ljansson -lmsgpackc -lb2 -lmd -lblosc -lzstd -lpthread -lm
+LIBS    := -ljansson -lmsgpackc -lb2 -lmd -lblosc -lzstd -lisal -lpthread -lm
 
 # Layers (ARCHITECTURE.md): core and formats know no SQLite; sql and vtab
 # are the SQLite layer.

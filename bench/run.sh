@@ -7,10 +7,11 @@
 # written to build/bench/RESULTS-<workload>.txt. Workloads: B1 (bagz), D1
 # (datadings), A1 (atlas), then C1 (bcolz), then F-B1 (B1 on Dask,
 # bench/bench_fb1.py: needs python3-dask/-distributed/-pandas), then T-B1
-# (bagz of tf.Example records); a run of all of them also writes
+# (bagz of tf.Example records), then TF-1 (the same records as one TFRecord
+# file, bench/bench_tf1.c; needs T-B1's bag); a run of all of them also writes
 # bench/RESULTS.md (bench/results_md.py). Safe to run repeatedly.
 # Environment: BENCH_DIR (data folder), BENCH_RUNS (timed runs, default 5),
-# BENCH_ONLY (b1, d1, a1, c1, fb1 or tb1: run only that workload; default all), BENCH_EXT
+# BENCH_ONLY (b1, d1, a1, c1, fb1, tb1 or tf1: run only that workload; default all), BENCH_EXT
 # (the extension the drivers load, default build/datasets).
 # A1 needs /usr/bin/python3 with numpy and zstandard (Debian packages
 # python3-numpy, python3-zstandard) for its generator and its CPython
@@ -40,8 +41,8 @@ want() { # want ID : the workload runs (BENCH_ONLY unset or equal to ID)
   [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]
 }
 case "$ONLY" in
-  ""|b1|d1|a1|c1|fb1|w|tb1) ;;
-  *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1, fb1, w or tb1" >&2; exit 2 ;;
+  ""|b1|d1|a1|c1|fb1|w|tb1|tf1) ;;
+  *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1, fb1, w, tb1 or tf1" >&2; exit 2 ;;
 esac
 build gen_b1 bench/gen_b1.c
 build bench_b1 bench/bench_b1.c bench/bench_common.c
@@ -71,6 +72,8 @@ build bench_c1 bench/bench_c1.c bench/bench_common.c -lblosc
 build gen_tb1 -Ibuild/gen bench/gen_tb1.c build/gen/example.pb-c.c -lprotobuf-c
 build bench_tb1 -Ibuild/gen bench/bench_tb1.c bench/bench_common.c \
   build/gen/example.pb-c.c -lprotobuf-c
+# TF-1's bare loops check CRC-32C with ISA-L, as the extension does
+build bench_tf1 bench/bench_tf1.c bench/bench_common.c -lisal
 
 have_shards() { # have_shards NAME : all 4 shards of NAME@4.bagz exist
   for s in 0 1 2 3; do
@@ -112,7 +115,7 @@ if want a1 || want w; then
   gen_atlas a1 1000000
   gen_atlas a1small 100000
 fi
-if want tb1; then
+if want tb1 || want tf1; then
   have_tb1=1
   for s in 0 1 2 3; do [ -f "$BENCH_DIR/tb1-0000$s-of-00004.bag" ] || have_tb1=; done
   [ -n "$have_tb1" ] || "$OUT/gen_tb1" "$BENCH_DIR" 1000000 tb1
@@ -300,6 +303,7 @@ if want w; then
   BENCH_DIR="$BENCH_DIR" BENCH_EXT="$EXT" bench/run_w.sh || rc=$?
 fi
 want tb1 && run_workload tb1 "T-B1 bagz tf.Example benchmark" bench_tb1 true
+want tf1 && run_workload tf1 "TF-1 tfrecord benchmark" bench_tf1 true
 if [ -z "$ONLY" ]; then
   /usr/bin/python3 bench/results_md.py "$OUT" >bench/RESULTS.md.tmp &&
     mv bench/RESULTS.md.tmp bench/RESULTS.md &&

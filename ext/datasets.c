@@ -15,8 +15,8 @@ SQLITE_EXTENSION_INIT1
 
 /* What datasets_help() lists: this library's modules, functions and the
  * codec libraries it links. */
-static const ds_help_entry *const help_parts[] = {ds_help_common, ds_bagz_help, ds_tfexample_help, ds_datadings_help, ds_atlas_help, ds_bcolz_help, ds_dataset_help, NULL};
-static const ds_lib_version help_versions[] = {DS_LIB_ZSTD, DS_LIB_BLOSC, DS_LIB_MSGPACK, DS_LIB_PROTOBUF_C, {NULL, NULL}};
+static const ds_help_entry *const help_parts[] = {ds_help_common, ds_bagz_help, ds_tfexample_help, ds_datadings_help, ds_atlas_help, ds_bcolz_help, ds_tfrecord_help, ds_dataset_help, NULL};
+static const ds_lib_version help_versions[] = {DS_LIB_ZSTD, DS_LIB_BLOSC, DS_LIB_MSGPACK, DS_LIB_PROTOBUF_C, DS_LIB_ISAL, {NULL, NULL}};
 static const ds_help_library help_library = {"datasets", help_parts, help_versions};
 
 #ifdef _WIN32

@@ -6,7 +6,7 @@
 #      "sqlite3" anywhere in them, and no include of the SQLite layer (sql/, vtab/).
 #   2. The SQLite layer (src/sql, src/vtab, ext) knows no bytes: it includes
 #      no format library header (zstd, blosc, msgpack-c, libb2, libmd,
-#      protobuf-c and the code protoc-c generates, libcurl), calls
+#      protobuf-c and the code protoc-c generates, libcurl, ISA-L), calls
 #      none of their functions, has no byte-order code (__BYTE_ORDER__,
 #      byte swaps, ds_le*/ds_be* loaders), and includes jansson only where it
 #      writes output (JANSSON_OK below), never to parse a format's files.
@@ -68,10 +68,10 @@ rule "core and formats include nothing of the SQLite layer" \
   '#[[:space:]]*include[[:space:]]*"(sql|vtab)/' $CORE
 # shellcheck disable=SC2086
 rule "the SQLite layer includes no format library header" \
-  '#[[:space:]]*include[[:space:]]*(<(zstd|zdict|blosc|blosc2|msgpack|blake2|md5|sha2|protobuf-c/|curl/)[^>]*>|"[^"]*\.pb-c\.h")' $SQL
+  '#[[:space:]]*include[[:space:]]*(<(zstd|zdict|blosc|blosc2|msgpack|blake2|md5|sha2|protobuf-c/|curl/|isa-l)[^>]*>|"[^"]*\.pb-c\.h")' $SQL
 # shellcheck disable=SC2086
 rule "the SQLite layer calls no format library" \
-  '(^|[^A-Za-z0-9_])(ZSTD_[A-Za-z]|blosc_|msgpack_[a-uw-z]|MSGPACK_|blake2|MD5Init|MD5Update|protobuf_c_|tensorflow__)' $SQL
+  '(^|[^A-Za-z0-9_])(ZSTD_[A-Za-z]|blosc_|msgpack_[a-uw-z]|MSGPACK_|blake2|MD5Init|MD5Update|protobuf_c_|tensorflow__|isal_|crc32_iscsi)' $SQL
 # shellcheck disable=SC2086
 rule "the SQLite layer has no byte-order code" \
   '__BYTE_ORDER__|__ORDER_(LITTLE|BIG)_ENDIAN__|__builtin_bswap|be(16|32|64)toh|le(16|32|64)toh|(^|[^A-Za-z0-9_])ds_(le|be)(16|32|64)' $SQL

@@ -14,6 +14,8 @@ check_build() {
   [ -f /usr/include/blake2.h ]   || need libb2-dev
   [ -f /usr/include/jansson.h ]  || need libjansson-dev
   [ -f /usr/include/md5.h ]      || need libmd-dev
+  # ISA-L: CRC-32C and gzip / zlib of TFRecord files (formats/tfrecord)
+  [ -f /usr/include/isa-l/igzip_lib.h ] || need libisal-dev
   [ -f /usr/include/protobuf-c/protobuf-c.h ] || need libprotobuf-c-dev
   command -v protoc-c >/dev/null 2>&1 || need protobuf-c-compiler
   # remote paths: libcurl's headers only (the library is loaded with
@@ -39,6 +41,8 @@ check_test() {
   /usr/bin/python3 -c 'import msgpack' >/dev/null 2>&1 || need python3-msgpack
   /usr/bin/python3 -c 'import zstandard' >/dev/null 2>&1 || need python3-zstandard
   command -v protoc >/dev/null 2>&1 || need protobuf-compiler
+  # CRC-32C for the TFRecord fixtures' check (test_tfrecord_fixtures.py)
+  /usr/bin/python3 -c 'import crc32c' >/dev/null 2>&1 || need python3-crc32c
   # unit/test_locale builds de_DE's LC_NUMERIC (a decimal comma) with
   # localedef from glibc's locale sources, which are in `locales`
   [ -f /usr/share/i18n/locales/de_DE ] || need locales

@@ -163,15 +163,15 @@ def copy(select_sql, target, format, conn=None, mode="create", params=None, **op
     """Write the rows of select_sql (its result columns named as the writer
     table's: record for bagz; key and raw, sample or fields for datadings;
     ...) as a new dataset `target` of `format` ("bagz",
-    "datadings", "atlas", "bcolz"), with mode= and the format's writing
+    "datadings", "atlas", "bcolz", "tfrecord"), with mode= and the format's writing
     options (copy(sql, "x@*.bagz", "bagz", rows_per_shard=1000)); commits,
     so the dataset is published when copy returns, and returns the number
     of rows written. On any error nothing is published and the error is
     raised. conn defaults to a new connection (closed afterwards); a given
     conn must not be inside a transaction."""
-    if format not in ("bagz", "datadings", "atlas", "bcolz"):
-        raise ValueError("sqlite_datasets.copy: format must be bagz, datadings, atlas or "
-                         "bcolz, not %r" % (format,))
+    if format not in ("bagz", "datadings", "atlas", "bcolz", "tfrecord"):
+        raise ValueError("sqlite_datasets.copy: format must be bagz, datadings, atlas, "
+                         "bcolz or tfrecord, not %r" % (format,))
     own = conn is None
     conn = conn or connect()
     name = "__sqlite_datasets_copy_%d" % id(conn)

@@ -4,7 +4,8 @@
  * a per-format build links only the libraries its format needs:
  * ds_zstd_version in core/codec.c, ds_blosc_version in
  * formats/bcolz/bcolz.c, ds_msgpack_version in decoders/msgpack_value.c,
- * ds_protobuf_c_version in decoders/tfexample.c. */
+ * ds_protobuf_c_version in decoders/tfexample.c, ds_isal_version in
+ * formats/tfrecord/tfrecord_crc.c. */
 #ifndef DS_LIB_VERSIONS_H
 #define DS_LIB_VERSIONS_H
 
@@ -18,11 +19,13 @@ const char *ds_zstd_version(void);
 const char *ds_blosc_version(void);
 const char *ds_msgpack_version(void);
 const char *ds_protobuf_c_version(void);
+const char *ds_isal_version(void);
 
 /* The list a library linking every format reports. */
 #define DS_LIB_ZSTD {"zstd", ds_zstd_version}
 #define DS_LIB_BLOSC {"c-blosc", ds_blosc_version}
 #define DS_LIB_MSGPACK {"msgpack-c", ds_msgpack_version}
 #define DS_LIB_PROTOBUF_C {"protobuf-c", ds_protobuf_c_version}
+#define DS_LIB_ISAL {"isa-l", ds_isal_version}
 
 #endif

@@ -1,13 +1,17 @@
 /* format_table.c - the one table of formats (see format_table.h). A new
  * format is one row here (ARCHITECTURE.md "Adding a format"). The order
  * of the rows is the order of detection: a directory is tried as bcolz
- * before atlas, a file and a pattern as datadings before bagz. */
+ * before atlas, a file and a pattern as tfrecord (whose rules claim only
+ * TFRecord files, by name or a good first header) before datadings and
+ * bagz (whose pattern rules claim any glob / shard spec and fail when its
+ * files are not theirs). */
 #include "format_table.h"
 
 #include "formats/atlas/atlas_format.h"
 #include "formats/bagz/bagz_format.h"
 #include "formats/bcolz/bcolz_format.h"
 #include "formats/datadings/datadings_format.h"
+#include "formats/tfrecord/tfrecord_format.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +47,8 @@ static const ds_format_row rows[] = {
     {&ds_bcolz_format, ds_bcolz_module, ds_bcolz_register, ds_bcolz_info, NULL, NULL},
     {&ds_atlas_format, ds_atlas_module, ds_atlas_register, ds_atlas_info, NULL,
      atlas_listing_options},
+    {&ds_tfrecord_format, ds_tfrecord_module, ds_tfrecord_register, ds_tfrecord_info, NULL,
+     NULL},
     {&ds_datadings_format, ds_datadings_module, ds_datadings_register, ds_datadings_info,
      NULL, NULL},
     {&ds_bagz_format, ds_bagz_module, ds_bagz_register, ds_bagz_info,

@@ -14,6 +14,7 @@ extern const ds_help_entry ds_tfexample_help[]; /* tfexample_sql.c */
 extern const ds_help_entry ds_datadings_help[]; /* datadings_vtab.c */
 extern const ds_help_entry ds_atlas_help[];     /* atlas_vtab.c */
 extern const ds_help_entry ds_bcolz_help[];     /* bcolz_vtab.c */
+extern const ds_help_entry ds_tfrecord_help[];  /* tfrecord_vtab.c */
 extern const ds_help_entry ds_dataset_help[];   /* dataset_shards.c: dataset,
                                                    dataset_info, dataset_shards */
 

@@ -10,6 +10,7 @@
 #include "formats/bcolz/bcolz.h"
 #include "formats/datadings/datadings.h"
 #include "formats/detect.h"
+#include "formats/tfrecord/tfrecord_set.h"
 #include "vtab/dataset.h"
 #include "vtab/table.h"
 
@@ -19,6 +20,7 @@ bagz_reader *ds_bagz_reader_of(const ds_dataset *d);
 datadings_reader *ds_datadings_reader_of(const ds_dataset *d);
 atlas_reader *ds_atlas_reader_of(const ds_dataset *d);
 bcolz_table *ds_bcolz_table_of(const ds_dataset *d);
+tfrecord_set *ds_tfrecord_set_of(const ds_dataset *d);
 /* bagz: the options detection adds (limits=separate for a bag whose
  * limits are in a separate file), unless given. 0, or -1 with *err. */
 int ds_bagz_detected_options(const ds_detected *d, ds_options *o, char **err);

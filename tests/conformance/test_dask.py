@@ -3,7 +3,8 @@ scheduler, then a LocalCluster of 2 worker processes.
 
 For a sharded upstream fixture of each format (bagz concatenated and
 interleaved with split_rows, datadings glob, atlas dataset root) and a bcolz
-table cut with split_rows, the rows read_sql gives and group-by aggregates
+table cut with split_rows, a glob of TFRecord files (gzip, zlib, two gzip
+members) cut with split_rows, the rows read_sql gives and group-by aggregates
 Dask computes over them (sum, count, min, max; mean as sum / count) equal
 the same SQL in one sqlite3 connection over the whole dataset. Also: a
 join with an attached database in every task; .npy cells as numpy arrays;
@@ -90,6 +91,9 @@ CASES = [
      "rowid, id AS v, word, shard, shard_index", "word", "v"),
     ("bcolz split", "dataset", fixture("bcolz", "ctable_basic"), "", 7000,
      "rowid, id, x, flag, name, label, small AS v", "label", "v"),
+    ("tfrecord glob split", "dataset",
+     os.path.join(ROOT, "tests", "fixtures", "tfrecord", "examples.*.tfrecord"), "", 5,
+     "rowid, shard, shard_index, record, length(record) AS v", "shard", "v"),
 ]
 
 

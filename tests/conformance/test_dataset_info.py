@@ -334,7 +334,9 @@ def check_errors():
         with open(plain, "w") as f:
             f.write("hello, this is not a dataset\n")
         C.raises(lambda: info(plain), "a text file is not a dataset",
-                 "%s: not a dataset: looked for notes.txt.offsets or notes.txt.index" % plain,
+                 "%s: not a dataset: looked for a .tfrecord or .tfrecords name, or a first record "
+                 "header with a good length CRC (tfrecord), notes.txt.offsets or "
+                 "notes.txt.index" % plain,
                  "limits.notes.txt")
     # bagz files under other names: found by limits.NAME or by the limits tail
     with tempfile.TemporaryDirectory() as tmp:

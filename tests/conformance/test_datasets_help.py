@@ -21,13 +21,17 @@ from dstest import Checker  # noqa: E402
 BUILD = sys.argv[1]
 C = Checker()
 
-# codec library -> (its soname prefix, its version call)
-CODECS = {"zstd": ("libzstd.so", "ZSTD_versionString"),
+# codec library -> (its soname prefix, its version call; None: the library
+# has none, so the version of its Debian package, which the headers it was
+# built against must match)
+CODECS = {"isa-l": ("libisal.so", None),
+          "zstd": ("libzstd.so", "ZSTD_versionString"),
           "c-blosc": ("libblosc.so", "blosc_get_version_string"),
           "msgpack-c": ("libmsgpackc.so", "msgpack_version"),
           "protobuf-c": ("libprotobuf-c.so", "protobuf_c_version")}
 FORMAT_MODULES = {"bagz": {"bagz"}, "datadings": {"datadings"}, "atlas": {"atlas"},
-                  "bcolz": {"bcolz"}}
+                  "bcolz": {"bcolz"}, "tfrecord": {"tfrecord"}}
+DEB_PACKAGES = {"isa-l": "libisal-dev"}
 
 
 def connect(lib):
@@ -61,6 +65,10 @@ def needed(lib):
 def codec_version(name, sonames):
     prefix, call = CODECS[name]
     so = next(s for s in sonames if s.startswith(prefix))
+    if call is None:
+        v = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", DEB_PACKAGES[name]],
+                           capture_output=True, text=True, check=True).stdout
+        return v.split("-")[0]
     fn = getattr(ctypes.CDLL(so), call)
     fn.restype = ctypes.c_char_p
     return fn().decode()
@@ -98,7 +106,7 @@ def check_library(lib):
         C.eq(versions[name], codec_version(name, sonames), "%s: %s version" % (lib, name))
 
 
-for library in ["datasets", "bagz", "datadings", "atlas", "bcolz"]:
+for library in ["datasets", "bagz", "datadings", "atlas", "bcolz", "tfrecord"]:
     C.run(check_library, library, name=library)
 # the per-format libraries link what they did before datasets_help()
 C.eq(set(needed("bagz")) & {"libblosc.so.1", "libmsgpackc.so.2"}, set(),

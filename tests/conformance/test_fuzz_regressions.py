@@ -64,7 +64,9 @@ DD_SUFFIXES = (".offsets", ".keys", ".key_hashes", ".filter", ".index", ".md5")
 REGS = os.path.join(ROOT, "tests", "fuzz", "regressions")
 # folders of tests/fuzz/regressions/ replayed by another test: that test
 # must name the folder
-REPLAYED_ELSEWHERE = {"tfexample": "test_tfexample.py", "queries": "test_query_fuzz.py"}
+REPLAYED_ELSEWHERE = {"tfexample": "test_tfexample.py", "queries": "test_query_fuzz.py",
+                      # through the reader, until a tfrecord table exists
+                      "tfrecord": "../unit/test_tfrecord.c"}
 
 
 def variants(data):

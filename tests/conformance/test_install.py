@@ -23,7 +23,8 @@ make = ["make", "-s", "--no-print-directory", "-C", ROOT, "BUILD=" + BUILD,
 r = subprocess.run(make + ["install"], capture_output=True, text=True)
 C.eq(r.returncode, 0, "make install" + (": " + r.stderr[-300:] if r.returncode else ""))
 C.eq(sorted(os.listdir(stage + ext)),
-     ["atlas.so", "bagz.so", "bcolz.so", "datadings.so", "datasets.so"], "libraries installed")
+     ["atlas.so", "bagz.so", "bcolz.so", "datadings.so", "datasets.so", "tfrecord.so"],
+     "libraries installed")
 C.check(os.path.isfile(os.path.join(stage + py, "sqlite_datasets", "dask.py")), "package installed")
 
 env = dict(os.environ, LD_LIBRARY_PATH=stage + ext, PYTHONPATH=stage + py)

@@ -23,7 +23,7 @@ from dstest import FIXTURES, Checker, connect, error_of, sql_quote  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD = sys.argv[1]
 C = Checker()
-MODULES = ["bagz", "datadings", "atlas", "bcolz"]
+MODULES = ["bagz", "datadings", "atlas", "bcolz", "tfrecord"]
 
 
 def readme_tables():
@@ -80,9 +80,11 @@ def check_messages(conn, spec, tmp):
     paths = {"bagz": os.path.join(FIXTURES, "bagz", "mid.bagz"),
              "datadings": os.path.join(FIXTURES, "datadings", "basic", "basic.msgpack"),
              "atlas": os.path.join(FIXTURES, "atlas", "none"),
-             "bcolz": os.path.join(FIXTURES, "bcolz", "ctable_basic")}
+             "bcolz": os.path.join(FIXTURES, "bcolz", "ctable_basic"),
+             "tfrecord": os.path.join(ROOT, "tests", "fixtures", "tfrecord",
+                                      "examples.tfrecord")}
     new = {"bagz": "new.bagz", "datadings": "new.msgpack", "atlas": "new_atlas",
-           "bcolz": "new_bcolz"}
+           "bcolz": "new_bcolz", "tfrecord": "new.tfrecord"}
     for mod in MODULES:
         opts = spec[mod]
         want = {form: [n for n, _, _, forms in opts if form in forms.split(", ")]

@@ -27,7 +27,9 @@
 # storage + NUL + sizes (storage alone when there is no sizes) prefixed
 # with 0x01. fuzz_tfexample gets the records of
 # tests/conformance/tfexample_records.py (written by python3-protobuf from
-# proto/example.proto; nothing without python3 and protoc). Crash inputs land in
+# proto/example.proto; nothing without python3 and protoc). fuzz_tfrecord
+# gets tests/fixtures/tfrecord/*.tfrecord behind option bytes 0x00 and 0x04,
+# and the one with an .idx sidecar packed with it (0x08). Crash inputs land in
 # build/fuzz/artifacts-<name>/. Exits non-zero when any harness crashes,
 # leaks, times out or runs out of memory; prints the executions per harness
 # and in total (libFuzzer's final stat::number_of_executed_units).
@@ -404,6 +406,21 @@ seed() {
       if [ -x /usr/bin/python3 ] && command -v protoc >/dev/null 2>&1; then
         /usr/bin/python3 tests/conformance/tfexample_records.py "$dir" || true
       fi
+      ;;
+    tfrecord)
+      # fuzz_tfrecord reads an option byte (bits 0-1 compression, bit 2
+      # verify=false, bit 3 a u16 LE-sized .idx first), then the file: each
+      # fixture of tests/fixtures/tfrecord/ detected (0x00) and without
+      # data CRCs (0x04), the uncompressed one with its sidecar (0x08)
+      for f in tests/fixtures/tfrecord/*.tfrecord; do
+        [ -f "$f" ] || continue
+        b=$(basename "$f")
+        { byte 0; cat "$f"; } >"$dir/seed-00-$b"
+        { byte 4; cat "$f"; } >"$dir/seed-04-$b"
+        if [ -f "$f.idx" ]; then
+          { byte 8; le16 "$(wc -c <"$f.idx")"; cat "$f.idx" "$f"; } >"$dir/seed-08-$b"
+        fi
+      done
       ;;
     *)
       for f in "$FIX/$fmt"/*; do

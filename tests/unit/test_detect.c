@@ -14,6 +14,7 @@
 #include "formats/bagz/bagz_format.h"
 #include "formats/bcolz/bcolz_format.h"
 #include "formats/datadings/datadings_format.h"
+#include "formats/tfrecord/tfrecord_format.h"
 #include "formats/detect.h"
 #include "formats/format_files.h"
 
@@ -48,7 +49,7 @@ static const char *detect(const ds_format_bytes *const *l, const char *path,
 }
 
 int main(void) {
-  const ds_format_bytes *all[] = {&ds_bcolz_format, &ds_atlas_format,
+  const ds_format_bytes *all[] = {&ds_bcolz_format, &ds_atlas_format, &ds_tfrecord_format,
                                   &ds_datadings_format, &ds_bagz_format, NULL};
   const ds_format_bytes *no_bagz[] = {&ds_bcolz_format, &ds_atlas_format,
                                       &ds_datadings_format, NULL};
@@ -72,6 +73,44 @@ int main(void) {
   f = detect(all, FIX "datadings/sharded/part-*.msgpack", &detail, &err);
   CHECK_STR(f, "datadings");
   free(err);
+
+  /* tfrecord: by name (the empty file too), a glob and a comma list of
+   * them, and by its first header under a name without an extension */
+  f = detect(all, "tests/fixtures/tfrecord/examples.tfrecord", &detail, &err);
+  CHECK_STR(f, "tfrecord");
+  free(err);
+  f = detect(all, "tests/fixtures/tfrecord/empty.tfrecord", &detail, &err);
+  CHECK_STR(f, "tfrecord");
+  free(err);
+  f = detect(all, "tests/fixtures/tfrecord/examples.*.tfrecord", &detail, &err);
+  CHECK_STR(f, "tfrecord");
+  free(err);
+  f = detect(all, "tests/fixtures/tfrecord/examples.tfrecord,tests/fixtures/tfrecord/"
+                  "examples.gzip.tfrecord", &detail, &err);
+  CHECK_STR(f, "tfrecord");
+  free(err);
+  {
+    const char *srcs[] = {"tests/fixtures/tfrecord/examples.tfrecord",
+                          "tests/fixtures/tfrecord/examples.gzip.tfrecord",
+                          "tests/fixtures/upstream/bagz/concat-00000-of-00004.bagz"};
+    const char *want[] = {"tfrecord", "tfrecord", "bagz"};
+    for (size_t k = 0; k < 3; k++) {
+      char tmp[] = "/tmp/ds_test_detect_tfr_XXXXXX";
+      int tfd = mkstemp(tmp);
+      FILE *in = fopen(srcs[k], "rb");
+      if (!CHECK(tfd >= 0 && in)) continue;
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, in)) > 0) CHECK(write(tfd, buf, n) == (ssize_t)n);
+      fclose(in);
+      close(tfd);
+      /* a bag under a name without extension: its tail, not a TFRecord header */
+      f = detect(all, tmp, &detail, &err);
+      if (!CHECK(f && strcmp(f, want[k]) == 0)) check_note("    %s: %s\n", srcs[k], err);
+      free(err);
+      unlink(tmp);
+    }
+  }
 
   /* the detail word: limits.NAME beside a bag */
   f = detect(all, FIX "bagz/separate.bagz", &detail, &err);

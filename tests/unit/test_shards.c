@@ -15,15 +15,18 @@
 #include "formats/bagz/bagz_format.h"
 #include "formats/bcolz/bcolz_format.h"
 #include "formats/datadings/datadings_format.h"
+#include "formats/tfrecord/tfrecord_format.h"
+#include "formats/tfrecord/tfrecord_set.h"
 #include "formats/detect.h"
 #include "formats/shards.h"
 
 #define FIX "tests/fixtures/upstream/"
 
-/* The four formats in the format table's order (vtab/format_table.c). */
+/* The five formats in the format table's order (vtab/format_table.c). */
 static const ds_format_bytes *formats(size_t i) {
   static const ds_format_bytes *const all[] = {&ds_bcolz_format, &ds_atlas_format,
-                                               &ds_datadings_format, &ds_bagz_format};
+                                               &ds_tfrecord_format, &ds_datadings_format,
+                                               &ds_bagz_format};
   return i < sizeof all / sizeof all[0] ? all[i] : NULL;
 }
 
@@ -165,6 +168,41 @@ static void bcolz_split(void) {
   ds_shard_listing_free(&l);
 }
 
+/* tfrecord: a comma list of three files, rows from the index, the bytes
+ * of a split range of the uncompressed file from its offsets. */
+static void tfrecord_list(void) {
+  const char *spec = "tests/fixtures/tfrecord/examples.tfrecord,"
+                     "tests/fixtures/tfrecord/examples.gzip.tfrecord,"
+                     "tests/fixtures/tfrecord/cut.tfrecord";
+  ds_shards_options o = {0};
+  o.split_rows = 5;
+  ds_shard_listing l;
+  if (!list(spec, &o, &l)) return;
+  tfrecord_set s;
+  tfrecord_options to = {TFRECORD_AUTO, 0, 0};
+  char *err = NULL;
+  if (CHECK(tfrecord_set_open(&s, spec, &to, 1, &err) == 0)) {
+    if (CHECK(tfrecord_set_index(&s, &err) == 0)) {
+      CHECK(l.nshards == 3 && l.total_rows == s.map.total && s.map.total == 12 + 12 + 8);
+      /* 12 rows by 5: 3 ranges a shard; the cut file 8 rows: 2 */
+      CHECK(l.n == 3 + 3 + 2);
+      const tfrecord_file *t = &s.files[0];
+      if (CHECK(l.n >= 2)) {
+        CHECK(l.items[0].shard == 0 && l.items[0].first_rowid == 0 && l.items[0].rows == 5);
+        CHECK(l.items[0].bytes == t->offsets[5] - t->offsets[0]);
+        CHECK(l.items[1].bytes == t->offsets[10] - t->offsets[5]);
+      }
+      if (CHECK(l.n == 8)) {
+        CHECK(l.items[6].shard == 2 && l.items[6].first_rowid == 24);
+        CHECK_STR(l.items[7].path, "tests/fixtures/tfrecord/cut.tfrecord");
+      }
+    }
+    tfrecord_set_close(&s);
+  }
+  free(err);
+  ds_shard_listing_free(&l);
+}
+
 int main(void) {
   bagz_concat();
   bagz_interleaved_split();
@@ -172,5 +210,6 @@ int main(void) {
   datadings_glob();
   atlas_root();
   bcolz_split();
+  tfrecord_list();
   return check_exit();
 }

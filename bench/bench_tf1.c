@@ -1,0 +1,309 @@
+/* bench_tf1.c - benchmark driver for workload TF-1 (issue 25: the tfrecord
+ * module; see bench/README.md).
+ *
+ *   bench_tf1 [--ext PATH] [--runs N] DIR
+ *
+ * DIR/tf1.tfrecord is the 1M tf.Example records of T-B1 (DIR/tb1@4.bag,
+ * gen_tb1) as one uncompressed TFRecord file, written once by the
+ * extension's tfrecord writer (INSERT ... SELECT record FROM bagz(...)).
+ * Rows, each ours / yardstick, all in this process, interleaved:
+ *   - full scan with the CRC checks (count, sum of lengths; the table
+ *     indexed) / the same loop in bare C: read() 1 MiB at a time, each
+ *     frame's length CRC and data CRC (masked CRC-32C, ISA-L) checked;
+ *   - index build (a new table (idx=false) read at rowid 0: the index
+ *     pass, not a step over every row) / a bare read() of the file;
+ *   - 100,000 random rowids (one statement each, BEGIN..COMMIT) once
+ *     indexed / the same on T-B1's uncompressed bag (the same records);
+ *   - tf.Example GROUP BY label (records=tfexample) / the same on T-B1's bag;
+ *   - convert TF-1 to a zstd-3 bag (INSERT ... SELECT, COMMIT) / the same
+ *     copy from T-B1's bag (a W-B1 style bag copy of the same records).
+ * Answers are compared between each pair. PATH defaults to build/datasets. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <isa-l/crc.h>
+
+#include "bench_common.h"
+
+#define POINT_LOOKUPS 100000
+#define POINT_SEED 0x7f1u
+#define CHUNK (1u << 20)
+
+typedef struct tf1_ctx {
+  sqlite3 *db;
+  char file[4200], bag[4200], outdir[4200];
+  int64_t *rowids;
+  uint64_t total;
+} tf1_ctx;
+
+static volatile unsigned g_sink;
+
+static uint32_t masked_crc(const uint8_t *p, size_t n) {
+  uint32_t c = ~crc32_iscsi((unsigned char *)p, (int)n, 0xffffffffu);
+  return ((c >> 15) | (c << 17)) + 0xa282ead8u;
+}
+static uint64_t le64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+static uint32_t le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Bare scan: frames parsed from 1 MiB reads, both CRCs checked. */
+static int run_bare_scan(void *ctx, bench_variant *v) {
+  tf1_ctx *c = ctx;
+  int fd = open(c->file, O_RDONLY);
+  if (fd < 0) return -1;
+  size_t cap = CHUNK * 2, have = 0, at = 0;
+  uint8_t *buf = malloc(cap);
+  int64_t n = 0, bytes = 0;
+  int bad = 0;
+  for (;;) {
+    if (have - at < 12 || have - at < 16 + le64(buf + at)) {
+      memmove(buf, buf + at, have - at);
+      have -= at;
+      at = 0;
+      if (have >= 12 && 16 + le64(buf) > cap) {
+        cap = 16 + le64(buf) + CHUNK;
+        buf = realloc(buf, cap);
+      }
+      ssize_t r = read(fd, buf + have, cap - have);
+      if (r <= 0) break;
+      have += (size_t)r;
+      continue;
+    }
+    uint64_t len = le64(buf + at);
+    bad |= masked_crc(buf + at, 8) != le32(buf + at + 8);
+    bad |= masked_crc(buf + at + 12, len) != le32(buf + at + 12 + len);
+    n++;
+    bytes += (int64_t)len;
+    at += 16 + len;
+  }
+  close(fd);
+  free(buf);
+  v->r0 = n;
+  v->r1 = bytes;
+  return bad ? -1 : 0;
+}
+
+/* Bare read of the whole file, 1 MiB at a time (r0: 1, r1: bytes). */
+static int run_bare_read(void *ctx, bench_variant *v) {
+  tf1_ctx *c = ctx;
+  int fd = open(c->file, O_RDONLY);
+  if (fd < 0) return -1;
+  uint8_t *buf = malloc(CHUNK);
+  int64_t bytes = 0;
+  ssize_t r;
+  while ((r = read(fd, buf, CHUNK)) > 0) bytes += r;
+  g_sink += buf[0];
+  close(fd);
+  free(buf);
+  v->r0 = 1;
+  v->r1 = bytes;
+  return 0;
+}
+
+/* Index build: a new table over the file, its row 0 (the index pass). */
+static int run_index(void *ctx, bench_variant *v) {
+  tf1_ctx *c = ctx;
+  char *sql = sqlite3_mprintf("DROP TABLE IF EXISTS temp.ix;"
+                              "CREATE VIRTUAL TABLE temp.ix USING tfrecord(%Q, idx=false)",
+                              c->file);
+  int rc = bench_exec(c->db, sql, 0);
+  sqlite3_free(sql);
+  sqlite3_stmt *st = NULL;
+  if (rc == 0 && sqlite3_prepare_v2(c->db, "SELECT count(*) FROM ix WHERE rowid = 0", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    v->r0 = 1;
+    v->r1 = sqlite3_column_int64(st, 0);
+  } else {
+    rc = -1;
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* 100,000 point lookups inside BEGIN..COMMIT (r0 rows, r1 bytes). */
+static int run_point(void *ctx, bench_variant *v) {
+  tf1_ctx *c = ctx;
+  int64_t found = 0, bytes = 0;
+  unsigned touch = 0;
+  if (bench_exec(c->db, "BEGIN", 0) != 0) return -1;
+  for (int k = 0; k < POINT_LOOKUPS; k++) {
+    sqlite3_bind_int64(v->stmt, 1, c->rowids[k]);
+    int rc = sqlite3_step(v->stmt);
+    if (rc == SQLITE_ROW) {
+      const uint8_t *p = sqlite3_column_blob(v->stmt, 0);
+      int n = sqlite3_column_bytes(v->stmt, 0);
+      if (n > 0) touch += p[0] + p[n - 1];
+      found++;
+      bytes += n;
+      rc = sqlite3_step(v->stmt);
+    }
+    sqlite3_reset(v->stmt);
+    if (rc != SQLITE_DONE) {
+      fprintf(stderr, "bench_tf1: %s: %s\n", v->name, sqlite3_errmsg(c->db));
+      bench_exec(c->db, "COMMIT", 1);
+      return -1;
+    }
+  }
+  v->r0 = found;
+  v->r1 = bytes;
+  g_sink += touch;
+  return bench_exec(c->db, "COMMIT", 0);
+}
+
+/* Convert into DIR/tf1-conv-<name>.bagz (zstd level 3, mode=replace), from
+ * `from` (a table name); r0 rows, r1 1. */
+static int convert(tf1_ctx *c, bench_variant *v, const char *from) {
+  char *sql = sqlite3_mprintf(
+      "CREATE VIRTUAL TABLE temp.conv USING bagz('%q/tf1-conv-%q.bagz', mode=replace, "
+      "level=3);"
+      "BEGIN; INSERT INTO conv(record) SELECT record FROM %s; COMMIT;",
+      c->outdir, from, from);
+  int rc = bench_exec(c->db, sql, 0);
+  sqlite3_free(sql);
+  sqlite3_stmt *st = NULL;
+  if (rc == 0 && sqlite3_prepare_v2(c->db, "SELECT count(*) FROM conv", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    v->r0 = sqlite3_column_int64(st, 0);
+    v->r1 = 1;
+  } else {
+    rc = -1;
+  }
+  sqlite3_finalize(st);
+  bench_exec(c->db, "DROP TABLE IF EXISTS temp.conv", 0);
+  return rc;
+}
+static int run_conv_tf(void *ctx, bench_variant *v) { return convert(ctx, v, "tf1"); }
+static int run_conv_bag(void *ctx, bench_variant *v) { return convert(ctx, v, "tb1"); }
+
+static const char *const GROUP_SQL =
+    "SELECT sum(n), sum(CAST(a * 1e6 AS INTEGER)) FROM "
+    "(SELECT label, count(*) AS n, avg(score) AS a FROM %s GROUP BY label)";
+
+enum { V_SCAN, V_BSCAN, V_INDEX, V_BREAD, V_PTF, V_PBAG, V_GTF, V_GBAG, V_CTF, V_CBAG, NV };
+
+static void prepare(sqlite3 *db, bench_variant *v, const char *name, const char *sql,
+                    bench_run_fn run) {
+  v->name = name;
+  v->run = run;
+  v->one_cpu = 1;
+  bench_prepare(db, sql, v);
+}
+
+/* DIR/tf1.tfrecord from T-B1's bag, unless it is there. */
+static int ensure_file(tf1_ctx *c) {
+  if (access(c->file, R_OK) == 0) return 0;
+  char *sql = sqlite3_mprintf(
+      "CREATE VIRTUAL TABLE temp.mk USING tfrecord('%q.tmp', mode=create);"
+      "BEGIN; INSERT INTO mk(record) SELECT record FROM bagz(%Q); COMMIT;"
+      "DROP TABLE temp.mk;",
+      c->file, c->bag);
+  unlink(sqlite3_mprintf("%s.tmp", c->file));
+  int rc = bench_exec(c->db, sql, 0);
+  sqlite3_free(sql);
+  char tmp[4300];
+  snprintf(tmp, sizeof tmp, "%s.tmp", c->file);
+  return rc == 0 ? rename(tmp, c->file) : rc;
+}
+
+static int bench_full(tf1_ctx *c, const char *dir, const char *ext, int runs) {
+  snprintf(c->file, sizeof c->file, "%s/tf1.tfrecord", dir);
+  snprintf(c->bag, sizeof c->bag, "%s/tb1@4.bag", dir);
+  snprintf(c->outdir, sizeof c->outdir, "%s", dir);
+  char *err = NULL, note[1024], sql[8600];
+  if (sqlite3_open(":memory:", &c->db) != SQLITE_OK || bench_load_ext(c->db, ext, &err)) {
+    fprintf(stderr, "bench_tf1: %s\n", err ? err : "cannot open");
+    return 1;
+  }
+  if (ensure_file(c)) return 1;
+  if (bench_create_vtab(c->db, "tf1", "tfrecord", c->file, "", note, sizeof note) ||
+      bench_create_vtab(c->db, "tb1", "bagz", c->bag, "", note, sizeof note) ||
+      bench_create_vtab(c->db, "tf1x", "tfrecord", c->file, "records=tfexample", note,
+                        sizeof note) ||
+      bench_create_vtab(c->db, "tb1x", "bagz", c->bag, "records=tfexample", note,
+                        sizeof note)) {
+    printf("NOTE: %s\n", note);
+    return 1;
+  }
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM tf1", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    c->total = (uint64_t)sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  if (c->total == 0) return 1;
+  c->rowids = malloc(sizeof *c->rowids * POINT_LOOKUPS);
+  uint64_t seed = POINT_SEED;
+  for (int k = 0; k < POINT_LOOKUPS; k++)
+    c->rowids[k] = (int64_t)(bench_splitmix64(&seed) % c->total);
+  printf("TF-1: %s, %llu records (T-B1's, from %s); sqlite %s; %d CPUs\n", c->file,
+         (unsigned long long)c->total, c->bag, sqlite3_libversion(),
+         (int)sysconf(_SC_NPROCESSORS_ONLN));
+  bench_variant v[NV];
+  memset(v, 0, sizeof v);
+  prepare(c->db, &v[V_SCAN], "scan tf1 (CRCs)",
+          "SELECT count(*), sum(length(record)) FROM tf1", bench_run_sql);
+  v[V_BSCAN] = (bench_variant){.name = "bare read + CRC-32C", .run = run_bare_scan, .ok = 1,
+                               .one_cpu = 1};
+  v[V_INDEX] = (bench_variant){.name = "index build", .run = run_index, .ok = 1, .one_cpu = 1};
+  v[V_BREAD] = (bench_variant){.name = "bare read", .run = run_bare_read, .ok = 1, .one_cpu = 1};
+  prepare(c->db, &v[V_PTF], "point tf1", "SELECT record FROM tf1 WHERE rowid = ?", run_point);
+  prepare(c->db, &v[V_PBAG], "point tb1 bag", "SELECT record FROM tb1 WHERE rowid = ?",
+          run_point);
+  snprintf(sql, sizeof sql, GROUP_SQL, "tf1x");
+  prepare(c->db, &v[V_GTF], "GROUP BY label tf1", sql, bench_run_sql);
+  snprintf(sql, sizeof sql, GROUP_SQL, "tb1x");
+  prepare(c->db, &v[V_GBAG], "GROUP BY label tb1", sql, bench_run_sql);
+  v[V_CTF] = (bench_variant){.name = "convert tf1 -> zstd-3 bag", .run = run_conv_tf, .ok = 1,
+                             .one_cpu = 1};
+  v[V_CBAG] = (bench_variant){.name = "copy tb1 -> zstd-3 bag", .run = run_conv_bag, .ok = 1,
+                              .one_cpu = 1};
+  bench_measure(c, v, NV, runs);
+  int bad = 0;
+  for (int i = 0; i < NV; i += 2)
+    if (v[i].ok && v[i + 1].ok && (v[i].r0 != v[i + 1].r0 ||
+                                   (i != V_INDEX && v[i].r1 != v[i + 1].r1))) {
+      printf("!!!!!!!! MISMATCH: %s gave (%lld, %lld), %s (%lld, %lld)\n", v[i].name,
+             (long long)v[i].r0, (long long)v[i].r1, v[i + 1].name, (long long)v[i + 1].r0,
+             (long long)v[i + 1].r1);
+      bad++;
+    }
+  printf("\nabsolute times (min of %d runs after a warm-up, interleaved):\n", runs);
+  for (int i = 0; i < NV; i++)
+    printf("  %-28s %9.1f ms   -> (%lld, %lld)%s\n", v[i].name, v[i].best_ms,
+           (long long)v[i].r0, (long long)v[i].r1, v[i].ok ? "" : "  n/a");
+  printf("\n");
+  bench_table_header();
+  bench_table_row("TF-1 scan with CRCs / bare read+CRC", &v[V_SCAN], &v[V_BSCAN], 1.15);
+  bench_table_row("TF-1 index build / bare read", &v[V_INDEX], &v[V_BREAD], 1.2);
+  bench_table_row("TF-1 point 100k / T-B1 bag", &v[V_PTF], &v[V_PBAG], 1.2);
+  bench_table_row("TF-1 GROUP BY label / T-B1 bag", &v[V_GTF], &v[V_GBAG], 1.1);
+  bench_table_row("TF-1 -> zstd-3 bag / bag copy", &v[V_CTF], &v[V_CBAG], 1.1);
+  for (int i = 0; i < NV; i++) sqlite3_finalize(v[i].stmt);
+  if (bad) printf("\n!!!!!!!! %d RESULT MISMATCH(ES) - see above\n", bad);
+  return bad ? 3 : 0;
+}
+
+int main(int argc, char **argv) {
+  const char *ext = "build/datasets";
+  int runs = BENCH_RUNS, i = 1;
+  for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
+    if (strcmp(argv[i], "--ext") == 0) ext = argv[i + 1];
+    else if (strcmp(argv[i], "--runs") == 0) runs = atoi(argv[i + 1]);
+  }
+  if (i + 1 != argc || runs < 1) {
+    fprintf(stderr, "usage: bench_tf1 [--ext PATH] [--runs N] DIR\n");
+    return 2;
+  }
+  tf1_ctx c = {0};
+  int rc = bench_full(&c, argv[i], ext, runs);
+  free(c.rowids);
+  if (c.db) sqlite3_close(c.db);
+  return rc;
+}

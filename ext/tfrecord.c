@@ -1,0 +1,35 @@
+/* ext/tfrecord.c - entry point of build/tfrecord.so: the tfrecord module,
+ * tfexample_json and the npy_* functions. Load with `.load build/tfrecord`. */
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+
+#include "sql/help_sql.h"
+#include "sql/npy_sql.h"
+#include "sql/version_sql.h"
+#include "vtab/module_help.h"
+#include "vtab/modules.h"
+#include "vtab/tfexample_sql.h"
+
+/* What datasets_help() lists: this library's modules, functions and the
+ * codec libraries it links. */
+static const ds_help_entry *const help_parts[] = {ds_help_common, ds_tfrecord_help,
+                                                  ds_tfexample_help, NULL};
+static const ds_lib_version help_versions[] = {DS_LIB_PROTOBUF_C, DS_LIB_ISAL, {NULL, NULL}};
+static const ds_help_library help_library = {"tfrecord", help_parts, help_versions};
+
+#ifdef _WIN32
+__declspec(dllexport)
+#else
+__attribute__((visibility("default")))
+#endif
+int sqlite3_tfrecord_init(sqlite3 *db, char **pzErrMsg,
+                          const sqlite3_api_routines *pApi) {
+  (void)pzErrMsg;
+  SQLITE_EXTENSION_INIT2(pApi);
+  int rc = ds_npy_register_functions(db);
+  if (rc == SQLITE_OK) rc = ds_version_register(db);
+  if (rc == SQLITE_OK) rc = ds_help_register(db, &help_library);
+  if (rc == SQLITE_OK) rc = ds_tfrecord_register(db);
+  if (rc == SQLITE_OK) rc = ds_tfexample_register_functions(db);
+  return rc;
+}

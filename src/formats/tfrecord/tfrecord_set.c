@@ -1,0 +1,197 @@
+/* tfrecord_set.c - several TFRecord files as one dataset (see
+ * tfrecord_set.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/open_stable.h"
+#include "core/vfs.h"
+#include "formats/tfrecord/tfrecord_idx.h"
+#include "formats/tfrecord/tfrecord_set.h"
+
+/* ds_open_stable's context: the spec's files, opened into set. */
+typedef struct opening {
+  const char *spec;
+  const tfrecord_options *o;
+  ds_shard_list files;
+  tfrecord_set *set;
+} opening;
+
+/* 1 when path has a glob metacharacter and names no file. */
+static int is_glob(const char *path) {
+  return strpbrk(path, "*?[") != NULL && !ds_vfs_exists(path);
+}
+
+/* The spec's files with each glob element replaced by its matches (sorted
+ * by name); a glob that matches nothing is an error. */
+static int expand_globs(ds_shard_list *l, char **err) {
+  ds_shard_list out = {NULL, 0};
+  for (size_t i = 0; i < l->n; i++) {
+    char **p;
+    if (!is_glob(l->paths[i])) {
+      if (!(p = ds_grow(out.paths, out.n, sizeof *p))) goto oom;
+      out.paths = p;
+      out.paths[out.n++] = l->paths[i];
+      l->paths[i] = NULL;
+      continue;
+    }
+    ds_vfs_names g = {0};
+    if (ds_vfs_glob(l->paths[i], 0, &g) != 0) {
+      ds_err(err, "%s: matches no file", l->paths[i]);
+      ds_shard_list_free(&out);
+      return -1;
+    }
+    for (size_t k = 0; k < g.n; k++) {
+      if (!(p = ds_grow(out.paths, out.n, sizeof *p))) {
+        ds_vfs_names_free(&g);
+        goto oom;
+      }
+      out.paths = p;
+      out.paths[out.n++] = g.v[k];
+      g.v[k] = NULL;
+    }
+    ds_vfs_names_free(&g);
+  }
+  ds_shard_list_free(l);
+  *l = out;
+  return 0;
+oom:
+  ds_shard_list_free(&out);
+  return ds_err(err, "out of memory");
+}
+
+int tfrecord_set_paths(const char *spec, ds_shard_list *out, char **err) {
+  if (ds_shard_spec_expand(spec, out, err)) return -1;
+  if (expand_globs(out, err)) {
+    ds_shard_list_free(out);
+    return -1;
+  }
+  return 0;
+}
+
+/* ds_open_steps.paths */
+static int opening_paths(void *ctx, ds_path_set *set, char **err) {
+  opening *o = ctx;
+  ds_shard_list_free(&o->files);
+  int partial = 0;
+  if (ds_shard_spec_expand_partial(o->spec, &o->files, &partial, err)) return partial ? 1 : -1;
+  if (expand_globs(&o->files, err)) return -1;
+  for (size_t i = 0; i < o->files.n; i++)
+    if (ds_path_set_add(set, o->files.paths[i])) return ds_err(err, "out of memory");
+  return 0;
+}
+
+/* Close the files opened so far. */
+static void close_files(tfrecord_set *s) {
+  for (size_t i = 0; i < s->n; i++) tfrecord_close(&s->files[i]);
+  free(s->files);
+  s->files = NULL;
+  s->n = 0;
+}
+
+/* ds_open_steps.open */
+static int opening_open(void *ctx, char **err) {
+  opening *o = ctx;
+  tfrecord_set *s = o->set;
+  if (o->files.n == 0) return ds_err(err, "%s: names no file", o->spec);
+  if (!(s->files = calloc(o->files.n, sizeof *s->files))) return ds_err(err, "out of memory");
+  for (size_t i = 0; i < o->files.n; i++) {
+    if (tfrecord_open(&s->files[i], o->files.paths[i], o->o, err)) {
+      close_files(s);
+      return -1;
+    }
+    s->n = i + 1;
+  }
+  return 0;
+}
+
+/* ds_open_steps.stale */
+static int opening_stale(void *ctx) { return tfrecord_set_stale(((opening *)ctx)->set); }
+
+/* ds_open_steps.close */
+static void opening_close(void *ctx) { close_files(((opening *)ctx)->set); }
+
+/* ds_open_steps.incomplete: a file missing beside others, or any of an @*
+ * set (a writer replacing it). */
+static int opening_incomplete(void *ctx, const ds_path_set *set) {
+  opening *o = ctx;
+  size_t missing = 0;
+  for (size_t i = 0; i < set->n; i++) missing += set->ids[i].kind == 0;
+  return missing > 0 && (missing < set->n || strstr(o->spec, "@*") != NULL);
+}
+
+int tfrecord_set_open(tfrecord_set *s, const char *spec, const tfrecord_options *o,
+                      int use_idx, char **err) {
+  static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
+                                      opening_close, opening_incomplete};
+  memset(s, 0, sizeof *s);
+  s->use_idx = use_idx;
+  opening op = {spec, o, {NULL, 0}, s};
+  int rc = ds_open_stable(spec, &steps, &op, err);
+  ds_shard_list_free(&op.files);
+  return rc;
+}
+
+void tfrecord_set_close(tfrecord_set *s) {
+  close_files(s);
+  if (s->mapped) ds_shard_map_free(&s->map);
+  memset(s, 0, sizeof *s);
+}
+
+int tfrecord_set_stale(const tfrecord_set *s) {
+  for (size_t i = 0; i < s->n; i++)
+    if (ds_file_stale(&s->files[i].file)) return 1;
+  return 0;
+}
+
+uint64_t tfrecord_set_rows(const tfrecord_set *s, size_t i) {
+  return s->files[i].count + (s->files[i].tail_err != NULL);
+}
+
+int tfrecord_set_index(tfrecord_set *s, char **err) {
+  if (s->mapped) return 0;
+  for (size_t i = 0; i < s->n; i++) {
+    tfrecord_file *t = &s->files[i];
+    if (t->indexed) continue;
+    if (s->use_idx && t->compression == TFRECORD_NONE) {
+      char *ip = tfrecord_idx_path(t->file.path);
+      char *why = NULL;
+      if (!ip) return ds_err(err, "out of memory");
+      tfrecord_idx_load(t, ip, &why); /* refused or absent: index below */
+      free(why);
+      free(ip);
+    }
+    if (tfrecord_index(t, err)) return -1;
+  }
+  uint64_t *counts = malloc((s->n ? s->n : 1) * sizeof *counts);
+  if (!counts) return ds_err(err, "out of memory");
+  for (size_t i = 0; i < s->n; i++) counts[i] = tfrecord_set_rows(s, i);
+  int rc = ds_shard_map_init(&s->map, DS_LAYOUT_CONCATENATED, counts, s->n, err);
+  free(counts);
+  if (rc == 0) s->mapped = 1;
+  return rc;
+}
+
+int tfrecord_set_row_damaged(const tfrecord_set *s, uint64_t g, char **err) {
+  size_t shard;
+  uint64_t i;
+  if (!s->mapped || g >= s->map.total) return 0;
+  ds_shard_map_locate(&s->map, g, &shard, &i);
+  const tfrecord_file *t = &s->files[shard];
+  if (i < t->count || !t->tail_err) return 0;
+  ds_err(err, "%s", t->tail_err);
+  return 1;
+}
+
+int tfrecord_set_read(const tfrecord_set *s, tfrecord_cursor *cursors, uint64_t g,
+                      tfrecord_rec *r, char **err) {
+  if (!s->mapped) return ds_err(err, "tfrecord: the set is not indexed");
+  if (g >= s->map.total)
+    return ds_err(err, "row %llu is past the last record (%llu records)",
+                  (unsigned long long)g, (unsigned long long)s->map.total);
+  size_t shard;
+  uint64_t i;
+  ds_shard_map_locate(&s->map, g, &shard, &i);
+  tfrecord_cursor *c = &cursors[shard];
+  if (!c->t && tfrecord_cursor_init(c, &s->files[shard], err)) return -1;
+  return tfrecord_read_at(c, i, r, err);
+}

@@ -1,0 +1,370 @@
+/* tfrecord_vtab.c - the `tfrecord` virtual table (issue 25,
+ * docs/INTERFACE.md "tfrecord"): SQL over TFRecord files.
+ *
+ *   SELECT count(*) FROM tfrecord('train-*.tfrecord');
+ *   CREATE VIRTUAL TABLE temp.t USING tfrecord('train@*.tfrecord', records=tfexample);
+ *
+ * Columns: record BLOB, shard INTEGER, shard_index INTEGER, and in the
+ * table-valued form the HIDDEN arguments path and options; rowid is the
+ * record's number in the whole set. With records=tfexample (CREATE form)
+ * the columns are the features of tf.train.Example records, then HIDDEN
+ * record, shard and shard_index (vtab/tfexample_columns.c, as for bagz).
+ * Options (tfrecord_options.h): compression=auto|none|gzip|zlib (auto:
+ * detected from each file's bytes), verify=true|false (false: the data
+ * CRCs are not checked; the length CRCs always are), idx=true|false (use
+ * a "<file>.idx" sidecar that checks out instead of the index pass).
+ *
+ * The set of files is indexed on the first query (formats/tfrecord/
+ * tfrecord_set.h: one pass over each file, headers only when
+ * uncompressed) and kept for the dataset's life; then rowid =, IN, ranges,
+ * shard = / IN, LIMIT and OFFSET read only the records they return (a
+ * gzip / zlib file decompresses up to each record, from its start when
+ * going backwards). A file whose records stop at a damaged or cut record
+ * has that record as its last row: stepping onto it fails with the file,
+ * the record and the offset (count(*) included); the rows before it read.
+ *
+ * Writing (CREATE form, mode=create|replace): vtab/tfrecord_write.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "formats/tfrecord/tfrecord.h"
+#include "formats/tfrecord/tfrecord_set.h"
+#include "sql/plan.h"
+#include "sql/sqlite_api.h"
+#include "vtab/dataset.h"
+#include "vtab/module_help.h"
+#include "vtab/module_options.h"
+#include "vtab/modules.h"
+#include "vtab/table.h"
+#include "vtab/tfexample_columns.h"
+#include "vtab/tfrecord_options.h"
+#include "vtab/tfrecord_write.h"
+#include "vtab/vtab_util.h"
+
+#define MOD "tfrecord"
+
+/* Columns after the feature columns of records=tfexample (none otherwise). */
+enum { COL_RECORD, COL_SHARD, COL_SHARD_INDEX, COL_PATH, COL_OPTIONS };
+
+/* An opened set of files (none for a writer's table before its first
+ * publish); indexed on first need. */
+typedef struct tfr_dataset {
+  ds_dataset base;
+  tfr_opts opts; /* bound once (TEXT values valid while the table is created) */
+  tfrecord_set set;
+  int open;
+} tfr_dataset;
+
+/* A table: a writer's when mode=create|replace (ds_writable_table layout). */
+typedef struct tfr_vtab {
+  ds_table base;
+  ds_table_writer *writer;
+  ds_tfex_columns tfex; /* records=tfexample: the feature columns */
+  int nfeat;            /* feature columns before COL_RECORD (0 without) */
+} tfr_vtab;
+
+static tfr_dataset *TFR(ds_dataset *d) { return (tfr_dataset *)d; }
+
+typedef struct tfr_cursor {
+  ds_cursor base;
+  tfrecord_cursor *cs; /* one per file, set up on first read */
+  size_t ncs;
+  size_t shard;
+  uint64_t shard_index;
+  ds_tfex_columns_row tfex; /* records=tfexample: the decoded record */
+} tfr_cursor;
+
+static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
+static const char *const bool_names[] = {"false", "true", NULL};
+
+const ds_opt_spec tfr_read_specs[] = {
+    {.name = "compression", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM,
+     .names = compression_names, .def = 0,
+     .help = "auto: detected from each file's bytes (writing: none)",
+     .at = offsetof(tfr_read_opts, compression)},
+    {.name = "verify", .forms = DS_FORMS_READ, .kind = DS_OPT_ENUM, .names = bool_names,
+     .def = 1, .help = "false: the data CRCs are not checked (the length CRCs always are)",
+     .at = offsetof(tfr_read_opts, verify)},
+    {.name = "idx", .forms = DS_FORMS_READ, .kind = DS_OPT_ENUM, .names = bool_names,
+     .def = 1, .help = "use a <file>.idx sidecar (offset size lines) that checks out",
+     .at = offsetof(tfr_read_opts, idx)},
+    {0}};
+const ds_opt_group ds_tfrecord_option_groups[] = {
+    {tfr_read_specs, offsetof(tfr_opts, read)},
+    {ds_tfex_columns_specs, offsetof(tfr_opts, tfex)},
+    {ds_mode_specs, offsetof(tfr_opts, mode)},
+    {tfr_write_specs, offsetof(tfr_opts, write)},
+    {ds_common_option_specs, offsetof(tfr_opts, common)},
+    {ds_row_window_specs, offsetof(tfr_opts, window)},
+    {0}};
+
+/* ds_dataset_ops.open: both forms take the same options, but for
+ * records=tfexample and its own (CREATE form only). */
+static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
+                        char **err) {
+  tfr_opts *v = &TFR(base)->opts;
+  ds_tfex_columns x = {0};
+  if (ds_opt_bind(ds_tfrecord_option_groups, base->form, o, v, err) ||
+      ds_tfex_columns_options(&x, &v->tfex, tvf, o, err)) {
+    ds_err_prefix(err, path);
+    return -1;
+  }
+  tfrecord_options to = {.compression = (tfrecord_compression)v->read.compression,
+                         .skip_data_crc = !v->read.verify,
+                         /* base->max_value_bytes is set after open */
+                         .max_record = (uint64_t)v->common.max_value_bytes};
+  if (base->mode) return 0; /* a writer's table reads what it published: nothing yet */
+  if (tfrecord_set_open(&TFR(base)->set, path, &to, (int)v->read.idx, err)) return -1;
+  TFR(base)->open = 1;
+  return 0;
+}
+
+/* ds_dataset_ops.close */
+static void dataset_close(ds_dataset *base) {
+  if (TFR(base)->open) tfrecord_set_close(&TFR(base)->set);
+  TFR(base)->open = 0;
+}
+
+/* ds_dataset_ops.changed */
+static int dataset_changed(const ds_dataset *d) {
+  const tfr_dataset *t = (const tfr_dataset *)d;
+  return t->open && tfrecord_set_stale(&t->set);
+}
+
+static const ds_dataset_ops tfr_ops = {
+    "tfrecord('file.tfrecord' [, 'name=value,...'])", dataset_open, dataset_close,
+    dataset_changed, NULL, sizeof(tfr_dataset), ds_tfrecord_option_groups};
+
+/* Records of a set for inference (ds_record_source): indexed first. */
+typedef struct tfr_source {
+  const tfrecord_set *set;
+  tfrecord_cursor *cs;
+} tfr_source;
+
+/* ds_tfex_record_fn over a tfr_source. */
+static int source_get(void *ctx, uint64_t i, const uint8_t **p, size_t *n, char **err) {
+  tfr_source *s = ctx;
+  tfrecord_rec r;
+  if (tfrecord_set_read(s->set, s->cs, i, &r, err)) return -1;
+  *p = r.data;
+  *n = r.len;
+  return 0;
+}
+
+/* The CREATE form with records=tfexample: feature columns (inferred from
+ * the first records, or columns=), then HIDDEN record, shard, shard_index. */
+static int declare_tfexample(tfr_vtab *t, char **err) {
+  ds_dataset *d = t->base.ds;
+  tfr_dataset *td = TFR(d);
+  tfr_source s = {&td->set, NULL};
+  ds_record_source src = {0, source_get, &s};
+  if (td->open) {
+    if (tfrecord_set_index(&td->set, err)) return -1;
+    if (!(s.cs = calloc(td->set.n ? td->set.n : 1, sizeof *s.cs)))
+      return ds_err(err, "out of memory");
+    src.count = td->set.map.total;
+  }
+  char *sql = ds_tfex_columns_declaration(&t->tfex, &td->opts.tfex, d->mode != 0, &src,
+                                          d->max_value_bytes, err);
+  for (size_t i = 0; s.cs && i < td->set.n; i++) tfrecord_cursor_free(&s.cs[i]);
+  free(s.cs);
+  if (!sql) {
+    ds_err_prefix(err, d->path);
+    return -1;
+  }
+  t->nfeat = (int)t->tfex.schema.n;
+  int rc = ds_table_declare(&t->base, sql, err);
+  free(sql);
+  return rc;
+}
+
+/* ds_table_def.declare */
+static int declare(ds_table *t, const ds_options *o, char **err) {
+  tfr_vtab *v = (tfr_vtab *)t;
+  int mode = t->tvf ? 0 : t->ds->mode;
+  const tfr_opts *to = t->tvf ? NULL : &TFR(t->ds)->opts;
+  if (to && ds_tfex_columns_options(&v->tfex, &to->tfex, 0, o, err)) return -1;
+  if (mode && v->tfex.on && !to->tfex.columns)
+    return ds_err(err, "%s: records=tfexample with mode=create or replace needs "
+                       "columns='name TYPE, ...' (there are no records to infer them from)",
+                  t->ds->path);
+  if (mode && tfrecord_write_open(t->ds->path, o, to, mode, &v->writer, err)) return -1;
+  if (v->tfex.on) return declare_tfexample(v, err);
+  if (t->tvf) ds_table_arg_columns(t, COL_PATH, COL_OPTIONS);
+  return ds_table_declare(
+      t, t->tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
+                  " path HIDDEN, options HIDDEN)"
+                : "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER)",
+      err);
+}
+
+/* ds_table_def.table_free: the writer and the feature columns. */
+static void table_free(ds_table *t) {
+  tfr_vtab *v = (tfr_vtab *)t;
+  ds_table_writer_free(v->writer);
+  ds_tfex_columns_free(&v->tfex);
+}
+
+/* Cost model: a row costs 1; shard = picks a shard's rows; an unindexed
+ * set pays the index pass first (about as much as a scan). */
+static int tfr_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
+  ds_table *t = (ds_table *)vtab;
+  int f = ((tfr_vtab *)vtab)->nfeat;
+  tfr_dataset *d = t->ds && TFR(t->ds)->open ? TFR(t->ds) : NULL;
+  double n = d && d->set.mapped ? (double)d->set.map.total : 1e6;
+  double shards = d ? (double)d->set.n : 4;
+  ds_plan_extra extra[1] = {{f + COL_SHARD, "shard", n / (shards > 0 ? shards : 1), 0}};
+  return ds_table_plan(t, info, n, extra, 1);
+}
+
+/* ds_table_def.cursor_reset (also what xClose needs): the per-file cursors go
+ * with the xFilter's dataset (the next xFilter may have another, perhaps
+ * at the same address). */
+static void cursor_reset(ds_cursor *base) {
+  tfr_cursor *c = (tfr_cursor *)base;
+  for (size_t i = 0; i < c->ncs; i++) tfrecord_cursor_free(&c->cs[i]);
+  free(c->cs);
+  c->cs = NULL;
+  c->ncs = 0;
+  ds_tfex_columns_row_reset(&c->tfex);
+}
+
+/* ds_table_def.cursor_free */
+static void cursor_free(ds_cursor *base) {
+  ds_tfex_columns_row_free(&((tfr_cursor *)base)->tfex);
+}
+
+/* ds_table_def.select: index the set (once), give its rows and the shard
+ * flags of shard = / IN. */
+static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
+  tfr_cursor *c = (tfr_cursor *)base;
+  tfr_dataset *d = TFR(base->ds);
+  if (!d->open) { /* a writer's table before its first publish */
+    r->total = 0;
+    return 0;
+  }
+  if (tfrecord_set_index(&d->set, err)) return -1;
+  if (!(c->cs = calloc(d->set.n ? d->set.n : 1, sizeof *c->cs)))
+    return ds_err(err, "out of memory");
+  c->ncs = d->set.n;
+  const ds_shard_map *map = &d->set.map;
+  r->total = map->total;
+  r->nshards = map->nshards;
+  r->interleaved = 0;
+  r->first = map->first;
+  r->counts = map->counts;
+  if (a->extra[0] &&
+      !(r->shard_on = ds_cursor_shard_flags(base, a->extra[0], a->extra_in[0], map->nshards)))
+    return ds_err(err, "out of memory");
+  return 0;
+}
+
+/* ds_table_def.shard_of */
+static size_t shard_of(ds_cursor *base, uint64_t g) {
+  const tfrecord_set *s = &TFR(base->ds)->set;
+  size_t shard;
+  uint64_t i;
+  if (!TFR(base->ds)->open || !s->mapped || g >= s->map.total) return SIZE_MAX;
+  ds_shard_map_locate(&s->map, g, &shard, &i);
+  return shard;
+}
+
+/* ds_table_def.fetch: the next row of the row set; a shard's damaged or
+ * cut tail row fails here, so that a query stepping onto it (count(*)
+ * too, which reads no column) gets its error. */
+static int fetch(ds_cursor *base, uint64_t *g, char **err) {
+  int r = ds_rowiter_next(&base->it, g);
+  if (r > 0 && tfrecord_set_row_damaged(&TFR(base->ds)->set, *g, err)) return -1;
+  return r;
+}
+
+/* ds_table_def.arrive */
+static void arrive(ds_cursor *base, uint64_t g) {
+  tfr_cursor *c = (tfr_cursor *)base;
+  ds_shard_map_locate(&TFR(base->ds)->set.map, g, &c->shard, &c->shard_index);
+}
+
+/* The current row's record: 0, or -1 with the error set on ctx. */
+static int record_bytes(tfr_cursor *c, sqlite3_context *ctx, tfrecord_rec *r) {
+  char *err = NULL;
+  if (tfrecord_set_read(&TFR(c->base.ds)->set, c->cs, c->base.row, r, &err)) {
+    ds_result_error(ctx, MOD, err);
+    return -1;
+  }
+  return 0;
+}
+
+/* Feature column col of records=tfexample (the record is decoded once a
+ * row, on the first feature a query reads). */
+static void column_feature(tfr_cursor *c, sqlite3_context *ctx, int col) {
+  const tfr_vtab *t = (const tfr_vtab *)c->base.base.pVtab;
+  tfrecord_rec r = {0};
+  if ((!c->tfex.valid || c->tfex.row != c->base.row) && record_bytes(c, ctx, &r)) return;
+  const tfrecord_set *s = &TFR(c->base.ds)->set;
+  ds_tfex_columns_result(&t->tfex, &c->tfex, col, c->base.row, r.data, r.len,
+                         c->base.ds->max_value_bytes, MOD, s->files[c->shard].file.path, ctx);
+}
+
+static int tfr_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  tfr_cursor *c = (tfr_cursor *)cur;
+  int f = ((const tfr_vtab *)cur->pVtab)->nfeat;
+  if (ds_cursor_arg_column(cur, ctx, col)) return SQLITE_OK;
+  if (col < f) {
+    column_feature(c, ctx, col);
+    return SQLITE_OK;
+  }
+  switch (col - f) {
+    case COL_RECORD: {
+      tfrecord_rec r;
+      if (record_bytes(c, ctx, &r) == 0)
+        sqlite3_result_blob64(ctx, r.len ? r.data : (const uint8_t *)"", r.len,
+                              SQLITE_TRANSIENT);
+      break;
+    }
+    case COL_SHARD:
+      sqlite3_result_int64(ctx, (sqlite3_int64)ds_cursor_shard(&c->base, c->shard));
+      break;
+    case COL_SHARD_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard_index); break;
+  }
+  return SQLITE_OK;
+}
+
+/* xUpdate of a writer table (tfrecord_write.c), with the feature columns
+ * of records=tfexample. */
+static int update(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
+                  char **err) {
+  tfr_vtab *v = (tfr_vtab *)t;
+  return tfrecord_write_row(t, argc, argv, v->tfex.on ? &v->tfex : NULL, v->nfeat, rowid,
+                            err);
+}
+
+static const ds_table_def tfr_def = {
+    .name = MOD, .ops = &tfr_ops, DS_TABLE_SIZES(tfr_vtab, tfr_cursor), .declare = declare,
+    .table_free = table_free, .cursor_reset = cursor_reset, /* per-file cursors */
+    .cursor_free = cursor_free, .select = select_rows, .shard_of = shard_of,
+    .fetch = fetch, .arrive = arrive, .update = update};
+
+static sqlite3_module tfr_module = DS_TABLE_WRITER_MODULE(tfr_best_index, tfr_column);
+
+int ds_tfrecord_register(sqlite3 *db) {
+  int rc = sqlite3_create_module_v2(db, MOD, &tfr_module, (void *)&tfr_def, NULL);
+  return rc == SQLITE_OK ? ds_table_writer_register(db) : rc;
+}
+
+const sqlite3_module *ds_tfrecord_module(void **aux) {
+  *aux = (void *)&tfr_def;
+  return &tfr_module;
+}
+
+const ds_help_entry ds_tfrecord_help[] = {
+    {"module", MOD, "tfrecord('file.tfrecord' [, 'name=value,...']), or CREATE VIRTUAL "
+     "TABLE t USING tfrecord('train@*.tfrecord', name=value, ...)",
+     ds_tfrecord_option_groups, DS_HELP_FORMS},
+    {NULL, NULL, NULL, NULL, 0}};
+
+/* module_options.h: the set a dataset opened (NULL: a writer's table). */
+tfrecord_set *ds_tfrecord_set_of(const ds_dataset *d) {
+  tfr_dataset *t = (tfr_dataset *)d;
+  return t->open ? &t->set : NULL;
+}
