@@ -56,6 +56,12 @@ const char *ds_writer_path(const char *spec, char **err) {
     ds_err(err, "%s: no file named after the prefix", spec);
     return NULL;
   }
+  if (ds_vfs_backend_for(p) != &ds_vfs_local) {
+    ds_err(err, "%s: writing to %.*s:// is not supported yet (write to a local path "
+                "and upload the files)",
+           p, (int)(strstr(p, "://") - p), p);
+    return NULL;
+  }
   if (strchr(p, ',')) {
     ds_err(err, "%s: a writer takes one path (or one name@N / name@* spec for "
                 "bagz), not a comma list",

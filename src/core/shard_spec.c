@@ -31,10 +31,15 @@ void ds_shard_list_free(ds_shard_list *l) {
 }
 
 /* Remove an optional file-system prefix ("posix:", "/posix:", ":").
- * Other prefixes before the first ':' (with no '/' in them) are refused
- * like upstream refuses unregistered file systems. */
+ * A scheme the seam has a backend for (s3://, https://, ...) stays. Other
+ * prefixes before the first ':' (with no '/' in them) are refused like
+ * upstream refuses unregistered file systems. */
 static int strip_fs_prefix(const char *elem, const char **rest, char **err) {
   size_t n;
+  if (ds_vfs_backend_for(elem) != &ds_vfs_local) { /* http(s)://, s3://, gs:// */
+    *rest = elem;
+    return 0;
+  }
   if (ds_vfs_split_prefix(elem, rest, &n) == 0) return 0;
   const char *start = elem[0] == '/' ? elem + 1 : elem;
   return ds_err(err,

@@ -118,6 +118,15 @@ struct ds_vfs_backend {
 
 /* The local file system's backend (vfs_local.c). */
 extern const ds_vfs_backend ds_vfs_local;
+/* The remote backends (remote/vfs_remote.c): http://, https://, s3://,
+ * gs:// (read-only; see ARCHITECTURE.md "The file-system seam"). */
+extern const ds_vfs_backend ds_vfs_http, ds_vfs_https, ds_vfs_s3, ds_vfs_gs;
+
+/* A backend's words on its last failure on this thread (a remote one:
+ * "GET <url>: HTTP 404 NoSuchKey"), beyond errno; NULL when it left none.
+ * Backends set it (a malloc'd string, taken) before failing. */
+void ds_vfs_set_detail(char *msg);
+const char *ds_vfs_detail(void);
 
 /* The backend for `path`: the one place a scheme picks a backend. */
 const ds_vfs_backend *ds_vfs_backend_for(const char *path);
