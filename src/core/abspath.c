@@ -14,7 +14,8 @@
 static int put_element(ds_buf *b, const char *elem, size_t n, const char *cwd) {
   size_t pre = n >= 6 ? ds_vfs_posix_prefix(elem) : 0;
   int rc = ds_buf_append(b, elem, pre);
-  if (n > pre && elem[pre] != '/' && !ds_vfs_has_scheme(elem + pre, n - pre)) {
+  if (n > pre && elem[pre] != '/' && !ds_vfs_has_scheme(elem + pre, n - pre) &&
+      ds_vfs_backend_for(elem + pre) == &ds_vfs_local) { /* s3://, https://: as given */
     rc |= ds_buf_puts(b, cwd);
     if (strcmp(cwd, "/") != 0) rc |= ds_buf_puts(b, "/");
   }

@@ -2,6 +2,7 @@
  * indexes to (shard, index) for concatenated and interleaved layouts. */
 #include "shard_spec.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,7 +73,9 @@ static int shards_match(const char *prefix, size_t plen, const char *suffix,
   }
   ds_vfs_names g;
   int rc = ds_vfs_glob((const char *)pat.data, 0, &g);
+  int e = errno;
   ds_buf_free(&pat);
+  if (rc < 0 && e == ENOTSUP) return -2; /* a file system that cannot list */
   int found = rc == 0 && g.n > 0;
   if (rc == 0 && (!found || !keep)) ds_vfs_names_free(&g);
   if (found && keep) *keep = g;
@@ -88,6 +91,8 @@ static int resolve_star(const char *elem, const char *prefix, size_t plen,
                         char **err) {
   ds_vfs_names g;
   int found = shards_match(prefix, plen, suffix, "00000", &g);
+  if (found == -2)
+    return ds_err(err, "%s: %s", elem, ds_vfs_detail() ? ds_vfs_detail() : strerror(ENOTSUP));
   if (found < 0) return ds_err(err, "out of memory");
   if (!found) {
     if (partial && shards_match(prefix, plen, suffix, NULL, NULL) > 0) *partial = 1;

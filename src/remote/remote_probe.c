@@ -187,9 +187,14 @@ static int s3_is_dir(const ds_robj *o, const ds_http_opts *ho, char **err) {
   char *prefix = o->key[kl - 1] == '/' ? strdup(o->key) : ds_strf("%s/", o->key);
   if (!prefix) return ds_err(err, "out of memory");
   ds_s3_listing l = {0};
+  /* one page of one key: "more than 1 page" is fine, a key is there */
   int rc = ds_s3_list(&o->cfg, o->bucket, prefix, "/", 1, 1, ho, &l, err);
   free(prefix);
-  if (rc == 0) rc = l.n + l.nprefixes > 0;
+  if (l.n + l.nprefixes > 0) {
+    free(*err);
+    *err = NULL;
+    rc = 1;
+  }
   ds_s3_listing_free(&l);
   return rc;
 }
