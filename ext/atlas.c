@@ -4,9 +4,17 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
+#include "sql/help_sql.h"
 #include "sql/npy_sql.h"
 #include "sql/version_sql.h"
+#include "vtab/module_help.h"
 #include "vtab/modules.h"
+
+/* What datasets_help() lists: this library's modules, functions and the
+ * codec libraries it links. */
+static const ds_help_entry *const help_parts[] = {ds_help_common, ds_atlas_help, NULL};
+static const ds_lib_version help_versions[] = {DS_LIB_ZSTD, {NULL, NULL}};
+static const ds_help_library help_library = {"atlas", help_parts, help_versions};
 
 #ifdef _WIN32
 __declspec(dllexport)
@@ -19,6 +27,7 @@ int sqlite3_atlas_init(sqlite3 *db, char **pzErrMsg,
   SQLITE_EXTENSION_INIT2(pApi);
   int rc = ds_npy_register_functions(db);
   if (rc == SQLITE_OK) rc = ds_version_register(db);
+  if (rc == SQLITE_OK) rc = ds_help_register(db, &help_library);
   if (rc == SQLITE_OK) rc = ds_atlas_register(db);
   return rc;
 }

@@ -5,11 +5,19 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
+#include "sql/help_sql.h"
 #include "sql/npy_sql.h"
 #include "sql/version_sql.h"
 #include "vtab/format_table.h"
+#include "vtab/module_help.h"
 #include "vtab/modules.h"
 #include "vtab/tfexample_sql.h"
+
+/* What datasets_help() lists: this library's modules, functions and the
+ * codec libraries it links. */
+static const ds_help_entry *const help_parts[] = {ds_help_common, ds_bagz_help, ds_tfexample_help, ds_datadings_help, ds_atlas_help, ds_bcolz_help, ds_dataset_help, NULL};
+static const ds_lib_version help_versions[] = {DS_LIB_ZSTD, DS_LIB_BLOSC, DS_LIB_MSGPACK, DS_LIB_PROTOBUF_C, {NULL, NULL}};
+static const ds_help_library help_library = {"datasets", help_parts, help_versions};
 
 #ifdef _WIN32
 __declspec(dllexport)
@@ -22,6 +30,7 @@ int sqlite3_datasets_init(sqlite3 *db, char **pzErrMsg,
   SQLITE_EXTENSION_INIT2(pApi);
   int rc = ds_npy_register_functions(db);
   if (rc == SQLITE_OK) rc = ds_version_register(db);
+  if (rc == SQLITE_OK) rc = ds_help_register(db, &help_library);
   if (rc == SQLITE_OK) rc = ds_format_table_register(db);
   if (rc == SQLITE_OK) rc = ds_tfexample_register_functions(db);
   if (rc == SQLITE_OK) rc = ds_dataset_info_register(db);

@@ -4,6 +4,7 @@
  * buffer's max (max_value_bytes), whichever is smaller. */
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createDDict_byReference */
 #include "codec.h"
+#include "core/lib_versions.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -248,3 +249,5 @@ int ds_zstd_decompress(ds_zstd_ctx *c, const uint8_t *src, size_t n,
   out->len = got;
   return 0;
 }
+
+const char *ds_zstd_version(void) { return ZSTD_versionString(); }

@@ -2,13 +2,10 @@
 #include "options.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "common.h"
-#include "row_window.h"
 
 /* Trim ASCII whitespace from both ends into a malloc'd copy of s[0..n). */
 static char *trimmed(const char *s, size_t n) {
@@ -76,6 +73,22 @@ int ds_options_add(ds_options *o, const char *arg, char **err) {
   return rc;
 }
 
+int ds_options_put(ds_options *o, const char *name, const char *value, char **err) {
+  ds_option *p = ds_grow(o->items, o->n, sizeof *p);
+  if (!p) return ds_err(err, "out of memory");
+  o->items = p;
+  char *n = strdup(name), *v = strdup(value);
+  if (!n || !v) {
+    free(n);
+    free(v);
+    return ds_err(err, "out of memory");
+  }
+  o->items[o->n].name = n;
+  o->items[o->n].value = v;
+  o->n++;
+  return 0;
+}
+
 int ds_options_add_list(ds_options *o, const char *list, char **err) {
   const char *p = list;
   while (*p) {
@@ -95,75 +108,10 @@ int ds_options_add_list(ds_options *o, const char *list, char **err) {
   return 0;
 }
 
-/* Options every module takes (vtab/dataset.c reads them). */
-static const char *const common_options[] = {DS_OPTION_MAX_VALUE_BYTES, NULL};
-
-int ds_options_check_known(const ds_options *o, const char *const *known,
-                           char **err) {
-  for (size_t i = 0; i < o->n; i++) {
-    int ok = 0;
-    for (const char *const *k = known; *k && !ok; k++)
-      ok = strcmp(*k, o->items[i].name) == 0;
-    for (const char *const *k = common_options; *k && !ok; k++)
-      ok = strcmp(*k, o->items[i].name) == 0;
-    for (const char *const *k = ds_row_window_options; *k && !ok; k++)
-      ok = strcmp(*k, o->items[i].name) == 0;
-    if (ok) continue;
-    ds_buf names = {0};
-    for (const char *const *k = known; *k; k++)
-      ds_buf_printf(&names, "%s, ", *k);
-    /* the row window's options are left out: they are the same for every
-     * module (README, core/row_window.h), and the list stays short */
-    for (const char *const *k = common_options; *k; k++)
-      ds_buf_printf(&names, "%s%s", *k, k[1] ? ", " : "");
-    ds_buf_append(&names, "", 1);
-    ds_err(err, "unknown option '%s' (known options: %s)", o->items[i].name,
-           names.data ? (char *)names.data : "");
-    ds_buf_free(&names);
-    return -1;
-  }
-  return 0;
-}
-
 const char *ds_options_get(const ds_options *o, const char *name) {
   for (size_t i = 0; i < o->n; i++)
     if (strcmp(o->items[i].name, name) == 0) return o->items[i].value;
   return NULL;
-}
-
-int ds_options_enum(const ds_options *o, const char *name,
-                    const char *const *choices, int def, int *out, char **err) {
-  const char *v = ds_options_get(o, name);
-  *out = def;
-  if (!v) return 0;
-  for (int i = 0; choices[i]; i++)
-    if (strcasecmp(v, choices[i]) == 0) {
-      *out = i;
-      return 0;
-    }
-  ds_buf names = {0};
-  for (int i = 0; choices[i]; i++)
-    ds_buf_printf(&names, "%s%s", i ? "|" : "", choices[i]);
-  ds_buf_append(&names, "", 1);
-  ds_err(err, "option %s='%s' is not one of %s", name, v,
-         names.data ? (char *)names.data : "");
-  ds_buf_free(&names);
-  return -1;
-}
-
-int ds_options_int(const ds_options *o, const char *name, int64_t def,
-                   int64_t min, int64_t max, int64_t *out, char **err) {
-  const char *v = ds_options_get(o, name);
-  *out = def;
-  if (!v) return 0;
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 10);
-  if (errno || end == v || *end || x < min || x > max)
-    return ds_err(err, "option %s='%s' must be an integer from %lld to %lld",
-                  name, v, (long long)min, (long long)max);
-  *out = x;
-  return 0;
 }
 
 void ds_options_free(ds_options *o) {

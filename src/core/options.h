@@ -1,8 +1,9 @@
 /* options.h - the `name=value` options every module takes, either as
  * separate CREATE VIRTUAL TABLE arguments or as one comma-separated string
  * in the table-valued form. Quotes around names, values or a whole
- * argument are optional. Unknown or repeated options are errors that name
- * the option. */
+ * argument are optional. A repeated option is an error that names it. What
+ * an option means (its kind, range, default, the forms that take it) is
+ * its spec's (core/option_spec.h), which binds the parsed options. */
 #ifndef DS_OPTIONS_H
 #define DS_OPTIONS_H
 
@@ -25,26 +26,12 @@ char *ds_dequote(const char *s);
 
 /* Add one `name=value` argument (possibly quoted as a whole). */
 int ds_options_add(ds_options *o, const char *arg, char **err);
+/* Add option `name` with `value` as they are (already parsed: copied). */
+int ds_options_put(ds_options *o, const char *name, const char *value, char **err);
 /* Add every option of a comma-separated `a=1, b='x,y'` string. */
 int ds_options_add_list(ds_options *o, const char *list, char **err);
-/* Taken by every module, in both forms (read by vtab/dataset.c): the
- * largest value, record, block or chunk a file may make us allocate. */
-#define DS_OPTION_MAX_VALUE_BYTES "max_value_bytes"
-
-/* Fail naming the first option neither in `known` (NULL-terminated) nor
- * one every module takes (DS_OPTION_MAX_VALUE_BYTES, and the shard window's
- * of core/row_window.h). */
-int ds_options_check_known(const ds_options *o, const char *const *known,
-                           char **err);
 /* The value of `name`, or NULL when absent. */
 const char *ds_options_get(const ds_options *o, const char *name);
-/* `name` must be one of `choices` (NULL-terminated); *out = its position,
- * or `def` when absent. */
-int ds_options_enum(const ds_options *o, const char *name,
-                    const char *const *choices, int def, int *out, char **err);
-/* `name` as a decimal integer in [min, max]; *out = def when absent. */
-int ds_options_int(const ds_options *o, const char *name, int64_t def,
-                   int64_t min, int64_t max, int64_t *out, char **err);
 void ds_options_free(ds_options *o);
 
 #endif

@@ -4,23 +4,34 @@
 
 #include "core/common.h"
 
-const char *const ds_row_window_options[] = {"shard", "first_rowid", "rowid_step",
-                                             "shard_index", "rows", NULL};
-
 /* Largest rowid or shard number SQLite's signed 64-bit integers hold. */
 #define MAX_NUMBER INT64_MAX
 
+/* One option of the window: an integer in [lo, hi], field of
+ * ds_row_window_opts. */
+#define WINDOW(name_, field, lo, hi, d, dtext, text)                                \
+  {.name = name_, .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = lo, .max = hi, \
+   .def = d, .def_text = dtext, .help = text, .at = offsetof(ds_row_window_opts, field)}
+const ds_opt_spec ds_row_window_specs[] = {
+    WINDOW("shard", shard, 0, MAX_NUMBER, 0, NULL,
+           "the number in the whole dataset of the files' first shard"),
+    WINDOW("first_rowid", first_rowid, 0, MAX_NUMBER, 0, NULL, "rowid of the window's first row"),
+    WINDOW("rowid_step", rowid_step, 1, (int64_t)1 << 32, 1, NULL,
+           "each next row's rowid is this much more (interleaved bagz: the shard count)"),
+    WINDOW("shard_index", shard_index, 0, MAX_NUMBER, 0, NULL,
+           "the window starts at this row of the files"),
+    WINDOW("rows", rows, 0, MAX_NUMBER, -1, "to the end", "the window holds at most this many rows"),
+    {0}};
+
 int ds_row_window_parse(const ds_options *o, ds_row_window *w, char **err) {
-  int64_t shard, first, step, start, rows;
-  if (ds_options_int(o, "shard", 0, 0, MAX_NUMBER, &shard, err) ||
-      ds_options_int(o, "first_rowid", 0, 0, MAX_NUMBER, &first, err) ||
-      ds_options_int(o, "rowid_step", 1, 1, (int64_t)1 << 32, &step, err) ||
-      ds_options_int(o, "shard_index", 0, 0, MAX_NUMBER, &start, err) ||
-      ds_options_int(o, "rows", -1, 0, MAX_NUMBER, &rows, err))
-    return -1;
+  static const ds_opt_group group[] = {{ds_row_window_specs, 0}, {0}};
+  ds_row_window_opts v;
+  if (ds_opt_read(group, o, &v, err)) return -1;
+  int64_t shard = v.shard, first = v.first_rowid, step = v.rowid_step,
+          start = v.shard_index, rows = v.rows;
   w->on = 0;
-  for (const char *const *k = ds_row_window_options; *k; k++)
-    if (ds_options_get(o, *k)) w->on = 1;
+  for (const ds_opt_spec *s = ds_row_window_specs; s->name; s++)
+    if (ds_opt_given(o, s)) w->on = 1;
   w->shard = (uint64_t)shard;
   w->first_rowid = (uint64_t)first;
   w->step = (uint64_t)step;

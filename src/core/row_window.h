@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "core/option_spec.h"
 #include "core/options.h"
 
 typedef struct ds_row_window {
@@ -29,8 +30,12 @@ typedef struct ds_row_window {
   uint64_t end;         /* I + N (UINT64_MAX: to the end) */
 } ds_row_window;
 
-/* The options' names, NULL-terminated (accepted by every module). */
-extern const char *const ds_row_window_options[];
+/* The options as given (ds_row_window_parse turns them into a window). */
+typedef struct ds_row_window_opts {
+  int64_t shard, first_rowid, rowid_step, shard_index, rows;
+} ds_row_window_opts;
+/* Their specs (every module takes them, in every form). */
+extern const ds_opt_spec ds_row_window_specs[];
 
 /* Read the options from o (the identity window when none is given). 0,
  * or -1 with *err naming the bad option. */

@@ -42,6 +42,7 @@
  *   {complex}   -> COMPLEX from Python's repr text (section 3.3);
  *   a recognised map missing a required entry stays a plain MAP. */
 #include "decoders/msgpack_value.h"
+#include "core/lib_versions.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -397,10 +398,10 @@ void ds_msgpack_doc_free(ds_msgpack_doc *d) {
 /* Make the zone empty, with a first chunk of at least `need` bytes when
  * that is at most MP_ZONE_KEEP (bigger samples let msgpack-c add chunks,
  * which the next clear frees). */
-/* The objects of one sample must fit d->max_bytes (max_value_bytes). */
+/* The objects of one sample must fit d->max_value_bytes. */
 static int check_need(const ds_msgpack_doc *d, size_t need, char **err) {
-  return d->max_bytes && need > d->max_bytes
-             ? ds_err_too_big(err, "msgpack objects", need, d->max_bytes)
+  return d->max_value_bytes && need > d->max_value_bytes
+             ? ds_err_too_big(err, "msgpack objects", need, d->max_value_bytes)
              : 0;
 }
 
@@ -784,3 +785,5 @@ int ds_msgpack_to_value(const msgpack_object *o, ds_arena *a, ds_value *out,
                         char **err) {
   return conv(o, a, out, 0, err);
 }
+
+const char *ds_msgpack_version(void) { return msgpack_version(); }

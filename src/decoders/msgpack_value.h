@@ -44,7 +44,7 @@ typedef struct ds_msgpack_doc {
   uint64_t found;
   size_t want_at[64];
   uint64_t want_word[64]; /* a wanted name of <= 8 bytes as a word */
-  size_t max_bytes; /* 0: none; else the msgpack objects of one sample may
+  size_t max_value_bytes; /* 0: none; else the msgpack objects of one sample may
                        take at most this much memory (max_value_bytes) */
 } ds_msgpack_doc;
 

@@ -7,6 +7,7 @@
  * Two things protobuf-c lets through are refused here, as Google's runtime
  * refuses them: feature names that are not UTF-8, and field number 0. */
 #include "core/json.h"
+#include "core/lib_versions.h"
 #include "core/utf8.h"
 #include "tfexample.h"
 
@@ -228,3 +229,5 @@ void ds_tfex_free(ds_tfex *ex) {
   ex->n = 0;
   ex->features = NULL;
 }
+
+const char *ds_protobuf_c_version(void) { return protobuf_c_version(); }

@@ -10,9 +10,9 @@
 
 int ds_tfex_infer(ds_schema *s, uint64_t count, uint64_t infer,
                   ds_tfex_record_fn get, void *ctx, int bytes_text,
-                  uint64_t max_value, char **err) {
+                  uint64_t max_value_bytes, char **err) {
   ds_tfex ex = {0};
-  ex.arena.limit = (size_t)max_value;
+  ex.arena.limit = (size_t)max_value_bytes;
   int rc = 0;
   uint64_t seen = 0;
   for (uint64_t i = 0; i < count && i < infer && rc == 0; i++, seen++) {

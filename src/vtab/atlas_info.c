@@ -9,7 +9,9 @@
 #include "core/options.h"
 #include "formats/atlas/atlas.h"
 #include "formats/detect.h"
+#include "vtab/dataset.h"
 #include "vtab/info_rows.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 
 static const char *atlas_strategy_name(int s) {
@@ -23,11 +25,9 @@ static const char *atlas_strategy_name(int s) {
 }
 
 /* The format table's info: the rows of an atlas dataset or shard folder. */
-int ds_atlas_info(ds_info *l, const char *path, const ds_detected *d,
-                  const ds_options *o, char **err) {
-  (void)d;
-  atlas_reader *r;
-  if (atlas_open_dict(path, ds_options_get(o, "dictionary"), &r, err)) return -1;
+int ds_atlas_info(ds_info *l, const ds_dataset *ds, char **err) {
+  (void)err;
+  atlas_reader *r = ds_atlas_reader_of(ds);
   size_t n = atlas_nshards(r);
   int strategy = atlas_root_strategy(r);
   if (strategy < 0) strategy = n ? atlas_shard_strategy(r, 0) : 0;
@@ -65,6 +65,5 @@ int ds_atlas_info(ds_info *l, const char *path, const ds_detected *d,
   ds_info_put(l, "index_dtype", ds_info_uniform(dtype));
   ds_info_put(l, "shard_rows", sizes);
   ds_info_put(l, "shard_dirs", dirs);
-  atlas_close(r);
   return 0;
 }

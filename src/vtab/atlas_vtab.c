@@ -53,6 +53,8 @@
 #include "vtab/atlas_write.h"
 #include "vtab/dataset.h"
 #include "vtab/interrupt.h"
+#include "vtab/module_help.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -62,9 +64,55 @@
 
 typedef enum { SHAPE_DICT, SHAPE_SEQ, SHAPE_VALUE } example_shape;
 
+/* The module's options, bound once (TEXT values valid while the table
+ * is created). */
+typedef struct at_opts {
+  int64_t infer;           /* CREATE form: examples read to infer the columns */
+  const char *columns;     /* CREATE form: the columns given instead */
+  int64_t unsupported;     /* 1: placeholder */
+  int64_t cache_mb, threads;
+  const char *dictionary;
+  atlas_write_opts write;
+  int64_t mode;
+  ds_common_opts common;
+  ds_row_window_opts window;
+} at_opts;
+
+static const char *const unsupported_names[] = {"error", "placeholder", NULL};
+/* dictionary= is entry ATLAS_SPEC_DICTIONARY (atlas_write.h). */
+const ds_opt_spec atlas_read_specs[] = {
+    {.name = "infer", .forms = DS_FORMS_CREATE, .kind = DS_OPT_COUNT, .min = 0,
+     .max = INT64_MAX, .def = DEFAULT_INFER,
+     .help = "examples read to infer the columns (all: every example)",
+     .at = offsetof(at_opts, infer)},
+    {.name = "columns", .forms = DS_FORMS_CREATE, .kind = DS_OPT_TEXT,
+     .help = "the columns, 'name TYPE, ...' (no inference)", .at = offsetof(at_opts, columns)},
+    {.name = "unsupported", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM,
+     .names = unsupported_names, .def = 0,
+     .help = "a pickled object off the decoder's allow-list: an error, or a placeholder",
+     .at = offsetof(at_opts, unsupported)},
+    {.name = "cache_mb", .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = 0,
+     .max = (int64_t)(SIZE_MAX >> 21), .def = 0,
+     .help = "MiB of decoded blocks kept between queries", .at = offsetof(at_opts, cache_mb)},
+    {.name = "threads", .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = 1, .max = 2,
+     .def = 2, .help = "2: scans decode ahead (writing: compress) on a second thread",
+     .at = offsetof(at_opts, threads)},
+    {.name = "dictionary", .forms = DS_FORMS_READ, .kind = DS_OPT_TEXT,
+     .help = "the shared zstd dictionary of a shard folder opened alone",
+     .at = offsetof(at_opts, dictionary)},
+    {0}};
+const ds_opt_group ds_atlas_option_groups[] = {
+    {atlas_read_specs, 0},
+    {ds_mode_specs, offsetof(at_opts, mode)},
+    {atlas_write_specs, offsetof(at_opts, write)},
+    {ds_common_option_specs, offsetof(at_opts, common)},
+    {ds_row_window_specs, offsetof(at_opts, window)},
+    {0}};
+
 typedef struct at_dataset {
   ds_dataset base;    /* refcount, cache key, path, change detection */
   atlas_reader *reader;
+  at_opts opts;
   int placeholder;    /* unsupported=placeholder */
   int threads;        /* 2: scans decode ahead on a second thread */
   int64_t infer;      /* option infer (CREATE form) */
@@ -148,34 +196,21 @@ static int dataset_changed(const ds_dataset *d) {
  * but infer= and columns=. */
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
-  static const char *const create_known[] = {"infer", "columns", "unsupported",
-                                             "cache_mb", "threads", "dictionary", NULL};
-  static const char *const write_known[] = {"infer", "columns", "unsupported", "cache_mb",
-                                            "threads", "mode", "block_size", "strategy",
-                                            "level", "dict_size", "shard_size", NULL};
-  static const char *const tvf_known[] = {"unsupported", "cache_mb", "threads",
-                                          "dictionary", NULL};
-  static const char *const modes[] = {"error", "placeholder", NULL};
-  int mode, wmode = 0;
-  int64_t infer, cache_mb, threads;
-  if ((!tvf && ds_table_writer_mode(o, &wmode, err)) ||
-      ds_options_create_only(o, tvf, err) ||
-      ds_options_check_known(o, tvf ? tvf_known : wmode ? write_known : create_known, err) ||
-      ds_options_infer(o, DEFAULT_INFER, &infer, err) ||
-      ds_options_enum(o, "unsupported", modes, 0, &mode, err) ||
-      ds_options_int(o, "cache_mb", 0, 0, (int64_t)(SIZE_MAX >> 21), &cache_mb, err) ||
-      ds_options_int(o, "threads", 2, 1, 2, &threads, err)) {
+  (void)tvf;
+  at_dataset *d = AT(base);
+  at_opts *v = &d->opts;
+  if (ds_opt_bind(ds_atlas_option_groups, base->form, o, v, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
-  at_dataset *d = AT(base);
-  d->placeholder = mode == 1;
-  d->threads = (int)threads;
-  d->infer = infer;
-  atlas_cache_init(&d->cache, (size_t)cache_mb << 20);
+  int wmode = base->mode;
+  d->placeholder = v->unsupported == 1;
+  d->threads = (int)v->threads;
+  d->infer = v->infer;
+  atlas_cache_init(&d->cache, (size_t)v->cache_mb << 20);
   /* a writer's table reads what it has published: nothing yet;
    * dictionary=: a shard folder opened alone decodes with its root's */
-  if (!wmode && atlas_open_dict(path, ds_options_get(o, "dictionary"), &d->reader, err))
+  if (!wmode && atlas_open_dict(path, v->dictionary, &d->reader, err))
     return -1;
   d->count = d->reader ? atlas_count(d->reader) : 0;
   size_t k = d->nshards = d->reader ? atlas_nshards(d->reader) : 0;
@@ -191,7 +226,7 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
 
 static const ds_dataset_ops atlas_ops = {"atlas('dataset/dir')", dataset_open,
                                          dataset_close, dataset_changed, NULL,
-                                         sizeof(at_dataset)};
+                                         sizeof(at_dataset), ds_atlas_option_groups};
 
 /* The example's value, or an error when it holds an object outside the
  * allow-list and placeholders are off. */
@@ -215,7 +250,7 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
   size_t maxlen = 0;
   at_res res;
   res_init(&res);
-  res.z.max_out = d->base.max_value; /* max_value_bytes (atlas_decode.h) */
+  res.z.max_out = d->base.max_value_bytes; /* atlas_decode.h */
   atlas_dblock *blk = atlas_dblock_new();
   int rc = blk ? 0 : ds_err(err, "out of memory");
   size_t have_shard = (size_t)-1;
@@ -302,9 +337,9 @@ static int declare_create(at_vtab *t, char **err) {
  * the columns given, or the shape of the first examples. A writer table
  * (mode=create|replace) has the columns given, or one column `value`. */
 static int create_form(at_vtab *t, const ds_options *o, char **err) {
-  const char *cols = ds_options_get(o, "columns");
-  int rc = 0, mode = 0;
-  if (ds_table_writer_mode(o, &mode, err)) return -1;
+  const at_opts *v = &AT(t->base.ds)->opts;
+  const char *cols = v->columns;
+  int rc = 0, mode = t->base.ds->mode;
   if (mode && !cols) {
     t->shape = SHAPE_VALUE;
   } else if (cols) {
@@ -317,7 +352,8 @@ static int create_form(at_vtab *t, const ds_options *o, char **err) {
     rc = infer_schema(t, AT(t->base.ds)->infer, err);
   }
   if (rc == 0) rc = declare_create(t, err);
-  if (rc == 0 && mode) rc = atlas_table_write_open(t->base.ds->path, o, mode, &t->writer, err);
+  if (rc == 0 && mode) rc = atlas_table_write_open(t->base.ds->path, o, &v->write, v->threads, mode,
+                                                  &t->writer, err);
   return rc;
 }
 
@@ -407,7 +443,7 @@ static void cursor_free(ds_cursor *base) {
 static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
   at_cursor *c = (at_cursor *)base;
   at_dataset *d = AT(base->ds);
-  c->r.z.max_out = base->ds->max_value; /* max_value_bytes (atlas_decode.h) */
+  c->r.z.max_out = base->ds->max_value_bytes; /* atlas_decode.h */
   r->total = d->count;
   r->nshards = d->nshards;
   r->first = d->first;
@@ -496,7 +532,7 @@ static int load_block(at_cursor *c, char **err) {
   const ds_rowset *rs = &c->base.rs;
   if (!c->ra && d->threads > 1 && ++c->loads == 2 && !c->single && !rs->desc &&
       rs->kind != DS_RS_LIST && atlas_readahead_cpus() >= 2)
-    atlas_readahead_start(d->reader, &c->base.it, c->shard, c->block, c->base.ds->max_value,
+    atlas_readahead_start(d->reader, &c->base.it, c->shard, c->block, c->base.ds->max_value_bytes,
                           &c->r.z, &c->r.in, &c->r.pl, &c->ra, err);
   return 0;
 }
@@ -550,7 +586,7 @@ static void result_value(at_cursor *c, sqlite3_context *ctx, const ds_value *v,
     return;
   }
   ds_buf json = {0};
-  if (ds_value_json_capped(&json, v, c->base.ds->max_value, NULL, &err))
+  if (ds_value_json_capped(&json, v, c->base.ds->max_value_bytes, NULL, &err))
     ds_result_error(ctx, MOD, ds_strf("%s: block %llu: example %llu: %s",
                                       atlas_shard_path(AT(c->base.ds)->reader, c->shard),
                                       (unsigned long long)c->block,
@@ -618,4 +654,14 @@ int ds_atlas_register(sqlite3 *db) {
 const sqlite3_module *ds_atlas_module(void **aux) {
   *aux = (void *)&atlas_def;
   return &atlas_module;
+}
+
+const ds_help_entry ds_atlas_help[] = {
+    {"module", "atlas", "atlas('dataset/dir' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
+     "USING atlas('dataset/dir', name=value, ...)", ds_atlas_option_groups, DS_HELP_FORMS},
+    {NULL, NULL, NULL, NULL, 0}};
+
+/* module_options.h */
+atlas_reader *ds_atlas_reader_of(const ds_dataset *d) {
+  return ((const at_dataset *)d)->reader;
 }

@@ -17,14 +17,27 @@
 #include <string.h>
 
 #include "core/common.h"
-#include "core/decimal.h"
+#include "formats/atlas/atlas.h"
 #include "formats/atlas/atlas_replay.h"
 #include "formats/atlas/atlas_writer.h"
 #include "vtab/atlas_write.h"
 #include "vtab/dir_table_write.h"
 
-const char *const atlas_write_only_options[] = {"block_size", "strategy", "level",
-                                                "dict_size", "shard_size", NULL};
+/* Defaults as formats/atlas/atlas_writer.c's atlas_write_defaults (and
+ * upstream's AtlasDatasetWriter). */
+#define WRITER_INT(name_, field, lo, hi, d, text)                                     \
+  {.name = name_, .forms = DS_FORM_WRITER, .kind = DS_OPT_INT, .min = lo, .max = hi, \
+   .def = d, .help = text, .at = offsetof(atlas_write_opts, field)}
+const ds_opt_spec atlas_write_specs[] = {
+    WRITER_INT("block_size", block_size, 1, INT64_MAX, 64, "examples in each block"),
+    WRITER_INT("strategy", strategy, 0, 3, ATLAS_SHARED_DICTIONARY,
+               "0 none, 1 zstd, 2 zstd with a shared dictionary, 3 per-shard dictionaries"),
+    WRITER_INT("level", level, -131072, 22, 3, "the zstd level"),
+    {.name = "dict_size", .forms = DS_FORM_WRITER, .kind = DS_OPT_FRACTION, .def_real = 0.01,
+     .help = "the dictionary's size as a fraction of the samples it is trained on",
+     .at = offsetof(atlas_write_opts, dict_size)},
+    WRITER_INT("shard_size", shard_size, 1, INT64_MAX, 100000, "examples in each shard"),
+    {0}};
 
 /* The format's writer for core/staged_dir. */
 static int fmt_open(const char *dir, const void *cfg, void **w, char **err) {
@@ -43,40 +56,24 @@ static const ds_dir_format atlas_dir_format = {"atlas", fmt_open, fmt_add, fmt_c
                                                fmt_truncate, fmt_finish, fmt_free,
                                                fmt_replay, atlas_write_is_own};
 
-/* dict_size: a decimal fraction in (0, 1]. */
-static int parse_fraction(const char *s, double def, double *out, char **err) {
-  if (!s) {
-    *out = def;
-    return 0;
-  }
-  char *end;
-  double d = ds_strtod(s, &end);
-  if (end == s || *end || !(d > 0 && d <= 1))
-    return ds_err(err, "option dict_size must be a fraction in (0, 1], not '%s'", s);
-  *out = d;
-  return 0;
-}
-
-int atlas_table_write_open(const char *path, const ds_options *o, int mode,
-                           ds_table_writer **out, char **err) {
+int atlas_table_write_open(const char *path, const ds_options *o, const atlas_write_opts *v,
+                           int64_t threads, int mode, ds_table_writer **out, char **err) {
   atlas_write_options *wo = malloc(sizeof *wo);
   if (!wo) return ds_err(err, "out of memory");
   atlas_write_defaults(wo);
   wo->sync = 0; /* the stage fsyncs the whole tree before the commit */
-  int64_t bs, ss, st, lv, th;
-  if (ds_options_int(o, "block_size", (int64_t)wo->block_size, 1, INT64_MAX, &bs, err) ||
-      ds_options_int(o, "threads", wo->threads, 1, 2, &th, err) ||
-      ds_options_int(o, "shard_size", (int64_t)wo->shard_size, 1, INT64_MAX, &ss, err) ||
-      ds_options_int(o, "strategy", wo->strategy, 0, 3, &st, err) ||
-      ds_options_int(o, "level", wo->level, -131072, 22, &lv, err) ||
-      parse_fraction(ds_options_get(o, "dict_size"), wo->dict_size, &wo->dict_size, err) ||
-      (wo->block_size = (uint64_t)bs, wo->shard_size = (uint64_t)ss, wo->strategy = (int)st,
-       wo->level = (int)lv, wo->threads = (int)th, atlas_write_check(wo, err))) {
+  wo->block_size = (uint64_t)v->block_size;
+  wo->shard_size = (uint64_t)v->shard_size;
+  wo->strategy = (int)v->strategy;
+  wo->level = (int)v->level;
+  wo->dict_size = v->dict_size;
+  wo->threads = (int)threads;
+  if (atlas_write_check(wo, err)) {
     free(wo);
     ds_err_prefix(err, path);
     return -1;
   }
-  return ds_dir_write_open(path, o, mode, atlas_write_only_options, &atlas_dir_format, wo,
+  return ds_dir_write_open(path, o, mode, ds_atlas_option_groups, &atlas_dir_format, wo,
                            free, out, err);
 }
 

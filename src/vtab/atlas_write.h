@@ -4,19 +4,31 @@
 #ifndef DS_ATLAS_TABLE_WRITE_H
 #define DS_ATLAS_TABLE_WRITE_H
 
+#include "core/option_spec.h"
 #include "core/options.h"
 #include "core/schema.h"
 #include "sql/sqlite_api.h"
 #include "vtab/table_writer.h"
 
-/* The options only a writer takes (a reading table refuses them). */
-extern const char *const atlas_write_only_options[];
+/* block_size=, strategy=, level=, dict_size=, shard_size= (writer form
+ * only; atlas_write.c). */
+typedef struct atlas_write_opts {
+  int64_t block_size, strategy, level, shard_size;
+  double dict_size;
+} atlas_write_opts;
+extern const ds_opt_spec atlas_write_specs[];
+/* The reading options of the atlas module (atlas_vtab.c);
+ * atlas_read_specs[ATLAS_SPEC_DICTIONARY] is dictionary= (dataset_shards
+ * passes it on). */
+extern const ds_opt_spec atlas_read_specs[];
+enum { ATLAS_SPEC_DICTIONARY = 5 };
+/* Every option of the atlas module (atlas_vtab.c). */
+extern const ds_opt_group ds_atlas_option_groups[];
 
 /* Open the writer of a CREATE-form table on directory `path` (mode 1
- * create, 2 replace) with block_size=, strategy=, level=, dict_size=,
- * shard_size=. */
-int atlas_table_write_open(const char *path, const ds_options *o, int mode,
-                           ds_table_writer **out, char **err);
+ * create, 2 replace) with the bound writer options v and threads=. */
+int atlas_table_write_open(const char *path, const ds_options *o, const atlas_write_opts *v,
+                           int64_t threads, int mode, ds_table_writer **out, char **err);
 
 /* One INSERT row: `example` (JSON text) when not NULL is the example;
  * else, with columns (dict = 1), a dict {field: value} of the non-NULL

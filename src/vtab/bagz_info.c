@@ -11,24 +11,19 @@
 #include "formats/bagz/bagz_format.h"
 #include "formats/bagz/bagz_shards.h"
 #include "formats/detect.h"
+#include "vtab/dataset.h"
 #include "vtab/info_rows.h"
+#include "vtab/module_options.h"
+#include "vtab/bagz_options.h"
 #include "vtab/modules.h"
 
 /* The format table's info: the rows of a bag (one file or a shard spec). */
-int ds_bagz_info(ds_info *l, const char *path, const ds_detected *d,
-                 const ds_options *o, char **err) {
-  static const char *const comp[] = {"auto", "none", "zstd", NULL};
-  static const char *const lim[] = {"tail", "separate", NULL};
-  static const char *const lay[] = {"concatenated", "interleaved", NULL};
-  int c, li, la;
-  if (ds_options_enum(o, "compression", comp, 0, &c, err) ||
-      ds_options_enum(o, "limits", lim, (d->detail & DS_BAGZ_DETECT_SEPARATE) != 0, &li, err) ||
-      ds_options_enum(o, "layout", lay, 0, &la, err))
-    return -1;
-  bagz_options bo = {(bagz_compression)c, (bagz_limits)li, (ds_layout)la,
-                     ds_options_get(o, "dictionary")};
-  bagz_reader *r;
-  if (bagz_open(path, &bo, &r, err)) return -1;
+int ds_bagz_info(ds_info *l, const ds_dataset *ds, char **err) {
+  (void)err;
+  bagz_reader *r = ds_bagz_reader_of(ds);
+  /* limits and layout as the options that opened it name them */
+  const ds_opt_spec *lim = &bagz_read_specs[BAGZ_SPEC_LIMITS];
+  const ds_opt_spec *lay = &bagz_read_specs[BAGZ_SPEC_LAYOUT];
   size_t zstd = 0, k = bagz_nshards(r);
   json_t *files = json_array(), *sizes = json_array();
   for (size_t i = 0; i < k; i++) {
@@ -38,10 +33,9 @@ int ds_bagz_info(ds_info *l, const char *path, const ds_detected *d,
   }
   const char *cname = zstd == k ? "zstd" : zstd == 0 ? "none" : "mixed";
   ds_info_common(l, "bagz", bagz_count(r), k, json_string(cname));
-  ds_info_put(l, "limits", json_string(lim[li]));
-  ds_info_put(l, "layout", json_string(lay[la]));
+  ds_info_put(l, "limits", json_string(lim->names[r->opts.limits]));
+  ds_info_put(l, "layout", json_string(lay->names[r->opts.layout]));
   ds_info_put(l, "shard_rows", sizes);
   ds_info_put(l, "files", files);
-  bagz_close(r);
   return 0;
 }

@@ -24,16 +24,20 @@
 #include "core/common.h"
 #include "core/hash_index.h"
 #include "core/options.h"
+#include "vtab/bagz_options.h"
 #include "core/rowset.h"
 #include "formats/bagz/bagz.h"
 #include "formats/bagz/bagz_readahead.h"
 #include "formats/bagz/bagz_records.h"
+#include "formats/bagz/bagz_format.h"
 #include "formats/bagz/bagz_shards.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
 #include "vtab/tfexample_columns.h"
 #include "vtab/bagz_write.h"
 #include "vtab/dataset.h"
+#include "vtab/module_help.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -48,6 +52,7 @@ enum { COL_RECORD, COL_SHARD, COL_SHARD_INDEX, COL_PATH, COL_OPTIONS };
 typedef struct bagz_dataset {
   ds_dataset base; /* refcount, cache key, path, change detection */
   bagz_reader *reader;
+  bagz_opts opts;  /* bound once (TEXT values valid while the table is created) */
   int threads;
   int indexed;
   ds_hash_index index;
@@ -92,16 +97,39 @@ typedef struct bagz_cursor {
 /* Scans shorter than this are not worth a thread. */
 #define READAHEAD_MIN_ROWS 512
 
-static const char *const known_options[] = {"compression", "limits", "layout",
-                                            "dictionary", "threads", DS_TFEX_COLUMNS_OPTIONS,
-                                            NULL};
-static const char *const create_options[] = {"compression", "limits", "layout",
-                                             "dictionary", "threads", "mode",
-                                             "level", "rows_per_shard", DS_TFEX_COLUMNS_OPTIONS,
-                                             NULL};
 static const char *const compression_names[] = {"auto", "none", "zstd", NULL};
 static const char *const limits_names[] = {"tail", "separate", NULL};
 static const char *const layout_names[] = {"concatenated", "interleaved", NULL};
+
+/* bagz_read_specs[BAGZ_SPEC_LIMITS] is limits= (ds_bagz_detected_options). */
+const ds_opt_spec bagz_read_specs[] = {
+    {.name = "compression", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM,
+     .names = compression_names, .def = 0,
+     .help = "auto: as each record's bytes say (writing: zstd for .bagz names)",
+     .at = offsetof(bagz_read_opts, compression)},
+    {.name = "limits", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM, .names = limits_names,
+     .def = 0, .help = "the record ends at the file's tail, or in a separate file",
+     .at = offsetof(bagz_read_opts, limits)},
+    {.name = "layout", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM, .names = layout_names,
+     .def = 0, .help = "rows numbered shard after shard, or round-robin over the shards",
+     .at = offsetof(bagz_read_opts, layout)},
+    {.name = "dictionary", .forms = DS_FORMS_ALL, .kind = DS_OPT_TEXT,
+     .help = "a zstd dictionary file", .at = offsetof(bagz_read_opts, dictionary)},
+    {0}};
+const ds_opt_spec bagz_threads_specs[] = {
+    {.name = "threads", .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = 1, .max = 2,
+     .def = 2, .def_text = "2 (writing: 1)",
+     .help = "2: decompress ahead during scans (writing: compress) on a second thread"},
+    {0}};
+const ds_opt_group ds_bagz_option_groups[] = {
+    {bagz_read_specs, offsetof(bagz_opts, read)},
+    {bagz_threads_specs, offsetof(bagz_opts, threads)},
+    {ds_tfex_columns_specs, offsetof(bagz_opts, tfex)},
+    {ds_mode_specs, offsetof(bagz_opts, mode)},
+    {bagz_write_specs, offsetof(bagz_opts, write)},
+    {ds_common_option_specs, offsetof(bagz_opts, common)},
+    {ds_row_window_specs, offsetof(bagz_opts, window)},
+    {0}};
 
 /* ds_dataset_ops.close */
 static void dataset_close(ds_dataset *base) {
@@ -119,39 +147,30 @@ static int dataset_changed(const ds_dataset *d) {
  * records=tfexample and its own (CREATE form only). */
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
-  bagz_options bo = {0};
+  bagz_opts *v = &BAG(base)->opts;
   ds_tfex_columns x = {0};
-  int comp, lim, lay, mode;
-  int64_t threads, infer;
-  if (ds_options_check_known(o, tvf ? known_options : create_options, err) ||
-      ds_table_writer_mode(o, &mode, err) ||
-      ds_tfex_columns_options(&x, o, tvf, &infer, err) ||
-      ds_options_enum(o, "compression", compression_names, 0, &comp, err) ||
-      ds_options_enum(o, "limits", limits_names, 0, &lim, err) ||
-      ds_options_enum(o, "layout", layout_names, 0, &lay, err) ||
-      ds_options_int(o, "threads", 2, 1, 2, &threads, err)) {
+  if (ds_opt_bind(ds_bagz_option_groups, base->form, o, v, err) ||
+      ds_tfex_columns_options(&x, &v->tfex, tvf, o, err)) {
     ds_err_prefix(err, path); /* every error names the path */
     return -1;
   }
-  bo.compression = (bagz_compression)comp;
-  bo.limits = (bagz_limits)lim;
-  bo.layout = (ds_layout)lay;
-  bo.dictionary_path = ds_options_get(o, "dictionary");
-  BAG(base)->threads = (int)threads;
+  bagz_options bo = {(bagz_compression)v->read.compression, (bagz_limits)v->read.limits,
+                     (ds_layout)v->read.layout, v->read.dictionary};
+  BAG(base)->threads = (int)v->threads;
   /* a writer's table reads what it has published: nothing yet */
-  if (mode) return bagz_open_memory(path, (const uint8_t *)"", 0, &bo, &BAG(base)->reader, err);
+  if (base->mode) return bagz_open_memory(path, (const uint8_t *)"", 0, &bo, &BAG(base)->reader, err);
   return bagz_open(path, &bo, &BAG(base)->reader, err);
 }
 
 static const ds_dataset_ops bagz_ops = {
     "bagz('file.bagz' [, 'name=value,...'])", dataset_open, dataset_close,
-    dataset_changed, NULL, sizeof(bagz_dataset)};
+    dataset_changed, NULL, sizeof(bagz_dataset), ds_bagz_option_groups};
 
 /* Build the record index once per dataset. */
 static int dataset_index(bagz_dataset *d, char **err) {
   if (d->indexed) return 0;
   bagz_records c;
-  bagz_records_init(&c, d->reader, d->base.max_value);
+  bagz_records_init(&c, d->reader, d->base.max_value_bytes);
   int rc = ds_hash_index_build(&d->index, bagz_count(d->reader), bagz_records_get, &c, err);
   bagz_records_free(&c);
   if (rc == 0) d->indexed = 1;
@@ -160,14 +179,14 @@ static int dataset_index(bagz_dataset *d, char **err) {
 
 /* The CREATE form with records=tfexample: feature columns, then HIDDEN
  * record, shard, shard_index. */
-static int declare_tfexample(bagz_vtab *t, const ds_options *o, int64_t infer,
-                             char **err) {
+static int declare_tfexample(bagz_vtab *t, char **err) {
   ds_dataset *d = t->base.ds;
   const bagz_reader *r = BAG(d)->reader;
   bagz_records c;
-  bagz_records_init(&c, r, d->max_value);
+  bagz_records_init(&c, r, d->max_value_bytes);
   ds_record_source src = {bagz_count(r), bagz_records_get, &c};
-  char *sql = ds_tfex_columns_declaration(&t->tfex, o, infer, &src, d->max_value, err);
+  char *sql = ds_tfex_columns_declaration(&t->tfex, &BAG(d)->opts.tfex, d->mode != 0, &src,
+                                          d->max_value_bytes, err);
   bagz_records_free(&c);
   if (!sql) {
     ds_err_prefix(err, d->path);
@@ -183,17 +202,15 @@ static int declare_tfexample(bagz_vtab *t, const ds_options *o, int64_t infer,
  * arguments in the table-valued one; records=tfexample has its own. */
 static int declare(ds_table *t, const ds_options *o, char **err) {
   bagz_vtab *v = (bagz_vtab *)t;
-  int mode = 0;
-  int64_t infer;
-  if (!t->tvf && (ds_table_writer_mode(o, &mode, err) ||
-                  ds_tfex_columns_options(&v->tfex, o, 0, &infer, err)))
-    return -1;
-  if (mode && v->tfex.on && !ds_options_get(o, "columns"))
+  int mode = t->tvf ? 0 : t->ds->mode;
+  const bagz_opts *bo = t->tvf ? NULL : &BAG(t->ds)->opts;
+  if (bo && ds_tfex_columns_options(&v->tfex, &bo->tfex, 0, o, err)) return -1;
+  if (mode && v->tfex.on && !bo->tfex.columns)
     return ds_err(err, "%s: records=tfexample with mode=create or replace needs "
                        "columns='name TYPE, ...' (there are no records to infer them from)",
                   t->ds->path);
-  if (mode && bagz_write_open(t->ds->path, o, mode, &v->writer, err)) return -1;
-  if (v->tfex.on) return declare_tfexample(v, o, infer, err);
+  if (mode && bagz_write_open(t->ds->path, o, bo, mode, &v->writer, err)) return -1;
+  if (v->tfex.on) return declare_tfexample(v, err);
   if (t->tvf) ds_table_arg_columns(t, COL_PATH, COL_OPTIONS);
   return ds_table_declare(
       t, t->tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
@@ -308,7 +325,7 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_dataset *d = BAG(base->ds);
   const ds_shard_map *map = bagz_shard_map(d->reader);
-  c->scratch.max = (size_t)base->ds->max_value;
+  c->scratch.max = (size_t)base->ds->max_value_bytes;
   r->total = bagz_count(d->reader);
   r->nshards = map->nshards;
   r->interleaved = map->layout == DS_LAYOUT_INTERLEAVED;
@@ -357,7 +374,7 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   int reads = (call->idxNum & PLAN_RECORD_USED) != 0;
   if (reads && d->threads > 1 && any_zstd(d->reader) &&
       rowset_has(&base->rs, READAHEAD_MIN_ROWS) &&
-      bagz_readahead_start(d->reader, &base->rs, base->ds->max_value, &c->ra, err))
+      bagz_readahead_start(d->reader, &base->rs, base->ds->max_value_bytes, &c->ra, err))
     return -1;
   return 0;
 }
@@ -422,7 +439,7 @@ static void column_feature(bagz_cursor *c, sqlite3_context *ctx, int col) {
   if ((!c->tfex.valid || c->tfex.row != c->base.row) && record_bytes(c, ctx, &p, &n))
     return;
   ds_tfex_columns_result(&t->tfex, &c->tfex, col, c->base.row, p, n,
-                         c->base.ds->max_value, MOD, bagz_shard_path(r, c->shard), ctx);
+                         c->base.ds->max_value_bytes, MOD, bagz_shard_path(r, c->shard), ctx);
 }
 
 static int bagz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
@@ -469,4 +486,21 @@ int ds_bagz_register(sqlite3 *db) {
 const sqlite3_module *ds_bagz_module(void **aux) {
   *aux = (void *)&bagz_def;
   return &bagz_module;
+}
+
+const ds_help_entry ds_bagz_help[] = {
+    {"module", "bagz", "bagz('file.bagz' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
+     "USING bagz('data@*.bagz', name=value, ...)", ds_bagz_option_groups, DS_HELP_FORMS},
+    {NULL, NULL, NULL, NULL, 0}};
+
+/* module_options.h */
+bagz_reader *ds_bagz_reader_of(const ds_dataset *d) {
+  return ((const bagz_dataset *)d)->reader;
+}
+
+/* module_options.h: limits=separate, by limits' own spec. */
+int ds_bagz_detected_options(const ds_detected *d, ds_options *o, char **err) {
+  const ds_opt_spec *limits = &bagz_read_specs[BAGZ_SPEC_LIMITS];
+  if (!(d->detail & DS_BAGZ_DETECT_SEPARATE) || ds_opt_given(o, limits)) return 0;
+  return ds_options_put(o, limits->name, limits->names[BAGZ_LIMITS_SEPARATE], err);
 }

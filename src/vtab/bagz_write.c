@@ -19,7 +19,15 @@
 #include "formats/bagz/bagz_writer.h"
 #include "vtab/bagz_write.h"
 
-const char *const bagz_write_options[] = {"level", "rows_per_shard", NULL};
+const ds_opt_spec bagz_write_specs[] = {
+    {.name = "level", .forms = DS_FORM_WRITER, .kind = DS_OPT_INT, .min = -131072, .max = 22,
+     .def = 0, .def_text = "0 (zstd's default, 3)", .help = "the zstd level",
+     .at = offsetof(bagz_write_opts, level)},
+    {.name = "rows_per_shard", .forms = DS_FORM_WRITER, .kind = DS_OPT_INT, .min = 1,
+     .max = INT64_MAX, .def = 0, .def_text = "no limit",
+     .help = "rows of each shard, with a name@*.ext or name@N.ext path",
+     .at = offsetof(bagz_write_opts, rows_per_shard)},
+    {0}};
 
 /* The format writer's steps, for writer_txn / table_writer. */
 static int step_begin(void *w, char **err) { return bagz_writer_begin(w, err); }
@@ -39,26 +47,17 @@ static const ds_table_writer_fmt bagz_fmt = {
      fmt_count},
     fmt_close, fmt_published, fmt_count};
 
-/* Writer options from the table's options. */
-static int parse_options(const char *path, const ds_options *o, bagz_writer_options *wo,
-                         char **err) {
-  static const char *const compression[] = {"auto", "none", "zstd", NULL};
-  static const char *const limits[] = {"tail", "separate", NULL};
-  int comp, lim;
-  int64_t level, rps, threads;
-  if (ds_options_enum(o, "compression", compression, 0, &comp, err) ||
-      ds_options_enum(o, "limits", limits, 0, &lim, err) ||
-      ds_options_int(o, "level", 0, -131072, 22, &level, err) ||
-      ds_options_int(o, "rows_per_shard", 0, 1, INT64_MAX, &rps, err) ||
-      ds_options_int(o, "threads", 1, 1, 2, &threads, err))
-    return -1;
+/* Writer options from the table's bound options (threads: 1 unless given). */
+static void writer_options(const char *path, const ds_options *o, const bagz_opts *v,
+                           bagz_writer_options *wo) {
   size_t n = strlen(path);
+  int64_t comp = v->read.compression;
   wo->zstd = comp == 2 || (comp == 0 && n >= 5 && strcmp(path + n - 5, ".bagz") == 0);
-  wo->limits = (bagz_limits)lim;
-  wo->level = (int)level;
-  wo->rows_per_shard = (uint64_t)rps;
-  wo->threads = (int)threads;
-  return 0;
+  wo->limits = (bagz_limits)v->read.limits;
+  wo->level = (int)v->write.level;
+  wo->rows_per_shard = (uint64_t)v->write.rows_per_shard;
+  wo->threads = ds_opt_given(o, bagz_threads_specs) ? (int)v->threads : 1;
+  wo->dictionary_path = v->read.dictionary;
 }
 
 /* ds_table_writer_spec.open: the bag writer with the parsed options. */
@@ -66,15 +65,11 @@ static int open_writer(ds_stage *stage, const char *path, void *wo, void **w, ch
   return bagz_writer_open(stage, path, wo, (bagz_writer **)w, err);
 }
 
-int bagz_write_open(const char *path, const ds_options *o, int mode,
+int bagz_write_open(const char *path, const ds_options *o, const bagz_opts *v, int mode,
                     ds_table_writer **out, char **err) {
   bagz_writer_options wo = {0};
-  if (parse_options(path, o, &wo, err)) {
-    ds_err_prefix(err, path);
-    return -1;
-  }
-  wo.dictionary_path = ds_options_get(o, "dictionary");
-  ds_table_writer_spec spec = {&bagz_fmt, bagz_write_options, bagz_writer_target,
+  writer_options(path, o, v, &wo);
+  ds_table_writer_spec spec = {&bagz_fmt, ds_bagz_option_groups, bagz_writer_target,
                                open_writer, &wo};
   return ds_table_writer_open(path, o, mode, &spec, out, err) < 0 ? -1 : 0;
 }

@@ -4,17 +4,15 @@
 #define DS_BAGZ_WRITE_H
 
 #include "core/options.h"
+#include "vtab/bagz_options.h"
 #include "vtab/tfexample_columns.h"
 #include "vtab/table.h"
 #include "vtab/table_writer.h"
 
-/* The options only a writer takes (a reading table refuses them). */
-extern const char *const bagz_write_options[];
-
 /* Open the writer of a CREATE-form table on `path` (mode 1 create, 2
  * replace), with level=, dictionary=, limits=, compression=,
- * rows_per_shard=, threads=. */
-int bagz_write_open(const char *path, const ds_options *o, int mode,
+ * rows_per_shard=, threads= as bound in v (o: the options as given). */
+int bagz_write_open(const char *path, const ds_options *o, const bagz_opts *v, int mode,
                     ds_table_writer **out, char **err);
 
 /* xUpdate of a bagz writer table: one INSERT row. Its record is the

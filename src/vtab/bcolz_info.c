@@ -10,16 +10,14 @@
 #include "formats/bcolz/bcolz.h"
 #include "formats/bcolz/bcolz_meta.h"
 #include "formats/detect.h"
+#include "vtab/dataset.h"
 #include "vtab/info_rows.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 
 /* The format table's info: the rows of a bcolz ctable or carray. */
-int ds_bcolz_info(ds_info *l, const char *path, const ds_detected *d,
-                  const ds_options *o, char **err) {
-  (void)d;
-  (void)o;
-  bcolz_table *t;
-  if (bcolz_open(path, &t, err)) return -1;
+int ds_bcolz_info(ds_info *l, const ds_dataset *ds, char **err) {
+  bcolz_table *t = ds_bcolz_table_of(ds);
   json_t *chunklen = json_object(), *dtypes = json_object(),
          *cparams = json_object(), *col_attrs = json_object();
   json_t *cnames = json_array();
@@ -69,6 +67,5 @@ int ds_bcolz_info(ds_info *l, const char *path, const ds_detected *d,
     json_decref(col_attrs);
   }
   json_decref(cnames);
-  bcolz_close(t);
   return rc;
 }

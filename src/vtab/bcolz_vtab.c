@@ -61,6 +61,8 @@
 #include "vtab/dataset.h"
 #include "vtab/interrupt.h"
 #include "vtab/list.h"
+#include "vtab/module_help.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -74,9 +76,38 @@
 /* Default cache_mb: decompressed chunks kept for row lookups. */
 #define DEFAULT_CACHE_MB 1024
 
+/* The module's options, bound once (TEXT values valid while the table
+ * is created). */
+typedef struct bz_opts {
+  int64_t bytes;     /* 1: blob */
+  int64_t cache_mb;
+  bcolz_write_opts write;
+  int64_t mode;
+  ds_common_opts common;
+  ds_row_window_opts window;
+} bz_opts;
+
+static const char *const bytes_names[] = {"text", "blob", NULL};
+static const ds_opt_spec bz_specs[] = {
+    {.name = "bytes", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM, .names = bytes_names,
+     .def = 0, .help = "bytes (S) columns as TEXT or BLOB", .at = offsetof(bz_opts, bytes)},
+    {.name = "cache_mb", .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = 0,
+     .max = INT64_C(1) << 40, .def = DEFAULT_CACHE_MB,
+     .help = "MiB of decompressed chunks kept for row lookups (0: none)",
+     .at = offsetof(bz_opts, cache_mb)},
+    {0}};
+const ds_opt_group ds_bcolz_option_groups[] = {
+    {bz_specs, 0},
+    {ds_mode_specs, offsetof(bz_opts, mode)},
+    {bcolz_write_specs, offsetof(bz_opts, write)},
+    {ds_common_option_specs, offsetof(bz_opts, common)},
+    {ds_row_window_specs, offsetof(bz_opts, window)},
+    {0}};
+
 typedef struct bz_dataset {
   ds_dataset base; /* refcount, cache key, path, change detection */
   bcolz_table *table;
+  bz_opts opts;
   int flags; /* BCOLZ_BYTES_BLOB */
   uint64_t cache_budget;  /* bytes; 0: lookups use blosc_getitem */
   bcolz_cache *cache;     /* created at the first lookup */
@@ -145,25 +176,16 @@ static size_t ncols_of(const bz_dataset *d) { return d->table ? bcolz_ncols(d->t
 /* ds_dataset_ops.open: option bytes=text|blob in both forms. */
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
-  static const char *const known[] = {"bytes", "cache_mb", NULL};
-  static const char *const write_known[] = {"bytes", "cache_mb", "mode", "columns",
-                                            "chunklen", "expectedlen", "cname", "clevel",
-                                            "shuffle", NULL};
-  static const char *const bytes_modes[] = {"text", "blob", NULL};
-  int bytes, mode = 0;
-  int64_t cache_mb;
-  if ((!tvf && ds_table_writer_mode(o, &mode, err)) ||
-      ds_options_check_known(o, mode ? write_known : known, err) ||
-      ds_options_enum(o, "bytes", bytes_modes, 0, &bytes, err) ||
-      ds_options_int(o, "cache_mb", DEFAULT_CACHE_MB, 0, INT64_C(1) << 40, &cache_mb, err)) {
+  (void)tvf;
+  bz_dataset *d = BZ(base);
+  if (ds_opt_bind(ds_bcolz_option_groups, base->form, o, &d->opts, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
-  bz_dataset *d = BZ(base);
-  d->flags = bytes ? BCOLZ_BYTES_BLOB : 0;
-  d->cache_budget = (uint64_t)cache_mb << 20;
+  d->flags = d->opts.bytes ? BCOLZ_BYTES_BLOB : 0;
+  d->cache_budget = (uint64_t)d->opts.cache_mb << 20;
   /* a writer's table reads what it has published: nothing yet */
-  return mode ? 0 : bcolz_open(path, &d->table, err);
+  return base->mode ? 0 : bcolz_open(path, &d->table, err);
 }
 
 /* ds_dataset_ops.saw_change: did a chunk read find the folder replaced? */
@@ -173,7 +195,8 @@ static int dataset_saw_change(const ds_dataset *d) {
 
 static const ds_dataset_ops bcolz_ops = {"bcolz('table/dir' [, 'bytes=blob'])",
                                          dataset_open, dataset_close, dataset_changed,
-                                         dataset_saw_change, sizeof(bz_dataset)};
+                                         dataset_saw_change, sizeof(bz_dataset),
+                                         ds_bcolz_option_groups};
 
 /* The declared SQL type of a column. */
 static const char *decltype_of(const bcolz_dtype *dt, int flags) {
@@ -222,17 +245,18 @@ static int declare(ds_table *base, const ds_options *o, char **err) {
     ds_table_arg_columns(base, 1, 2);
     return ds_table_declare(base, "CREATE TABLE x(row TEXT, path HIDDEN, options HIDDEN)", err);
   }
-  int mode = 0;
+  const bz_opts *v = &BZ(base->ds)->opts;
+  int mode = base->ds->mode;
   bcolz_wcols wc = {0};
-  if (ds_table_writer_mode(o, &mode, err)) return -1;
-  if (mode && bcolz_wcols_parse(ds_options_get(o, "columns"), &wc, err)) {
+  if (mode && bcolz_wcols_parse(v->write.columns, &wc, err)) {
     ds_err_prefix(err, base->ds->path);
     return -1;
   }
   char *sql = create_sql(BZ(base->ds), mode ? &wc : NULL);
   int rc = ds_table_declare(base, sql, err);
   free(sql);
-  if (rc == 0 && mode) rc = bcolz_table_write_open(base->ds->path, o, mode, &wc, &t->writer, err);
+  if (rc == 0 && mode) rc = bcolz_table_write_open(base->ds->path, o, &v->write, base->ds->max_value_bytes,
+                                                  mode, &wc, &t->writer, err);
   bcolz_wcols_free(&wc);
   return rc;
 }
@@ -436,7 +460,7 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
     ds_dataset_ref(c->cols_ds);
   }
   /* max_value_bytes caps chunks, rows and values */
-  c->atom.max = c->arena.limit = (size_t)base->ds->max_value;
+  c->atom.max = c->arena.limit = (size_t)base->ds->max_value_bytes;
   for (size_t i = 0; i < c->ncols; i++) {
     bz_colcache *cc = &c->cols[i];
     const bcolz_dtype *dt = bcolz_col_dtype(d->table, i);
@@ -492,7 +516,7 @@ static int cell_bytes(bz_cursor *c, size_t col, uint64_t row, const uint8_t **p,
           d->cache_budget / c->ncols) {
     if (!d->cache) {
       if (!(d->cache = bcolz_cache_new(d->cache_budget))) return ds_err(err, "out of memory");
-      bcolz_cache_set_max(d->cache, d->base.max_value);
+      bcolz_cache_set_max(d->cache, d->base.max_value_bytes);
     }
     if (bcolz_cache_row(d->cache, tb, col, row, p, err)) return -1;
     *n = (size_t)dt->atom;
@@ -714,7 +738,7 @@ __attribute__((noinline)) static int column_slow(bz_cursor *c, sqlite3_context *
     return SQLITE_OK;
   } else if (col == t->col_row) {
     ds_buf json = {0};
-    json.max = (size_t)c->base.ds->max_value; /* max_value_bytes holds for the text too */
+    json.max = (size_t)c->base.ds->max_value_bytes; /* it holds for the text too */
     if (row_json(c, &json, &err)) {
       if (json.over) {
         free(err);
@@ -897,14 +921,14 @@ static void attrs_column(ds_list_cursor *c, size_t i, int col, sqlite3_context *
 /* name, value, column, then the HIDDEN path; about 10 rows */
 static const ds_list_def attrs_def = {
     "bcolz_attrs", "CREATE TABLE x(name TEXT, value TEXT, \"column\" TEXT, path HIDDEN)",
-    3, 1, "bcolz_attrs('table/dir')", 10, attrs_collect, attrs_column, NULL};
+    3, 1, "bcolz_attrs('table/dir')", 10, attrs_collect, attrs_column, NULL, NULL};
 
 /* 8 columns, then the HIDDEN path; about 10 rows */
 static const ds_list_def stats_def = {
     "bcolz_stats",
     "CREATE TABLE x(\"column\" TEXT, dtype TEXT, count INTEGER, nulls INTEGER, min, max, sum,"
     " mean REAL, path HIDDEN)",
-    8, 1, "bcolz_stats('table/dir')", 10, stats_collect, list_column, NULL};
+    8, 1, "bcolz_stats('table/dir')", 10, stats_collect, list_column, NULL, NULL};
 
 /* bcolz_decoded(path): JSON {column: decompressions} of the table at path
  * (as written and, when relative, as resolved against the current
@@ -955,4 +979,20 @@ int ds_bcolz_register(sqlite3 *db) {
 const sqlite3_module *ds_bcolz_module(void **aux) {
   *aux = (void *)&bcolz_def;
   return &bcolz_module;
+}
+
+const ds_help_entry ds_bcolz_help[] = {
+    {"module", "bcolz", "bcolz('table/dir' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
+     "USING bcolz('table/dir', name=value, ...)", ds_bcolz_option_groups, DS_HELP_FORMS},
+    {"function", "bcolz_attrs", "SELECT * FROM bcolz_attrs('table/dir'): the user attributes",
+     NULL, 0},
+    {"function", "bcolz_stats", "SELECT * FROM bcolz_stats('table/dir'): per-chunk statistics",
+     NULL, 0},
+    {"function", "bcolz_decoded", "bcolz_decoded(value): a bcolz object cell decoded as JSON",
+     NULL, 0},
+    {NULL, NULL, NULL, NULL, 0}};
+
+/* module_options.h */
+bcolz_table *ds_bcolz_table_of(const ds_dataset *d) {
+  return ((const bz_dataset *)d)->table;
 }

@@ -22,8 +22,25 @@
 #include "vtab/bcolz_write.h"
 #include "vtab/dir_table_write.h"
 
-const char *const bcolz_write_only_options[] = {"columns", "chunklen", "expectedlen", "cname",
-                                                "clevel", "shuffle", NULL};
+/* Defaults as formats/bcolz/bcolz_writer.c's bcolz_write_defaults (and
+ * bcolz's own). */
+static const char *const cnames[] = {"blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd", NULL};
+#define WRITER_INT(name_, field, lo, hi, d, dtext, text)                              \
+  {.name = name_, .forms = DS_FORM_WRITER, .kind = DS_OPT_INT, .min = lo, .max = hi, \
+   .def = d, .def_text = dtext, .help = text, .at = offsetof(bcolz_write_opts, field)}
+const ds_opt_spec bcolz_write_specs[] = {
+    {.name = "columns", .forms = DS_FORM_WRITER, .kind = DS_OPT_TEXT,
+     .def_text = "one column value, typed by the first row",
+     .help = "the columns, 'name type, ...' (numpy types, or JSON)",
+     .at = offsetof(bcolz_write_opts, columns)},
+    WRITER_INT("chunklen", chunklen, 1, INT64_MAX, 0, "from expectedlen", "rows per chunk"),
+    WRITER_INT("expectedlen", expectedlen, 1, INT64_MAX, 1000000, NULL,
+               "rows expected (sets chunklen, as bcolz does)"),
+    {.name = "cname", .forms = DS_FORM_WRITER, .kind = DS_OPT_ENUM, .names = cnames, .def = 1,
+     .help = "the blosc compressor", .at = offsetof(bcolz_write_opts, cname)},
+    WRITER_INT("clevel", clevel, 0, 9, 5, NULL, "the blosc level"),
+    WRITER_INT("shuffle", shuffle, 0, 2, 1, NULL, "0 none, 1 byte shuffle, 2 bit shuffle"),
+    {0}};
 
 /* What a staged directory opens: the columns and options. */
 typedef struct bz_cfg {
@@ -217,43 +234,30 @@ static const ds_dir_format bcolz_dir_format = {"bcolz", fmt_open, fmt_add, fmt_c
                                                fmt_replay, bcolz_write_is_own};
 
 /* The writer options from the table's options. */
-static int parse_options(const ds_options *o, bcolz_write_options *wo, char **err) {
-  static const char *const cnames[] = {"blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd", NULL};
-  int cname;
-  int64_t chunklen, expectedlen, clevel, shuffle, max_value;
+static int parse_options(const bcolz_write_opts *v, uint64_t max_value_bytes,
+                         bcolz_write_options *wo, char **err) {
   bcolz_write_defaults(wo);
-  int def_cname = 0;
-  for (int i = 0; cnames[i]; i++)
-    if (strcmp(cnames[i], wo->cname) == 0) def_cname = i;
-  if (ds_options_int(o, "chunklen", 0, 1, INT64_MAX, &chunklen, err) ||
-      ds_options_int(o, "expectedlen", (int64_t)wo->expectedlen, 1, INT64_MAX, &expectedlen,
-                     err) ||
-      ds_options_enum(o, "cname", cnames, def_cname, &cname, err) ||
-      ds_options_int(o, "clevel", wo->clevel, 0, 9, &clevel, err) ||
-      ds_options_int(o, "shuffle", wo->shuffle, 0, 2, &shuffle, err) ||
-      ds_options_int(o, DS_OPTION_MAX_VALUE_BYTES, (int64_t)DS_MAX_VALUE_BYTES, 1,
-                     (int64_t)1 << 62, &max_value, err))
-    return -1;
-  wo->max_chunk = (uint64_t)max_value; /* what reads back with the same option */
-  wo->chunklen = (uint64_t)chunklen;
-  wo->expectedlen = (uint64_t)expectedlen;
-  snprintf(wo->cname, sizeof wo->cname, "%s", cnames[cname]);
-  wo->clevel = (int)clevel;
-  wo->shuffle = (int)shuffle;
+  wo->max_value_bytes = max_value_bytes; /* what reads back with the same option */
+  wo->chunklen = (uint64_t)v->chunklen;
+  wo->expectedlen = (uint64_t)v->expectedlen;
+  snprintf(wo->cname, sizeof wo->cname, "%s", cnames[v->cname]);
+  wo->clevel = (int)v->clevel;
+  wo->shuffle = (int)v->shuffle;
   wo->sync = 0; /* the stage fsyncs the whole tree before the commit */
   return bcolz_write_check(wo, err);
 }
 
-int bcolz_table_write_open(const char *path, const ds_options *o, int mode,
-                           const bcolz_wcols *cols, ds_table_writer **out, char **err) {
+int bcolz_table_write_open(const char *path, const ds_options *o, const bcolz_write_opts *v,
+                           uint64_t max_value_bytes, int mode, const bcolz_wcols *cols,
+                           ds_table_writer **out, char **err) {
   bz_cfg *cfg = calloc(1, sizeof *cfg);
   if (!cfg) return ds_err(err, "out of memory");
-  if (parse_options(o, &cfg->opts, err) || wcols_copy(cols, &cfg->cols, err)) {
+  if (parse_options(v, max_value_bytes, &cfg->opts, err) || wcols_copy(cols, &cfg->cols, err)) {
     cfg_free(cfg);
     ds_err_prefix(err, path);
     return -1;
   }
-  return ds_dir_write_open(path, o, mode, bcolz_write_only_options, &bcolz_dir_format, cfg,
+  return ds_dir_write_open(path, o, mode, ds_bcolz_option_groups, &bcolz_dir_format, cfg,
                            cfg_free, out, err);
 }
 

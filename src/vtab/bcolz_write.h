@@ -4,13 +4,21 @@
 #ifndef DS_BCOLZ_TABLE_WRITE_H
 #define DS_BCOLZ_TABLE_WRITE_H
 
+#include "core/option_spec.h"
 #include "core/options.h"
 #include "formats/bcolz/bcolz_writer.h"
 #include "sql/sqlite_api.h"
 #include "vtab/table_writer.h"
 
-/* The options only a writer takes (a reading table refuses them). */
-extern const char *const bcolz_write_only_options[];
+/* columns=, chunklen=, expectedlen=, cname=, clevel=, shuffle= (writer
+ * form only; bcolz_write.c). */
+typedef struct bcolz_write_opts {
+  const char *columns;
+  int64_t chunklen, expectedlen, cname, clevel, shuffle;
+} bcolz_write_opts;
+extern const ds_opt_spec bcolz_write_specs[];
+/* Every option of the bcolz module (bcolz_vtab.c). */
+extern const ds_opt_group ds_bcolz_option_groups[];
 
 /* The declared columns: columns='name type, ...' (types as
  * bcolz_write_parse_type takes them), or without columns= one column
@@ -27,10 +35,12 @@ int bcolz_wcols_parse(const char *spec, bcolz_wcols *out, char **err);
 void bcolz_wcols_free(bcolz_wcols *c);
 
 /* Open the writer of a CREATE-form table on directory `path` (mode 1
- * create, 2 replace) with chunklen=, expectedlen=, cname=, clevel=,
- * shuffle= and the columns (copied). */
-int bcolz_table_write_open(const char *path, const ds_options *o, int mode,
-                           const bcolz_wcols *cols, ds_table_writer **out, char **err);
+ * create, 2 replace) with the bound writer options v, the columns
+ * (copied) and max_value_bytes (the largest chunk: what reads back with
+ * the same option). */
+int bcolz_table_write_open(const char *path, const ds_options *o, const bcolz_write_opts *v,
+                           uint64_t max_value_bytes, int mode, const bcolz_wcols *cols,
+                           ds_table_writer **out, char **err);
 
 /* One INSERT row: vals[i] for column i. */
 int bcolz_table_write_row(ds_table_writer *tw, sqlite3_value **vals, uint64_t row,

@@ -9,16 +9,15 @@
 #include "core/options.h"
 #include "formats/datadings/datadings.h"
 #include "formats/detect.h"
+#include "vtab/dataset.h"
 #include "vtab/info_rows.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 
 /* The format table's info: the rows of a datadings file or glob. */
-int ds_datadings_info(ds_info *l, const char *path, const ds_detected *d,
-                      const ds_options *o, char **err) {
-  (void)d;
-  (void)o;
-  datadings_reader *r;
-  if (datadings_open(path, &r, err)) return -1;
+int ds_datadings_info(ds_info *l, const ds_dataset *ds, char **err) {
+  (void)err;
+  datadings_reader *r = ds_datadings_reader_of(ds);
   size_t n = datadings_nshards(r);
   json_t *style = json_array(), *salt = json_array(), *bits = json_array(),
          *hashes = json_array(), *cap = json_array(), *rate = json_array(),
@@ -47,6 +46,5 @@ int ds_datadings_info(ds_info *l, const char *path, const ds_detected *d,
   ds_info_put(l, "filter_fp_rate", ds_info_uniform(rate));
   ds_info_put(l, "shard_rows", sizes);
   ds_info_put(l, "files", files);
-  datadings_close(r);
   return 0;
 }

@@ -36,6 +36,8 @@
 #include "vtab/datadings_write.h"
 #include "vtab/dataset.h"
 #include "vtab/list.h"
+#include "vtab/module_help.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
@@ -45,10 +47,37 @@
 
 /* An opened dataset, shared (reference-counted) by a table and its
  * cursors. */
+/* The module's options, bound once (TEXT values valid while the table
+ * is created). */
+typedef struct dd_opts {
+  int64_t infer;       /* CREATE form: samples read to infer the columns */
+  const char *columns; /* CREATE form: the columns given instead */
+  datadings_write_opts write;
+  int64_t mode;
+  ds_common_opts common;
+  ds_row_window_opts window;
+} dd_opts;
+
+static const ds_opt_spec dd_specs[] = {
+    {.name = "infer", .forms = DS_FORMS_CREATE, .kind = DS_OPT_COUNT, .min = 0,
+     .max = INT64_MAX, .def = DEFAULT_INFER,
+     .help = "samples read to infer the columns (all: every sample)",
+     .at = offsetof(dd_opts, infer)},
+    {.name = "columns", .forms = DS_FORMS_CREATE, .kind = DS_OPT_TEXT,
+     .help = "the columns, 'name TYPE, ...' (no inference)", .at = offsetof(dd_opts, columns)},
+    {0}};
+const ds_opt_group ds_datadings_option_groups[] = {
+    {dd_specs, 0},
+    {ds_mode_specs, offsetof(dd_opts, mode)},
+    {datadings_write_specs, offsetof(dd_opts, write)},
+    {ds_common_option_specs, offsetof(dd_opts, common)},
+    {ds_row_window_specs, offsetof(dd_opts, window)},
+    {0}};
+
 typedef struct dd_dataset {
   ds_dataset base; /* refcount, cache key, path, change detection */
   datadings_reader *reader;
-  int64_t infer;   /* option infer (CREATE form) */
+  dd_opts opts;
 } dd_dataset;
 
 /* The module's view of a shared dataset. */
@@ -89,26 +118,18 @@ static uint64_t dd_count(const dd_dataset *d) {
  * table-valued form no option. */
 static int dataset_open(ds_dataset *d, const char *path, const ds_options *o, int tvf,
                         char **err) {
-  static const char *const create_known[] = {"infer", "columns", "mode", NULL};
-  static const char *const write_known[] = {"infer", "columns", "mode", "writer", NULL};
-  static const char *const tvf_known[] = {NULL};
-  int64_t infer;
-  int mode = 0;
-  if (ds_options_create_only(o, tvf, err) ||
-      (!tvf && ds_table_writer_mode(o, &mode, err)) ||
-      ds_options_check_known(o, tvf ? tvf_known : mode ? write_known : create_known, err) ||
-      ds_options_infer(o, DEFAULT_INFER, &infer, err)) {
+  (void)tvf;
+  if (ds_opt_bind(ds_datadings_option_groups, d->form, o, &DD(d)->opts, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
-  DD(d)->infer = infer;
   /* a writer's table reads what it has published: nothing yet */
-  return mode ? 0 : datadings_open(path, &DD(d)->reader, err);
+  return d->mode ? 0 : datadings_open(path, &DD(d)->reader, err);
 }
 
 static const ds_dataset_ops datadings_ops = {"datadings('file.msgpack')", dataset_open,
                                              dataset_close, dataset_changed, NULL,
-                                             sizeof(dd_dataset)};
+                                             sizeof(dd_dataset), ds_datadings_option_groups};
 
 /* Declare the CREATE form's columns: key, fields, HIDDEN sample and raw. */
 static int declare_create(dd_vtab *t, char **err) {
@@ -157,22 +178,19 @@ static void drop_key_column(ds_schema *s) {
  * the field columns given, or inferred from the first samples. */
 static int create_form(dd_vtab *t, const ds_options *o, char **err) {
   ds_dataset *ds = t->base.ds;
-  const char *cols = ds_options_get(o, "columns");
-  int writing = 0;
-  if (ds_table_writer_mode(o, &writing, err)) return -1;
-  if (cols && ds_schema_parse_columns(&t->schema, cols, writing != 0, err)) {
+  const dd_opts *v = &DD(ds)->opts;
+  const char *cols = v->columns;
+  int mode = ds->mode;
+  if (cols && ds_schema_parse_columns(&t->schema, cols, mode != 0, err)) {
     ds_err_prefix(err, ds->path);
     return -1;
   }
   if (cols) drop_key_column(&t->schema);
-  if (!cols && DD(ds)->reader && datadings_infer_columns(DD(ds)->reader, ds->path, ds->max_value,
-                                       (uint64_t)DD(ds)->infer, &t->schema, err))
+  if (!cols && DD(ds)->reader && datadings_infer_columns(DD(ds)->reader, ds->path, ds->max_value_bytes,
+                                       (uint64_t)v->infer, &t->schema, err))
     return -1;
-  static const char *const writers[] = {"file", "raw", NULL};
-  int mode = 0;
-  if (ds_table_writer_mode(o, &mode, err) ||
-      ds_options_enum(o, "writer", writers, 0, &t->raw_writer, err) || declare_create(t, err))
-    return -1;
+  t->raw_writer = v->write.writer == 1;
+  if (declare_create(t, err)) return -1;
   return mode ? datadings_write_open(ds->path, o, mode, &t->schema, &t->writer, err) : 0;
 }
 
@@ -245,7 +263,7 @@ static int pick_key(void *ctx, sqlite3_value *v, ds_rows *r, char **err) {
 /* ds_table_def.select: key = / IN through the reader's lookup. */
 static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
   dd_cursor *c = (dd_cursor *)base;
-  c->arena.limit = (size_t)base->ds->max_value; /* max_value_bytes */
+  c->arena.limit = (size_t)base->ds->max_value_bytes;
   r->total = dd_count(DD(base->ds));
   if (!a->extra[0] || !DD(base->ds)->reader) return 0;
   return ds_rows_lookup(r, a->extra[0], a->extra_in[0], pick_key, DD(base->ds), err);
@@ -263,7 +281,7 @@ static int ensure_parsed(dd_cursor *c, char **err) {
   ds_arena_reset(&c->arena);
   ds_dataset *ds = c->base.ds;
   if (!cursor_doc(c)) return ds_err(err, "out of memory");
-  if (datadings_doc_load(c->doc, DD(ds)->reader, ds->path, ds->max_value, c->base.row, err))
+  if (datadings_doc_load(c->doc, DD(ds)->reader, ds->path, ds->max_value_bytes, c->base.row, err))
     return -1;
   c->parsed = 1;
   return 0;
@@ -309,7 +327,7 @@ static void column_sample(dd_cursor *c, sqlite3_context *ctx) {
   ds_buf json = {0};
   if (datadings_doc_value(c->doc, &c->arena, &v, &err))
     ds_result_error(ctx, MOD, err);
-  else if (ds_value_json_capped(&json, &v, c->base.ds->max_value, &c->arena, &err))
+  else if (ds_value_json_capped(&json, &v, c->base.ds->max_value_bytes, &c->arena, &err))
     ds_result_error(ctx, MOD, datadings_doc_error(c->doc, err));
   else
     ds_result_json(ctx, &json);
@@ -339,7 +357,7 @@ static void column_raw(dd_cursor *c, sqlite3_context *ctx) {
     return;
   }
   if (datadings_sample_capped(DD(ds)->reader, datadings_doc_io(c->doc), ds->path,
-                              ds->max_value, c->base.row, &p, &n, &err)) {
+                              ds->max_value_bytes, c->base.row, &p, &n, &err)) {
     ds_result_error(ctx, MOD, err);
     return;
   }
@@ -419,7 +437,7 @@ static void verify_clear(ds_list_cursor *c) {
 static const ds_list_def verify_def = {
     "datadings_verify",
     "CREATE TABLE x(file TEXT, expected_md5 TEXT, actual_md5 TEXT, ok INTEGER, path HIDDEN)",
-    4, 1, "datadings_verify('file.msgpack')", 10, verify_collect, verify_column, verify_clear};
+    4, 1, "datadings_verify('file.msgpack')", 10, verify_collect, verify_column, verify_clear, NULL};
 
 int ds_datadings_register(sqlite3 *db) {
   int rc = sqlite3_create_module_v2(db, "datadings", &datadings_module, (void *)&datadings_def, NULL);
@@ -431,4 +449,16 @@ int ds_datadings_register(sqlite3 *db) {
 const sqlite3_module *ds_datadings_module(void **aux) {
   *aux = (void *)&datadings_def;
   return &datadings_module;
+}
+
+const ds_help_entry ds_datadings_help[] = {
+    {"module", "datadings", "datadings('file.msgpack'), or CREATE VIRTUAL TABLE t USING "
+     "datadings('file.msgpack', name=value, ...)", ds_datadings_option_groups, DS_HELP_FORMS},
+    {"function", "datadings_verify", "SELECT * FROM datadings_verify('file.msgpack'): checks "
+     "of the index, hashes and filter", NULL, 0},
+    {NULL, NULL, NULL, NULL, 0}};
+
+/* module_options.h */
+datadings_reader *ds_datadings_reader_of(const ds_dataset *d) {
+  return ((const dd_dataset *)d)->reader;
 }

@@ -42,6 +42,13 @@ static const ds_table_writer_fmt dd_fmt = {
 /* What the table reopens after a commit: the .msgpack path. */
 static const char *fmt_published(void *w) { return datadings_writer_path(w); }
 
+static const char *const writer_names[] = {"file", "raw", NULL};
+const ds_opt_spec datadings_write_specs[] = {
+    {.name = "writer", .forms = DS_FORM_WRITER, .kind = DS_OPT_ENUM, .names = writer_names,
+     .def = 0, .help = "raw: the raw column written unchecked, as upstream's RawWriter",
+     .at = offsetof(datadings_write_opts, writer)},
+    {0}};
+
 /* ds_table_writer_spec.open: the datadings writer. */
 static int open_writer(ds_stage *stage, const char *path, void *ctx, void **w, char **err) {
   (void)ctx;
@@ -55,8 +62,7 @@ int datadings_write_open(const char *path, const ds_options *o, int mode,
         (s->cols[i].field_len == 7 && memcmp(s->cols[i].field, "complex", 7) == 0))
       return ds_err(err, "%s: column \"%s\" is a field name msgpack-numpy reserves",
                     path, s->cols[i].name);
-  static const char *const write_only[] = {"writer", NULL};
-  ds_table_writer_spec spec = {&dd_fmt, write_only, datadings_writer_target, open_writer, NULL};
+  ds_table_writer_spec spec = {&dd_fmt, ds_datadings_option_groups, datadings_writer_target, open_writer, NULL};
   return ds_table_writer_open(path, o, mode, &spec, out, err) < 0 ? -1 : 0;
 }
 

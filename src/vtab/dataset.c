@@ -11,14 +11,34 @@
 #include "core/common.h"
 #include "vtab/vtab_util.h"
 
+static const char *const mode_names[] = {"read", "create", "replace", NULL};
+const ds_opt_spec ds_mode_specs[] = {
+    {.name = "mode", .forms = DS_FORM_CREATE | DS_FORM_WRITER, .kind = DS_OPT_ENUM,
+     .names = mode_names, .def = 0,
+     .help = "read the dataset, or write a new one (create) or over an old one (replace)"},
+    {0}};
+
+char *ds_dataset_usage(const ds_dataset_ops *ops) {
+  return ds_opt_usage(ops->usage, ops->options, DS_FORMS_ALL);
+}
+
+/* What every module's dataset takes whatever its form: max_value_bytes
+ * and mode= (bound here, once), the row window (core/row_window.h). */
+typedef struct shared_opts {
+  ds_common_opts common;
+  int64_t mode;
+} shared_opts;
+static const ds_opt_group shared_groups[] = {
+    {ds_common_option_specs, offsetof(shared_opts, common)},
+    {ds_mode_specs, offsetof(shared_opts, mode)},
+    {0}};
+
 /* Open with ops and fill the shared part. */
 static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_options *o,
                         int tvf, const char *key, ds_dataset **out, char **err) {
-  int64_t max_value;
+  shared_opts so;
   ds_row_window win;
-  if (ds_options_int(o, DS_OPTION_MAX_VALUE_BYTES, (int64_t)DS_MAX_VALUE_BYTES, 1,
-                     (int64_t)1 << 62, &max_value, err) ||
-      ds_row_window_parse(o, &win, err)) {
+  if (ds_opt_read(shared_groups, o, &so, err) || ds_row_window_parse(o, &win, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
@@ -26,11 +46,13 @@ static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_op
   if (!d) return ds_err(err, "out of memory");
   d->ops = ops;
   d->refs = 1;
+  d->mode = tvf ? 0 : (int)so.mode;
+  d->form = tvf ? DS_FORM_TVF : d->mode ? DS_FORM_WRITER : DS_FORM_CREATE;
   if (ops->open(d, path, o, tvf, err)) {
     ds_dataset_unref(d);
     return -1;
   }
-  d->max_value = (uint64_t)max_value;
+  d->max_value_bytes = (uint64_t)so.common.max_value_bytes;
   d->win = win;
   d->key = strdup(key);
   d->path = strdup(path);
@@ -47,25 +69,6 @@ static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_op
 static int is_changed(ds_dataset *d) {
   return d->stale || (d->ops->saw_change && d->ops->saw_change(d)) ||
          (ds_recheck_due(&d->checked_ns) && d->ops->changed(d));
-}
-
-int ds_options_create_only(const ds_options *o, int tvf, char **err) {
-  static const char *const create_only[] = {"infer", "columns", NULL};
-  for (const char *const *n = create_only; tvf && *n; n++)
-    if (ds_options_get(o, *n))
-      return ds_err(err, "option '%s' is only for the CREATE form (CREATE VIRTUAL TABLE t "
-                         "USING module('path', %s=...)): the table-valued form has fixed "
-                         "columns", *n, *n);
-  return 0;
-}
-
-int ds_options_infer(const ds_options *o, int64_t def, int64_t *out, char **err) {
-  const char *v = ds_options_get(o, "infer");
-  if (v && strcasecmp(v, "all") == 0) {
-    *out = INT64_MAX;
-    return 0;
-  }
-  return ds_options_int(o, "infer", def, 0, INT64_MAX, out, err);
 }
 
 /* 1 when a CREATE argument is a whole option list in one quoted string
@@ -90,7 +93,10 @@ int ds_dataset_create(const ds_dataset_ops *ops, int argc, const char *const *ar
   if (!given && argc > 3) return ds_err(err, "out of memory");
   if (!given || !*given) {
     free(given);
-    return ds_err(err, DS_NO_PATH, ops->usage);
+    char *u = ds_dataset_usage(ops);
+    ds_err(err, DS_NO_PATH, u ? u : ops->usage);
+    free(u);
+    return -1;
   }
   /* resolved now and kept: a later chdir does not move the table */
   char *path = ds_path_absolute(given, err);
@@ -112,12 +118,22 @@ int ds_dataset_create(const ds_dataset_ops *ops, int argc, const char *const *ar
   return rc;
 }
 
+int ds_dataset_open_options(const ds_dataset_ops *ops, const char *path, const ds_options *o,
+                            ds_dataset **out, char **err) {
+  *out = NULL;
+  char *abs = ds_path_absolute(path, err);
+  if (!abs) return -1;
+  int rc = open_dataset(ops, abs, o, 0, "", out, err);
+  free(abs);
+  return rc;
+}
+
 int ds_dataset_for_call(const ds_dataset_ops *ops, ds_dataset **cache,
                         sqlite3_value *const *args, char **path_arg,
                         char **options_arg, char **err) {
   const char *path, *opts;
   char *key;
-  if (ds_tvf_call((const sqlite3_value *const *)args, ops->usage, &path, &opts,
+  if (ds_tvf_call((const sqlite3_value *const *)args, ops->usage, ops->options, &path, &opts,
                   path_arg, options_arg, &key, err))
     return -1;
   ds_dataset *d = *cache;

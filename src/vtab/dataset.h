@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "core/option_spec.h"
 #include "core/options.h"
 #include "core/row_window.h"
 #include "sql/sqlite_api.h"
@@ -17,7 +18,7 @@
 typedef struct ds_dataset ds_dataset;
 
 typedef struct ds_dataset_ops {
-  const char *usage; /* shown when a table-valued call gives no path */
+  const char *usage; /* the call, shown (with the options) when no path is given */
   /* Check the options (for the form: tvf 1 or 0) and open the files into
    * d, the module's struct (size bytes, ds_dataset first, zeroed). Every
    * error names the path or the file at fault; close runs either way. */
@@ -30,7 +31,15 @@ typedef struct ds_dataset_ops {
    * call: looked at before every query); NULL when reads cannot. */
   int (*saw_change)(const ds_dataset *d);
   size_t size;       /* the module's dataset struct */
+  const ds_opt_group *options; /* every option of the module (usage, help) */
 } ds_dataset_ops;
+
+/* mode=read|create|replace: the option of every writing module's CREATE
+ * form (0, 1, 2; vtab/table_writer.h). */
+extern const ds_opt_spec ds_mode_specs[];
+/* The module's usage: its call and its options (malloc'd; NULL: out of
+ * memory). */
+char *ds_dataset_usage(const ds_dataset_ops *ops);
 
 struct ds_dataset {
   const ds_dataset_ops *ops;
@@ -39,24 +48,27 @@ struct ds_dataset {
   char *path;
   int64_t checked_ns; /* last look for changed files */
   int stale;          /* its files changed: unusable from now on */
-  uint64_t max_value; /* option max_value_bytes (default DS_MAX_VALUE_BYTES):
+  uint64_t max_value_bytes; /* option max_value_bytes (default DS_MAX_VALUE_BYTES):
                          cursors put it on their buffers and arenas */
+  int mode;           /* option mode= (0 read, 1 create, 2 replace) */
+  unsigned form;      /* DS_FORM_TVF, _CREATE or _WRITER (core/option_spec.h):
+                         the options ops->open takes */
   ds_row_window win;  /* options shard, first_rowid, rowid_step,
                          shard_index, rows: the rows a table shows and their
                          whole-dataset numbers (vtab/table.c applies it) */
 };
 
-/* The options only the CREATE form has (infer=, columns=) given to the
- * table-valued form: an error saying so. 0 when there are none. */
-int ds_options_create_only(const ds_options *o, int tvf, char **err);
-/* Option infer=N|all (all: every row) into *out; def when absent. */
-int ds_options_infer(const ds_options *o, int64_t def, int64_t *out, char **err);
 
 /* CREATE VIRTUAL TABLE t USING module(path, name=value, ...): open the
  * dataset; *o gets the parsed options (free with ds_options_free) for the
  * module's own use (column inference, ...). */
 int ds_dataset_create(const ds_dataset_ops *ops, int argc, const char *const *argv,
                       ds_options *o, ds_dataset **out, char **err);
+
+/* The CREATE form's dataset at `path` with options o already parsed
+ * (dataset_info). */
+int ds_dataset_open_options(const ds_dataset_ops *ops, const char *path, const ds_options *o,
+                            ds_dataset **out, char **err);
 
 /* A table-valued call: the dataset named by args[0] (path) and args[1]
  * (options text), from *cache when the same and unchanged, else opened

@@ -5,13 +5,16 @@
  *   SELECT value FROM dataset_info('train.msgpack') WHERE property = 'rows';
  *
  * The format comes from formats/detect.h through the format table
- * (vtab/format_table.c); the numbers from the format's row builder
- * (vtab/<fmt>_info.c, its row in the table), which reads its reader's
- * public API; `columns` from a private in-memory database in
- * which `CREATE VIRTUAL TABLE t USING dataset(path, options...)` is run and
- * PRAGMA table_info read back, so it is exactly what that CREATE declares.
- * `options` are those of the format's CREATE form (e.g. infer=, bytes=);
- * they go to that CREATE unchanged, so a bad one is its error.
+ * (vtab/format_table.c). The dataset is opened once, as the format
+ * module's CREATE form opens it (vtab/table.h ds_table_declared: the
+ * module's own open and declare hooks, no SQLite connection): `columns`
+ * are the visible columns of the CREATE TABLE text its declare hook gives,
+ * so exactly what `CREATE VIRTUAL TABLE t USING dataset(path, options...)`
+ * declares, and the numbers come from the format's row builder
+ * (vtab/<fmt>_info.c, its row in the table), which reads the reader that
+ * open made (its public API). `options` are those of the format's CREATE
+ * form (e.g. infer=, bytes=) but no writer's, checked by the module's
+ * option specs, so a bad one is its error.
  *
  * Rows, in this order: format, rows, shards, bytes_on_disk, compression,
  * columns (JSON object name -> declared type), then the format's own
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/abspath.h"
 #include "core/common.h"
 #include "core/json_file.h"
 #include "core/options.h"
@@ -30,6 +34,7 @@
 #include "vtab/format_table.h"
 #include "vtab/info_rows.h"
 #include "vtab/list.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -39,56 +44,72 @@ enum { COL_PROPERTY, COL_VALUE };
 
 /* ------------------------------------------------------------ columns */
 
-/* Append ", 'name=value'" for every option. */
-static char *create_sql(const char *path, const ds_options *o) {
-  char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.t USING dataset(%Q", path);
-  for (size_t i = 0; sql && i < o->n; i++) {
-    char *arg = sqlite3_mprintf("%s=%s", o->items[i].name, o->items[i].value);
-    char *next = arg ? sqlite3_mprintf("%s, %Q", sql, arg) : NULL;
-    sqlite3_free(arg);
-    sqlite3_free(sql);
-    sql = next;
+/* The name of a column definition starting at *p ("quoted" with ""
+ * doubled, or bare up to a space), advancing *p past it. malloc'd. */
+static char *def_name(const char **p) {
+  const char *s = *p;
+  ds_buf b = {0};
+  if (*s == '"') {
+    for (s++; *s && !(s[0] == '"' && s[1] != '"'); s++) {
+      if (s[0] == '"') s++; /* "" is one quote */
+      ds_buf_append(&b, s, 1);
+    }
+    if (*s) s++;
+  } else {
+    while (*s && *s != ' ' && *s != ',' && *s != ')') ds_buf_append(&b, s++, 1);
   }
-  char *done = sql ? sqlite3_mprintf("%s)", sql) : NULL;
-  sqlite3_free(sql);
-  return done;
+  *p = s;
+  if (ds_buf_append(&b, "", 1)) {
+    ds_buf_free(&b);
+    return NULL;
+  }
+  return (char *)b.data;
 }
 
-/* The columns CREATE VIRTUAL TABLE ... USING dataset(path, options)
- * declares, as a JSON object name -> type (PRAGMA table_info). */
-static int declared_columns(const char *path, const ds_options *o, json_t **out,
-                            char **err) {
+/* The visible columns of a module's CREATE TABLE text (as its declare
+ * hook generates it: `name TYPE [HIDDEN], ...`) as a JSON object name ->
+ * declared type, what PRAGMA table_info would say. */
+static json_t *columns_of(const char *sql) {
+  json_t *cols = json_object();
+  const char *p = strchr(sql, '(');
+  while (cols && p && *p && *p != ')') {
+    p++;
+    while (*p == ' ') p++;
+    char *name = def_name(&p);
+    const char *start = p;
+    for (int depth = 0; *p && (depth || (*p != ',' && *p != ')')); p++)
+      depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+    char *type = name ? ds_strf("%.*s", (int)(p - start), start) : NULL;
+    char *t = type, *hidden = NULL;
+    while (t && *t == ' ') t++;
+    for (char *h = t; h && (h = strstr(h, "HIDDEN")); h++)
+      if ((h == t || h[-1] == ' ') && (!h[6] || h[6] == ' ')) hidden = h;
+    if (hidden) *hidden = 0;
+    size_t n = t ? strlen(t) : 0;
+    while (n && t[n - 1] == ' ') t[--n] = 0;
+    if (!name || !type || (!hidden && json_object_set_new(cols, name, json_string(t)))) {
+      json_decref(cols);
+      cols = NULL;
+    }
+    free(name);
+    free(type);
+  }
+  return cols;
+}
+
+/* Open the dataset once, as the format module's CREATE form does, and the
+ * columns that CREATE declares (a JSON object name -> type). */
+static int open_declared(const ds_format_row *row, const char *path, const ds_options *o,
+                         ds_dataset **ds, json_t **out, char **err) {
+  char *sql = NULL;
   *out = NULL;
-  sqlite3 *db = NULL;
-  sqlite3_stmt *st = NULL;
-  char *sql = create_sql(path, o);
-  int rc = sql ? sqlite3_open_v2(":memory:", &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)
-               : SQLITE_NOMEM;
-  if (rc == SQLITE_OK) rc = ds_dataset_module_register(db);
-  if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v2(db, "SELECT name, type FROM pragma_table_info('t')", -1,
-                            &st, NULL);
-  json_t *cols = rc == SQLITE_OK ? json_object() : NULL;
-  while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-    const char *name = (const char *)sqlite3_column_text(st, 0);
-    const char *type = (const char *)sqlite3_column_text(st, 1);
-    if (!cols || !name || json_object_set_new(cols, name, json_string(type ? type : "")))
-      rc = SQLITE_NOMEM;
-  }
-  if (rc == SQLITE_OK && sqlite3_finalize(st) != SQLITE_OK) rc = SQLITE_ERROR;
-  else if (rc != SQLITE_OK) sqlite3_finalize(st);
-  if (rc != SQLITE_OK)
-    ds_err(err, "%s", rc == SQLITE_NOMEM || !db ? "out of memory" : sqlite3_errmsg(db));
-  sqlite3_close(db);
-  sqlite3_free(sql);
-  if (rc != SQLITE_OK) {
-    json_decref(cols);
-    return -1;
-  }
-  *out = cols;
-  return 0;
+  if (ds_table_declared(ds_format_table_def(row), path, o, ds, &sql, err)) return -1;
+  *out = columns_of(sql);
+  free(sql);
+  if (*out) return 0;
+  ds_dataset_unref(*ds);
+  *ds = NULL;
+  return ds_err(err, "out of memory");
 }
 
 /* ------------------------------------------------------------ rows */
@@ -100,12 +121,29 @@ static int collect(const char *path, const char *opts, ds_info *l, char **err) {
   if (ds_format_detect(path, &d, &row, err)) return -1;
   ds_options o = {0};
   int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
-  if (rc) ds_err_prefix(err, path);
-  if (rc == 0) rc = declared_columns(path, &o, &l->columns, err);
+  /* the format's options that dataset_info takes: those of its CREATE
+   * form, but no writer's (mode= among them) */
+  if (rc == 0 && ds_opt_check(ds_format_option_groups(row), DS_FORM_INFO, &o, err)) {
+    char *why = NULL, *abs = ds_path_absolute(path, &why); /* as the module names it */
+    ds_err_prefix(err, abs ? abs : path);
+    free(abs);
+    free(why);
+    rc = -1;
+  } else if (rc) {
+    ds_err_prefix(err, path);
+  }
+  /* what `dataset` adds (bagz: limits=separate when detected) */
+  if (rc == 0 && row->detected_options) rc = row->detected_options(&d, &o, err);
+  ds_dataset *ds = NULL;
+  if (rc == 0 && open_declared(row, path, &o, &ds, &l->columns, err)) {
+    ds_err_prefix(err, ds_format_table_def(row)->name); /* as the module says it */
+    rc = -1;
+  }
   if (rc == 0) rc = ds_detect_bytes(path, &d, &l->bytes, err);
-  if (rc == 0) rc = row->info(l, path, &d, &o, err);
+  if (rc == 0) rc = row->info(l, ds, err);
   json_decref(l->columns); /* not handed to a row */
   l->columns = NULL;
+  ds_dataset_unref(ds);
   ds_options_free(&o);
   if (rc == 0 && l->oom) rc = ds_err(err, "out of memory");
   return rc;
@@ -168,6 +206,6 @@ static void info_column(ds_list_cursor *c, size_t i, int col, sqlite3_context *c
 static const ds_list_def info_def = {
     MOD, "CREATE TABLE x(property TEXT, value, path HIDDEN, options HIDDEN)",
     2, 2, "dataset_info('path' [, 'name=value,...'])", 20, info_collect, info_column,
-    info_clear};
+    info_clear, NULL};
 
 int ds_dataset_info_register(sqlite3 *db) { return ds_list_register(db, &info_def); }

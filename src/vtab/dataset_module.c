@@ -92,19 +92,44 @@ static int fwd_init(sqlite3 *db, int argc, const char *const *argv,
     d.detail = 0;
   }
   if (rc) return ds_set_error(pzErr, MOD, err);
-  const char **args = malloc((size_t)(argc + 1) * sizeof *args);
-  if (!args) return SQLITE_NOMEM;
+  /* what detection adds (bagz: limits=separate), as the format's specs
+   * name it, unless the arguments give it: "name=value" texts in added */
+  ds_options extra = {0};
+  char *why = NULL;
+  if (row->detected_options && row->detected_options(&d, &extra, &why)) {
+    free(why);
+    ds_options_free(&extra);
+    return SQLITE_NOMEM;
+  }
+  const char **args = malloc((size_t)(argc + 1 + (int)extra.n) * sizeof *args);
+  char **added = calloc(extra.n + 1, sizeof *added);
+  int oom = !args || !added;
   int n = 0;
-  args[n++] = d.format->name;
-  for (int i = 1; i < argc; i++) args[n++] = argv[i];
-  const char *opt_name = NULL;
-  const char *opt = row->detected_option ? row->detected_option(&d, &opt_name) : NULL;
-  if (opt && !has_option(argc, argv, opt_name)) args[n++] = opt;
+  if (!oom) {
+    args[n++] = d.format->name;
+    for (int i = 1; i < argc; i++) args[n++] = argv[i];
+  }
+  for (size_t i = 0; !oom && i < extra.n; i++) {
+    if (has_option(argc, argv, extra.items[i].name)) continue;
+    added[i] = ds_strf("%s=%s", extra.items[i].name, extra.items[i].value);
+    if (!added[i]) oom = 1;
+    else args[n++] = added[i];
+  }
+  size_t nadded = extra.n;
+  ds_options_free(&extra);
+  if (oom) {
+    for (size_t i = 0; added && i < nadded; i++) free(added[i]);
+    free(added);
+    free(args);
+    return SQLITE_NOMEM;
+  }
   void *aux = NULL;
   const sqlite3_module *m = row->module(&aux);
   sqlite3_vtab *inner = NULL;
   rc = m->xConnect(db, aux, n, args, &inner, pzErr);
   free(args);
+  for (size_t i = 0; i < nadded; i++) free(added[i]);
+  free(added);
   if (rc != SQLITE_OK) return rc;
   fwd_vtab *t = sqlite3_malloc(sizeof *t);
   if (!t) {

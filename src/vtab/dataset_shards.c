@@ -30,6 +30,8 @@
 #include "formats/shards.h"
 #include "vtab/format_table.h"
 #include "vtab/list.h"
+#include "vtab/module_help.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
 #include "vtab/vtab_util.h"
 
@@ -42,6 +44,16 @@ enum {
   COL_OPEN_OPTIONS
 };
 
+/* split_rows=N, and the options of the format's module its specs take in
+ * the dataset_shards form (DS_FORM_SHARDS). */
+static const ds_opt_spec shards_specs[] = {
+    {.name = "split_rows", .forms = DS_FORM_SHARDS, .kind = DS_OPT_INT, .min = 1,
+     .max = INT64_MAX, .def = 0, .def_text = "one row per shard",
+     .help = "one row per range of at most this many rows"},
+    {0}};
+static const ds_opt_group shards_groups[] = {{shards_specs, 0}, {0}};
+#define MAX_GROUPS 12
+
 /* One row: a listing entry (its strings owned) and the rowid step of its
  * rows (1, or the shard count of interleaved bagz). */
 typedef struct shard_row {
@@ -52,24 +64,21 @@ typedef struct shard_row {
 /* Parse and check the options string for a dataset of the format of row. */
 static int read_options(const char *opts, const ds_format_row *row,
                         ds_shards_options *so, char **err) {
-  static const char *const limits[] = {"tail", "separate", NULL};
-  static const char *const layouts[] = {"concatenated", "interleaved", NULL};
   ds_options o = {0};
-  int lim = 0, lay = 0;
   int64_t split = 0;
   memset(so, 0, sizeof *so);
+  ds_opt_group groups[MAX_GROUPS] = {{shards_specs, 0}};
+  size_t n = 1;
+  const ds_opt_group *g = ds_format_option_groups(row);
+  for (; g && g->specs && n + 1 < MAX_GROUPS; g++)
+    groups[n++] = (ds_opt_group){g->specs, 0};
   int rc = opts ? ds_options_add_list(&o, opts, err) : 0;
-  if (rc == 0) rc = ds_options_check_known(&o, row->shard_options, err);
-  if (rc == 0) rc = ds_options_int(&o, "split_rows", 0, 1, INT64_MAX, &split, err);
-  if (rc == 0) /* bagz's (others have no limits, layout: checked above) */
-    rc = ds_options_enum(&o, "limits", limits, 0, &lim, err) ||
-         ds_options_enum(&o, "layout", layouts, 0, &lay, err);
+  if (rc == 0) rc = ds_opt_check(groups, DS_FORM_SHARDS, &o, err);
+  if (rc == 0) rc = ds_opt_read(shards_groups, &o, &split, err);
+  /* what the format's options change in the listing (bagz limits= and
+   * layout=, a dictionary=) */
+  if (rc == 0 && row->listing_options) rc = row->listing_options(&o, so, err);
   so->split_rows = (uint64_t)split;
-  so->limits = (bagz_limits)lim;
-  so->layout = (ds_layout)lay;
-  so->limits_given = ds_options_get(&o, "limits") != NULL;
-  const char *dict = ds_options_get(&o, "dictionary");
-  if (rc == 0 && dict && !(so->dictionary = strdup(dict))) rc = ds_err(err, "out of memory");
   ds_options_free(&o);
   return rc ? -1 : 0;
 }
@@ -157,6 +166,16 @@ static const ds_list_def shards_def = {
     "bytes INTEGER, dataset HIDDEN, options HIDDEN, shard_index INTEGER HIDDEN, "
     "open_options TEXT HIDDEN)",
     5, 2, "dataset_shards('path' [, 'name=value,...'])", 1000, shards_collect,
-    shards_column, shards_clear};
+    shards_column, shards_clear, shards_groups};
 
 int ds_dataset_shards_register(sqlite3 *db) { return ds_list_register(db, &shards_def); }
+
+/* datasets_help(): the cross-format modules (datasets.so only). */
+const ds_help_entry ds_dataset_help[] = {
+    {"module", "dataset", "CREATE VIRTUAL TABLE t USING dataset('path', name=value, ...): "
+     "the format's module, detected", NULL, 0},
+    {"function", "dataset_info", "SELECT * FROM dataset_info('path' [, 'name=value,...']): "
+     "what a dataset is", NULL, 0},
+    {"function", "dataset_shards", "SELECT * FROM dataset_shards('path' [, 'name=value,...']): "
+     "one row per shard or split_rows range", shards_groups, DS_FORM_SHARDS},
+    {NULL, NULL, NULL, NULL, 0}};

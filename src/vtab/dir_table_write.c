@@ -52,7 +52,7 @@ static int open_writer(ds_stage *stage, const char *path, void *ctx, void **w, c
 }
 
 int ds_dir_write_open(const char *path, const ds_options *o, int mode,
-                      const char *const *write_only, const ds_dir_format *fmt,
+                      const ds_opt_group *options, const ds_dir_format *fmt,
                       void *cfg, void (*free_cfg)(void *), ds_table_writer **out,
                       char **err) {
   dir_writer *w = calloc(1, sizeof *w);
@@ -63,7 +63,7 @@ int ds_dir_write_open(const char *path, const ds_options *o, int mode,
   w->fmt = fmt;
   w->cfg = cfg;
   w->free_cfg = free_cfg;
-  ds_table_writer_spec spec = {&dir_fmt, write_only, ds_staged_dir_target, open_writer, w};
+  ds_table_writer_spec spec = {&dir_fmt, options, ds_staged_dir_target, open_writer, w};
   int rc = ds_table_writer_open(path, o, mode, &spec, out, err);
   if (rc) fmt_close(w); /* failed, or the table's writer exists (reconnect) */
   return rc < 0 ? -1 : 0;

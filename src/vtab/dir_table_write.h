@@ -14,10 +14,10 @@
 
 /* Open a writer of directory `path` (mode 1 create, 2 replace) for the
  * format `fmt` with its configuration `cfg` (owned by the writer from now
- * on, freed with free_cfg). write_only: the options a reading table does
- * not take. */
+ * on, freed with free_cfg). options: the module's (those it takes only
+ * in the writer form are left out of what its table reads with). */
 int ds_dir_write_open(const char *path, const ds_options *o, int mode,
-                      const char *const *write_only, const ds_dir_format *fmt,
+                      const ds_opt_group *options, const ds_dir_format *fmt,
                       void *cfg, void (*free_cfg)(void *), ds_table_writer **out,
                       char **err);
 

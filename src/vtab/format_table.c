@@ -8,35 +8,45 @@
 #include "formats/bagz/bagz_format.h"
 #include "formats/bcolz/bcolz_format.h"
 #include "formats/datadings/datadings_format.h"
-#include "vtab/tfexample_columns.h"
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "formats/shards.h"
+#include "vtab/atlas_write.h"
+#include "vtab/bagz_options.h"
+#include "vtab/dataset.h"
+#include "vtab/module_options.h"
 #include "vtab/modules.h"
+#include "vtab/table.h"
 
-/* The options dataset_shards accepts: split_rows and those each format's
- * module takes in its CREATE form (tests check them against the modules'
- * own "known options" lists). */
-static const char *const bagz_known[] = {"split_rows", "compression", "limits",
-                                         "layout", "dictionary", "threads",
-                                         DS_TFEX_COLUMNS_OPTIONS, NULL};
-static const char *const datadings_known[] = {"split_rows", "infer", "columns", NULL};
-static const char *const atlas_known[] = {"split_rows", "infer", "columns", "unsupported",
-                                          "cache_mb", "threads", "dictionary", NULL};
-static const char *const bcolz_known[] = {"split_rows", "bytes", "cache_mb", NULL};
+/* bagz: the listing options (limits=, layout=, dictionary=) of a bag. */
+static int bagz_listing_options(const ds_options *o, ds_shards_options *so, char **err) {
+  bagz_read_opts v = {0};
+  if (ds_opt_read((const ds_opt_group[]){{bagz_read_specs, 0}, {0}}, o, &v, err)) return -1;
+  so->limits = (bagz_limits)v.limits;
+  so->layout = (ds_layout)v.layout;
+  so->limits_given = ds_opt_given(o, &bagz_read_specs[BAGZ_SPEC_LIMITS]) != NULL;
+  if (v.dictionary && !(so->dictionary = strdup(v.dictionary)))
+    return ds_err(err, "out of memory");
+  return 0;
+}
 
-/* bagz: limits=separate when every file has limits.NAME beside it. */
-static const char *bagz_detected_option(const ds_detected *d, const char **name) {
-  *name = "limits";
-  return d->detail & DS_BAGZ_DETECT_SEPARATE ? "limits=separate" : NULL;
+/* atlas: dictionary= (a shard folder opened alone). */
+static int atlas_listing_options(const ds_options *o, ds_shards_options *so, char **err) {
+  const char *dict = ds_opt_given(o, &atlas_read_specs[ATLAS_SPEC_DICTIONARY]);
+  if (dict && !(so->dictionary = strdup(dict))) return ds_err(err, "out of memory");
+  return 0;
 }
 
 static const ds_format_row rows[] = {
-    {&ds_bcolz_format, ds_bcolz_module, ds_bcolz_register, ds_bcolz_info,
-     bcolz_known, NULL},
-    {&ds_atlas_format, ds_atlas_module, ds_atlas_register, ds_atlas_info,
-     atlas_known, NULL},
-    {&ds_datadings_format, ds_datadings_module, ds_datadings_register,
-     ds_datadings_info, datadings_known, NULL},
-    {&ds_bagz_format, ds_bagz_module, ds_bagz_register, ds_bagz_info, bagz_known,
-     bagz_detected_option},
+    {&ds_bcolz_format, ds_bcolz_module, ds_bcolz_register, ds_bcolz_info, NULL, NULL},
+    {&ds_atlas_format, ds_atlas_module, ds_atlas_register, ds_atlas_info, NULL,
+     atlas_listing_options},
+    {&ds_datadings_format, ds_datadings_module, ds_datadings_register, ds_datadings_info,
+     NULL, NULL},
+    {&ds_bagz_format, ds_bagz_module, ds_bagz_register, ds_bagz_info,
+     ds_bagz_detected_options, bagz_listing_options},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -64,6 +74,16 @@ int ds_format_detect(const char *path, ds_detected *d, const ds_format_row **row
 const ds_format_row *ds_format_table_placeholder(void) {
   ds_detected bagz = {&ds_bagz_format, 0};
   return ds_format_table_find(&bagz);
+}
+
+const ds_table_def *ds_format_table_def(const ds_format_row *row) {
+  void *aux = NULL;
+  return row && row->module(&aux) ? aux : NULL;
+}
+
+const ds_opt_group *ds_format_option_groups(const ds_format_row *row) {
+  const ds_table_def *def = ds_format_table_def(row);
+  return def ? def->ops->options : NULL;
 }
 
 int ds_format_table_register(sqlite3 *db) {

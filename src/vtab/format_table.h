@@ -10,29 +10,32 @@
 
 #include <stddef.h>
 
+#include "core/option_spec.h"
 #include "core/options.h"
 #include "formats/detect.h"
 #include "sql/sqlite_api.h"
 
 struct ds_info;
+struct ds_dataset;
+struct ds_shards_options;
 
 typedef struct ds_format_row {
   const ds_format_bytes *bytes;
   /* The format's main module and, in *aux, the client data it was
-   * registered with (the `dataset` module forwards to it). */
+   * registered with (its ds_table_def: the `dataset` module forwards to
+   * it, dataset_info opens through it, its option specs). */
   const sqlite3_module *(*module)(void **aux);
   /* Registers the format's modules and functions (ext/datasets.c). */
   int (*register_fn)(sqlite3 *db);
-  /* dataset_info's rows after the common ones (vtab/info_rows.h). */
-  int (*info)(struct ds_info *l, const char *path, const ds_detected *d,
-              const ds_options *o, char **err);
-  /* The options dataset_shards accepts for it (split_rows and its
-   * module's CREATE options), NULL-terminated. */
-  const char *const *shard_options;
-  /* An option the `dataset` module adds for what detection found, unless
-   * the arguments name it (bagz: limits=separate), or NULL; *name gets
-   * its name. NULL: none. */
-  const char *(*detected_option)(const ds_detected *d, const char **name);
+  /* dataset_info's rows after the common ones (vtab/info_rows.h), from the
+   * dataset its module opened (vtab/<fmt>_info.c). */
+  int (*info)(struct ds_info *l, const struct ds_dataset *ds, char **err);
+  /* Options detection adds to o unless given (bagz: limits=separate), or
+   * NULL. 0, or -1 with *err. */
+  int (*detected_options)(const ds_detected *d, ds_options *o, char **err);
+  /* What the format's options change in a shard listing (formats/shards.h:
+   * bagz limits= and layout=, a dictionary=), or NULL. */
+  int (*listing_options)(const ds_options *o, struct ds_shards_options *so, char **err);
 } ds_format_row;
 
 /* The i-th row (detection order), NULL past the end. */
@@ -48,6 +51,10 @@ int ds_format_detect(const char *path, ds_detected *d, const ds_format_row **row
  * gone when SQLite reconnects a table (bagz: a placeholder table that
  * DROP TABLE can drop and queries fail on). */
 const ds_format_row *ds_format_table_placeholder(void);
+/* The table def of a row's module (vtab/table.h) and its option groups
+ * (core/option_spec.h): what dataset_info and dataset_shards take. */
+const struct ds_table_def *ds_format_table_def(const ds_format_row *row);
+const ds_opt_group *ds_format_option_groups(const ds_format_row *row);
 /* Register every format's modules (ext/datasets.c). */
 int ds_format_table_register(sqlite3 *db);
 

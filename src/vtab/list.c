@@ -95,7 +95,7 @@ static int list_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   ds_plan_args a;
   int rc = ds_plan_decode(idxNum, argc, argv, def->nargs, &a, &err);
   if (rc == 0)
-    rc = ds_tvf_call((const sqlite3_value *const *)a.args, def->usage, &path, &opts,
+    rc = ds_tvf_call((const sqlite3_value *const *)a.args, def->usage, def->options, &path, &opts,
                      &c->path_arg, &c->options_arg, &key, &err);
   free(key);
   if (rc == 0) {

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "core/option_spec.h"
 #include "core/value.h"
 #include "sql/sqlite_api.h"
 
@@ -33,6 +34,8 @@ typedef struct ds_list_def {
   void (*column)(ds_list_cursor *c, size_t i, int col, sqlite3_context *ctx);
   /* Free c->rows[0..n) (NULL: free(c->rows) only). */
   void (*clear)(ds_list_cursor *c);
+  /* Its own options, listed after the usage (NULL: none listed). */
+  const ds_opt_group *options;
 } ds_list_def;
 
 struct ds_list_cursor {

@@ -8,6 +8,7 @@
 #include "sql/sqlite_api.h"
 
 struct ds_info;
+struct ds_dataset;
 
 int ds_bagz_register(sqlite3 *db);
 /* datadings and datadings_verify */
@@ -24,14 +25,10 @@ const sqlite3_module *ds_atlas_module(void **aux);
 const sqlite3_module *ds_bcolz_module(void **aux);
 /* dataset_info's rows of each format after the common ones
  * (vtab/<fmt>_info.c, reached through vtab/format_table.c). */
-int ds_bagz_info(struct ds_info *l, const char *path, const ds_detected *d,
-                 const ds_options *o, char **err);
-int ds_datadings_info(struct ds_info *l, const char *path, const ds_detected *d,
-                      const ds_options *o, char **err);
-int ds_atlas_info(struct ds_info *l, const char *path, const ds_detected *d,
-                  const ds_options *o, char **err);
-int ds_bcolz_info(struct ds_info *l, const char *path, const ds_detected *d,
-                  const ds_options *o, char **err);
+int ds_bagz_info(struct ds_info *l, const struct ds_dataset *ds, char **err);
+int ds_datadings_info(struct ds_info *l, const struct ds_dataset *ds, char **err);
+int ds_atlas_info(struct ds_info *l, const struct ds_dataset *ds, char **err);
+int ds_bcolz_info(struct ds_info *l, const struct ds_dataset *ds, char **err);
 /* dataset_info(path [, options]) and CREATE VIRTUAL TABLE ... USING
  * dataset(path, ...): datasets.so only */
 int ds_dataset_info_register(sqlite3 *db);

@@ -26,12 +26,27 @@ int ds_table_open(sqlite3 *db, const ds_table_def *def, int argc,
   /* SQLite connects a table-valued call as table "main".<module>; any
    * other name with no arguments is CREATE VIRTUAL TABLE x USING m(),
    * which has no dataset to read */
-  if (argc == 3 && (strcmp(argv[1], "main") != 0 || strcmp(argv[2], argv[0]) != 0))
-    return ds_err(err, "CREATE VIRTUAL TABLE %s.%s names no dataset: " DS_NO_PATH,
-                  argv[1], argv[2], def->ops->usage);
+  if (argc == 3 && (strcmp(argv[1], "main") != 0 || strcmp(argv[2], argv[0]) != 0)) {
+    char *u = ds_dataset_usage(def->ops);
+    ds_err(err, "CREATE VIRTUAL TABLE %s.%s names no dataset: " DS_NO_PATH, argv[1],
+           argv[2], u ? u : def->ops->usage);
+    free(u);
+    return -1;
+  }
   if (!t->tvf && ds_dataset_create(def->ops, argc, argv, o, &t->ds, err)) {
     ds_options_free(o);
     return -1;
+  }
+  /* a writer table (mode=, bound with the dataset's options) in a
+   * database file: SQLite would run its CREATE again each time the file is
+   * opened, and mode=create would refuse its own dataset */
+  const char *file = t->ds && t->ds->mode ? sqlite3_db_filename(db, argv[1]) : NULL;
+  if (file && *file) {
+    ds_options_free(o);
+    return ds_err(err, "%s.%s: a table with mode=create or mode=replace must be TEMP "
+                       "(CREATE VIRTUAL TABLE temp.%s ...): in a database file it would try "
+                       "to create its dataset again each time the file is opened",
+                  argv[1], argv[2], argv[2]);
   }
   return 0;
 }
@@ -43,6 +58,11 @@ void ds_table_arg_columns(ds_table *t, int path, int options) {
 
 int ds_table_declare(ds_table *t, const char *sql, char **err) {
   if (!sql) return ds_err(err, "out of memory");
+  if (t->capture) {
+    free(t->captured);
+    t->captured = strdup(sql);
+    return t->captured ? (t->declared = 1, 0) : ds_err(err, "out of memory");
+  }
   if (sqlite3_declare_vtab(t->db, sql) == SQLITE_OK) return t->declared = 1, 0;
   return ds_err(err, "cannot declare columns (%s): %s", sqlite3_errmsg(t->db), sql);
 }
@@ -52,6 +72,7 @@ static void table_free(ds_table *t) {
   if (t->def->table_free) t->def->table_free(t);
   ds_dataset_unref(t->ds);
   free(t->unavailable);
+  free(t->captured);
   sqlite3_free(t->base.zErrMsg);
   sqlite3_free(t);
 }
@@ -70,6 +91,28 @@ int ds_table_done(ds_table *t, int rc, char *err, sqlite3_vtab **out, char **pzE
   const char *name = t->def->name;
   table_free(t);
   return ds_set_error(pzErr, name, err);
+}
+
+int ds_table_declared(const ds_table_def *def, const char *path, const ds_options *o,
+                      ds_dataset **ds, char **sql, char **err) {
+  *ds = NULL;
+  *sql = NULL;
+  ds_table *t = sqlite3_malloc64(def->table_size);
+  if (!t) return ds_err(err, "out of memory");
+  memset(t, 0, def->table_size);
+  t->def = def;
+  t->col_path = t->col_options = -1;
+  t->capture = 1; /* no connection: ds_table_declare keeps the text */
+  int rc = ds_dataset_open_options(def->ops, path, o, &t->ds, err);
+  if (rc == 0) rc = def->declare(t, o, err);
+  if (rc == 0) {
+    *sql = t->captured;
+    t->captured = NULL;
+    *ds = t->ds;
+    ds_dataset_ref(t->ds);
+  }
+  table_free(t);
+  return rc ? -1 : 0;
 }
 
 int ds_table_creating(sqlite3 *db) {
@@ -301,7 +344,7 @@ static void window_plan(const ds_row_window *w, ds_plan_args *a) {
  * with the max_value_bytes error before it is decompressed. */
 static void cap_to_connection(ds_dataset *d, sqlite3 *db) {
   int lim = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
-  if (lim > 0 && d->max_value > (uint64_t)lim) d->max_value = (uint64_t)lim;
+  if (lim > 0 && d->max_value_bytes > (uint64_t)lim) d->max_value_bytes = (uint64_t)lim;
 }
 
 static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,

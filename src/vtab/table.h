@@ -116,6 +116,9 @@ struct ds_table {
   int col_path, col_options; /* HIDDEN argument columns, -1 when absent */
   char *unavailable;  /* CREATE form reconnected without its dataset: why */
   int declared;       /* ds_table_declare succeeded (it may run once) */
+  char *captured;     /* a table of ds_table_declared: the CREATE TABLE text
+                         its declare hook gave (not declared to SQLite) */
+  int capture;
   uint64_t publishes; /* writer tables: the writer's publishes ds shows */
 };
 
@@ -159,6 +162,13 @@ int ds_rows_add(ds_rows *r, uint64_t g, char **err);
 int ds_table_open(sqlite3 *db, const ds_table_def *def, int argc,
                   const char *const *argv, ds_options *o, ds_table **out,
                   char **err);
+/* What a CREATE-form table of def over `path` with the parsed options o
+ * declares, without SQLite (dataset_info): the dataset opened once (*ds,
+ * a reference the caller drops with ds_dataset_unref) and the CREATE
+ * TABLE text the module's declare hook gives (*sql, malloc'd). 0, or -1
+ * with *err. */
+int ds_table_declared(const ds_table_def *def, const char *path, const ds_options *o,
+                      ds_dataset **ds, char **sql, char **err);
 /* The table-valued form's HIDDEN argument columns. */
 void ds_table_arg_columns(ds_table *t, int path, int options);
 /* Declare the columns. 0, or -1 with *err. */

@@ -14,9 +14,14 @@
 #include "vtab/vtab_util.h"
 #include "vtab/writer_registry.h"
 
-int ds_table_writer_mode(const ds_options *o, int *mode, char **err) {
-  static const char *const modes[] = {"read", "create", "replace", NULL};
-  return ds_options_enum(o, "mode", modes, 0, mode, err);
+/* 1 when the option named `name` is mode= or one of `options` takes only
+ * in the writer form (a table reading what its writer wrote leaves it out). */
+static int write_only(const ds_opt_group *options, const char *name) {
+  if (strcmp(name, ds_mode_specs[0].name) == 0) return 1;
+  for (const ds_opt_group *g = options; g && g->specs; g++)
+    for (const ds_opt_spec *s = g->specs; s->name; s++)
+      if (strcmp(s->name, name) == 0) return !(s->forms & DS_FORM_CREATE);
+  return 0;
 }
 
 /* The writer table SQLite is connecting on this thread (its xCreate or a
@@ -31,20 +36,6 @@ typedef struct connecting {
   ds_table_writer *added; /* the writer this connect opened and keeps */
 } connecting;
 static _Thread_local connecting *current;
-
-/* mode= of a CREATE form's arguments (0 when absent or unreadable: the
- * module's own connect reports bad options). */
-static int mode_of(int argc, const char *const *argv) {
-  ds_options o = {0};
-  char *err = NULL;
-  int mode = 0;
-  for (int i = 4; i < argc && !err; i++) ds_options_add(&o, argv[i], &err);
-  if (!err && ds_table_writer_mode(&o, &mode, &err)) mode = 0;
-  ds_options_free(&o);
-  if (err) mode = 0;
-  free(err);
-  return mode;
-}
 
 /* The CREATE arguments (path and options) as one string. */
 static char *join_args(int argc, const char *const *argv) {
@@ -70,17 +61,11 @@ static int catch_up(ds_table *t, ds_table_writer *tw, char **err) {
 
 int ds_table_writer_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                             sqlite3_vtab **out, char **pzErr) {
-  /* argv: module, database, table, path, options... */
-  int mode = argc > 3 ? mode_of(argc, argv) : 0;
-  const char *file = mode ? sqlite3_db_filename(db, argv[1]) : NULL;
-  if (file && *file)
-    return ds_set_error(pzErr, argv[0],
-                        ds_strf("%s.%s: a table with mode=create or mode=replace "
-                                "must be TEMP (CREATE VIRTUAL TABLE temp.%s ...): "
-                                "in a database file it would try to create its "
-                                "dataset again each time the file is opened",
-                                argv[1], argv[2], argv[2]));
-  if (!mode) return ds_table_connect(db, aux, argc, argv, out, pzErr);
+  /* argv: module, database, table, path, options... Whether the table
+   * writes (mode=) is known once its options are bound (ds_table_open,
+   * which also refuses a writer outside TEMP); every CREATE form is
+   * connected as one that may. */
+  if (argc <= 3) return ds_table_connect(db, aux, argc, argv, out, pzErr);
   connecting c = {db, argv[1], argv[2], join_args(argc, argv), NULL, 0, NULL};
   if (!c.args) return SQLITE_NOMEM;
   c.found = ds_writer_registry_find(db, c.schema, c.name, c.args);
@@ -132,7 +117,7 @@ int ds_table_writer_rename(sqlite3_vtab *vtab, const char *name) {
 
 int ds_table_writer_register(sqlite3 *db) { return ds_writer_registry_hook(db); }
 
-int ds_table_writer_new(const ds_options *o, const char *const *write_only,
+int ds_table_writer_new(const ds_options *o, const ds_opt_group *options,
                         ds_table_writer **out, char **err) {
   if (current && current->found && !current->taken) {
     current->taken = 1;
@@ -142,14 +127,8 @@ int ds_table_writer_new(const ds_options *o, const char *const *write_only,
   ds_table_writer *tw = calloc(1, sizeof *tw);
   if (!tw) return ds_err(err, "out of memory");
   for (size_t i = 0; i < o->n; i++) {
-    int skip = strcmp(o->items[i].name, "mode") == 0;
-    for (size_t k = 0; write_only && write_only[k] && !skip; k++)
-      skip = strcmp(o->items[i].name, write_only[k]) == 0;
-    if (skip) continue;
-    char *arg = ds_strf("%s='%s'", o->items[i].name, o->items[i].value);
-    int rc = arg ? ds_options_add(&tw->read_opts, arg, err) : ds_err(err, "out of memory");
-    free(arg);
-    if (rc) {
+    if (write_only(options, o->items[i].name)) continue;
+    if (ds_options_put(&tw->read_opts, o->items[i].name, o->items[i].value, err)) {
       ds_table_writer_free(tw);
       return -1;
     }
@@ -165,7 +144,7 @@ int ds_table_writer_open(const char *path, const ds_options *o, int mode,
   ds_stage *stage = NULL;
   void *w = NULL;
   char *dir = NULL, *key = NULL;
-  int rc = ds_table_writer_new(o, spec->write_only, &tw, err);
+  int rc = ds_table_writer_new(o, spec->options, &tw, err);
   if (rc == 1) {
     *out = tw;
     return 1;

@@ -1,5 +1,5 @@
 /* table_writer.h - what every writing module's CREATE form shares, on the
- * skeleton's writer seam (table.h): the `mode` option, the transaction
+ * skeleton's writer seam (table.h): the transaction
  * hooks (through writer_txn.h), the checks of an INSERT's rowid, UPDATE
  * and DELETE refused, reopening the table's dataset on what a commit
  * published, and sqlite3_value -> ds_value for the format encoders.
@@ -50,8 +50,6 @@ typedef struct ds_writable_table {
   ds_table_writer *writer;
 } ds_writable_table;
 
-/* mode=read (0, the default), create (1) or replace (2). */
-int ds_table_writer_mode(const ds_options *o, int *mode, char **err);
 /* xCreate = xConnect of a writing module (one function, so the
  * table-valued form stays): ds_table_connect, but a writer table
  * (mode=create|replace) must be TEMP or in an in-memory database: in a
@@ -69,12 +67,12 @@ int ds_table_writer_destroy(sqlite3_vtab *vtab);
 int ds_table_writer_rename(sqlite3_vtab *vtab, const char *name);
 /* A writing module's registration calls this once per connection. */
 int ds_table_writer_register(sqlite3 *db);
-/* A writer shell: read_opts = o without the names in write_only (NULL-
- * terminated; "mode" is always left out). The module then opens its stage
+/* A writer shell: read_opts = o without the options the module's
+ * `options` take only in the writer form, and without mode=. The module then opens its stage
  * and format writer and calls ds_table_writer_attach. Returns 1 (not an
  * error) when SQLite is reconnecting a table whose writer exists: *out is
  * that writer, ready; the module uses it as it is and opens nothing. */
-int ds_table_writer_new(const ds_options *o, const char *const *write_only,
+int ds_table_writer_new(const ds_options *o, const ds_opt_group *options,
                         ds_table_writer **out, char **err);
 void ds_table_writer_attach(ds_table_writer *tw, const ds_table_writer_fmt *fmt,
                             void *w, ds_stage *stage);
@@ -82,7 +80,7 @@ void ds_table_writer_attach(ds_table_writer *tw, const ds_table_writer_fmt *fmt,
  * key for a path, then the writer on the stage (ctx: the module's). */
 typedef struct ds_table_writer_spec {
   const ds_table_writer_fmt *fmt;
-  const char *const *write_only; /* as for ds_table_writer_new */
+  const ds_opt_group *options; /* the module's, as for ds_table_writer_new */
   int (*target)(const char *path, char **dir, char **key, char **err);
   int (*open)(ds_stage *stage, const char *path, void *ctx, void **w, char **err);
   void *ctx;

@@ -5,6 +5,7 @@
  * only hands it to SQLite). */
 #include "tfexample_columns.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,38 +20,45 @@
 static const char *const records_names[] = {"none", "tfexample", NULL};
 static const char *const bytes_names[] = {"blob", "text", NULL};
 
-int ds_tfex_columns_options(ds_tfex_columns *x, const ds_options *o, int tvf,
-                            int64_t *infer, char **err) {
-  int records = 0, bytes = 0;
-  if (ds_options_enum(o, "records", records_names, 0, &records, err) ||
-      ds_options_enum(o, "bytes", bytes_names, 0, &bytes, err) ||
-      ds_options_int(o, "infer", DEFAULT_INFER, 0, INT64_MAX, infer, err))
-    return -1;
-  x->on = records == 1;
-  x->bytes_text = bytes == 1;
+/* records= first: the others need records=tfexample
+ * (ds_tfex_columns_options). */
+const ds_opt_spec ds_tfex_columns_specs[] = {
+    {.name = "records", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM, .names = records_names,
+     .def = 0, .help = "tfexample: the features of tf.train.Example records as columns",
+     .at = offsetof(ds_tfex_columns_opts, records)},
+    {.name = "bytes", .forms = DS_FORMS_CREATE, .kind = DS_OPT_ENUM, .names = bytes_names,
+     .def = 0, .help = "records=tfexample: bytes features as BLOB or TEXT",
+     .at = offsetof(ds_tfex_columns_opts, bytes)},
+    {.name = "infer", .forms = DS_FORMS_CREATE, .kind = DS_OPT_INT, .min = 0,
+     .max = INT64_MAX, .def = DEFAULT_INFER,
+     .help = "records=tfexample: records read to infer the feature columns",
+     .at = offsetof(ds_tfex_columns_opts, infer)},
+    {.name = "columns", .forms = DS_FORMS_CREATE, .kind = DS_OPT_TEXT,
+     .help = "records=tfexample: the feature columns, 'name TYPE, ...' (no inference)",
+     .at = offsetof(ds_tfex_columns_opts, columns)},
+    {0}};
+
+int ds_tfex_columns_options(ds_tfex_columns *x, const ds_tfex_columns_opts *v, int tvf,
+                            const ds_options *o, char **err) {
+  x->on = v->records == 1;
+  x->bytes_text = v->bytes == 1;
   if (x->on && tvf)
     return ds_err(err, "records=tfexample needs the CREATE VIRTUAL TABLE form "
                        "(its columns are the features)");
-  if (!x->on) {
-    const char *const only[] = {"bytes", "infer", "columns", NULL};
-    for (const char *const *k = only; *k; k++)
-      if (ds_options_get(o, *k))
-        return ds_err(err, "option '%s' needs records=tfexample", *k);
-  }
+  if (!x->on)
+    for (const ds_opt_spec *s = ds_tfex_columns_specs + 1; s->name; s++)
+      if (ds_opt_given(o, s)) return ds_err(err, "option '%s' needs records=tfexample", s->name);
   return 0;
 }
 
-char *ds_tfex_columns_declaration(ds_tfex_columns *x, const ds_options *o,
-                                  int64_t infer, const ds_record_source *src,
-                                  uint64_t max_value, char **err) {
-  const char *cols = ds_options_get(o, "columns");
+char *ds_tfex_columns_declaration(ds_tfex_columns *x, const ds_tfex_columns_opts *v,
+                                  int writing, const ds_record_source *src,
+                                  uint64_t max_value_bytes, char **err) {
+  const char *cols = v->columns;
   if (cols) {
-    int writing = 0;
-    if (ds_table_writer_mode(o, &writing, err) ||
-        ds_schema_parse_columns(&x->schema, cols, writing != 0, err))
-      return NULL;
-  } else if (ds_tfex_infer(&x->schema, src->count, (uint64_t)infer, src->get,
-                           src->ctx, x->bytes_text, max_value, err)) {
+    if (ds_schema_parse_columns(&x->schema, cols, writing != 0, err)) return NULL;
+  } else if (ds_tfex_infer(&x->schema, src->count, (uint64_t)v->infer, src->get,
+                           src->ctx, x->bytes_text, max_value_bytes, err)) {
     return NULL;
   }
   if (ds_schema_name_columns(&x->schema, NULL, err)) return NULL;
@@ -146,13 +154,13 @@ static const ds_tfex_feature *find_feature(const ds_tfex_columns *x,
 
 void ds_tfex_columns_result(const ds_tfex_columns *x, ds_tfex_columns_row *r,
                             int col, uint64_t g, const uint8_t *rec, size_t n,
-                            uint64_t max_value, const char *module,
+                            uint64_t max_value_bytes, const char *module,
                             const char *file, sqlite3_context *ctx) {
   char *err = NULL;
   if (!r->hint && x->schema.n) r->hint = calloc(x->schema.n, sizeof *r->hint);
   if (!r->valid || r->row != g) {
     r->valid = 0;
-    r->ex.arena.limit = (size_t)max_value;
+    r->ex.arena.limit = (size_t)max_value_bytes;
     if (ds_tfex_decode(&r->ex, rec, n, &err)) goto fail;
     r->valid = 1;
     r->row = g;

@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "core/option_spec.h"
 #include "core/options.h"
 #include "core/schema.h"
 #include "decoders/tfexample.h"
@@ -23,8 +24,14 @@
 #include "decoders/tfexample_write.h"
 #include "sql/sqlite_api.h"
 
-/* The options of this form (besides the module's own). */
-#define DS_TFEX_COLUMNS_OPTIONS "records", "infer", "columns", "bytes"
+/* records=, bytes=, infer=, columns=: the options of this form (besides
+ * the module's own), one spec each; a module binds them into its options
+ * struct (bagz: bagz_opts.tfex) and passes them here. */
+typedef struct ds_tfex_columns_opts {
+  int64_t records, bytes, infer;
+  const char *columns;
+} ds_tfex_columns_opts;
+extern const ds_opt_spec ds_tfex_columns_specs[];
 
 /* The records of a dataset, as inference reads them: count, and record i
  * (get(ctx, i, ...): *p valid until the next call; bagz: bagz_records). */
@@ -42,18 +49,18 @@ typedef struct ds_tfex_columns {
   ds_tfex check;    /* writing: a record given whole, decoded to check it */
 } ds_tfex_columns;
 
-/* Read records=, bytes= and infer= from o, and check the combination:
+/* Take records= and bytes= (bound in v) and check the combination:
  * records=tfexample only in the CREATE form (tvf 0), bytes=, infer= and
- * columns= only with it. 0, or -1 with *err. */
-int ds_tfex_columns_options(ds_tfex_columns *x, const ds_options *o, int tvf,
-                            int64_t *infer, char **err);
+ * columns= (given in o) only with it. 0, or -1 with *err. */
+int ds_tfex_columns_options(ds_tfex_columns *x, const ds_tfex_columns_opts *v, int tvf,
+                            const ds_options *o, char **err);
 /* The CREATE TABLE text of a records=tfexample table over the records of
  * src: the feature columns (columns= or inferred from the first `infer`
  * records), then HIDDEN record, shard, shard_index under names no feature
  * took. malloc'd; NULL with *err. */
-char *ds_tfex_columns_declaration(ds_tfex_columns *x, const ds_options *o,
-                                  int64_t infer, const ds_record_source *src,
-                                  uint64_t max_value, char **err);
+char *ds_tfex_columns_declaration(ds_tfex_columns *x, const ds_tfex_columns_opts *v,
+                                  int writing, const ds_record_source *src,
+                                  uint64_t max_value_bytes, char **err);
 void ds_tfex_columns_free(ds_tfex_columns *x);
 
 /* Writing (INSERT): the record of one row, whose feature columns are
@@ -84,7 +91,7 @@ void ds_tfex_columns_row_free(ds_tfex_columns_row *r);
  * ..."). */
 void ds_tfex_columns_result(const ds_tfex_columns *x, ds_tfex_columns_row *r,
                             int col, uint64_t g, const uint8_t *rec, size_t n,
-                            uint64_t max_value, const char *module,
+                            uint64_t max_value_bytes, const char *module,
                             const char *file, sqlite3_context *ctx);
 
 #endif

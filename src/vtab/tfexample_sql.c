@@ -13,6 +13,7 @@
  * max_value_bytes, 1 GiB, of decoded memory stays an error). Decoding is src/decoders/tfexample.c;
  * this file only moves values between SQLite and it. */
 #include "tfexample_sql.h"
+#include "vtab/module_help.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -98,3 +99,8 @@ int ds_tfexample_register_functions(sqlite3 *db) {
                                  fn_tfexample_json, NULL, NULL);
   return rc;
 }
+
+const ds_help_entry ds_tfexample_help[] = {
+    {"function", "tfexample_json", "tfexample_json(record [, 'on_error=null|error']): a "
+     "tf.train.Example record as JSON", NULL, 0},
+    {NULL, NULL, NULL, NULL, 0}};

@@ -58,12 +58,17 @@ char *ds_changed_error(const char *path) {
 }
 
 int ds_tvf_call(const sqlite3_value *const *args, const char *usage,
-                const char **path, const char **opts, char **path_arg,
+                const ds_opt_group *options, const char **path, const char **opts, char **path_arg,
                 char **options_arg, char **key, char **err) {
   sqlite3_value *pv = (sqlite3_value *)args[0], *ov = (sqlite3_value *)args[1];
   *path = pv ? (const char *)sqlite3_value_text(pv) : NULL;
   *opts = ov ? (const char *)sqlite3_value_text(ov) : NULL;
-  if (!*path || !**path) return ds_err(err, DS_NO_PATH, usage);
+  if (!*path || !**path) {
+    char *u = ds_opt_usage(usage, options, DS_FORMS_ALL);
+    ds_err(err, DS_NO_PATH, u ? u : usage);
+    free(u);
+    return -1;
+  }
   *path_arg = sqlite3_mprintf("%s", *path);
   *options_arg = *opts ? sqlite3_mprintf("%s", *opts) : NULL;
   *key = ds_strf("%s\n%s", *path, *opts ? *opts : "");

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "core/option_spec.h"
 #include "sql/sqlite_api.h"
 
 /* Set vtab->zErrMsg to "<module>: <msg>" and free msg (malloc'd).
@@ -31,8 +32,10 @@ char *ds_changed_error(const char *path);
  * 1): *path and *opts point at the SQL values' text (opts may be NULL),
  * *path_arg / *options_arg are sqlite3_malloc'd copies for the HIDDEN
  * columns, *key the malloc'd "path\noptions" that names the dataset in a
- * table's cache. `usage` is the hint when no path was given. */
+ * table's cache. `usage` is the hint when no path was given, followed by
+ * the `options` (NULL: none listed). */
 int ds_tvf_call(const sqlite3_value *const *args, const char *usage,
+                const ds_opt_group *options,
                 const char **path, const char **opts, char **path_arg,
                 char **options_arg, char **key, char **err);
 

@@ -251,5 +251,19 @@ for f in FORMATS:
     C.eq(a, b, "%s: rows, savepoint, rows rolled back, rows: the files of one INSERT" % m)
     conn.close()
 
+# --- 5. the options a writer table reads its own output with are the
+# options as given (they were written back to text and parsed again: a
+# value holding '' lost a quote, and the table read back nothing)
+conn = connect(BUILD)
+conn.isolation_level = None
+with open(p("it''s.dict"), "wb") as fd:
+    fd.write(b"hello world, a raw zstd dictionary " * 64)
+conn.execute("CREATE VIRTUAL TABLE temp.qd USING bagz(%s, mode=create, dictionary=%s)"
+             % (sql_quote(p("qd.bagz")), sql_quote(p("it''s.dict"))))
+conn.execute("INSERT INTO qd(record) VALUES (?)", (b"hello world" * 3,))
+C.eq(conn.execute("SELECT record FROM qd").fetchall(), [(b"hello world" * 3,)],
+     "a writer table reads back with its options as given (a '' in a dictionary path)")
+conn.close()
+
 shutil.rmtree(TMP)
 C.exit()

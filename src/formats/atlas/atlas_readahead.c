@@ -164,7 +164,7 @@ static void *worker_main(void *arg) {
 }
 
 int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t shard,
-                          uint64_t block, uint64_t max_value, ds_zstd_ctx *cz,
+                          uint64_t block, uint64_t max_value_bytes, ds_zstd_ctx *cz,
                           ds_view *cin, ds_pickle_list *cpl, atlas_readahead **out,
                           char **err) {
   *out = NULL;
@@ -176,7 +176,7 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
   ra->last_block = block;
   ds_zstd_ctx_init(&ra->wown.z, NULL);
   ra->wown.z.contiguous = 1; /* codec.h */
-  ra->wown.z.max_out = max_value;
+  ra->wown.z.max_out = max_value_bytes;
   ra->tw = (tools){&ra->wown.z, &ra->wown.in, &ra->wown.pl};
   ra->tc = (tools){cz, cin, cpl};
   ds_worker_start(&ra->w, worker_main, ra);

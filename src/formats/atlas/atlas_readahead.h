@@ -21,14 +21,14 @@ typedef struct atlas_readahead atlas_readahead;
 /* Start after block (shard, block): `it` is a copy of the cursor's row
  * iterator (its rowset must outlive the read-ahead), positioned after a
  * row of that block; the walk is the distinct blocks of the rows that
- * follow, in order. The worker decodes blocks under max_value
+ * follow, in order. The worker decodes blocks under max_value_bytes
  * (max_value_bytes, see atlas_decode.h); the cursor's side decodes with
  * the cursor's own context cz, window cin and scratch cpl (borrowed: they
  * must outlive the read-ahead, and are used only within
  * atlas_readahead_get, on the cursor's thread), so that a scan holds two
  * sets of them, one per thread, not three. */
 int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t shard,
-                          uint64_t block, uint64_t max_value, ds_zstd_ctx *cz,
+                          uint64_t block, uint64_t max_value_bytes, ds_zstd_ctx *cz,
                           ds_view *cin, ds_pickle_list *cpl, atlas_readahead **out,
                           char **err);
 /* Block (shard, block), the next one of the walk the cursor needs (blocks

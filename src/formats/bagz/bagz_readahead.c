@@ -281,7 +281,7 @@ static void *worker_main(void *arg) {
 }
 
 int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
-                         uint64_t max_value, bagz_readahead **out, char **err) {
+                         uint64_t max_value_bytes, bagz_readahead **out, char **err) {
   *out = NULL;
   bagz_readahead *ra = calloc(1, sizeof *ra);
   if (!ra) return ds_err(err, "out of memory");
@@ -289,7 +289,7 @@ int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
   ds_rowiter_init(&ra->it, rs);
   ds_zstd_ctx_init(&ra->zworker, r->dict);
   ds_zstd_ctx_init(&ra->zcursor, r->dict);
-  ra->tmp_worker.max = ra->tmp_cursor.max = (size_t)max_value;
+  ra->tmp_worker.max = ra->tmp_cursor.max = (size_t)max_value_bytes;
   pthread_mutex_init(&ra->mu, NULL);
   pthread_cond_init(&ra->cv, NULL);
   ra->has_worker = pthread_create(&ra->worker, NULL, worker_main, ra) == 0;

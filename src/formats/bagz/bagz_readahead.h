@@ -15,9 +15,9 @@
 typedef struct bagz_readahead bagz_readahead;
 
 /* Start walking `rs` (borrowed; must outlive the read-ahead). A record
- * larger than max_value (0: no cap beyond the codec's) is an error. */
+ * larger than max_value_bytes (0: no cap beyond the codec's) is an error. */
 int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
-                         uint64_t max_value, bagz_readahead **out, char **err);
+                         uint64_t max_value_bytes, bagz_readahead **out, char **err);
 /* The next row of the walk and its record: 1 = a row, 0 = done, -1 =
  * error (*err set). *p stays valid until the next call. */
 int bagz_readahead_next(bagz_readahead *ra, uint64_t *g, const uint8_t **p,

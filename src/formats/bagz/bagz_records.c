@@ -5,11 +5,11 @@
 
 #include "formats/bagz/bagz_shards.h"
 
-void bagz_records_init(bagz_records *c, const bagz_reader *r, uint64_t max_value) {
+void bagz_records_init(bagz_records *c, const bagz_reader *r, uint64_t max_value_bytes) {
   memset(c, 0, sizeof *c);
   c->r = r;
   ds_zstd_ctx_init(&c->z, bagz_dictionary(r));
-  c->buf.max = (size_t)max_value;
+  c->buf.max = (size_t)max_value_bytes;
 }
 
 int bagz_records_get(void *ctx, uint64_t i, const uint8_t **p, size_t *n, char **err) {

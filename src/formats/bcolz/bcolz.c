@@ -6,6 +6,7 @@
  * whole chunk, blosc_getitem for one row's items. Cells become values here;
  * column statistics are bcolz_stats.c's. */
 #include "bcolz.h"
+#include "core/lib_versions.h"
 
 #include <blosc.h>
 #include <errno.h>
@@ -1257,3 +1258,5 @@ int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
   ds_file_close(&f);
   return rc;
 }
+
+const char *ds_blosc_version(void) { return blosc_get_version_string(); }

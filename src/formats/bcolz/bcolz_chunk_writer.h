@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "formats/bcolz/bcolz_writer.h"
+#include "formats/bcolz/bcolz_write_options.h"
 
 typedef struct bcolz_chunk_writer bcolz_chunk_writer;
 

@@ -162,9 +162,9 @@ static int write_chunk(bcolz_writer *w, bw_col *c, uint64_t k,
  * read back with SQLite's defaults. */
 #define BW_READ_LIMIT ((uint64_t)1000000000)
 
-/* The most bytes one chunk may hold (bcolz_write_options.max_chunk). */
+/* The most bytes one chunk may hold (bcolz_write_options.max_value_bytes). */
 static uint64_t chunk_limit(const bcolz_write_options *o) {
-  uint64_t lim = o->max_chunk ? o->max_chunk : DS_MAX_VALUE_BYTES;
+  uint64_t lim = o->max_value_bytes ? o->max_value_bytes : DS_MAX_VALUE_BYTES;
   if (lim > BW_READ_LIMIT) lim = BW_READ_LIMIT;
   return lim < (uint64_t)BLOSC_MAX_BUFFERSIZE ? lim : (uint64_t)BLOSC_MAX_BUFFERSIZE;
 }

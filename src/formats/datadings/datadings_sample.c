@@ -82,7 +82,7 @@ static int parse(ds_msgpack_doc *doc, const datadings_reader *r, datadings_io *i
   const uint8_t *p;
   size_t n;
   if (datadings_sample_capped(r, io, path, max, g, &p, &n, err)) return -1;
-  doc->max_bytes = (size_t)max;
+  doc->max_value_bytes = (size_t)max;
   if (ds_msgpack_scan(doc, p, n, err)) {
     *err = sample_error(r, path, g, *err);
     return -1;
