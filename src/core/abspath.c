@@ -30,7 +30,9 @@ char *ds_path_absolute(const char *spec, char **err) {
   }
   ds_buf b = {0};
   int rc = 0;
-  if (ds_vfs_exists(spec) || !strchr(spec, ',')) {
+  /* (a remote spec is not probed: its options are not current yet) */
+  if (!strchr(spec, ',') ||
+      (ds_vfs_backend_for(spec) == &ds_vfs_local && ds_vfs_exists(spec))) {
     rc = put_element(&b, spec, strlen(spec), cwd);
   } else {
     for (const char *p = spec;;) {

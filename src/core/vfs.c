@@ -26,6 +26,17 @@ void ds_vfs_set_detail(char *msg) {
 
 const char *ds_vfs_detail(void) { return detail; }
 
+/* The remote settings current on this thread (vfs.h). */
+static _Thread_local const ds_vfs_remote_opts *remote_opts;
+
+const ds_vfs_remote_opts *ds_vfs_remote_use(const ds_vfs_remote_opts *o) {
+  const ds_vfs_remote_opts *was = remote_opts;
+  remote_opts = o;
+  return was;
+}
+
+const ds_vfs_remote_opts *ds_vfs_remote_current(void) { return remote_opts; }
+
 const ds_vfs_backend *ds_vfs_backend_for(const char *path) {
   const char *colon = strstr(path, "://");
   if (!colon) return &ds_vfs_local;

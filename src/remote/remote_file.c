@@ -92,7 +92,7 @@ ssize_t ds_rfile_pread(ds_rfile *f, void *buf, size_t n, uint64_t off) {
   if (n > p->size - off) n = (size_t)(p->size - off);
   if (held(f, buf, n, off)) return (ssize_t)n;
   ds_http_opts ho;
-  ds_remote_http_opts(&ho);
+  ds_robj_http_opts(&f->obj, &ho);
   ds_http_req r;
   ds_robj_req(&f->obj, &r, DS_HTTP_RANGE);
   r.offset = off;

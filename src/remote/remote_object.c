@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vfs.h"
 #include "remote/remote_sign.h"
 
 int ds_remote_path_confined(const char *path) {
@@ -36,6 +37,9 @@ int ds_robj_make(const char *path, ds_robj *o, char **err) {
     return ds_err(err, "%s: a remote path may not contain a '.' or '..' segment "
                        "(the files of a remote dataset stay inside it)",
                   shown);
+  const ds_vfs_remote_opts *ro = ds_vfs_remote_current();
+  o->retries = ro && ro->retries >= 0 ? (int)ro->retries : -1;
+  o->timeout_ms = ro && ro->timeout_ms >= 0 ? (long)ro->timeout_ms : -1;
   ds_remote_url u;
   if (ds_remote_url_parse(path, &u, err)) return -1;
   o->scheme = u.scheme;
@@ -53,6 +57,12 @@ int ds_robj_make(const char *path, ds_robj *o, char **err) {
   u.bucket = u.key = NULL;
   ds_remote_url_free(&u);
   ds_remote_options opt = {0};
+  if (ro) {
+    opt.endpoint = ro->endpoint;
+    opt.region = ro->region;
+    opt.anonymous = (int)(ro->anonymous & 1);
+    opt.url_style = (ds_url_style)ro->url_style;
+  }
   if (ds_remote_config_resolve(o->scheme, &opt, &o->cfg, err)) {
     ds_robj_free(o);
     return -1;
@@ -72,6 +82,12 @@ int ds_robj_make(const char *path, ds_robj *o, char **err) {
 oom:
   ds_robj_free(o);
   return ds_err(err, "%s: out of memory", shown);
+}
+
+void ds_robj_http_opts(const ds_robj *o, ds_http_opts *h) {
+  ds_remote_http_opts(h);
+  if (o->retries >= 0) h->retries = o->retries;
+  if (o->timeout_ms >= 0) h->timeout_ms = o->timeout_ms;
 }
 
 void ds_robj_free(ds_robj *o) {

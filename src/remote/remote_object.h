@@ -18,9 +18,13 @@ typedef struct ds_robj {
   char *bucket, *key; /* s3/gs; NULL for http(s) */
   ds_remote_config cfg; /* s3/gs */
   int has_cfg;
+  int retries;     /* retries= when given, else -1 */
+  long timeout_ms; /* timeout_ms= when given, else -1 */
 } ds_robj;
 
-/* Make the object of `path`; 0 ok, -1 with *err (naming the path). */
+/* Make the object of `path` with the settings current on this thread
+ * (ds_vfs_remote_current: endpoint=, region=, url_style=, anonymous=,
+ * retries=, timeout_ms=, kept for the object's requests); 0 ok, -1 with *err (naming the path). */
 int ds_robj_make(const char *path, ds_robj *o, char **err);
 void ds_robj_free(ds_robj *o);
 /* Zero r and point it at o (url, signer). */
@@ -30,6 +34,8 @@ void ds_robj_req(const ds_robj *o, ds_http_req *r, ds_http_kind kind);
  * and timeout_ms from DATASETS_REMOTE_RETRIES / DATASETS_REMOTE_TIMEOUT_MS
  * when set. */
 void ds_remote_http_opts(ds_http_opts *o);
+/* ds_remote_http_opts with o's retries= and timeout_ms= when given. */
+void ds_robj_http_opts(const ds_robj *o, ds_http_opts *h);
 
 /* 0 when path has no "." or ".." segment after its host or bucket (a
  * remote dataset's files stay inside it), else -1. */

@@ -217,7 +217,7 @@ static int http_is_dir(const ds_robj *o, const ds_http_opts *ho) {
 /* Ask the server what is at o. */
 static int ask(const ds_robj *o, ds_probe *out, int *eno, char **err) {
   ds_http_opts ho;
-  ds_remote_http_opts(&ho);
+  ds_robj_http_opts(o, &ho);
   ds_http_req r;
   int rc;
   if (suffix_broken(o->url)) {

@@ -188,7 +188,7 @@ typedef struct r_list {
 static int list_prefix(const ds_robj *o, const char *prefix, const char *delim,
                        ds_s3_listing *l) {
   ds_http_opts ho;
-  ds_remote_http_opts(&ho);
+  ds_robj_http_opts(o, &ho);
   char *err = NULL;
   memset(l, 0, sizeof *l);
   if (ds_s3_list(&o->cfg, o->bucket, prefix, delim, 0, 0, &ho, l, &err)) {
