@@ -14,7 +14,8 @@
 static int put_element(ds_buf *b, const char *elem, size_t n, const char *cwd) {
   size_t pre = n >= 6 ? ds_vfs_posix_prefix(elem) : 0;
   int rc = ds_buf_append(b, elem, pre);
-  if (n > pre && elem[pre] != '/' && !ds_vfs_has_scheme(elem + pre, n - pre)) {
+  if (n > pre && elem[pre] != '/' && !ds_vfs_has_scheme(elem + pre, n - pre) &&
+      ds_vfs_backend_for(elem + pre) == &ds_vfs_local) { /* s3://, https://: as given */
     rc |= ds_buf_puts(b, cwd);
     if (strcmp(cwd, "/") != 0) rc |= ds_buf_puts(b, "/");
   }
@@ -29,7 +30,9 @@ char *ds_path_absolute(const char *spec, char **err) {
   }
   ds_buf b = {0};
   int rc = 0;
-  if (ds_vfs_exists(spec) || !strchr(spec, ',')) {
+  /* (a remote spec is not probed: its options are not current yet) */
+  if (!strchr(spec, ',') ||
+      (ds_vfs_backend_for(spec) == &ds_vfs_local && ds_vfs_exists(spec))) {
     rc = put_element(&b, spec, strlen(spec), cwd);
   } else {
     for (const char *p = spec;;) {
@@ -54,6 +57,12 @@ const char *ds_writer_path(const char *spec, char **err) {
   const char *p = spec + ds_vfs_posix_prefix(spec);
   if (!*p) {
     ds_err(err, "%s: no file named after the prefix", spec);
+    return NULL;
+  }
+  if (ds_vfs_backend_for(p) != &ds_vfs_local) {
+    ds_err(err, "%s: writing to %.*s:// is not supported yet (write to a local path "
+                "and upload the files)",
+           p, (int)(strstr(p, "://") - p), p);
     return NULL;
   }
   if (strchr(p, ',')) {

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cancel.h"
 #include "common.h"
+#include "open_stable.h"
 #include "vfs.h"
 
 /* What kind of non-regular file st is, for errors. */
@@ -21,6 +23,30 @@ static const char *file_kind(const ds_vfs_info *st) {
   if (st->kind == DS_VFS_BLOCK) return "a block device";
   if (st->kind == DS_VFS_SOCKET) return "a socket";
   return "not a regular file";
+}
+
+/* A non-local backend's words on its last failure (the URL, the HTTP
+ * status, the server's error code), or NULL: the local file system's
+ * errors say enough with strerror. */
+static const char *be_detail(const ds_vfs_dir *at, const char *path) {
+  const ds_vfs_backend *be = at && at->be ? at->be : ds_vfs_backend_for(path);
+  return be == &ds_vfs_local ? NULL : ds_vfs_detail();
+}
+
+/* The error of a failed read of f: a remote object replaced (ESTALE) is
+ * the "changed while it was read" error; a remote failure names the URL,
+ * status and error code. */
+static int read_error(const ds_file *f, uint64_t off, uint64_t len, char **err) {
+  int e = errno;
+  if (f->vf.be != &ds_vfs_local) {
+    if (e == ESTALE) return ds_err_changed(err, f->path);
+    if (e == ECANCELED) return ds_err(err, "%s", DS_CANCEL_MSG);
+    if (ds_vfs_detail())
+      return ds_err(err, "%s: cannot read %llu bytes at offset %llu: %s", f->path,
+                    (unsigned long long)len, (unsigned long long)off, ds_vfs_detail());
+  }
+  return ds_err(err, "%s: cannot read %llu bytes at offset %llu: %s", f->path,
+                (unsigned long long)len, (unsigned long long)off, strerror(e));
 }
 
 /* "<path>: cannot open: <why>" with a hint where errno alone misleads. */
@@ -48,7 +74,12 @@ int ds_file_open_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const cha
   f->vf.fd = -1;
   /* a FIFO opens without waiting for a writer; it is refused below as
    * not a regular file */
-  if (ds_vfs_open(&f->vf, at, rel) != 0) return open_error(path, errno, err);
+  if (ds_vfs_open(&f->vf, at, rel) != 0) {
+    int e = errno;
+    const char *why = be_detail(at, rel);
+    if (why) return ds_err(err, "%s: cannot open: %s", path, why);
+    return open_error(path, e, err);
+  }
   if (f->vf.st.kind != DS_VFS_FILE) {
     const char *kind = file_kind(&f->vf.st);
     ds_vfs_close(&f->vf);
@@ -178,9 +209,7 @@ int ds_file_read(const ds_file *f, uint64_t off, uint64_t len, uint8_t *dst,
     return 0;
   }
   int64_t n = pread_full(&f->vf, dst, len, off);
-  if (n < 0)
-    return ds_err(err, "%s: cannot read %llu bytes at offset %llu: %s", f->path,
-                  (unsigned long long)len, (unsigned long long)off, strerror(errno));
+  if (n < 0) return read_error(f, off, len, err);
   if ((uint64_t)n < len) return short_read(f, off, len, err);
   return 0;
 }
@@ -233,9 +262,7 @@ int ds_view_read(ds_view *v, const ds_file *f, uint64_t off, uint64_t len,
     return ds_err(err, "%s: out of memory reading %llu bytes at offset %llu",
                   f->path, (unsigned long long)want, (unsigned long long)off);
   int64_t n = pread_full(&f->vf, v->buf.data, want, off);
-  if (n < 0)
-    return ds_err(err, "%s: cannot read %llu bytes at offset %llu: %s", f->path,
-                  (unsigned long long)len, (unsigned long long)off, strerror(errno));
+  if (n < 0) return read_error(f, off, len, err);
   if ((uint64_t)n < len) return short_read(f, off, len, err);
   v->file = f;
   v->ino = f->ino; /* a file closed and another opened at the same address */

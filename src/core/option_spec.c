@@ -12,11 +12,37 @@
 #include "core/common.h"
 #include "core/decimal.h"
 
+static const char *const url_styles[] = {"auto", "path", "virtual", NULL};
+static const char *const yes_no[] = {"false", "true", "0", "1", "no", "yes", NULL};
+
 const ds_opt_spec ds_common_option_specs[] = {
     {.name = "max_value_bytes", .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = 1,
      .max = (int64_t)1 << 62, .def = (int64_t)DS_MAX_VALUE_BYTES, .def_text = "1073741824 (1 GiB)",
      .help = "the largest value, record, block or chunk a file may make us allocate",
      .at = offsetof(ds_common_opts, max_value_bytes)},
+    /* remote paths (s3://, gs://, http(s)://): what is not secret */
+    {.name = "endpoint", .forms = DS_FORMS_ALL, .kind = DS_OPT_TEXT,
+     .def_text = "AWS_ENDPOINT_URL (s3), GS_ENDPOINT_URL (gs), else the provider's",
+     .help = "remote paths: the S3-compatible server's URL (http[s]://host[:port])",
+     .at = offsetof(ds_common_opts, remote.endpoint)},
+    {.name = "region", .forms = DS_FORMS_ALL, .kind = DS_OPT_TEXT,
+     .def_text = "AWS_REGION, AWS_DEFAULT_REGION, the profile's, else us-east-1",
+     .help = "remote paths: the S3 region requests are signed for",
+     .at = offsetof(ds_common_opts, remote.region)},
+    {.name = "url_style", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM, .names = url_styles,
+     .def = 0, .help = "remote paths: bucket in the host name (virtual) or the path (path)",
+     .at = offsetof(ds_common_opts, remote.url_style)},
+    {.name = "anonymous", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM, .names = yes_no,
+     .def = 0, .help = "remote paths: send no credentials (public buckets)",
+     .at = offsetof(ds_common_opts, remote.anonymous)},
+    {.name = "retries", .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = 0, .max = 100,
+     .def = -1, .def_text = "4 (DATASETS_REMOTE_RETRIES)",
+     .help = "remote paths: more tries of a request after a transient failure",
+     .at = offsetof(ds_common_opts, remote.retries)},
+    {.name = "timeout_ms", .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = 1,
+     .max = 3600000, .def = -1, .def_text = "30000 (DATASETS_REMOTE_TIMEOUT_MS)",
+     .help = "remote paths: one try's time limit, connect to last byte",
+     .at = offsetof(ds_common_opts, remote.timeout_ms)},
     {0}};
 
 /* The spec named `name` that groups hold (NULL: none). */

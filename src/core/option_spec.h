@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "core/options.h"
+#include "core/vfs.h"
 
 /* The forms an option may be given in (ds_opt_spec.forms, a bit set). */
 enum {
@@ -62,6 +63,7 @@ typedef struct ds_opt_group {
  * largest value, record, block or chunk a file may make us allocate). */
 typedef struct ds_common_opts {
   int64_t max_value_bytes;
+  ds_vfs_remote_opts remote; /* endpoint=, region=, ... (remote paths) */
 } ds_common_opts;
 extern const ds_opt_spec ds_common_option_specs[];
 

@@ -2,6 +2,7 @@
  * indexes to (shard, index) for concatenated and interleaved layouts. */
 #include "shard_spec.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,10 +32,15 @@ void ds_shard_list_free(ds_shard_list *l) {
 }
 
 /* Remove an optional file-system prefix ("posix:", "/posix:", ":").
- * Other prefixes before the first ':' (with no '/' in them) are refused
- * like upstream refuses unregistered file systems. */
+ * A scheme the seam has a backend for (s3://, https://, ...) stays. Other
+ * prefixes before the first ':' (with no '/' in them) are refused like
+ * upstream refuses unregistered file systems. */
 static int strip_fs_prefix(const char *elem, const char **rest, char **err) {
   size_t n;
+  if (ds_vfs_backend_for(elem) != &ds_vfs_local) { /* http(s)://, s3://, gs:// */
+    *rest = elem;
+    return 0;
+  }
   if (ds_vfs_split_prefix(elem, rest, &n) == 0) return 0;
   const char *start = elem[0] == '/' ? elem + 1 : elem;
   return ds_err(err,
@@ -67,7 +73,9 @@ static int shards_match(const char *prefix, size_t plen, const char *suffix,
   }
   ds_vfs_names g;
   int rc = ds_vfs_glob((const char *)pat.data, 0, &g);
+  int e = errno;
   ds_buf_free(&pat);
+  if (rc < 0 && e == ENOTSUP) return -2; /* a file system that cannot list */
   int found = rc == 0 && g.n > 0;
   if (rc == 0 && (!found || !keep)) ds_vfs_names_free(&g);
   if (found && keep) *keep = g;
@@ -83,6 +91,8 @@ static int resolve_star(const char *elem, const char *prefix, size_t plen,
                         char **err) {
   ds_vfs_names g;
   int found = shards_match(prefix, plen, suffix, "00000", &g);
+  if (found == -2)
+    return ds_err(err, "%s: %s", elem, ds_vfs_detail() ? ds_vfs_detail() : strerror(ENOTSUP));
   if (found < 0) return ds_err(err, "out of memory");
   if (!found) {
     if (partial && shards_match(prefix, plen, suffix, NULL, NULL) > 0) *partial = 1;

@@ -7,19 +7,42 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common.h"
 
 /* The backends a "scheme://" names; the local one serves everything
  * else. A new backend is one row here (see ARCHITECTURE.md). */
-static const ds_vfs_backend *const schemed[] = {NULL};
+static const ds_vfs_backend *const schemed[] = {&ds_vfs_http, &ds_vfs_https, &ds_vfs_s3,
+                                                &ds_vfs_gs, NULL};
+
+/* The detail of this thread's last backend failure (vfs.h). */
+static _Thread_local char *detail;
+
+void ds_vfs_set_detail(char *msg) {
+  free(detail);
+  detail = msg;
+}
+
+const char *ds_vfs_detail(void) { return detail; }
+
+/* The remote settings current on this thread (vfs.h). */
+static _Thread_local const ds_vfs_remote_opts *remote_opts;
+
+const ds_vfs_remote_opts *ds_vfs_remote_use(const ds_vfs_remote_opts *o) {
+  const ds_vfs_remote_opts *was = remote_opts;
+  remote_opts = o;
+  return was;
+}
+
+const ds_vfs_remote_opts *ds_vfs_remote_current(void) { return remote_opts; }
 
 const ds_vfs_backend *ds_vfs_backend_for(const char *path) {
   const char *colon = strstr(path, "://");
   if (!colon) return &ds_vfs_local;
   size_t n = (size_t)(colon - path);
   for (size_t i = 0; schemed[i]; i++)
-    if (strlen(schemed[i]->scheme) == n && memcmp(schemed[i]->scheme, path, n) == 0)
+    if (strlen(schemed[i]->scheme) == n && strncasecmp(schemed[i]->scheme, path, n) == 0)
       return schemed[i];
   return &ds_vfs_local;
 }

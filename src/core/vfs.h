@@ -118,6 +118,34 @@ struct ds_vfs_backend {
 
 /* The local file system's backend (vfs_local.c). */
 extern const ds_vfs_backend ds_vfs_local;
+/* The remote backends (remote/vfs_remote.c): http://, https://, s3://,
+ * gs:// (read-only; see ARCHITECTURE.md "The file-system seam"). */
+extern const ds_vfs_backend ds_vfs_http, ds_vfs_https, ds_vfs_s3, ds_vfs_gs;
+
+/* A backend's words on its last failure on this thread (a remote one:
+ * "GET <url>: HTTP 404 NoSuchKey"), beyond errno; NULL when it left none.
+ * Backends set it (a malloc'd string, taken) before failing. */
+void ds_vfs_set_detail(char *msg);
+const char *ds_vfs_detail(void);
+
+/* The non-secret settings of remote paths a table's options give
+ * (endpoint=, region=, url_style=, anonymous=, retries=, timeout_ms=;
+ * their specs are in core/option_spec.c). The SQLite layer makes them
+ * current on its thread around a dataset's open (ds_vfs_remote_use); the
+ * remote backends read them at open and keep them for the file's reads.
+ * NULL/-1: not given (the environment's or the default). */
+typedef struct ds_vfs_remote_opts {
+  const char *endpoint;
+  const char *region;
+  int64_t url_style; /* 0 auto, 1 path, 2 virtual */
+  int64_t anonymous; /* position in its names: odd = yes */
+  int64_t retries;   /* -1: not given */
+  int64_t timeout_ms;
+} ds_vfs_remote_opts;
+/* Make o current on this thread (NULL: none); returns the one before. */
+const ds_vfs_remote_opts *ds_vfs_remote_use(const ds_vfs_remote_opts *o);
+/* The current settings (NULL when none). */
+const ds_vfs_remote_opts *ds_vfs_remote_current(void);
 
 /* The backend for `path`: the one place a scheme picks a backend. */
 const ds_vfs_backend *ds_vfs_backend_for(const char *path);

@@ -48,11 +48,18 @@ static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_op
   d->refs = 1;
   d->mode = tvf ? 0 : (int)so.mode;
   d->form = tvf ? DS_FORM_TVF : d->mode ? DS_FORM_WRITER : DS_FORM_CREATE;
-  if (ops->open(d, path, o, tvf, err)) {
+  /* endpoint=, region=, ... for remote paths: current while it opens */
+  const ds_vfs_remote_opts *was = ds_vfs_remote_use(&so.common.remote);
+  int rc = ops->open(d, path, o, tvf, err);
+  ds_vfs_remote_use(was);
+  if (rc) {
     ds_dataset_unref(d);
     return -1;
   }
   d->max_value_bytes = (uint64_t)so.common.max_value_bytes;
+  d->remote = so.common.remote;
+  d->remote.endpoint = so.common.remote.endpoint ? strdup(so.common.remote.endpoint) : NULL;
+  d->remote.region = so.common.remote.region ? strdup(so.common.remote.region) : NULL;
   d->win = win;
   d->key = strdup(key);
   d->path = strdup(path);
@@ -67,8 +74,11 @@ static int open_dataset(const ds_dataset_ops *ops, const char *path, const ds_op
 /* 1 when d's files changed: marked so, seen by a read, or found by the
  * look at the disk made at most every 100 ms. */
 static int is_changed(ds_dataset *d) {
-  return d->stale || (d->ops->saw_change && d->ops->saw_change(d)) ||
-         (ds_recheck_due(&d->checked_ns) && d->ops->changed(d));
+  const ds_vfs_remote_opts *was = ds_vfs_remote_use(&d->remote);
+  int yes = d->stale || (d->ops->saw_change && d->ops->saw_change(d)) ||
+            (ds_recheck_due(&d->checked_ns) && d->ops->changed(d));
+  ds_vfs_remote_use(was);
+  return yes;
 }
 
 /* 1 when a CREATE argument is a whole option list in one quoted string
@@ -179,6 +189,8 @@ void ds_dataset_ref(ds_dataset *d) { d->refs++; }
 void ds_dataset_unref(ds_dataset *d) {
   if (!d || --d->refs > 0) return;
   d->ops->close(d);
+  free((char *)d->remote.endpoint);
+  free((char *)d->remote.region);
   free(d->key);
   free(d->path);
   free(d);

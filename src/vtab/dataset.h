@@ -64,6 +64,9 @@ struct ds_dataset {
   ds_row_window win;  /* options shard, first_rowid, rowid_step,
                          shard_index, rows: the rows a table shows and their
                          whole-dataset numbers (vtab/table.c applies it) */
+  ds_vfs_remote_opts remote; /* endpoint=, region=, ... (strings owned): current
+                         (core/vfs.h) while the dataset opens, is checked and
+                         read, so remote files opened later use them too */
 };
 
 

@@ -390,7 +390,10 @@ int ds_cursor_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                      int argc, sqlite3_value **argv) {
   ds_interrupt it;
   ds_interrupt_begin(&it, ds_table_of(cur)->db);
+  ds_dataset *d = ds_table_of(cur)->ds; /* its remote settings (vtab/dataset.h) */
+  const ds_vfs_remote_opts *was = ds_vfs_remote_use(d ? &d->remote : NULL);
   int rc = filter((ds_cursor *)cur, idxNum, idxStr, argc, argv);
+  ds_vfs_remote_use(was);
   return ds_interrupt_end(&it) ? ds_vtab_interrupted(cur->pVtab) : rc;
 }
 
@@ -411,9 +414,12 @@ int ds_cursor_step(ds_cursor *c, char **err) {
 int ds_cursor_next(sqlite3_vtab_cursor *cur) {
   ds_cursor *c = (ds_cursor *)cur;
   const ds_table_def *def = ds_table_of(cur)->def;
-  if (def->next) return def->next(c);
+  const ds_vfs_remote_opts *was = ds_vfs_remote_use(c->ds ? &c->ds->remote : NULL);
   char *err = NULL;
-  return ds_cursor_step(c, &err) ? ds_cursor_error(c, err) : SQLITE_OK;
+  int rc = def->next ? def->next(c)
+           : ds_cursor_step(c, &err) ? ds_cursor_error(c, err) : SQLITE_OK;
+  ds_vfs_remote_use(was);
+  return rc;
 }
 
 int ds_cursor_eof(sqlite3_vtab_cursor *cur) { return ((ds_cursor *)cur)->eof; }

@@ -7,6 +7,10 @@
 #include "check.h"
 #include "core/option_spec.h"
 #include "formats/bagz/bagz.h"
+
+/* The remote options every module takes after max_value_bytes
+ * (core/option_spec.c). */
+#define REMOTE ", endpoint, region, url_style, anonymous, retries, timeout_ms"
 #include "vtab/atlas_write.h"
 #include "vtab/bagz_options.h"
 
@@ -75,12 +79,12 @@ int main(void) {
   CHECK_STR(err, "option frac must be a fraction in (0, 1], not '1.5'");
   /* unknown options list only what the form takes */
   CHECK(bind("x=1", DS_FORM_TVF, &v, &err) == -1);
-  CHECK_STR(err, "unknown option 'x' (known options: level, kind, max_value_bytes)");
+  CHECK_STR(err, "unknown option 'x' (known options: level, kind, max_value_bytes" REMOTE ")");
   CHECK(bind("x=1", DS_FORM_CREATE, &v, &err) == -1);
-  CHECK_STR(err, "unknown option 'x' (known options: level, kind, infer, max_value_bytes)");
+  CHECK_STR(err, "unknown option 'x' (known options: level, kind, infer, max_value_bytes" REMOTE ")");
   CHECK(bind("x=1", DS_FORM_WRITER, &v, &err) == -1);
   CHECK_STR(err, "unknown option 'x' (known options: level, infer, path, frac, "
-                 "max_value_bytes)");
+                 "max_value_bytes" REMOTE ")");
   /* a writer option in a reading CREATE is unknown there */
   CHECK(bind("path=p", DS_FORM_CREATE, &v, &err) == -1);
   CHECK_CONTAINS(err, "unknown option 'path'");
@@ -96,7 +100,9 @@ int main(void) {
   ds_opt_values_text(&own[2], buf, sizeof buf);
   CHECK_STR(buf, "N|all");
   char *u = ds_opt_usage("m('path')", groups, DS_FORM_TVF);
-  CHECK_STR(u, "m('path'); options: level=N, kind=tail|separate, max_value_bytes=N");
+  CHECK_STR(u, "m('path'); options: level=N, kind=tail|separate, max_value_bytes=N, "
+               "endpoint=..., region=..., url_style=auto|path|virtual, "
+               "anonymous=false|true|0|1|no|yes, retries=N, timeout_ms=N");
   free(u);
   u = ds_opt_usage("m('path')", NULL, DS_FORMS_ALL);
   CHECK_STR(u, "m('path')");

@@ -49,9 +49,13 @@ static const char *text_of(const ds_vfs_dir *dir, const char *path) {
 static void test_schemes(void) {
   CHECK(ds_vfs_backend_for("a/b.bag") == &ds_vfs_local);
   CHECK(ds_vfs_backend_for("/abs/x") == &ds_vfs_local);
-  /* no remote backend yet: an unknown scheme stays a local path, as
-   * before the seam (it then fails as a missing file) */
-  CHECK(ds_vfs_backend_for("s3://bucket/key") == &ds_vfs_local);
+  /* the remote backends (remote/vfs_remote.c), any case; an unknown
+   * scheme stays a local path, as before the seam */
+  CHECK(ds_vfs_backend_for("s3://bucket/key") == &ds_vfs_s3);
+  CHECK(ds_vfs_backend_for("GS://bucket/key") == &ds_vfs_gs);
+  CHECK(ds_vfs_backend_for("https://h/x") == &ds_vfs_https);
+  CHECK(ds_vfs_backend_for("http://h/x") == &ds_vfs_http);
+  CHECK(ds_vfs_backend_for("hdfs://bucket/key") == &ds_vfs_local);
   const char *rest;
   size_t n = 99;
   CHECK(ds_vfs_split_prefix("posix:a/b", &rest, &n) == 0 && !strcmp(rest, "a/b") && n == 0);

@@ -419,9 +419,11 @@ static int classify_entry(const char *root, const char *name, char **err) {
   return 1;
 }
 
-/* The shard directory names of a root, in numeric order. */
+/* The shard directory names of a root, in numeric order; 1 when the
+ * file system cannot list (http(s)): then the names come from meta.json. */
 static int list_shards(const char *root, char ***out, size_t *n, char **err) {
   ds_vfs_list *d = ds_vfs_list_open(NULL, root);
+  if (!d && errno == ENOTSUP) return 1;
   if (!d) return ds_err(err, "%s: cannot list: %s", root, strerror(errno));
   char **names = NULL;
   size_t cnt = 0, cap = 0;
@@ -486,6 +488,21 @@ static int make_shards(atlas_reader *r, char **names, size_t n, char **err) {
   return 0;
 }
 
+/* The shard names "0".."count-1" of a root that cannot be listed (a
+ * dataset over http(s)): the shards meta.json's shard_sizes names. */
+static int shards_by_meta(size_t count, char ***out, size_t *n, char **err) {
+  char **names = calloc(count ? count : 1, sizeof *names);
+  if (!names) return ds_err(err, "out of memory");
+  for (size_t k = 0; k < count; k++)
+    if (!(names[k] = ds_strf("%zu", k))) {
+      free_names(names, k);
+      return ds_err(err, "out of memory");
+    }
+  *out = names;
+  *n = count;
+  return 0;
+}
+
 /* A dataset root: root meta, shard list, every shard, size cross-check. */
 static int open_root(atlas_reader *r, char **err) {
   json_t *root = NULL, *sizes = NULL;
@@ -499,6 +516,7 @@ static int open_root(atlas_reader *r, char **err) {
   char **names = NULL;
   size_t n = 0;
   int rc = list_shards(r->path, &names, &n, err);
+  if (rc == 1) rc = shards_by_meta(json_array_size(sizes), &names, &n, err);
   if (rc == 0 && n != json_array_size(sizes))
     rc = ds_err(err, "%s/meta.json: shard_sizes lists %zu shards, but %s has %zu "
                      "shard directories",

@@ -139,6 +139,8 @@ int datadings_expand_paths(const char *path, ds_shard_list *out, char **err) {
   int rc = ds_vfs_glob(path, DS_VFS_GLOB_NOSORT, &g);
   if (rc == DS_VFS_NOMATCH) return ds_err(err, "%s: no files match this pattern", path);
   if (rc != 0 && errno == ENOMEM) return ds_err(err, "out of memory");
+  if (rc != 0 && errno == ENOTSUP && ds_vfs_detail())
+    return ds_err(err, "%s: cannot expand the pattern: %s", path, ds_vfs_detail());
   if (rc != 0) return ds_err(err, "%s: cannot expand the pattern", path);
   out->paths = g.v; /* the list takes the names */
   out->n = g.n;

@@ -1,0 +1,41 @@
+/* remote_probe.h - what is at a remote path, learnt with as few requests
+ * as possible: one suffix range GET gives a file's size, ETag and tail
+ * (kept, so an open right after a stat costs nothing more); a key that is
+ * not there is a "folder" when keys lie under it (s3/gs: one listing of
+ * the prefix) or when "url/" answers as a web server answers for a folder
+ * (http(s): 200 or 403). Answers are remembered for DS_PROBE_TTL_MS in a
+ * small process-wide cache (the stat, open, stat again of one table open
+ * make one request); a read's If-Match still sees a change at once. */
+#ifndef DS_REMOTE_PROBE_H
+#define DS_REMOTE_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "remote/remote_object.h"
+
+#define DS_PROBE_TAIL ((uint64_t)64 << 10) /* bytes of a file's end fetched at open */
+#define DS_PROBE_TTL_MS 2000
+
+typedef enum ds_probe_kind { DS_PROBE_MISSING = 0, DS_PROBE_FILE, DS_PROBE_DIR } ds_probe_kind;
+
+typedef struct ds_probe {
+  ds_probe_kind kind;
+  uint64_t size;
+  char etag[200];
+  char version_id[128];
+  uint8_t *tail;    /* the last tail_len bytes (malloc'd; NULL when none) */
+  size_t tail_len;
+  char why[512];    /* MISSING: the server's answer ("GET <url>: HTTP 404 NoSuchKey") */
+} ds_probe;
+
+/* What is at o. fresh = 1 skips the cache (restat). 0 ok (kind MISSING
+ * too), -1 with *err (and *eno an errno value) when it cannot be told. */
+int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **err);
+void ds_probe_free(ds_probe *p);
+
+/* errno for a request's failure: 404 ENOENT, 401/403 EACCES, changed
+ * ESTALE, interrupted ECANCELED, else EIO. */
+int ds_probe_errno(const ds_http_req *r);
+
+#endif

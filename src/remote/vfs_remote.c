@@ -1,0 +1,341 @@
+/* vfs_remote.c - the remote backends of the file-system seam (core/vfs.h):
+ * http://, https://, s3:// and gs://, read-only. open is one request (a
+ * suffix range: size, ETag, tail; remote_probe.c), pread a range GET with
+ * If-Match (remote_file.c), identity a hash of the URL, ETag and version
+ * id. s3:// and gs:// list by prefix (a "folder" is a prefix with keys
+ * under it; glob lists the longest literal prefix and matches the rest
+ * with fnmatch); http(s) cannot list: listing and globs fail with ENOTSUP
+ * and a detail saying why. Failures set errno and the detail (the URL
+ * without secrets, the HTTP status, the server's error code). */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/vfs.h"
+#include "remote/remote_file.h"
+#include "remote/s3_list.h"
+
+#define REMOTE_DEV UINT64_C(0x72656d6f7465) /* "remote" */
+
+/* FNV-1a over s, continuing from h. */
+static uint64_t fnv(uint64_t h, const char *s) {
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * UINT64_C(0x100000001b3);
+  return (h ^ 0xff) * UINT64_C(0x100000001b3);
+}
+
+/* The identity of what p says is at url. */
+static void info_of(const char *url, const ds_probe *p, ds_vfs_info *st) {
+  memset(st, 0, sizeof *st);
+  st->kind = p->kind == DS_PROBE_FILE ? DS_VFS_FILE
+             : p->kind == DS_PROBE_DIR ? DS_VFS_DIR
+                                       : DS_VFS_MISSING;
+  st->size = p->kind == DS_PROBE_FILE ? p->size : 0;
+  st->dev = REMOTE_DEV;
+  uint64_t h = fnv(UINT64_C(0xcbf29ce484222325), url);
+  h = fnv(h, p->etag);
+  h = fnv(h, p->version_id);
+  if (!p->etag[0]) h = fnv(h, p->kind == DS_PROBE_FILE ? "file" : "dir");
+  st->ino = h;
+  if (!p->etag[0] && p->kind == DS_PROBE_FILE) st->ino ^= p->size; /* no ETag: the size */
+}
+
+/* Fail with errno e and detail msg (taken). */
+static int fail(int e, char *msg) {
+  ds_vfs_set_detail(msg);
+  errno = e;
+  return -1;
+}
+
+/* path, or at's folder + "/" + path (malloc'd). */
+static char *full_path(const ds_vfs_dir *at, const char *path) {
+  if (!at || !at->be || !at->impl) return strdup(path);
+  const char *d = at->impl;
+  size_t n = strlen(d);
+  return ds_strf("%s%s%s", d, n && d[n - 1] == '/' ? "" : "/", path);
+}
+
+/* Make the object of at/path; -1 with errno and detail. */
+static int obj_of(const ds_vfs_dir *at, const char *path, ds_robj *o) {
+  char *p = full_path(at, path), *err = NULL;
+  if (!p) return fail(ENOMEM, NULL);
+  int rc = ds_robj_make(p, o, &err);
+  free(p);
+  return rc ? fail(strstr(err ? err : "", "segment") ? EACCES : EINVAL, err) : 0;
+}
+
+/* What is at o (cache allowed unless fresh); -1 with errno and detail. */
+static int probe(const ds_robj *o, int fresh, ds_probe *p) {
+  int eno = 0;
+  char *err = NULL;
+  if (ds_probe_get(o, fresh, p, &eno, &err)) return fail(eno ? eno : EIO, err);
+  if (p->kind == DS_PROBE_MISSING) {
+    free(err);
+    return fail(ENOENT, ds_strf("%s", p->why));
+  }
+  free(err);
+  return 0;
+}
+
+static int r_open(const ds_vfs_dir *at, const char *path, ds_vfs_file *f) {
+  ds_robj o;
+  ds_probe p;
+  if (obj_of(at, path, &o)) return -1;
+  if (probe(&o, 0, &p)) {
+    ds_robj_free(&o);
+    return -1;
+  }
+  info_of(o.url, &p, &f->st);
+  if (p.kind != DS_PROBE_FILE) { /* the caller refuses a folder by its kind */
+    ds_probe_free(&p);
+    ds_robj_free(&o);
+    f->impl = NULL;
+    return 0;
+  }
+  ds_rfile *rf = ds_rfile_new(&o, &p);
+  if (!rf) {
+    ds_probe_free(&p);
+    ds_robj_free(&o);
+    return fail(ENOMEM, NULL);
+  }
+  f->impl = rf;
+  f->fd = -1;
+  return 0;
+}
+
+static ssize_t r_pread(const ds_vfs_file *f, void *buf, size_t n, uint64_t off) {
+  if (!f->impl) return fail(EISDIR, NULL);
+  return ds_rfile_pread(f->impl, buf, n, off);
+}
+
+static int r_restat(const ds_vfs_file *f, ds_vfs_info *st) {
+  ds_rfile *rf = f->impl;
+  if (!rf) {
+    *st = f->st;
+    return 0;
+  }
+  ds_probe p;
+  if (probe(&rf->obj, 1, &p)) return -1;
+  info_of(rf->obj.url, &p, st);
+  ds_probe_free(&p);
+  return 0;
+}
+
+static void r_close(ds_vfs_file *f) {
+  ds_rfile_free(f->impl);
+  f->impl = NULL;
+}
+
+static int r_stat(const ds_vfs_dir *at, const char *path, int follow, ds_vfs_info *st) {
+  (void)follow;
+  memset(st, 0, sizeof *st);
+  ds_robj o;
+  ds_probe p;
+  if (obj_of(at, path, &o)) return -1;
+  int rc = probe(&o, 0, &p);
+  if (rc == 0) info_of(o.url, &p, st);
+  ds_probe_free(&p);
+  ds_robj_free(&o);
+  return rc;
+}
+
+static int r_exists(const char *path) {
+  ds_vfs_info st;
+  return r_stat(NULL, path, 1, &st) == 0;
+}
+
+static int r_dir_open(const char *path, ds_vfs_dir *d) {
+  ds_vfs_info st;
+  if (r_stat(NULL, path, 1, &st)) return -1;
+  if (st.kind != DS_VFS_DIR) return fail(ENOTDIR, NULL);
+  char *p = strdup(path);
+  if (!p) return fail(ENOMEM, NULL);
+  size_t n = strlen(p);
+  while (n > 0 && p[n - 1] == '/' && strstr(p, "://") + 3 < p + n - 1) p[--n] = 0;
+  d->impl = p;
+  d->fd = -1;
+  return 0;
+}
+
+static void r_dir_close(ds_vfs_dir *d) {
+  free(d->impl);
+  d->impl = NULL;
+}
+
+static int r_dir_stat(const ds_vfs_dir *d, ds_vfs_info *st) {
+  return r_stat(NULL, d->impl, 1, st);
+}
+
+/* -- listing (s3://, gs://) -- */
+
+/* Why http(s) cannot list: the detail of ENOTSUP. */
+static int no_listing(const char *path, const char *what) {
+  char shown[1024];
+  ds_http_url_for_message(path, shown, sizeof shown);
+  return fail(ENOTSUP, ds_strf("%s: %s needs a listing, and http(s) servers give none: "
+                               "name the files (name@N, comma lists), or use s3:// "
+                               "or gs://",
+                               shown, what));
+}
+
+typedef struct r_list {
+  ds_vfs_list base;
+  char **names;
+  size_t n, i;
+} r_list;
+
+/* List o's prefix (key + "/") with delimiter d into l; -1 with errno. */
+static int list_prefix(const ds_robj *o, const char *prefix, const char *delim,
+                       ds_s3_listing *l) {
+  ds_http_opts ho;
+  ds_robj_http_opts(o, &ho);
+  char *err = NULL;
+  memset(l, 0, sizeof *l);
+  if (ds_s3_list(&o->cfg, o->bucket, prefix, delim, 0, 0, &ho, l, &err)) {
+    ds_s3_listing_free(l);
+    return fail(strstr(err ? err : "", "HTTP 404") ? ENOENT
+                : strstr(err ? err : "", "HTTP 403") ? EACCES
+                                                    : EIO,
+                err);
+  }
+  return 0;
+}
+
+static ds_vfs_list *r_list_open(const ds_vfs_dir *at, const char *path);
+
+static const char *r_list_next(ds_vfs_list *l) {
+  r_list *x = (r_list *)l;
+  return x->i < x->n ? x->names[x->i++] : NULL;
+}
+
+static void r_list_close(ds_vfs_list *l) {
+  r_list *x = (r_list *)l;
+  for (size_t i = 0; i < x->n; i++) free(x->names[i]);
+  free(x->names);
+  free(x);
+}
+
+/* Append a copy of s[0..n) to x; -1 out of memory. */
+static int push(char ***v, size_t *n, const char *s, size_t len) {
+  char **g = realloc(*v, (*n + 1) * sizeof *g);
+  if (!g) return -1;
+  *v = g;
+  if (!(g[*n] = malloc(len + 1))) return -1;
+  memcpy(g[*n], s, len);
+  g[*n][len] = 0;
+  (*n)++;
+  return 0;
+}
+
+static ds_vfs_list *r_list_open(const ds_vfs_dir *at, const char *path) {
+  ds_robj o;
+  if (obj_of(at, path, &o)) return NULL;
+  if (o.scheme == DS_REMOTE_HTTP) {
+    no_listing(o.path, "listing a folder");
+    ds_robj_free(&o);
+    return NULL;
+  }
+  size_t kl = strlen(o.key);
+  char *prefix = kl == 0 || o.key[kl - 1] == '/' ? strdup(o.key) : ds_strf("%s/", o.key);
+  ds_s3_listing l;
+  r_list *x = calloc(1, sizeof *x);
+  if (!prefix || !x || list_prefix(&o, prefix, "/", &l)) {
+    if (!prefix || !x) fail(ENOMEM, NULL);
+    free(prefix);
+    free(x);
+    ds_robj_free(&o);
+    return NULL;
+  }
+  size_t pl = strlen(prefix);
+  int bad = 0;
+  for (size_t i = 0; i < l.n && !bad; i++)
+    if (strlen(l.objects[i].key) > pl)
+      bad = push(&x->names, &x->n, l.objects[i].key + pl, strlen(l.objects[i].key) - pl);
+  for (size_t i = 0; i < l.nprefixes && !bad; i++) {
+    size_t n = strlen(l.prefixes[i]);
+    if (n > pl + 1) bad = push(&x->names, &x->n, l.prefixes[i] + pl, n - pl - 1);
+  }
+  int empty = l.n + l.nprefixes == 0 && kl > 0;
+  ds_s3_listing_free(&l);
+  free(prefix);
+  if (bad || empty) {
+    char *why = empty ? ds_strf("%s: no keys under this prefix", o.shown) : NULL;
+    ds_robj_free(&o);
+    r_list_close(&x->base);
+    fail(empty ? ENOENT : ENOMEM, why);
+    return NULL;
+  }
+  ds_robj_free(&o);
+  x->base.be = NULL; /* set below by the caller's table */
+  return &x->base;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int r_glob(const char *pattern, int flags, ds_vfs_names *out) {
+  ds_robj o;
+  if (obj_of(NULL, pattern, &o)) return -1;
+  if (o.scheme == DS_REMOTE_HTTP) {
+    no_listing(pattern, "a pattern (@*, *, ?, [...])");
+    ds_robj_free(&o);
+    return -1;
+  }
+  size_t lit = strcspn(o.key, "*?[\\");
+  char *prefix = ds_strf("%.*s", (int)lit, o.key);
+  ds_s3_listing l;
+  if (!prefix || list_prefix(&o, prefix, NULL, &l)) {
+    if (!prefix) fail(ENOMEM, NULL);
+    free(prefix);
+    ds_robj_free(&o);
+    return -1;
+  }
+  free(prefix);
+  /* the scheme and bucket as given, then each matching key */
+  size_t head = (size_t)(strstr(pattern, "://") + 3 - pattern) + strlen(o.bucket) + 1;
+  int rc = 0;
+  for (size_t i = 0; i < l.n && rc == 0; i++) {
+    if (fnmatch(o.key, l.objects[i].key, FNM_PATHNAME) != 0) continue;
+    char *p = ds_strf("%.*s%s", (int)head, pattern, l.objects[i].key);
+    if (!p) {
+      rc = -1;
+      break;
+    }
+    char **g = realloc(out->v, (out->n + 1) * sizeof *g);
+    if (!g) {
+      free(p);
+      rc = -1;
+      break;
+    }
+    out->v = g;
+    out->v[out->n++] = p;
+  }
+  ds_s3_listing_free(&l);
+  ds_robj_free(&o);
+  if (rc) {
+    ds_vfs_names_free(out);
+    return fail(ENOMEM, NULL);
+  }
+  if (out->n == 0) return DS_VFS_NOMATCH;
+  if (!(flags & DS_VFS_GLOB_NOSORT)) qsort(out->v, out->n, sizeof *out->v, cmp_str);
+  return 0;
+}
+
+#define REMOTE_BACKEND(name, sch)                                                  \
+  static ds_vfs_list *name##_list_open(const ds_vfs_dir *at, const char *path) {  \
+    ds_vfs_list *l = r_list_open(at, path);                                        \
+    if (l) l->be = &ds_vfs_##name;                                                 \
+    return l;                                                                      \
+  }                                                                                \
+  const ds_vfs_backend ds_vfs_##name = {                                           \
+      .scheme = sch,           .open = r_open,       .pread = r_pread,             \
+      .restat = r_restat,      .close = r_close,     .stat = r_stat,               \
+      .exists = r_exists,      .dir_open = r_dir_open, .dir_close = r_dir_close,   \
+      .dir_stat = r_dir_stat,  .list_open = name##_list_open,                      \
+      .list_next = r_list_next, .list_close = r_list_close, .glob = r_glob};
+
+REMOTE_BACKEND(http, "http")
+REMOTE_BACKEND(https, "https")
+REMOTE_BACKEND(s3, "s3")
+REMOTE_BACKEND(gs, "gs")
