@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "vfs.h"
+#include "remote/http_parse.h"
 
 /* Append one element to b: the `posix:` prefix, the directory, the rest.
  * Nonzero when out of memory. */
@@ -60,9 +61,11 @@ const char *ds_writer_path(const char *spec, char **err) {
     return NULL;
   }
   if (ds_vfs_backend_for(p) != &ds_vfs_local) {
+    char shown[1024]; /* the URL without user info or query string */
+    ds_http_url_for_message(p, shown, sizeof shown);
     ds_err(err, "%s: writing to %.*s:// is not supported yet (write to a local path "
                 "and upload the files)",
-           p, (int)(strstr(p, "://") - p), p);
+           shown, (int)(strstr(p, "://") - p), p);
     return NULL;
   }
   if (strchr(p, ',')) {

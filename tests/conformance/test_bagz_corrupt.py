@@ -337,8 +337,9 @@ open_error_both(ok, "compression=lz4", "ok.bagz", "compression='lz4'", opts="com
 open_error_both(ok, "threads=0", "ok.bagz", "threads='0'", opts="threads=0")
 open_error_both(ok, "option without '='", "ok.bagz", "not of the form name=value",
                 opts="interleaved")
-open_error_both("gs://bucket/data/ok.bagz", "gs: prefix", "gs://bucket/data/ok.bagz",
-                "unsupported file system prefix 'gs:'")
+# a file system we have no backend for (gs:// and s3:// have one now)
+open_error_both("hdfs://bucket/data/ok.bagz", "hdfs: prefix", "hdfs://bucket/data/ok.bagz",
+                "unsupported file system prefix 'hdfs:'")
 C.eq(rows("SELECT count(*) FROM %s" % tvf("posix:" + ok)), [(2,)], "posix: prefix is accepted")
 open_error_both(os.path.join(T, "sh"), "a directory as path", "sh", "not a regular file")
 open_error_both(os.path.join(T, "sh") + "/", "a directory with a trailing slash", "sh",

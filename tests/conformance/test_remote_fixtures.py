@@ -240,6 +240,13 @@ def main():
                     "a writer on s3:// refused, naming the URL", e)
             t.check(not os.path.exists(os.path.join(FIX, "out")) and not os.path.exists("s3:"),
                     "nothing created")
+            e = dstest.error_of(conn, "CREATE VIRTUAL TABLE temp.w2 USING bagz("
+                                "'https://someone:pw-secret@127.0.0.1:9/out/new.bagz?tok=q-secret', "
+                                "mode=create)")
+            t.check(e and "writing to https:// is not supported yet" in e
+                    and "127.0.0.1:9/out/new.bagz" in e and "secret" not in e,
+                    "a writer on an https:// URL with user info and a query: refused, "
+                    "the URL named without them", e)
             # options: endpoint= wins over AWS_ENDPOINT_URL (pointed at a
             # closed port here); retries=0 fails on the first 503
             good = os.environ["AWS_ENDPOINT_URL"]
