@@ -18,7 +18,12 @@ struct ds_zstd_dict {
   ZSTD_DDict *ddict; /* over bytes, by reference */
   uint8_t *bytes;    /* the dictionary as given (owned) */
   size_t n;
+  uint64_t serial;   /* unique in the process: what a window names */
 };
+
+/* Serials of dictionaries (never 0): a freed dictionary's address may be
+ * handed out again, its serial never. */
+static _Atomic uint64_t next_serial = 1;
 
 int ds_zstd_dict_new(const void *data, size_t n, ds_zstd_dict **out,
                      char **err) {
@@ -39,6 +44,7 @@ int ds_zstd_dict_new(const void *data, size_t n, ds_zstd_dict **out,
     free(d);
     return ds_err(err, "not a usable zstd dictionary (%zu bytes)", n);
   }
+  d->serial = next_serial++;
   *out = d;
   return 0;
 }
@@ -70,7 +76,7 @@ void ds_zstd_ctx_free(ds_zstd_ctx *c) {
   c->dctx = NULL;
   ZSTD_freeDDict(c->wddict);
   c->wddict = NULL;
-  c->wfor = NULL;
+  c->wfor = 0;
   free(c->win);
   c->win = NULL;
   c->win_cap = 0;
@@ -87,10 +93,10 @@ static int use_window(ds_zstd_ctx *c, uint64_t size, uint8_t **dst, size_t *dcap
     return 0;
   /* room for the frame plus slack for zstd's fast copy loops */
   size_t want = d->n + (size_t)size + 64;
-  if (c->wfor != d || c->win_cap < want) {
+  if (c->wfor != d->serial || c->win_cap < want) {
     ZSTD_freeDDict(c->wddict);
     c->wddict = NULL;
-    c->wfor = NULL;
+    c->wfor = 0;
     if (c->win_cap < want) { /* grows by half again, at least 64 KiB of output */
       size_t cap = d->n + 65536;
       if (cap < want) cap = want;
@@ -102,7 +108,7 @@ static int use_window(ds_zstd_ctx *c, uint64_t size, uint8_t **dst, size_t *dcap
     }
     memcpy(c->win, d->bytes, d->n);
     if (!(c->wddict = ZSTD_createDDict_byReference(c->win, d->n))) return 0;
-    c->wfor = d;
+    c->wfor = d->serial;
   }
   *dst = c->win + d->n;
   *dcap = c->win_cap - d->n;

@@ -40,7 +40,8 @@ typedef struct ds_zstd_ctx {
    * (dictionary + largest frame) belongs to the context. */
   int contiguous;
   void *wddict;              /* ZSTD_DDict over the window's copy */
-  const ds_zstd_dict *wfor;  /* the dictionary the window holds */
+  uint64_t wfor;             /* the serial of the dictionary the window
+                              * holds (an address may be reused) */
   uint8_t *win;
   size_t win_cap;
 } ds_zstd_ctx;
