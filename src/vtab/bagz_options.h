@@ -8,8 +8,7 @@
 #include <stdint.h>
 
 #include "core/option_spec.h"
-#include "core/row_window.h"
-#include "vtab/tfexample_columns.h"
+#include "vtab/record_options.h"
 
 /* compression=, limits=, layout=, dictionary= (bagz_vtab.c) */
 typedef struct bagz_read_opts {
@@ -25,20 +24,13 @@ enum { BAGZ_SPEC_LIMITS = 1, BAGZ_SPEC_LAYOUT = 2 };
 extern const ds_opt_spec bagz_threads_specs[];
 
 
-/* level=, rows_per_shard= (bagz_write.c) */
-typedef struct bagz_write_opts {
-  int64_t level, rows_per_shard;
-} bagz_write_opts;
+/* level= and rows_per_shard= (bagz_write.c): rec.write */
 extern const ds_opt_spec bagz_write_specs[];
 
 typedef struct bagz_opts {
   bagz_read_opts read;
   int64_t threads;
-  ds_tfex_columns_opts tfex; /* records=tfexample (vtab/tfexample_columns.h) */
-  int64_t mode;            /* vtab/table_writer.h: 0 read, 1 create, 2 replace */
-  bagz_write_opts write;
-  ds_common_opts common;
-  ds_row_window_opts window;
+  ds_record_opts rec; /* records=tfexample, mode=, the writer's, every module's */
 } bagz_opts;
 
 /* Every option of the bagz module (bagz_vtab.c). */

@@ -38,14 +38,12 @@
 #include "vtab/dataset.h"
 #include "vtab/module_help.h"
 #include "vtab/module_options.h"
+#include "vtab/record_module.h"
 #include "vtab/modules.h"
 #include "vtab/table.h"
 #include "vtab/vtab_util.h"
 
 #define MOD "bagz"
-
-/* Columns after the feature columns of records=tfexample (none otherwise). */
-enum { COL_RECORD, COL_SHARD, COL_SHARD_INDEX, COL_PATH, COL_OPTIONS };
 
 /* An opened bag with its options and lazily built record index. Shared
  * (reference-counted) by the table and its cursors. */
@@ -62,8 +60,7 @@ typedef struct bagz_dataset {
 static bagz_dataset *BAG(ds_dataset *d) { return (bagz_dataset *)d; }
 
 typedef struct bagz_vtab {
-  ds_table base;      /* db, form, dataset, argument columns */
-  ds_table_writer *writer; /* mode=create|replace (table_writer.h) */
+  ds_record_table rec; /* db, form, dataset, argument columns, writer, features */
   /* A zstd context, buffer and file windows kept between cursors: SQLite
    * opens a cursor per statement run, and a fresh decompression context
    * (or window buffer) costs more than a lookup. */
@@ -71,8 +68,6 @@ typedef struct bagz_vtab {
   ds_zstd_ctx spare_z;
   ds_buf spare_buf;
   bagz_io spare_io;
-  ds_tfex_columns tfex; /* records=tfexample: the feature columns */
-  int nfeat;          /* feature columns before COL_RECORD (0 without) */
 } bagz_vtab;
 
 typedef struct bagz_cursor {
@@ -124,8 +119,7 @@ const ds_opt_spec bagz_threads_specs[] = {
 const ds_opt_group ds_bagz_option_groups[] = {
     {bagz_read_specs, offsetof(bagz_opts, read)},
     {bagz_threads_specs, offsetof(bagz_opts, threads)},
-    {ds_tfex_columns_specs, offsetof(bagz_opts, tfex)},
-    DS_WRITING_MODULE_OPTION_GROUPS(bagz_opts, bagz_write_specs),
+    DS_RECORD_OPTION_GROUPS(bagz_opts, bagz_write_specs),
     {0}};
 
 /* ds_dataset_ops.close */
@@ -147,7 +141,7 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
   bagz_opts *v = &BAG(base)->opts;
   ds_tfex_columns x = {0};
   if (ds_opt_bind(ds_bagz_option_groups, base->form, o, v, err) ||
-      ds_tfex_columns_options(&x, &v->tfex, tvf, o, err)) {
+      ds_tfex_columns_options(&x, &v->rec.tfex, tvf, o, err)) {
     ds_err_prefix(err, path); /* every error names the path */
     return -1;
   }
@@ -174,54 +168,39 @@ static int dataset_index(bagz_dataset *d, char **err) {
   return rc;
 }
 
-/* The CREATE form with records=tfexample: feature columns, then HIDDEN
- * record, shard, shard_index. */
-static int declare_tfexample(bagz_vtab *t, char **err) {
-  ds_dataset *d = t->base.ds;
+/* ds_record_module.source_open: the bag's records, for inference. */
+static int source_open(ds_dataset *d, ds_record_source *src, void **ctx, char **err) {
   const bagz_reader *r = BAG(d)->reader;
-  bagz_records c;
-  bagz_records_init(&c, r, d->max_value_bytes);
-  ds_record_source src = {bagz_count(r), bagz_records_get, &c};
-  char *sql = ds_tfex_columns_declaration(&t->tfex, &BAG(d)->opts.tfex, d->mode != 0, &src,
-                                          d->max_value_bytes, err);
-  bagz_records_free(&c);
-  if (!sql) {
-    ds_err_prefix(err, d->path);
-    return -1;
-  }
-  t->nfeat = (int)t->tfex.schema.n;
-  int rc = ds_table_declare(&t->base, sql, err);
-  free(sql);
-  return rc;
+  bagz_records *c = malloc(sizeof *c);
+  if (!c) return ds_err(err, "out of memory");
+  bagz_records_init(c, r, d->max_value_bytes);
+  *src = (ds_record_source){bagz_count(r), bagz_records_get, c};
+  *ctx = c;
+  return 0;
 }
+
+/* ds_record_module.source_close */
+static void source_close(ds_dataset *d, void *ctx) {
+  (void)d;
+  bagz_records_free(ctx);
+  free(ctx);
+}
+
+static const ds_record_module bagz_records_module = {
+    offsetof(bagz_dataset, opts), offsetof(bagz_opts, rec.tfex), bagz_write_open, source_open,
+    source_close};
 
 /* ds_table_def.declare: the same columns in both forms, and the HIDDEN
  * arguments in the table-valued one; records=tfexample has its own. */
 static int declare(ds_table *t, const ds_options *o, char **err) {
-  bagz_vtab *v = (bagz_vtab *)t;
-  int mode = t->tvf ? 0 : t->ds->mode;
-  const bagz_opts *bo = t->tvf ? NULL : &BAG(t->ds)->opts;
-  if (bo && ds_tfex_columns_options(&v->tfex, &bo->tfex, 0, o, err)) return -1;
-  if (mode && v->tfex.on && !bo->tfex.columns)
-    return ds_err(err, "%s: records=tfexample with mode=create or replace needs "
-                       "columns='name TYPE, ...' (there are no records to infer them from)",
-                  t->ds->path);
-  if (mode && bagz_write_open(t->ds->path, o, bo, mode, &v->writer, err)) return -1;
-  if (v->tfex.on) return declare_tfexample(v, err);
-  if (t->tvf) ds_table_arg_columns(t, COL_PATH, COL_OPTIONS);
-  return ds_table_declare(
-      t, t->tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
-                  " path HIDDEN, options HIDDEN)"
-                : "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER)",
-      err);
+  return ds_record_declare((ds_record_table *)t, o, &bagz_records_module, err);
 }
 
 /* ds_table_def.table_free: the writer, the feature columns and the spare
  * decompression context. */
 static void table_free(ds_table *base) {
   bagz_vtab *t = (bagz_vtab *)base;
-  ds_table_writer_free(t->writer);
-  ds_tfex_columns_free(&t->tfex);
+  ds_record_table_free(&t->rec);
   if (!t->spare) return;
   ds_zstd_ctx_free(&t->spare_z);
   ds_buf_free(&t->spare_buf);
@@ -234,16 +213,16 @@ static void table_free(ds_table *base) {
  * scanning and filtering), then about one row per value. */
 static int bagz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   ds_table *t = (ds_table *)vtab;
-  int f = ((bagz_vtab *)vtab)->nfeat;
+  int f = ((bagz_vtab *)vtab)->rec.nfeat;
   bagz_dataset *d = t->ds ? BAG(t->ds) : NULL;
   double n = d ? (double)bagz_count(d->reader) : 1e6;
   double shards = d ? (double)bagz_nshards(d->reader) : 4;
   ds_plan_extra extra[2] = {
-      {f + COL_SHARD, "shard", n / (shards > 0 ? shards : 1), 0},
-      {f + COL_RECORD, "record", 1, d && d->indexed ? 0 : n * 0.5}};
+      {f + DS_REC_COL_SHARD, "shard", n / (shards > 0 ? shards : 1), 0},
+      {f + DS_REC_COL_RECORD, "record", 1, d && d->indexed ? 0 : n * 0.5}};
   int rc = ds_table_plan(t, info, n, extra, 2);
-  /* columns 0 .. f+COL_RECORD read the record (bit 63: column 63 or later) */
-  int last = f + COL_RECORD;
+  /* columns 0 .. f+DS_REC_COL_RECORD read the record (bit 63: column 63 or later) */
+  int last = f + DS_REC_COL_RECORD;
   sqlite3_uint64 reads = last >= 63 ? ~(sqlite3_uint64)0
                                     : ((sqlite3_uint64)2 << last) - 1;
   if (rc == SQLITE_OK && (info->colUsed & reads)) info->idxNum |= PLAN_RECORD_USED;
@@ -419,50 +398,31 @@ static int record_bytes(bagz_cursor *c, sqlite3_context *ctx, const uint8_t **p,
 }
 
 /* The record column. */
-static void column_record(bagz_cursor *c, sqlite3_context *ctx) {
+static void column_record(ds_cursor *base, sqlite3_context *ctx) {
   const uint8_t *p;
   size_t n;
-  if (record_bytes(c, ctx, &p, &n) == 0)
+  if (record_bytes((bagz_cursor *)base, ctx, &p, &n) == 0)
     sqlite3_result_blob64(ctx, n ? p : (const uint8_t *)"", n, SQLITE_TRANSIENT);
 }
 
 /* Feature column col of records=tfexample (the record is decoded once a
  * row, on the first feature a query reads). */
-static void column_feature(bagz_cursor *c, sqlite3_context *ctx, int col) {
+static void column_feature(ds_cursor *base, sqlite3_context *ctx, int col) {
+  bagz_cursor *c = (bagz_cursor *)base;
   const bagz_vtab *t = (const bagz_vtab *)c->base.base.pVtab;
   const bagz_reader *r = BAG(c->base.ds)->reader;
   const uint8_t *p = NULL;
   size_t n = 0;
   if ((!c->tfex.valid || c->tfex.row != c->base.row) && record_bytes(c, ctx, &p, &n))
     return;
-  ds_tfex_columns_result(&t->tfex, &c->tfex, col, c->base.row, p, n,
+  ds_tfex_columns_result(&t->rec.tfex, &c->tfex, col, c->base.row, p, n,
                          c->base.ds->max_value_bytes, MOD, bagz_shard_path(r, c->shard), ctx);
 }
 
 static int bagz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   bagz_cursor *c = (bagz_cursor *)cur;
-  int f = ((const bagz_vtab *)cur->pVtab)->nfeat;
-  if (ds_cursor_arg_column(cur, ctx, col)) return SQLITE_OK;
-  if (col < f) {
-    column_feature(c, ctx, col);
-    return SQLITE_OK;
-  }
-  switch (col - f) {
-    case COL_RECORD: column_record(c, ctx); break;
-    case COL_SHARD:
-      sqlite3_result_int64(ctx, (sqlite3_int64)ds_cursor_shard(&c->base, c->shard));
-      break;
-    case COL_SHARD_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard_index); break;
-  }
-  return SQLITE_OK;
-}
-
-/* xUpdate of a writer table (bagz_write.c), with the feature columns of
- * records=tfexample. */
-static int update(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
-                  char **err) {
-  bagz_vtab *v = (bagz_vtab *)t;
-  return bagz_write_row(t, argc, argv, v->tfex.on ? &v->tfex : NULL, v->nfeat, rowid, err);
+  return ds_record_column(cur, ctx, col, c->shard, c->shard_index, column_feature,
+                          column_record);
 }
 
 static const ds_table_def bagz_def = {
@@ -471,7 +431,7 @@ static const ds_table_def bagz_def = {
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, /* plan -> rows */
     .fetch = fetch, .arrive = arrive,                             /* stepping */
-    .update = update}; /* mode=create|replace */
+    .update = ds_record_update}; /* mode=create|replace */
 
 static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, bagz_column);
 

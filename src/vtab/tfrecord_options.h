@@ -9,8 +9,7 @@
 #include <stdint.h>
 
 #include "core/option_spec.h"
-#include "core/row_window.h"
-#include "vtab/tfexample_columns.h"
+#include "vtab/record_options.h"
 
 /* compression=auto|none|gzip|zlib (tfrecord_compression order), verify=,
  * idx= (tfrecord_vtab.c) */
@@ -19,19 +18,12 @@ typedef struct tfr_read_opts {
 } tfr_read_opts;
 extern const ds_opt_spec tfr_read_specs[];
 
-/* level=, rows_per_shard= (tfrecord_write.c) */
-typedef struct tfr_write_opts {
-  int64_t level, rows_per_shard;
-} tfr_write_opts;
+/* level= and rows_per_shard= (tfrecord_write.c): rec.write */
 extern const ds_opt_spec tfr_write_specs[];
 
 typedef struct tfr_opts {
   tfr_read_opts read;
-  ds_tfex_columns_opts tfex; /* records=tfexample (vtab/tfexample_columns.h) */
-  int64_t mode;              /* vtab/table_writer.h: 0 read, 1 create, 2 replace */
-  tfr_write_opts write;
-  ds_common_opts common;
-  ds_row_window_opts window;
+  ds_record_opts rec; /* records=tfexample, mode=, the writer's, every module's */
 } tfr_opts;
 
 /* Every option of the tfrecord module (tfrecord_vtab.c). */

@@ -36,6 +36,7 @@
 #include "vtab/module_help.h"
 #include "vtab/module_options.h"
 #include "vtab/modules.h"
+#include "vtab/record_module.h"
 #include "vtab/table.h"
 #include "vtab/tfexample_columns.h"
 #include "vtab/tfrecord_options.h"
@@ -43,9 +44,6 @@
 #include "vtab/vtab_util.h"
 
 #define MOD "tfrecord"
-
-/* Columns after the feature columns of records=tfexample (none otherwise). */
-enum { COL_RECORD, COL_SHARD, COL_SHARD_INDEX, COL_PATH, COL_OPTIONS };
 
 /* An opened set of files (none for a writer's table before its first
  * publish); indexed on first need. */
@@ -56,13 +54,8 @@ typedef struct tfr_dataset {
   int open;
 } tfr_dataset;
 
-/* A table: a writer's when mode=create|replace (ds_writable_table layout). */
-typedef struct tfr_vtab {
-  ds_table base;
-  ds_table_writer *writer;
-  ds_tfex_columns tfex; /* records=tfexample: the feature columns */
-  int nfeat;            /* feature columns before COL_RECORD (0 without) */
-} tfr_vtab;
+/* A table: a writer's when mode=create|replace (record_module.h). */
+typedef ds_record_table tfr_vtab;
 
 static tfr_dataset *TFR(ds_dataset *d) { return (tfr_dataset *)d; }
 
@@ -92,11 +85,7 @@ const ds_opt_spec tfr_read_specs[] = {
     {0}};
 const ds_opt_group ds_tfrecord_option_groups[] = {
     {tfr_read_specs, offsetof(tfr_opts, read)},
-    {ds_tfex_columns_specs, offsetof(tfr_opts, tfex)},
-    {ds_mode_specs, offsetof(tfr_opts, mode)},
-    {tfr_write_specs, offsetof(tfr_opts, write)},
-    {ds_common_option_specs, offsetof(tfr_opts, common)},
-    {ds_row_window_specs, offsetof(tfr_opts, window)},
+    DS_RECORD_OPTION_GROUPS(tfr_opts, tfr_write_specs),
     {0}};
 
 /* ds_dataset_ops.open: both forms take the same options, but for
@@ -106,14 +95,14 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
   tfr_opts *v = &TFR(base)->opts;
   ds_tfex_columns x = {0};
   if (ds_opt_bind(ds_tfrecord_option_groups, base->form, o, v, err) ||
-      ds_tfex_columns_options(&x, &v->tfex, tvf, o, err)) {
+      ds_tfex_columns_options(&x, &v->rec.tfex, tvf, o, err)) {
     ds_err_prefix(err, path);
     return -1;
   }
   tfrecord_options to = {.compression = (tfrecord_compression)v->read.compression,
                          .skip_data_crc = !v->read.verify,
                          /* base->max_value_bytes is set after open */
-                         .max_record = (uint64_t)v->common.max_value_bytes};
+                         .max_record = (uint64_t)v->rec.common.max_value_bytes};
   if (base->mode) return 0; /* a writer's table reads what it published: nothing yet */
   if (tfrecord_set_open(&TFR(base)->set, path, &to, (int)v->read.idx, err)) return -1;
   TFR(base)->open = 1;
@@ -152,59 +141,42 @@ static int source_get(void *ctx, uint64_t i, const uint8_t **p, size_t *n, char 
   return 0;
 }
 
-/* The CREATE form with records=tfexample: feature columns (inferred from
- * the first records, or columns=), then HIDDEN record, shard, shard_index. */
-static int declare_tfexample(tfr_vtab *t, char **err) {
-  ds_dataset *d = t->base.ds;
+/* ds_record_module.source_open: the set's records (indexed first), for
+ * inference; none for a writer's table before its first publish. */
+static int source_open(ds_dataset *d, ds_record_source *src, void **ctx, char **err) {
   tfr_dataset *td = TFR(d);
-  tfr_source s = {&td->set, NULL};
-  ds_record_source src = {0, source_get, &s};
-  if (td->open) {
-    if (tfrecord_set_index(&td->set, err)) return -1;
-    if (!(s.cs = calloc(td->set.n ? td->set.n : 1, sizeof *s.cs)))
-      return ds_err(err, "out of memory");
-    src.count = td->set.map.total;
-  }
-  char *sql = ds_tfex_columns_declaration(&t->tfex, &td->opts.tfex, d->mode != 0, &src,
-                                          d->max_value_bytes, err);
-  for (size_t i = 0; s.cs && i < td->set.n; i++) tfrecord_cursor_free(&s.cs[i]);
-  free(s.cs);
-  if (!sql) {
-    ds_err_prefix(err, d->path);
-    return -1;
-  }
-  t->nfeat = (int)t->tfex.schema.n;
-  int rc = ds_table_declare(&t->base, sql, err);
-  free(sql);
-  return rc;
+  tfr_source *s = calloc(1, sizeof *s);
+  if (!s) return ds_err(err, "out of memory");
+  *ctx = s;
+  s->set = &td->set;
+  *src = (ds_record_source){0, source_get, s};
+  if (!td->open) return 0;
+  if (tfrecord_set_index(&td->set, err)) return -1;
+  if (!(s->cs = calloc(td->set.n ? td->set.n : 1, sizeof *s->cs)))
+    return ds_err(err, "out of memory");
+  src->count = td->set.map.total;
+  return 0;
 }
+
+/* ds_record_module.source_close: the per-file cursors. */
+static void source_close(ds_dataset *d, void *ctx) {
+  tfr_source *s = ctx;
+  for (size_t i = 0; s && s->cs && i < TFR(d)->set.n; i++) tfrecord_cursor_free(&s->cs[i]);
+  if (s) free(s->cs);
+  free(s);
+}
+
+static const ds_record_module tfr_records_module = {
+    offsetof(tfr_dataset, opts), offsetof(tfr_opts, rec.tfex), tfrecord_write_open, source_open,
+    source_close};
 
 /* ds_table_def.declare */
 static int declare(ds_table *t, const ds_options *o, char **err) {
-  tfr_vtab *v = (tfr_vtab *)t;
-  int mode = t->tvf ? 0 : t->ds->mode;
-  const tfr_opts *to = t->tvf ? NULL : &TFR(t->ds)->opts;
-  if (to && ds_tfex_columns_options(&v->tfex, &to->tfex, 0, o, err)) return -1;
-  if (mode && v->tfex.on && !to->tfex.columns)
-    return ds_err(err, "%s: records=tfexample with mode=create or replace needs "
-                       "columns='name TYPE, ...' (there are no records to infer them from)",
-                  t->ds->path);
-  if (mode && tfrecord_write_open(t->ds->path, o, to, mode, &v->writer, err)) return -1;
-  if (v->tfex.on) return declare_tfexample(v, err);
-  if (t->tvf) ds_table_arg_columns(t, COL_PATH, COL_OPTIONS);
-  return ds_table_declare(
-      t, t->tvf ? "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER,"
-                  " path HIDDEN, options HIDDEN)"
-                : "CREATE TABLE x(record BLOB, shard INTEGER, shard_index INTEGER)",
-      err);
+  return ds_record_declare((ds_record_table *)t, o, &tfr_records_module, err);
 }
 
 /* ds_table_def.table_free: the writer and the feature columns. */
-static void table_free(ds_table *t) {
-  tfr_vtab *v = (tfr_vtab *)t;
-  ds_table_writer_free(v->writer);
-  ds_tfex_columns_free(&v->tfex);
-}
+static void table_free(ds_table *t) { ds_record_table_free((ds_record_table *)t); }
 
 /* Cost model: a row costs 1; shard = picks a shard's rows; an unindexed
  * set pays the index pass first (about as much as a scan). */
@@ -214,7 +186,7 @@ static int tfr_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   tfr_dataset *d = t->ds && TFR(t->ds)->open ? TFR(t->ds) : NULL;
   double n = d && d->set.mapped ? (double)d->set.map.total : 1e6;
   double shards = d ? (double)d->set.n : 4;
-  ds_plan_extra extra[1] = {{f + COL_SHARD, "shard", n / (shards > 0 ? shards : 1), 0}};
+  ds_plan_extra extra[1] = {{f + DS_REC_COL_SHARD, "shard", n / (shards > 0 ? shards : 1), 0}};
   return ds_table_plan(t, info, n, extra, 1);
 }
 
@@ -297,7 +269,8 @@ static int record_bytes(tfr_cursor *c, sqlite3_context *ctx, tfrecord_rec *r) {
 
 /* Feature column col of records=tfexample (the record is decoded once a
  * row, on the first feature a query reads). */
-static void column_feature(tfr_cursor *c, sqlite3_context *ctx, int col) {
+static void column_feature(ds_cursor *base, sqlite3_context *ctx, int col) {
+  tfr_cursor *c = (tfr_cursor *)base;
   const tfr_vtab *t = (const tfr_vtab *)c->base.base.pVtab;
   tfrecord_rec r = {0};
   if ((!c->tfex.valid || c->tfex.row != c->base.row) && record_bytes(c, ctx, &r)) return;
@@ -306,44 +279,24 @@ static void column_feature(tfr_cursor *c, sqlite3_context *ctx, int col) {
                          c->base.ds->max_value_bytes, MOD, s->files[c->shard].file.path, ctx);
 }
 
-static int tfr_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
-  tfr_cursor *c = (tfr_cursor *)cur;
-  int f = ((const tfr_vtab *)cur->pVtab)->nfeat;
-  if (ds_cursor_arg_column(cur, ctx, col)) return SQLITE_OK;
-  if (col < f) {
-    column_feature(c, ctx, col);
-    return SQLITE_OK;
-  }
-  switch (col - f) {
-    case COL_RECORD: {
-      tfrecord_rec r;
-      if (record_bytes(c, ctx, &r) == 0)
-        sqlite3_result_blob64(ctx, r.len ? r.data : (const uint8_t *)"", r.len,
-                              SQLITE_TRANSIENT);
-      break;
-    }
-    case COL_SHARD:
-      sqlite3_result_int64(ctx, (sqlite3_int64)ds_cursor_shard(&c->base, c->shard));
-      break;
-    case COL_SHARD_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard_index); break;
-  }
-  return SQLITE_OK;
+/* The record column. */
+static void column_record(ds_cursor *base, sqlite3_context *ctx) {
+  tfrecord_rec r;
+  if (record_bytes((tfr_cursor *)base, ctx, &r) == 0)
+    sqlite3_result_blob64(ctx, r.len ? r.data : (const uint8_t *)"", r.len, SQLITE_TRANSIENT);
 }
 
-/* xUpdate of a writer table (tfrecord_write.c), with the feature columns
- * of records=tfexample. */
-static int update(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
-                  char **err) {
-  tfr_vtab *v = (tfr_vtab *)t;
-  return tfrecord_write_row(t, argc, argv, v->tfex.on ? &v->tfex : NULL, v->nfeat, rowid,
-                            err);
+static int tfr_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  tfr_cursor *c = (tfr_cursor *)cur;
+  return ds_record_column(cur, ctx, col, c->shard, c->shard_index, column_feature,
+                          column_record);
 }
 
 static const ds_table_def tfr_def = {
     .name = MOD, .ops = &tfr_ops, DS_TABLE_SIZES(tfr_vtab, tfr_cursor), .declare = declare,
     .table_free = table_free, .cursor_reset = cursor_reset, /* per-file cursors */
     .cursor_free = cursor_free, .select = select_rows, .shard_of = shard_of,
-    .fetch = fetch, .arrive = arrive, .update = update};
+    .fetch = fetch, .arrive = arrive, .update = ds_record_update};
 
 static sqlite3_module tfr_module = DS_TABLE_WRITER_MODULE(tfr_best_index, tfr_column);
 

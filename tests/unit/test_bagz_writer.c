@@ -37,10 +37,10 @@ static const char *at(int slot, const char *name) {
 }
 
 /* Open a stage + writer for spec, or report. */
-static bagz_writer *writer(const char *spec, const bagz_writer_options *o,
+static sharded_writer *writer(const char *spec, const bagz_writer_options *o,
                            ds_stage_mode mode, ds_stage **stage, char **err) {
   char *dir, *key;
-  bagz_writer *w = NULL;
+  sharded_writer *w = NULL;
   *stage = NULL;
   if (bagz_writer_target(spec, &dir, &key, err)) return NULL;
   if (ds_stage_open(dir, key, mode, stage, err) == 0 &&
@@ -64,7 +64,7 @@ static int copy_bag(const char *src, const bagz_options *ro, const char *dst,
     free(err);
     return -1;
   }
-  bagz_writer *w = writer(dst, wo, DS_STAGE_REPLACE, &st, &err);
+  sharded_writer *w = writer(dst, wo, DS_STAGE_REPLACE, &st, &err);
   ds_zstd_ctx z;
   ds_zstd_ctx_init(&z, r->dict);
   ds_buf scratch = {0};
@@ -73,12 +73,12 @@ static int copy_bag(const char *src, const bagz_options *ro, const char *dst,
     const uint8_t *p;
     size_t n;
     rc = bagz_read(r, &z, &t_io, i, &scratch, &p, &n, &err);
-    if (rc == 0) rc = bagz_writer_add(w, p, n, &err);
+    if (rc == 0) rc = sharded_writer_add(w, p, n, &err);
   }
-  if (rc == 0) rc = bagz_writer_prepare(w, &err);
-  if (rc == 0) rc = bagz_writer_publish(w, &err);
+  if (rc == 0) rc = sharded_writer_prepare(w, &err);
+  if (rc == 0) rc = sharded_writer_publish(w, &err);
   if (rc) check_note("    copy %s -> %s: %s\n", src, dst, err);
-  bagz_writer_close(w);
+  sharded_writer_close(w);
   ds_stage_close(st);
   ds_zstd_ctx_free(&z);
   ds_buf_free(&scratch);
@@ -305,47 +305,47 @@ static char *records_text(const char *spec) {
   return (char *)out.data;
 }
 
-#define ADD(w, s) bagz_writer_add(w, (const uint8_t *)(s), strlen(s), &err)
+#define ADD(w, s) sharded_writer_add(w, (const uint8_t *)(s), strlen(s), &err)
 
 /* Savepoints, abort, a second transaction, create, the lock. */
 static void test_transactions(void) {
   char *err = NULL;
   ds_stage *st, *st2;
   bagz_writer_options o = {.rows_per_shard = 2};
-  bagz_writer *w = writer(at(0, "t@*.bag"), &o, DS_STAGE_CREATE, &st, &err);
+  sharded_writer *w = writer(at(0, "t@*.bag"), &o, DS_STAGE_CREATE, &st, &err);
   if (!CHECK(w != NULL)) return;
   CHECK(writer(at(1, "t@*.bag"), &o, DS_STAGE_REPLACE, &st2, &err) == NULL);
   CHECK_CONTAINS(err, "another writer has this dataset open");
   void *m1, *m2;
-  CHECK(ADD(w, "a") == 0 && bagz_writer_mark(w, &m1, &err) == 0);
-  CHECK(ADD(w, "b") == 0 && ADD(w, "c") == 0 && bagz_writer_mark(w, &m2, &err) == 0);
+  CHECK(ADD(w, "a") == 0 && sharded_writer_mark(w, &m1, &err) == 0);
+  CHECK(ADD(w, "b") == 0 && ADD(w, "c") == 0 && sharded_writer_mark(w, &m2, &err) == 0);
   CHECK(ADD(w, "d") == 0 && ADD(w, "e") == 0);
-  CHECK(bagz_writer_rollback_to(w, m2, &err) == 0 && bagz_writer_count(w) == 3);
+  CHECK(sharded_writer_rollback_to(w, m2, &err) == 0 && sharded_writer_count(w) == 3);
   CHECK(ADD(w, "D") == 0);
-  CHECK(bagz_writer_rollback_to(w, m1, &err) == 0 && bagz_writer_count(w) == 1);
+  CHECK(sharded_writer_rollback_to(w, m1, &err) == 0 && sharded_writer_count(w) == 1);
   CHECK(ADD(w, "B") == 0 && ADD(w, "C") == 0);
   free(m1);
   free(m2);
   CHECK(!ds_path_exists(at(0, "t-00000-of-00002.bag"), NULL));
-  CHECK(bagz_writer_prepare(w, &err) == 0 && bagz_writer_publish(w, &err) == 0);
+  CHECK(sharded_writer_prepare(w, &err) == 0 && sharded_writer_publish(w, &err) == 0);
   char *t = records_text(at(0, "t@*.bag"));
   CHECK_STR(t, "a|B|C");
   free(t);
-  CHECK_STR(bagz_writer_published_spec(w), at(1, "t@2.bag"));
+  CHECK_STR(sharded_writer_published_spec(w), at(1, "t@2.bag"));
   /* a second transaction continues the bag; an aborted third changes nothing */
-  CHECK(bagz_writer_begin(w, &err) == 0 && ADD(w, "x") == 0 && ADD(w, "y") == 0);
-  CHECK(bagz_writer_prepare(w, &err) == 0 && bagz_writer_publish(w, &err) == 0);
+  CHECK(sharded_writer_begin(w, &err) == 0 && ADD(w, "x") == 0 && ADD(w, "y") == 0);
+  CHECK(sharded_writer_prepare(w, &err) == 0 && sharded_writer_publish(w, &err) == 0);
   t = records_text(at(0, "t@*.bag"));
   CHECK_STR(t, "a|B|C|x|y");
   free(t);
   CHECK(!ds_path_exists(at(0, "t-00000-of-00002.bag"), NULL)); /* old set gone */
-  CHECK(bagz_writer_begin(w, &err) == 0 && ADD(w, "zzz") == 0);
-  bagz_writer_abort(w);
+  CHECK(sharded_writer_begin(w, &err) == 0 && ADD(w, "zzz") == 0);
+  sharded_writer_abort(w);
   t = records_text(at(0, "t@3.bag"));
   CHECK_STR(t, "a|B|C|x|y");
   free(t);
-  CHECK(bagz_writer_count(w) == 5);
-  bagz_writer_close(w);
+  CHECK(sharded_writer_count(w) == 5);
+  sharded_writer_close(w);
   ds_stage_close(st);
   CHECK_MSG(fx_hidden_entries(tmp) == 0, "no lock or temporary left behind");
   /* mode=create refuses an existing bag */
@@ -363,7 +363,7 @@ static void test_transactions(void) {
   w = writer(at(0, "n@2.bag"), &two, DS_STAGE_CREATE, &st, &err);
   CHECK(w && ADD(w, "1") == 0 && ADD(w, "2") == 0 && ADD(w, "3") == -1);
   CHECK_CONTAINS(err, "record 2: 2 shards of rows_per_shard=1 are full");
-  bagz_writer_close(w);
+  sharded_writer_close(w);
   ds_stage_close(st);
   CHECK(!ds_path_exists(at(0, "n-00000-of-00002.bag"), NULL));
   CHECK_MSG(fx_hidden_entries(tmp) == 0, "no lock or temporary left behind");
@@ -377,13 +377,13 @@ static void test_transactions(void) {
     ok = ADD(w, rec) == 0;
   }
   void *m = NULL;
-  CHECK(ok && bagz_writer_mark(w, &m, &err) == 0);
+  CHECK(ok && sharded_writer_mark(w, &m, &err) == 0);
   for (int i = 0; i < 30000 && ok; i++) ok = ADD(w, "dropped") == 0;
-  CHECK(ok && bagz_writer_rollback_to(w, m, &err) == 0 && bagz_writer_count(w) == 30000);
+  CHECK(ok && sharded_writer_rollback_to(w, m, &err) == 0 && sharded_writer_count(w) == 30000);
   free(m);
-  CHECK(ADD(w, "last") == 0 && bagz_writer_prepare(w, &err) == 0 &&
-        bagz_writer_publish(w, &err) == 0);
-  bagz_writer_close(w);
+  CHECK(ADD(w, "last") == 0 && sharded_writer_prepare(w, &err) == 0 &&
+        sharded_writer_publish(w, &err) == 0);
+  sharded_writer_close(w);
   ds_stage_close(st);
   bagz_options aut = {0};
   bagz_reader *r;

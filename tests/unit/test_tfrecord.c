@@ -888,11 +888,11 @@ static void test_set(void) {
 /* Staged writing                                                       */
 
 /* A staged writer on spec (its stage in *stage), or NULL with a note. */
-static tfrecord_staged *staged(const char *spec, ds_stage_mode mode,
+static sharded_writer *staged(const char *spec, ds_stage_mode mode,
                                const tfrecord_staged_options *o, ds_stage **stage,
                                char **err) {
   char *dir = NULL, *key = NULL;
-  tfrecord_staged *w = NULL;
+  sharded_writer *w = NULL;
   *stage = NULL;
   if (tfrecord_staged_target(spec, &dir, &key, err) == 0 &&
       ds_stage_open(dir, key, mode, stage, err) == 0 &&
@@ -906,10 +906,10 @@ static tfrecord_staged *staged(const char *spec, ds_stage_mode mode,
 }
 
 /* Add records [from, to) of e. */
-static int add_range(tfrecord_staged *w, const expected *e, size_t from, size_t to,
+static int add_range(sharded_writer *w, const expected *e, size_t from, size_t to,
                      char **err) {
   for (size_t i = from; i < to; i++)
-    if (tfrecord_staged_add(w, e->recs[i], e->lens[i], err)) return -1;
+    if (sharded_writer_add(w, e->recs[i], e->lens[i], err)) return -1;
   return 0;
 }
 
@@ -957,27 +957,27 @@ static void test_staged(void) {
   /* one file: nothing at the target before publish; then the fixture's
    * bytes exactly, with a savepoint rolled back on the way */
   char *plain = ds_strf("%s/one.tfrecord", tmpdir);
-  tfrecord_staged *w = staged(plain, DS_STAGE_CREATE, &o, &st, &err);
+  sharded_writer *w = staged(plain, DS_STAGE_CREATE, &o, &st, &err);
   CHECK_MSG(w != NULL, "open: %s", err ? err : "");
   if (w) {
     void *m = NULL;
     CHECK(add_range(w, &e, 0, 5, &err) == 0);
-    CHECK(tfrecord_staged_mark(w, &m, &err) == 0);
+    CHECK(sharded_writer_mark(w, &m, &err) == 0);
     CHECK(add_range(w, &e, 5, 9, &err) == 0); /* rolled back */
-    CHECK(tfrecord_staged_rollback_to(w, m, &err) == 0);
+    CHECK(sharded_writer_rollback_to(w, m, &err) == 0);
     free(m);
-    CHECK(tfrecord_staged_count(w) == 5);
+    CHECK(sharded_writer_count(w) == 5);
     CHECK(add_range(w, &e, 5, e.n, &err) == 0);
     CHECK(!ds_path_exists(plain, NULL));
-    CHECK(tfrecord_staged_prepare(w, &err) == 0);
-    CHECK(tfrecord_staged_publish(w, &err) == 0);
+    CHECK(sharded_writer_prepare(w, &err) == 0);
+    CHECK(sharded_writer_publish(w, &err) == 0);
     CHECK(fx_same_file(plain, FIX "examples.tfrecord"));
-    CHECK_STR(tfrecord_staged_published_spec(w), plain);
+    CHECK_STR(sharded_writer_published_spec(w), plain);
     /* a second transaction continues the file; an aborted one changes nothing */
     CHECK(add_range(w, &e, 0, 2, &err) == 0);
-    tfrecord_staged_abort(w);
+    sharded_writer_abort(w);
     CHECK(fx_same_file(plain, FIX "examples.tfrecord"));
-    tfrecord_staged_close(w);
+    sharded_writer_close(w);
     ds_stage_close(st);
   }
   /* mode=create over it: refused, naming it */
@@ -995,11 +995,11 @@ static void test_staged(void) {
     CHECK(w != NULL);
     if (w) {
       CHECK(add_range(w, &e, 0, 6, &err) == 0);
-      CHECK(tfrecord_staged_prepare(w, &err) == 0 && tfrecord_staged_publish(w, &err) == 0);
+      CHECK(sharded_writer_prepare(w, &err) == 0 && sharded_writer_publish(w, &err) == 0);
       CHECK(add_range(w, &e, 6, e.n, &err) == 0);
-      CHECK(tfrecord_staged_prepare(w, &err) == 0 && tfrecord_staged_publish(w, &err) == 0);
-      CHECK(tfrecord_staged_count(w) == e.n);
-      tfrecord_staged_close(w);
+      CHECK(sharded_writer_prepare(w, &err) == 0 && sharded_writer_publish(w, &err) == 0);
+      CHECK(sharded_writer_count(w) == e.n);
+      sharded_writer_close(w);
       ds_stage_close(st);
       expected alt = e;
       alt.compression = k ? "zlib" : "gzip";
@@ -1019,11 +1019,11 @@ static void test_staged(void) {
   CHECK(w != NULL);
   if (w) {
     CHECK(add_range(w, &e, 0, e.n, &err) == 0);
-    CHECK(tfrecord_staged_prepare(w, &err) == 0 && tfrecord_staged_publish(w, &err) == 0);
+    CHECK(sharded_writer_prepare(w, &err) == 0 && sharded_writer_publish(w, &err) == 0);
     char *want = ds_strf("%s/st@3.tfrecord", tmpdir);
-    CHECK_STR(tfrecord_staged_published_spec(w), want);
+    CHECK_STR(sharded_writer_published_spec(w), want);
     free(want);
-    tfrecord_staged_close(w);
+    sharded_writer_close(w);
     ds_stage_close(st);
     CHECK(set_equals(star, &e));
     char *s2 = ds_strf("%s/st-00002-of-00003.tfrecord", tmpdir);
@@ -1045,8 +1045,8 @@ static void test_staged(void) {
     if (w) {
       size_t n = round ? 7 : e.n;
       CHECK(add_range(w, &e, 0, n, &err) == 0);
-      CHECK(tfrecord_staged_prepare(w, &err) == 0 && tfrecord_staged_publish(w, &err) == 0);
-      tfrecord_staged_close(w);
+      CHECK(sharded_writer_prepare(w, &err) == 0 && sharded_writer_publish(w, &err) == 0);
+      sharded_writer_close(w);
       ds_stage_close(st);
       expected part = e;
       part.n = n;
@@ -1070,7 +1070,7 @@ static void test_staged(void) {
     CHECK(add_range(w, &e, 0, 10, &err) == 0);
     CHECK(add_range(w, &e, 10, 11, &err) == -1);
     CHECK_CONTAINS(err, "record 10: 2 shards of rows_per_shard=5 are full");
-    tfrecord_staged_close(w);
+    sharded_writer_close(w);
     ds_stage_close(st);
   }
   free(two);

@@ -7,7 +7,7 @@
  * and .md5 (md5sum lines of the five others).
  *
  * Files are staged through core/stage.h; the transaction calls are those
- * of bagz_writer.h (begin, add, mark, rollback_to, prepare, publish,
+ * of formats/sharded_writer.h (begin, add, mark, rollback_to, prepare, publish,
  * abort), and a next transaction continues the published dataset (its
  * data and offsets files are copied back: a second commit costs a copy).
  * Every key is kept in memory to refuse duplicates (core/key_store.h:
