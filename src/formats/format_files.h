@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "core/shard_spec.h"
+
 /* 1 when path is a directory / a regular file (links followed). */
 int ds_fmt_is_dir(const char *path);
 int ds_fmt_is_file(const char *path);
@@ -16,6 +18,12 @@ int ds_fmt_exists_join(const char *a, const char *sep, const char *b);
 int ds_fmt_ends_with(const char *s, const char *suffix);
 /* Size of the regular file path, 0 when it is none. */
 uint64_t ds_fmt_file_size(const char *path);
+/* format.h bytes of a format whose spec lists its files: *total = the
+ * sum of file_bytes over the files expand(path) lists. */
+int ds_fmt_listed_bytes(const char *path, int (*expand)(const char *, ds_shard_list *, char **),
+                        uint64_t (*file_bytes)(const char *), uint64_t *total, char **err);
+/* format.h shard_bytes of a format whose shard is one file: its size. */
+int ds_fmt_shard_file_bytes(const char *shard, unsigned detail, uint64_t *bytes, char **err);
 /* Add the sizes of the regular files under dir to *total (lstat: links
  * are not followed). */
 int ds_fmt_dir_bytes(const char *dir, uint64_t *total, char **err);

@@ -36,6 +36,17 @@ static const char *header_value(const char *line, size_t n, const char *name,
   return line + i;
 }
 
+/* Forget what a response's headers said (a new response begins: the
+ * request's first, or the next after a redirect or a 100). */
+static void forget_response(ds_http_xfer *x) {
+  x->have_range = x->range_bad = 0;
+  x->retry_after_ms = -1;
+  x->content_length = DS_HTTP_SIZE_UNKNOWN;
+  x->etag[0] = 0;
+  x->version_id[0] = 0;
+  x->body.len = 0;
+}
+
 /* libcurl's header callback: one header line (a status line starts a new
  * response: after a redirect or a 100). */
 static size_t on_header(char *p, size_t size, size_t nitems, void *u) {
@@ -45,12 +56,7 @@ static size_t on_header(char *p, size_t size, size_t nitems, void *u) {
   if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
     const char *sp = memchr(p, ' ', n);
     x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
-    x->have_range = x->range_bad = 0;
-    x->retry_after_ms = -1;
-    x->content_length = DS_HTTP_SIZE_UNKNOWN;
-    x->etag[0] = 0;
-    x->version_id[0] = 0;
-    x->body.len = 0;
+    forget_response(x);
   } else if ((v = header_value(p, n, "Content-Range", &vl))) {
     x->have_range = 1;
     x->range_bad = ds_http_parse_content_range(v, vl, &x->cr_first,
@@ -163,12 +169,7 @@ static int start_try(const ds_curl_api *c, CURLM *multi, CURLSH *sh, ds_http_xfe
   x->easy = e;
   x->errbuf[0] = 0;
   x->status = 0;
-  x->have_range = x->range_bad = 0;
-  x->retry_after_ms = -1;
-  x->content_length = DS_HTTP_SIZE_UNKNOWN;
-  x->etag[0] = 0;
-  x->version_id[0] = 0;
-  x->body.len = 0;
+  forget_response(x);
   x->abort_reason = ABORT_NONE;
   /* what a 200 may carry: the object asked whole, or (for a range) the
    * whole object when it is small; a 206 carries at most `length` */

@@ -71,12 +71,7 @@ static int shard_bytes(const char *shard, unsigned detail, uint64_t *bytes,
 /* format.h bytes: every file of the glob. */
 static int bytes(const char *path, unsigned detail, uint64_t *total, char **err) {
   (void)detail;
-  ds_shard_list l;
-  *total = 0;
-  if (datadings_expand_paths(path, &l, err)) return -1;
-  for (size_t i = 0; i < l.n; i++) *total += dd_file_bytes(l.paths[i]);
-  ds_shard_list_free(&l);
-  return 0;
+  return ds_fmt_listed_bytes(path, datadings_expand_paths, dd_file_bytes, total, err);
 }
 
 /* shards.h ds_range_bytes_fn: the samples of rows [a, b). */

@@ -64,23 +64,10 @@ static int detect_pattern(const char *path, unsigned *detail, char **err) {
   return all;
 }
 
-/* format.h shard_bytes */
-static int shard_bytes(const char *shard, unsigned detail, uint64_t *bytes, char **err) {
-  (void)detail;
-  (void)err;
-  *bytes = ds_fmt_file_size(shard);
-  return 0;
-}
-
 /* format.h bytes: every file of the spec. */
 static int bytes(const char *path, unsigned detail, uint64_t *total, char **err) {
   (void)detail;
-  ds_shard_list l;
-  *total = 0;
-  if (tfrecord_set_paths(path, &l, err)) return -1;
-  for (size_t i = 0; i < l.n; i++) *total += ds_fmt_file_size(l.paths[i]);
-  ds_shard_list_free(&l);
-  return 0;
+  return ds_fmt_listed_bytes(path, tfrecord_set_paths, ds_fmt_file_size, total, err);
 }
 
 /* shards.h ds_range_bytes_fn: the frames of rows [a, b) of an uncompressed
@@ -131,6 +118,6 @@ const ds_format_bytes ds_tfrecord_format = {
     .file_rule = "a .tfrecord or .tfrecords name, or a first record header with a good "
                  "length CRC (tfrecord)",
     .bytes = bytes,
-    .shard_bytes = shard_bytes,
+    .shard_bytes = ds_fmt_shard_file_bytes,
     .list_shards = list_shards,
 };
