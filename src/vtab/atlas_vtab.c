@@ -440,15 +440,9 @@ static void cursor_free(ds_cursor *base) {
 static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
   at_cursor *c = (at_cursor *)base;
   at_dataset *d = AT(base->ds);
+  ds_shard_map map = {DS_LAYOUT_CONCATENATED, d->nshards, d->counts, d->first, d->count};
   c->r.z.max_out = base->ds->max_value_bytes; /* atlas_decode.h */
-  r->total = d->count;
-  r->nshards = d->nshards;
-  r->first = d->first;
-  r->counts = d->counts;
-  if (a->extra[0] &&
-      !(r->shard_on = ds_cursor_shard_flags(base, a->extra[0], a->extra_in[0], r->nshards)))
-    return ds_err(err, "out of memory");
-  return 0;
+  return ds_rows_shard_map(base, &map, a->extra[0], a->extra_in[0], r, err);
 }
 
 /* ds_table_def.shard_of */

@@ -71,9 +71,7 @@ typedef struct bagz_vtab {
 } bagz_vtab;
 
 typedef struct bagz_cursor {
-  ds_cursor base;        /* dataset, rowset, row, argument columns */
-  size_t shard;
-  uint64_t shard_index;
+  ds_record_cursor rec;  /* dataset, rowset, row, argument columns, shard, tfex */
   ds_zstd_ctx z;
   bagz_io io;            /* windows on the files (reads with pread) */
   ds_buf scratch;
@@ -83,7 +81,6 @@ typedef struct bagz_cursor {
   int rec_ok;            /* without read-ahead: ra_rec holds row rec_row, so */
   uint64_t rec_row;      /* a query using record twice decompresses it once */
   int located;           /* row/shard/shard_index are valid */
-  ds_tfex_columns_row tfex; /* records=tfexample: the decoded record */
 } bagz_cursor;
 
 /* idxNum flag (module-specific bit of plan.h's encoding): the query reads
@@ -134,17 +131,15 @@ static int dataset_changed(const ds_dataset *d) {
   return bagz_stale(((const bagz_dataset *)d)->reader);
 }
 
+/* What the record modules share (vtab/record_module.h), defined below. */
+static const ds_record_module bagz_records_module;
+
 /* ds_dataset_ops.open: both forms take the same options, but for
  * records=tfexample and its own (CREATE form only). */
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
   bagz_opts *v = &BAG(base)->opts;
-  ds_tfex_columns x = {0};
-  if (ds_opt_bind(ds_bagz_option_groups, base->form, o, v, err) ||
-      ds_tfex_columns_options(&x, &v->rec.tfex, tvf, o, err)) {
-    ds_err_prefix(err, path); /* every error names the path */
-    return -1;
-  }
+  if (ds_record_bind(base, &bagz_records_module, path, o, tvf, err)) return -1;
   bagz_options bo = {(bagz_compression)v->read.compression, (bagz_limits)v->read.limits,
                      (ds_layout)v->read.layout, v->read.dictionary};
   BAG(base)->threads = (int)v->threads;
@@ -186,21 +181,11 @@ static void source_close(ds_dataset *d, void *ctx) {
   free(ctx);
 }
 
-static const ds_record_module bagz_records_module = {
-    offsetof(bagz_dataset, opts), offsetof(bagz_opts, rec.tfex), bagz_write_open, source_open,
-    source_close};
-
-/* ds_table_def.declare: the same columns in both forms, and the HIDDEN
- * arguments in the table-valued one; records=tfexample has its own. */
-static int declare(ds_table *t, const ds_options *o, char **err) {
-  return ds_record_declare((ds_record_table *)t, o, &bagz_records_module, err);
-}
-
 /* ds_table_def.table_free: the writer, the feature columns and the spare
  * decompression context. */
 static void table_free(ds_table *base) {
   bagz_vtab *t = (bagz_vtab *)base;
-  ds_record_table_free(&t->rec);
+  ds_record_table_free(base);
   if (!t->spare) return;
   ds_zstd_ctx_free(&t->spare_z);
   ds_buf_free(&t->spare_buf);
@@ -233,7 +218,7 @@ static int bagz_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
  * windows, or new. */
 static void cursor_init(ds_cursor *base) {
   bagz_cursor *c = (bagz_cursor *)base;
-  bagz_vtab *t = (bagz_vtab *)c->base.base.pVtab;
+  bagz_vtab *t = (bagz_vtab *)c->rec.base.base.pVtab;
   if (t->spare) {
     c->z = t->spare_z;
     c->scratch = t->spare_buf;
@@ -251,7 +236,7 @@ static void cursor_reset(ds_cursor *base) {
   c->ra = NULL;
   c->located = 0;
   c->rec_ok = 0;
-  ds_tfex_columns_row_reset(&c->tfex);
+  ds_tfex_columns_row_reset(&c->rec.tfex);
 }
 
 /* ds_table_def.cursor_free: keep a small context, buffer and windows
@@ -259,8 +244,8 @@ static void cursor_reset(ds_cursor *base) {
  * next cursor. */
 static void cursor_free(ds_cursor *base) {
   bagz_cursor *c = (bagz_cursor *)base;
-  bagz_vtab *t = (bagz_vtab *)c->base.base.pVtab;
-  ds_tfex_columns_row_free(&c->tfex);
+  bagz_vtab *t = (bagz_vtab *)c->rec.base.base.pVtab;
+  ds_tfex_columns_row_free(&c->rec.tfex);
   if (!t->spare && c->scratch.cap <= ((size_t)1 << 20)) {
     t->spare_z = c->z;
     t->spare_buf = c->scratch;
@@ -278,7 +263,7 @@ static void cursor_free(ds_cursor *base) {
  * from the hash index, compared byte for byte). */
 static int pick_record(void *ctx, sqlite3_value *v, ds_rows *r, char **err) {
   bagz_cursor *c = ctx;
-  bagz_dataset *d = BAG(c->base.ds);
+  bagz_dataset *d = BAG(c->rec.base.ds);
   if (sqlite3_value_type(v) != SQLITE_BLOB) return 0; /* SQLite: TEXT never equals a BLOB */
   const void *key = sqlite3_value_blob(v);
   size_t klen = (size_t)sqlite3_value_bytes(v);
@@ -300,16 +285,9 @@ static int pick_record(void *ctx, sqlite3_value *v, ds_rows *r, char **err) {
 static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err) {
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_dataset *d = BAG(base->ds);
-  const ds_shard_map *map = bagz_shard_map(d->reader);
   c->scratch.max = (size_t)base->ds->max_value_bytes;
-  r->total = bagz_count(d->reader);
-  r->nshards = map->nshards;
-  r->interleaved = map->layout == DS_LAYOUT_INTERLEAVED;
-  r->first = map->first;
-  r->counts = map->counts;
-  if (a->extra[0] &&
-      !(r->shard_on = ds_cursor_shard_flags(base, a->extra[0], a->extra_in[0], map->nshards)))
-    return ds_err(err, "out of memory");
+  if (ds_rows_shard_map(base, bagz_shard_map(d->reader), a->extra[0], a->extra_in[0], r, err))
+    return -1;
   if (!a->extra[1]) return 0;
   if (dataset_index(d, err)) return -1;
   return ds_rows_lookup(r, a->extra[1], a->extra_in[1], pick_record, c, err);
@@ -370,70 +348,50 @@ static void arrive(ds_cursor *base, uint64_t g) {
   bagz_cursor *c = (bagz_cursor *)base;
   const ds_shard_map *map = bagz_shard_map(BAG(base->ds)->reader);
   if (c->located && g == base->row + 1 && map->layout == DS_LAYOUT_CONCATENATED &&
-      c->shard_index + 1 < map->counts[c->shard])
-    c->shard_index++;
+      c->rec.shard_index + 1 < map->counts[c->rec.shard])
+    c->rec.shard_index++;
   else
-    ds_shard_map_locate(map, g, &c->shard, &c->shard_index);
+    ds_shard_map_locate(map, g, &c->rec.shard, &c->rec.shard_index);
   c->located = 1;
 }
 
-/* The record of the current row (from the read-ahead, or decompressed on
- * demand once per row): 0, or -1 with the error set on ctx. */
-static int record_bytes(bagz_cursor *c, sqlite3_context *ctx, const uint8_t **p,
-                        size_t *n) {
-  char *err = NULL;
-  if (!c->ra && !(c->rec_ok && c->rec_row == c->base.row)) {
+/* ds_record_module.record: the record of the current row (from the
+ * read-ahead, or decompressed on demand once per row). */
+static int record_bytes(ds_cursor *base, const uint8_t **p, size_t *n, char **err) {
+  bagz_cursor *c = (bagz_cursor *)base;
+  if (!c->ra && !(c->rec_ok && c->rec_row == c->rec.base.row)) {
     c->rec_ok = 0;
-    if (bagz_read_at(BAG(c->base.ds)->reader, &c->z, &c->io, c->shard, c->shard_index,
-                     c->base.row, &c->scratch, &c->ra_rec, &c->ra_len, &err)) {
-      ds_result_error(ctx, MOD, err);
+    if (bagz_read_at(BAG(c->rec.base.ds)->reader, &c->z, &c->io, c->rec.shard, c->rec.shard_index,
+                     c->rec.base.row, &c->scratch, &c->ra_rec, &c->ra_len, err))
       return -1;
-    }
     c->rec_ok = 1;
-    c->rec_row = c->base.row;
+    c->rec_row = c->rec.base.row;
   }
   *p = c->ra_rec;
   *n = c->ra_len;
   return 0;
 }
 
-/* The record column. */
-static void column_record(ds_cursor *base, sqlite3_context *ctx) {
-  const uint8_t *p;
-  size_t n;
-  if (record_bytes((bagz_cursor *)base, ctx, &p, &n) == 0)
-    sqlite3_result_blob64(ctx, n ? p : (const uint8_t *)"", n, SQLITE_TRANSIENT);
+/* ds_record_module.file */
+static const char *record_file(ds_cursor *base) {
+  return bagz_shard_path(BAG(base->ds)->reader, ((bagz_cursor *)base)->rec.shard);
 }
 
-/* Feature column col of records=tfexample (the record is decoded once a
- * row, on the first feature a query reads). */
-static void column_feature(ds_cursor *base, sqlite3_context *ctx, int col) {
-  bagz_cursor *c = (bagz_cursor *)base;
-  const bagz_vtab *t = (const bagz_vtab *)c->base.base.pVtab;
-  const bagz_reader *r = BAG(c->base.ds)->reader;
-  const uint8_t *p = NULL;
-  size_t n = 0;
-  if ((!c->tfex.valid || c->tfex.row != c->base.row) && record_bytes(c, ctx, &p, &n))
-    return;
-  ds_tfex_columns_result(&t->rec.tfex, &c->tfex, col, c->base.row, p, n,
-                         c->base.ds->max_value_bytes, MOD, bagz_shard_path(r, c->shard), ctx);
-}
-
-static int bagz_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
-  bagz_cursor *c = (bagz_cursor *)cur;
-  return ds_record_column(cur, ctx, col, c->shard, c->shard_index, column_feature,
-                          column_record);
-}
+/* What the record modules share (vtab/record_module.h). */
+static const ds_record_module bagz_records_module = {
+    offsetof(bagz_dataset, opts), offsetof(bagz_opts, rec), bagz_write_open, source_open,
+    source_close, record_bytes, record_file};
 
 static const ds_table_def bagz_def = {
-    .name = MOD, .ops = &bagz_ops, DS_TABLE_SIZES(bagz_vtab, bagz_cursor), .declare = declare,
+    .name = MOD, .ops = &bagz_ops, DS_TABLE_SIZES(bagz_vtab, bagz_cursor), .declare = ds_record_declare,
     .table_free = table_free, /* the writer, the spare decompression context */
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, /* plan -> rows */
     .fetch = fetch, .arrive = arrive,                             /* stepping */
-    .update = ds_record_update}; /* mode=create|replace */
+    .update = ds_record_update, /* mode=create|replace */
+    .module = &bagz_records_module};
 
-static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, bagz_column);
+static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, ds_record_column);
 
 int ds_bagz_register(sqlite3 *db) {
   return ds_table_writer_create_module(db, &bagz_module, &bagz_def);

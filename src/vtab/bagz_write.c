@@ -49,7 +49,7 @@ int bagz_write_open(const char *path, const ds_options *o, const void *opts, int
                     ds_table_writer **out, char **err) {
   bagz_writer_options wo = {0};
   writer_options(path, o, opts, &wo);
-  ds_table_writer_spec spec = {&ds_sharded_writer_fmt, ds_bagz_option_groups, bagz_writer_target,
+  ds_table_writer_spec spec = {ds_sharded_writer_fmt, ds_bagz_option_groups, bagz_writer_target,
                                open_writer, &wo};
   return ds_table_writer_open(path, o, mode, &spec, out, err) < 0 ? -1 : 0;
 }

@@ -20,27 +20,10 @@
 #include "formats/datadings/datadings_writer.h"
 #include "vtab/datadings_write.h"
 
-/* The format writer's steps. */
-static int step_begin(void *w, char **err) { return datadings_writer_begin(w, err); }
-static int step_mark(void *w, void **m, char **err) { return datadings_writer_mark(w, m, err); }
-static int step_rollback_to(void *w, const void *m, char **err) {
-  return datadings_writer_rollback_to(w, m, err);
-}
-static int step_prepare(void *w, char **err) { return datadings_writer_prepare(w, err); }
-static int step_publish(void *w, char **err) { return datadings_writer_publish(w, err); }
-static void step_abort(void *w) { datadings_writer_abort(w); }
-static void fmt_close(void *w) { datadings_writer_close(w); }
-static uint64_t fmt_count(void *w) { return datadings_writer_count(w); }
-
-static const char *fmt_published(void *w);
-
-static const ds_table_writer_fmt dd_fmt = {
-    {step_begin, step_mark, step_rollback_to, step_prepare, step_publish, step_abort,
-     fmt_count},
-    fmt_close, fmt_published, fmt_count};
-
-/* What the table reopens after a commit: the .msgpack path. */
-static const char *fmt_published(void *w) { return datadings_writer_path(w); }
+/* The format writer's steps; what the table reopens after a commit is
+ * the .msgpack path. */
+DS_TABLE_WRITER_FMT(dd_fmt, datadings_writer, (w), datadings_writer_close,
+                    datadings_writer_path);
 
 static const char *const writer_names[] = {"file", "raw", NULL};
 const ds_opt_spec datadings_write_specs[] = {

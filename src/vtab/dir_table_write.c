@@ -16,21 +16,8 @@ typedef struct dir_writer {
   void (*free_cfg)(void *);
 } dir_writer;
 
-static int step_begin(void *w, char **err) { return ds_staged_dir_begin(((dir_writer *)w)->d, err); }
-static int step_mark(void *w, void **m, char **err) {
-  return ds_staged_dir_mark(((dir_writer *)w)->d, m, err);
-}
-static int step_rollback_to(void *w, const void *m, char **err) {
-  return ds_staged_dir_rollback_to(((dir_writer *)w)->d, m, err);
-}
-static int step_prepare(void *w, char **err) { return ds_staged_dir_prepare(((dir_writer *)w)->d, err); }
-static int step_publish(void *w, char **err) { return ds_staged_dir_publish(((dir_writer *)w)->d, err); }
-static void step_abort(void *w) { ds_staged_dir_abort(((dir_writer *)w)->d); }
-static uint64_t fmt_count(void *w) { return ds_staged_dir_count(((dir_writer *)w)->d); }
-static const char *fmt_published(void *w) { return ds_staged_dir_published(((dir_writer *)w)->d); }
-
 /* Close the staged directory (its temporaries) and free the configuration. */
-static void fmt_close(void *vw) {
+static void dir_close(void *vw) {
   dir_writer *w = vw;
   if (!w) return;
   ds_staged_dir_close(w->d);
@@ -38,10 +25,9 @@ static void fmt_close(void *vw) {
   free(w);
 }
 
-static const ds_table_writer_fmt dir_fmt = {
-    {step_begin, step_mark, step_rollback_to, step_prepare, step_publish, step_abort,
-     fmt_count},
-    fmt_close, fmt_published, fmt_count};
+/* The stage's steps, on the dir_writer's staged directory. */
+DS_TABLE_WRITER_FMT(dir_fmt, ds_staged_dir, ((dir_writer *)w)->d, dir_close,
+                    ds_staged_dir_published);
 
 /* ds_table_writer_spec.open: the staged directory, in the dir_writer. */
 static int open_writer(ds_stage *stage, const char *path, void *ctx, void **w, char **err) {
@@ -65,7 +51,7 @@ int ds_dir_write_open(const char *path, const ds_options *o, int mode,
   w->free_cfg = free_cfg;
   ds_table_writer_spec spec = {&dir_fmt, options, ds_staged_dir_target, open_writer, w};
   int rc = ds_table_writer_open(path, o, mode, &spec, out, err);
-  if (rc) fmt_close(w); /* failed, or the table's writer exists (reconnect) */
+  if (rc) dir_close(w); /* failed, or the table's writer exists (reconnect) */
   return rc < 0 ? -1 : 0;
 }
 

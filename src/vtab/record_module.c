@@ -12,22 +12,24 @@
 #include "vtab/vtab_util.h"
 
 /* The format writer's steps, for writer_txn / table_writer. */
-static int step_begin(void *w, char **err) { return sharded_writer_begin(w, err); }
-static int step_mark(void *w, void **m, char **err) { return sharded_writer_mark(w, m, err); }
-static int step_rollback_to(void *w, const void *m, char **err) {
-  return sharded_writer_rollback_to(w, m, err);
-}
-static int step_prepare(void *w, char **err) { return sharded_writer_prepare(w, err); }
-static int step_publish(void *w, char **err) { return sharded_writer_publish(w, err); }
-static void step_abort(void *w) { sharded_writer_abort(w); }
-static void fmt_close(void *w) { sharded_writer_close(w); }
-static const char *fmt_published(void *w) { return sharded_writer_published_spec(w); }
-static uint64_t fmt_count(void *w) { return sharded_writer_count(w); }
+DS_TABLE_WRITER_FMT(sharded_fmt, sharded_writer, (w), sharded_writer_close,
+                    sharded_writer_published_spec);
+const ds_table_writer_fmt *const ds_sharded_writer_fmt = &sharded_fmt;
 
-const ds_table_writer_fmt ds_sharded_writer_fmt = {
-    {step_begin, step_mark, step_rollback_to, step_prepare, step_publish, step_abort,
-     fmt_count},
-    fmt_close, fmt_published, fmt_count};
+int ds_record_bind(ds_dataset *d, const ds_record_module *m, const char *path,
+                   const ds_options *o, int tvf, char **err) {
+  ds_tfex_columns x = {0};
+  if (ds_opt_bind(d->ops->options, d->form, o, (char *)d + m->opts_at, err) ||
+      ds_tfex_columns_options(&x, &ds_record_opts_of(d, m)->tfex, tvf, o, err)) {
+    ds_err_prefix(err, path); /* every error names the path */
+    return -1;
+  }
+  return 0;
+}
+
+const ds_record_opts *ds_record_opts_of(const ds_dataset *d, const ds_record_module *m) {
+  return (const ds_record_opts *)((const char *)d + m->opts_at + m->rec_at);
+}
 
 /* The CREATE form with records=tfexample: feature columns (inferred from
  * the first records, or columns=), then HIDDEN record, shard, shard_index. */
@@ -50,13 +52,12 @@ static int declare_tfexample(ds_record_table *t, const ds_tfex_columns_opts *v,
   return rc;
 }
 
-int ds_record_declare(ds_record_table *t, const ds_options *o, const ds_record_module *m,
-                      char **err) {
-  ds_table *b = &t->base;
+int ds_record_declare(ds_table *b, const ds_options *o, char **err) {
+  ds_record_table *t = (ds_record_table *)b;
+  const ds_record_module *m = b->def->module;
   int mode = b->tvf ? 0 : b->ds->mode;
   const char *opts = b->tvf ? NULL : (const char *)b->ds + m->opts_at;
-  const ds_tfex_columns_opts *v = opts ? (const ds_tfex_columns_opts *)(opts + m->tfex_at)
-                                       : NULL;
+  const ds_tfex_columns_opts *v = opts ? &ds_record_opts_of(b->ds, m)->tfex : NULL;
   if (v && ds_tfex_columns_options(&t->tfex, v, 0, o, err)) return -1;
   if (mode && t->tfex.on && !v->columns)
     return ds_err(err, "%s: records=tfexample with mode=create or replace needs "
@@ -72,7 +73,8 @@ int ds_record_declare(ds_record_table *t, const ds_options *o, const ds_record_m
       err);
 }
 
-void ds_record_table_free(ds_record_table *t) {
+void ds_record_table_free(ds_table *b) {
+  ds_record_table *t = (ds_record_table *)b;
   ds_table_writer_free(t->writer);
   ds_tfex_columns_free(&t->tfex);
 }
@@ -113,23 +115,33 @@ int ds_record_update(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 
   return rc;
 }
 
-int ds_record_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col,
-                     size_t shard, uint64_t shard_index,
-                     void (*feature)(ds_cursor *c, sqlite3_context *ctx, int col),
-                     void (*record)(ds_cursor *c, sqlite3_context *ctx)) {
-  ds_cursor *c = (ds_cursor *)cur;
-  int f = ((const ds_record_table *)cur->pVtab)->nfeat;
+int ds_record_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  ds_record_cursor *c = (ds_record_cursor *)cur;
+  const ds_record_table *t = (const ds_record_table *)cur->pVtab;
+  const ds_table_def *def = t->base.def;
+  const ds_record_module *m = def->module;
+  int f = t->nfeat;
   if (ds_cursor_arg_column(cur, ctx, col)) return SQLITE_OK;
-  if (col < f) {
-    feature(c, ctx, col);
+  if (col < f || col - f == DS_REC_COL_RECORD) {
+    const uint8_t *p = NULL;
+    size_t n = 0;
+    char *err = NULL;
+    int decoded = col < f && c->tfex.valid && c->tfex.row == c->base.row;
+    if (!decoded && m->record(&c->base, &p, &n, &err)) {
+      ds_result_error(ctx, def->name, err);
+    } else if (col < f) {
+      ds_tfex_columns_result(&t->tfex, &c->tfex, col, c->base.row, p, n,
+                             c->base.ds->max_value_bytes, def->name, m->file(&c->base), ctx);
+    } else {
+      sqlite3_result_blob64(ctx, n ? p : (const uint8_t *)"", n, SQLITE_TRANSIENT);
+    }
     return SQLITE_OK;
   }
   switch (col - f) {
-    case DS_REC_COL_RECORD: record(c, ctx); break;
     case DS_REC_COL_SHARD:
-      sqlite3_result_int64(ctx, (sqlite3_int64)ds_cursor_shard(c, shard));
+      sqlite3_result_int64(ctx, (sqlite3_int64)ds_cursor_shard(&c->base, c->shard));
       break;
-    case DS_REC_COL_SHARD_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)shard_index); break;
+    case DS_REC_COL_SHARD_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)c->shard_index); break;
   }
   return SQLITE_OK;
 }

@@ -435,6 +435,18 @@ uint64_t ds_cursor_shard(const ds_cursor *c, size_t s) {
   return (c->ds ? c->ds->win.shard : 0) + s;
 }
 
+int ds_rows_shard_map(ds_cursor *c, const ds_shard_map *map, sqlite3_value *shard,
+                      int shard_in, ds_rows *r, char **err) {
+  r->total = map->total;
+  r->nshards = map->nshards;
+  r->interleaved = map->layout == DS_LAYOUT_INTERLEAVED;
+  r->first = map->first;
+  r->counts = map->counts;
+  if (shard && !(r->shard_on = ds_cursor_shard_flags(c, shard, shard_in, map->nshards)))
+    return ds_err(err, "out of memory");
+  return 0;
+}
+
 unsigned char *ds_cursor_shard_flags(const ds_cursor *c, sqlite3_value *v, int is_in,
                                      size_t n) {
   return ds_plan_flag_ints_from(v, is_in, c->ds ? c->ds->win.shard : 0, n);

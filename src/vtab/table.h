@@ -34,6 +34,7 @@
 
 #include "core/options.h"
 #include "core/rowset.h"
+#include "core/shard_spec.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
 #include "vtab/dataset.h"
@@ -101,6 +102,9 @@ typedef struct ds_table_def {
    * are table_writer's, the same for every module. */
   int (*update)(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
                 char **err);
+  /* What hooks shared by several modules need of this one (the record
+   * modules': a ds_record_module, vtab/record_module.h), or NULL. */
+  const void *module;
 } ds_table_def;
 
 /* The sizes of a module's table and cursor structs, for a ds_table_def. */
@@ -204,6 +208,11 @@ int ds_cursor_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
 /* The dataset's number of the files' shard s (option shard=K adds K:
  * core/row_window.h); the shard column of a module. */
 uint64_t ds_cursor_shard(const ds_cursor *c, size_t s);
+/* ds_table_def.select's part for rows kept in shards: r's total, shards
+ * and layout from map, and with a shard = / IN constraint (shard, not
+ * NULL) the flags of the shards it picks. 0, or -1 (out of memory). */
+int ds_rows_shard_map(ds_cursor *c, const ds_shard_map *map, sqlite3_value *shard,
+                      int shard_in, ds_rows *r, char **err);
 /* A shard = / IN constraint's values as flags of the files' n shards
  * (ds_plan_flag_ints less the window's shard). NULL: out of memory. */
 unsigned char *ds_cursor_shard_flags(const ds_cursor *c, sqlite3_value *v, int is_in,

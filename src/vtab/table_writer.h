@@ -30,6 +30,29 @@ typedef struct ds_table_writer_fmt {
   uint64_t (*count)(void *w);
 } ds_table_writer_fmt;
 
+/* `var`, the ds_table_writer_fmt of a format writer whose calls are
+ * prefix_begin, _mark, _rollback_to, _prepare, _publish, _abort and
+ * _count: the void * adapters, written once for every writing module. W
+ * is the format writer as an expression of the table writer's `w` (`(w)`
+ * when it is the format writer itself), close(w) frees it, published(W)
+ * is the path a reader opens to see what was published. */
+#define DS_TABLE_WRITER_FMT(var, prefix, W, close, published)                           \
+  static int var##_begin(void *w, char **err) { return prefix##_begin(W, err); }        \
+  static int var##_mark(void *w, void **m, char **err) { return prefix##_mark(W, m, err); } \
+  static int var##_rollback_to(void *w, const void *m, char **err) {                     \
+    return prefix##_rollback_to(W, m, err);                                              \
+  }                                                                                      \
+  static int var##_prepare(void *w, char **err) { return prefix##_prepare(W, err); }    \
+  static int var##_publish(void *w, char **err) { return prefix##_publish(W, err); }    \
+  static void var##_abort(void *w) { prefix##_abort(W); }                                \
+  static uint64_t var##_count(void *w) { return prefix##_count(W); }                     \
+  static void var##_close(void *w) { close(w); }                                         \
+  static const char *var##_published(void *w) { return published(W); }                  \
+  static const ds_table_writer_fmt var = {                                               \
+      {var##_begin, var##_mark, var##_rollback_to, var##_prepare, var##_publish,         \
+       var##_abort, var##_count},                                                        \
+      var##_close, var##_published, var##_count}
+
 typedef struct ds_table_writer {
   const ds_table_writer_fmt *fmt;
   void *w;              /* the format writer */

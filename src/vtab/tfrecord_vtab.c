@@ -60,12 +60,9 @@ typedef ds_record_table tfr_vtab;
 static tfr_dataset *TFR(ds_dataset *d) { return (tfr_dataset *)d; }
 
 typedef struct tfr_cursor {
-  ds_cursor base;
-  tfrecord_cursor *cs; /* one per file, set up on first read */
+  ds_record_cursor rec; /* dataset, rowset, row, argument columns, shard, tfex */
+  tfrecord_cursor *cs;  /* one per file, set up on first read */
   size_t ncs;
-  size_t shard;
-  uint64_t shard_index;
-  ds_tfex_columns_row tfex; /* records=tfexample: the decoded record */
 } tfr_cursor;
 
 static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
@@ -88,17 +85,15 @@ const ds_opt_group ds_tfrecord_option_groups[] = {
     DS_RECORD_OPTION_GROUPS(tfr_opts, tfr_write_specs),
     {0}};
 
+/* What the record modules share (vtab/record_module.h), defined below. */
+static const ds_record_module tfr_records_module;
+
 /* ds_dataset_ops.open: both forms take the same options, but for
  * records=tfexample and its own (CREATE form only). */
 static int dataset_open(ds_dataset *base, const char *path, const ds_options *o, int tvf,
                         char **err) {
   tfr_opts *v = &TFR(base)->opts;
-  ds_tfex_columns x = {0};
-  if (ds_opt_bind(ds_tfrecord_option_groups, base->form, o, v, err) ||
-      ds_tfex_columns_options(&x, &v->rec.tfex, tvf, o, err)) {
-    ds_err_prefix(err, path);
-    return -1;
-  }
+  if (ds_record_bind(base, &tfr_records_module, path, o, tvf, err)) return -1;
   tfrecord_options to = {.compression = (tfrecord_compression)v->read.compression,
                          .skip_data_crc = !v->read.verify,
                          /* base->max_value_bytes is set after open */
@@ -166,18 +161,6 @@ static void source_close(ds_dataset *d, void *ctx) {
   free(s);
 }
 
-static const ds_record_module tfr_records_module = {
-    offsetof(tfr_dataset, opts), offsetof(tfr_opts, rec.tfex), tfrecord_write_open, source_open,
-    source_close};
-
-/* ds_table_def.declare */
-static int declare(ds_table *t, const ds_options *o, char **err) {
-  return ds_record_declare((ds_record_table *)t, o, &tfr_records_module, err);
-}
-
-/* ds_table_def.table_free: the writer and the feature columns. */
-static void table_free(ds_table *t) { ds_record_table_free((ds_record_table *)t); }
-
 /* Cost model: a row costs 1; shard = picks a shard's rows; an unindexed
  * set pays the index pass first (about as much as a scan). */
 static int tfr_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
@@ -199,12 +182,12 @@ static void cursor_reset(ds_cursor *base) {
   free(c->cs);
   c->cs = NULL;
   c->ncs = 0;
-  ds_tfex_columns_row_reset(&c->tfex);
+  ds_tfex_columns_row_reset(&c->rec.tfex);
 }
 
 /* ds_table_def.cursor_free */
 static void cursor_free(ds_cursor *base) {
-  ds_tfex_columns_row_free(&((tfr_cursor *)base)->tfex);
+  ds_tfex_columns_row_free(&((tfr_cursor *)base)->rec.tfex);
 }
 
 /* ds_table_def.select: index the set (once), give its rows and the shard
@@ -220,16 +203,7 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
   if (!(c->cs = calloc(d->set.n ? d->set.n : 1, sizeof *c->cs)))
     return ds_err(err, "out of memory");
   c->ncs = d->set.n;
-  const ds_shard_map *map = &d->set.map;
-  r->total = map->total;
-  r->nshards = map->nshards;
-  r->interleaved = 0;
-  r->first = map->first;
-  r->counts = map->counts;
-  if (a->extra[0] &&
-      !(r->shard_on = ds_cursor_shard_flags(base, a->extra[0], a->extra_in[0], map->nshards)))
-    return ds_err(err, "out of memory");
-  return 0;
+  return ds_rows_shard_map(base, &d->set.map, a->extra[0], a->extra_in[0], r, err);
 }
 
 /* ds_table_def.shard_of */
@@ -254,51 +228,37 @@ static int fetch(ds_cursor *base, uint64_t *g, char **err) {
 /* ds_table_def.arrive */
 static void arrive(ds_cursor *base, uint64_t g) {
   tfr_cursor *c = (tfr_cursor *)base;
-  ds_shard_map_locate(&TFR(base->ds)->set.map, g, &c->shard, &c->shard_index);
+  ds_shard_map_locate(&TFR(base->ds)->set.map, g, &c->rec.shard, &c->rec.shard_index);
 }
 
-/* The current row's record: 0, or -1 with the error set on ctx. */
-static int record_bytes(tfr_cursor *c, sqlite3_context *ctx, tfrecord_rec *r) {
-  char *err = NULL;
-  if (tfrecord_set_read(&TFR(c->base.ds)->set, c->cs, c->base.row, r, &err)) {
-    ds_result_error(ctx, MOD, err);
+/* ds_record_module.record */
+static int record_bytes(ds_cursor *base, const uint8_t **p, size_t *n, char **err) {
+  tfrecord_rec r;
+  if (tfrecord_set_read(&TFR(base->ds)->set, ((tfr_cursor *)base)->cs, base->row, &r, err))
     return -1;
-  }
+  *p = r.data;
+  *n = r.len;
   return 0;
 }
 
-/* Feature column col of records=tfexample (the record is decoded once a
- * row, on the first feature a query reads). */
-static void column_feature(ds_cursor *base, sqlite3_context *ctx, int col) {
-  tfr_cursor *c = (tfr_cursor *)base;
-  const tfr_vtab *t = (const tfr_vtab *)c->base.base.pVtab;
-  tfrecord_rec r = {0};
-  if ((!c->tfex.valid || c->tfex.row != c->base.row) && record_bytes(c, ctx, &r)) return;
-  const tfrecord_set *s = &TFR(c->base.ds)->set;
-  ds_tfex_columns_result(&t->tfex, &c->tfex, col, c->base.row, r.data, r.len,
-                         c->base.ds->max_value_bytes, MOD, s->files[c->shard].file.path, ctx);
+/* ds_record_module.file */
+static const char *record_file(ds_cursor *base) {
+  return TFR(base->ds)->set.files[((tfr_cursor *)base)->rec.shard].file.path;
 }
 
-/* The record column. */
-static void column_record(ds_cursor *base, sqlite3_context *ctx) {
-  tfrecord_rec r;
-  if (record_bytes((tfr_cursor *)base, ctx, &r) == 0)
-    sqlite3_result_blob64(ctx, r.len ? r.data : (const uint8_t *)"", r.len, SQLITE_TRANSIENT);
-}
-
-static int tfr_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
-  tfr_cursor *c = (tfr_cursor *)cur;
-  return ds_record_column(cur, ctx, col, c->shard, c->shard_index, column_feature,
-                          column_record);
-}
+/* What the record modules share (vtab/record_module.h). */
+static const ds_record_module tfr_records_module = {
+    offsetof(tfr_dataset, opts), offsetof(tfr_opts, rec), tfrecord_write_open, source_open,
+    source_close, record_bytes, record_file};
 
 static const ds_table_def tfr_def = {
-    .name = MOD, .ops = &tfr_ops, DS_TABLE_SIZES(tfr_vtab, tfr_cursor), .declare = declare,
-    .table_free = table_free, .cursor_reset = cursor_reset, /* per-file cursors */
+    .name = MOD, .ops = &tfr_ops, DS_TABLE_SIZES(tfr_vtab, tfr_cursor), .declare = ds_record_declare,
+    .table_free = ds_record_table_free, .cursor_reset = cursor_reset, /* per-file cursors */
     .cursor_free = cursor_free, .select = select_rows, .shard_of = shard_of,
-    .fetch = fetch, .arrive = arrive, .update = ds_record_update};
+    .fetch = fetch, .arrive = arrive, .update = ds_record_update,
+    .module = &tfr_records_module};
 
-static sqlite3_module tfr_module = DS_TABLE_WRITER_MODULE(tfr_best_index, tfr_column);
+static sqlite3_module tfr_module = DS_TABLE_WRITER_MODULE(tfr_best_index, ds_record_column);
 
 int ds_tfrecord_register(sqlite3 *db) {
   int rc = sqlite3_create_module_v2(db, MOD, &tfr_module, (void *)&tfr_def, NULL);

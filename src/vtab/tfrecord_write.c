@@ -36,7 +36,7 @@ int tfrecord_write_open(const char *path, const ds_options *o, const void *opts,
   tfrecord_staged_options wo = {.compression = (tfrecord_compression)v->read.compression,
                                 .level = (int)v->rec.write.level,
                                 .rows_per_shard = (uint64_t)v->rec.write.rows_per_shard};
-  ds_table_writer_spec spec = {&ds_sharded_writer_fmt, ds_tfrecord_option_groups, tfrecord_staged_target,
+  ds_table_writer_spec spec = {ds_sharded_writer_fmt, ds_tfrecord_option_groups, tfrecord_staged_target,
                                open_writer, &wo};
   return ds_table_writer_open(path, o, mode, &spec, out, err) < 0 ? -1 : 0;
 }

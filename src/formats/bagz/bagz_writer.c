@@ -129,8 +129,7 @@ static int split_part(void *ix, uint64_t start, uint64_t count, sw_shard *dst,
 
 static void split_close(void *ix) {
   bz_split *sp = ix;
-  if (!sp) return;
-  ds_file_close(&sp->lf);
+  if (sp) ds_file_close(&sp->lf);
   free(sp);
 }
 
