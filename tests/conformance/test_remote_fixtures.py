@@ -1,5 +1,6 @@
 """test_remote_fixtures.py - every fixture of tests/fixtures/upstream (and
-tests/fixtures/tfexample) read through the seam's remote backends gives
+tests/fixtures/tfexample, tests/fixtures/tfrecord: good, cut, bad CRCs,
+gzip, zlib, an .idx sidecar) read through the seam's remote backends gives
 exactly the answers of the local read: nginx over http and https, s3rver
 (s3://) and the S3 front (s3://, signatures checked by botocore). Every
 module in both forms (table-valued and CREATE VIRTUAL TABLE, with a
@@ -48,6 +49,11 @@ def cases():
     for d in sorted(glob.glob(os.path.join(UP, "datadings", "*", ""))):
         for p in sorted(glob.glob(os.path.join(d, "*.msgpack"))):
             out.append(("datadings", os.path.relpath(p, FIX), None))
+    for p in sorted(glob.glob(os.path.join(FIX, "tfrecord", "*.tfrecord"))):
+        out.append(("tfrecord", os.path.relpath(p, FIX), None))
+    out += [("tfrecord", "tfrecord/examples.tfrecord", "records=tfexample"),
+            ("tfrecord", "tfrecord/examples.gzip.tfrecord", "records=tfexample"),
+            ("tfrecord", "tfrecord/examples.tfrecord,tfrecord/examples.zlib.tfrecord", None)]
     for kind in ("atlas", "bcolz"):
         for d in sorted(glob.glob(os.path.join(UP, kind, "*", ""))):
             if os.path.basename(d.rstrip("/")) != "expected":
@@ -174,7 +180,10 @@ def main():
     cs = cases()
     local = [((m, r, o), answers(local_conn, m, absolute(r, FIX + "/"), o)) for m, r, o in cs]
     ok_local = sum(1 for _, a in local if all(not isinstance(v, str) for _, v in a[:1]))
-    t.check(ok_local >= len(cs) - 6, "%d of %d fixtures read locally (the rest are errors by design, compared too)" % (ok_local, len(cs)))
+    # tfrecord: bad CRCs and cut files fail by design, and records=tfexample
+    # needs the CREATE form (the table-valued call says so)
+    broken_tfr = sum(1 for m, r, o in cs if m == "tfrecord" and ("bad_" in r or "cut" in r or o))
+    t.check(ok_local >= len(cs) - 6 - broken_tfr, "%d of %d fixtures read locally (the rest are errors by design, compared too)" % (ok_local, len(cs)))
     env0 = dict(os.environ)
     with Nginx(FIX) as ng:
         os.environ["CURL_CA_BUNDLE"] = ng.ca
