@@ -45,6 +45,8 @@ const ds_opt_spec ds_common_option_specs[] = {
      .at = offsetof(ds_common_opts, remote.timeout_ms)},
     {0}};
 
+int ds_opt_is_yes_no(const ds_opt_spec *s) { return s->names == yes_no; }
+
 /* The spec named `name` that groups hold (NULL: none). */
 static const ds_opt_spec *find(const ds_opt_group *groups, const char *name) {
   for (const ds_opt_group *g = groups; g->specs; g++)

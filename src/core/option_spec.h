@@ -67,6 +67,10 @@ typedef struct ds_common_opts {
 } ds_common_opts;
 extern const ds_opt_spec ds_common_option_specs[];
 
+/* 1 when spec s is a yes/no option (which options.c's flag list must
+ * name: a bare `name` argument switches it on). */
+int ds_opt_is_yes_no(const ds_opt_spec *s);
+
 /* Fail naming the first option of o no spec of groups takes in `form`
  * (one DS_FORM_* bit); the message lists those that apply. An option
  * only the CREATE form takes, given to the table-valued one, says so. */

@@ -35,12 +35,27 @@ char *ds_dequote(const char *s) {
   return t;
 }
 
+int ds_options_is_flag(const char *name) {
+  /* the yes/no options of option_spec.c (test_option_spec checks that
+   * every one is here) */
+  static const char *const flags[] = {"anonymous", NULL};
+  for (int i = 0; flags[i]; i++)
+    if (strcmp(flags[i], name) == 0) return 1;
+  return 0;
+}
+
 int ds_options_add(ds_options *o, const char *arg, char **err) {
   char *whole = ds_dequote(arg);
   if (!whole) return ds_err(err, "out of memory");
   char *eq = strchr(whole, '=');
   if (!eq) {
-    int rc = ds_err(err, "option '%s' is not of the form name=value", whole);
+    char *flag = ds_dequote(whole);
+    for (char *c = flag; c && *c; c++) *c = (char)tolower((unsigned char)*c);
+    int rc = !flag ? ds_err(err, "out of memory")
+             : ds_options_is_flag(flag)
+                 ? ds_options_put(o, flag, "true", err) /* a bare yes/no option */
+                 : ds_err(err, "option '%s' is not of the form name=value", whole);
+    free(flag);
     free(whole);
     return rc;
   }

@@ -24,7 +24,12 @@ typedef struct ds_options {
  * (doubled quote characters inside are undone). malloc'd. */
 char *ds_dequote(const char *s);
 
-/* Add one `name=value` argument (possibly quoted as a whole). */
+/* 1 when a bare `name` (lower case) argument means name=true: the
+ * yes/no options (`anonymous`). */
+int ds_options_is_flag(const char *name);
+
+/* Add one `name=value` argument (possibly quoted as a whole), or a bare
+ * yes/no option's name (= true). */
 int ds_options_add(ds_options *o, const char *arg, char **err);
 /* Add option `name` with `value` as they are (already parsed: copied). */
 int ds_options_put(ds_options *o, const char *name, const char *value, char **err);

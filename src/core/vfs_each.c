@@ -10,6 +10,11 @@
 int ds_vfs_each(const char *dir, ds_vfs_entry_fn fn, void *ctx, char **err) {
   ds_vfs_list *d = ds_vfs_list_open(NULL, dir);
   if (!d) return ds_err(err, "%s: cannot list: %s", dir, strerror(errno));
+  return ds_vfs_each_listed(d, dir, fn, ctx, err);
+}
+
+int ds_vfs_each_listed(ds_vfs_list *d, const char *dir, ds_vfs_entry_fn fn, void *ctx,
+                       char **err) {
   int rc = 0;
   const char *name;
   while (rc == 0 && (name = ds_vfs_list_next(d)) != NULL) {

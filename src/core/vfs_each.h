@@ -17,4 +17,9 @@ typedef int (*ds_vfs_entry_fn)(void *ctx, const char *path, const char *name,
  * listed or memory runs out. */
 int ds_vfs_each(const char *dir, ds_vfs_entry_fn fn, void *ctx, char **err);
 
+/* ds_vfs_each over a listing the caller opened (ds_vfs_list_open(NULL,
+ * dir)), for callers that treat "cannot list" their own way; closes d. */
+int ds_vfs_each_listed(ds_vfs_list *d, const char *dir, ds_vfs_entry_fn fn, void *ctx,
+                       char **err);
+
 #endif

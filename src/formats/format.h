@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* bytes / shard_bytes of a folder on a file system that cannot list
+ * (http(s)): not known (dataset_info and dataset_shards show NULL). */
+#define DS_BYTES_UNKNOWN UINT64_MAX
+
 struct ds_detected;
 struct ds_shards_options;
 struct ds_shard_listing;

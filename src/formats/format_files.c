@@ -10,6 +10,7 @@
 #include "core/mapped_file.h"
 #include "core/vfs.h"
 #include "core/vfs_each.h"
+#include "formats/format.h"
 
 #define MAX_DEPTH 64 /* directory nesting followed by ds_fmt_dir_bytes */
 
@@ -89,7 +90,14 @@ int ds_fmt_dir_bytes(const char *dir, uint64_t *total, char **err) {
 int ds_fmt_folder_bytes(const char *path, unsigned detail, uint64_t *total, char **err) {
   (void)detail;
   *total = 0;
-  return dir_bytes(path, 0, total, err);
+  ds_vfs_list *d = ds_vfs_list_open(NULL, path);
+  if (!d && errno == ENOTSUP) { /* http(s): no listing, so no sum */
+    *total = DS_BYTES_UNKNOWN;
+    return 0;
+  }
+  if (!d) return ds_err(err, "%s: cannot list: %s", path, strerror(errno));
+  dir_walk w = {0, total};
+  return ds_vfs_each_listed(d, path, add_entry, &w, err);
 }
 
 int ds_fmt_replace_dir(const char *path, const char *what, char **err) {

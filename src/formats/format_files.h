@@ -28,7 +28,8 @@ int ds_fmt_shard_file_bytes(const char *shard, unsigned detail, uint64_t *bytes,
  * are not followed). */
 int ds_fmt_dir_bytes(const char *dir, uint64_t *total, char **err);
 /* format.h bytes and shard_bytes of a format kept in a folder (atlas,
- * bcolz): *total = the sizes of the files under it (detail unused). */
+ * bcolz): *total = the sizes of the files under it (detail unused), or
+ * DS_BYTES_UNKNOWN when the file system cannot list folders (http(s)). */
 int ds_fmt_folder_bytes(const char *path, unsigned detail, uint64_t *total, char **err);
 /* mode=replace's first look at the path of a dataset kept in a folder:
  * 0 when nothing is there, 1 when it is a directory (the writer then

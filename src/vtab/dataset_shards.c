@@ -153,7 +153,10 @@ static void shards_column(ds_list_cursor *c, size_t i, int col, sqlite3_context 
   case COL_PATH: sqlite3_result_text(ctx, e->path, -1, SQLITE_TRANSIENT); break;
   case COL_FIRST_ROWID: sqlite3_result_int64(ctx, (sqlite3_int64)e->first_rowid); break;
   case COL_ROWS: sqlite3_result_int64(ctx, (sqlite3_int64)e->rows); break;
-  case COL_BYTES: sqlite3_result_int64(ctx, (sqlite3_int64)e->bytes); break;
+  case COL_BYTES:
+    if (e->bytes == DS_BYTES_UNKNOWN) sqlite3_result_null(ctx); /* http(s) folder */
+    else sqlite3_result_int64(ctx, (sqlite3_int64)e->bytes);
+    break;
   case COL_SHARD_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)e->shard_index); break;
   case COL_OPEN_OPTIONS: open_options(r, ctx); break;
   }

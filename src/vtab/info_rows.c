@@ -7,6 +7,7 @@
 
 #include "core/common.h"
 #include "core/json_file.h"
+#include "formats/format.h"
 
 void ds_info_put(ds_info *l, const char *name, json_t *v) {
   ds_info_row *r = ds_grow(l->rows, l->n, sizeof *r);
@@ -28,7 +29,8 @@ void ds_info_common(ds_info *l, const char *format, uint64_t rows,
   ds_info_put(l, "format", json_string(format));
   ds_info_put(l, "rows", ds_info_int(rows));
   ds_info_put(l, "shards", ds_info_int(shards));
-  ds_info_put(l, "bytes_on_disk", ds_info_int(l->bytes));
+  ds_info_put(l, "bytes_on_disk",
+              l->bytes == DS_BYTES_UNKNOWN ? json_null() : ds_info_int(l->bytes));
   ds_info_put(l, "compression", compression);
   ds_info_put(l, "columns", columns);
 }

@@ -1,7 +1,8 @@
 """test_replace_race.py - readers in other processes never see two versions
 of a dataset mixed while a writer replaces it (issue 20, item 8).
 
-Per format (bagz single file, bagz x@4, bagz x@*, datadings, atlas, bcolz):
+Per format (bagz single file, bagz x@4, bagz x@*, datadings, atlas, bcolz,
+tfrecord x@*):
 one child process replaces the dataset in a loop with mode=replace, every
 row of version v holding v (and version v having rows(v) rows); two other
 children query it over and over, in both forms (the table-valued form and a
@@ -47,6 +48,8 @@ CASES = [
      "json_extract(example, '$.v')", "v"),
     ("bcolz", "bcolz", "x.bcolz", ", chunklen=8, columns='v INTEGER, w INTEGER'", "v, w", "{v}, i",
      "json_extract(row, '$.v')", "v"),
+    ("tfrecord @*", "tfrecord", "x@*.tfrecord", ", rows_per_shard=16", "record",
+     "CAST({v} AS TEXT)", "CAST(record AS TEXT)", "CAST(record AS TEXT)"),
 ]
 
 COMMON = r"""

@@ -1,5 +1,5 @@
 """test_write_atomic.py - what is atomic when writing datasets, for bagz,
-datadings and the directory datasets atlas and bcolz: ROLLBACK, a statement failing at row 100 of 1000 (alone, and
+datadings, tfrecord and the directory datasets atlas and bcolz: ROLLBACK, a statement failing at row 100 of 1000 (alone, and
 inside a transaction), ROLLBACK TO a savepoint, mode=create over an
 existing dataset, mode=replace (another connection reads the old data until
 the commit), a connection closed without commit, and a writer process
@@ -97,6 +97,8 @@ FORMATS = [
         "CASE WHEN {i} = %d THEN 'not json' ELSE '{\"i\": ' || {i} || '}' END"),
     Fmt("bcolz", ".bcolz", "value", "{i}", "CASE WHEN {i} = %d THEN 'x' ELSE {i} END",
         "random()"),  # blosc packs a series of integers too well to grow
+    Fmt("tfrecord", ".tfrecord", "record", "CAST({i} AS TEXT)",
+        "CASE WHEN {i} = %d THEN NULL ELSE CAST({i} AS TEXT) END"),
 ]
 
 for f in FORMATS:
@@ -136,9 +138,9 @@ for f in FORMATS:
     conn.execute("COMMIT")
     conn.isolation_level = ""
     C.eq(f.count(conn, "sp"), 12, "%s: ROLLBACK TO keeps the rows before the savepoint" % m)
-    if m == "bagz":
-        got = [r[0] for r in conn.execute("SELECT record FROM bagz(?)", (p("sp.bag"),))]
-        C.eq(got, [str(i).encode() for i in list(range(10)) + [40, 41]], "bagz: ROLLBACK TO rows in order")
+    if m in ("bagz", "tfrecord"):
+        got = [r[0] for r in conn.execute("SELECT record FROM %s(?)" % m, (p("sp" + f.ext),))]
+        C.eq(got, [str(i).encode() for i in list(range(10)) + [40, 41]], "%s: ROLLBACK TO rows in order" % m)
     elif m in ("atlas", "bcolz"):
         sql = "SELECT json_extract(example, '$.i') FROM atlas(?)" if m == "atlas" else "SELECT row FROM bcolz(?)"
         got = [int(r[0]) for r in conn.execute(sql, (p("sp" + f.ext),))]

@@ -6,7 +6,8 @@ ENOSPC or EIO. For every format (bagz, sharded bagz, datadings, atlas with
 plain zstd and with its default trained dictionary, bcolz with a TEXT
 column that waits in .values.tmp, and with an object column: a chunk file
 a row, no more files than rows; bagz also with threads=2, atlas also with
-shards of 6 rows) a mode=replace writer over a good dataset runs BEGIN,
+shards of 6 rows; tfrecord one file and
+gzip name@2) a mode=replace writer over a good dataset runs BEGIN,
 INSERT statements (the fault armed after BEGIN), and COMMIT. Then either COMMIT succeeded and the dataset reads back exactly the
 rows of the statements that succeeded (every row compared), or COMMIT
 failed and the old dataset reads back intact; a fault that fired is
@@ -138,12 +139,16 @@ FORMATS = [
     Fmt("bcolz-object", "bcolz", "x.bcolz", ", columns='id INTEGER, o JSON', chunklen=2",
         ["id", "o"], lambda r: [r[0], js({"d": r[1].hex()})],
         "SELECT row FROM %s(?)", lambda t: (json.loads(t[0])["id"], json.loads(t[0])["o"]["d"])),
+    Fmt("tfrecord", "tfrecord", "x.tfrecord", "", ["record"], lambda r: [r[1]],
+        "SELECT record FROM %s(?)", lambda t: bytes(t[0])),
+    Fmt("tfrecord@2-gzip", "tfrecord", "x@2.tfrecord", ", compression=gzip", ["record"],
+        lambda r: [r[1]], "SELECT record FROM %s(?)", lambda t: bytes(t[0])),
 ]
 
 
 def want_rows(fmt, rows):
     """rows as fmt.read gives them back."""
-    if fmt.module == "bagz":
+    if fmt.module in ("bagz", "tfrecord"):
         return [r[1] for r in rows]
     if fmt.module == "datadings":
         return [("k%d" % r[0], r[1].hex()) for r in rows]

@@ -4,7 +4,8 @@ kills the writer process just before its Nth rename, link, unlink, rmdir,
 mkdir, fsync or ftruncate under the test folder, for N = 1, 2, ... until
 the writer runs to its end. Walked for a create, a replace, and a second
 commit of the same writer table, for bagz (one file, name@N, name@* with
-rows_per_shard), datadings, atlas and bcolz. After each kill a fresh
+rows_per_shard), datadings, atlas, bcolz and tfrecord (one file,
+name@N, gzip name@* with rows_per_shard). After each kill a fresh
 connection reads exactly the old rows, exactly the new rows, or gets an
 error (never a mix, never a crash); then the next writer (mode=replace)
 recovers and succeeds, and the folder holds the dataset's files and the
@@ -32,7 +33,9 @@ DEADLINE = time.time() + 150
 
 CASES = [("bagz", "k.bagz", ""), ("bagz", "k@3.bagz", ""),
          ("bagz", "k@*.bagz", "rows_per_shard=2"), ("datadings", "k.msgpack", ""),
-         ("atlas", "k.atlas", ""), ("bcolz", "k.bcolz", "")]
+         ("atlas", "k.atlas", ""), ("bcolz", "k.bcolz", ""),
+         ("tfrecord", "k.tfrecord", ""), ("tfrecord", "k@2.tfrecord", ""),
+         ("tfrecord", "k@*.tfrecord", "rows_per_shard=2, compression=gzip")]
 OLD = ["o1", "o2", "o3", "o4", "o5"]
 NEW = ["n1", "n2", "n3"]
 MORE = ["m1", "m2"]

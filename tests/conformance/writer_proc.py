@@ -20,6 +20,7 @@ FORMATS = {
     "atlas": (".atlas", "example", "json_object('v', {v})",
               "SELECT json_extract(example, '$.v') FROM atlas(?)"),
     "bcolz": (".bcolz", "value", "{v}", "SELECT trim(row, '\"') FROM bcolz(?)"),
+    "tfrecord": (".tfrecord", "record", "{v}", "SELECT CAST(record AS TEXT) FROM tfrecord(?)"),
 }
 
 

@@ -123,6 +123,14 @@ static void test_options(void) {
   CHECK_CONTAINS(err, "given twice");
   CHECK(ds_options_add(&o, "nonsense", &err) == -1);
   CHECK_CONTAINS(err, "name=value");
+  /* a bare yes/no option is switched on; a bare option of another kind
+   * still needs its value */
+  CHECK(ds_options_add(&o, "Anonymous", &err) == 0);
+  CHECK_STR(ds_options_get(&o, "anonymous"), "true");
+  CHECK(ds_options_add(&o, "anonymous=0", &err) == -1);
+  CHECK_CONTAINS(err, "given twice");
+  CHECK(ds_options_add(&o, "retries", &err) == -1);
+  CHECK_CONTAINS(err, "'retries' is not of the form name=value");
   CHECK(ds_options_put(&o, "x", "'kept as given'", &err) == 0);
   CHECK_STR(ds_options_get(&o, "x"), "'kept as given'");
   ds_options_free(&o);

@@ -68,6 +68,12 @@ int main(void) {
   CHECK(v.frac == 0.25);
   CHECK(ds_opt_given(&o, &own[3]) != NULL && ds_opt_given(&o, &own[0]) == NULL);
   ds_options_free(&o);
+  /* a bare yes/no option is true; every yes/no spec is a flag of
+   * options.c, and only those */
+  CHECK(bind("anonymous", DS_FORM_TVF, &v, &err) == 0);
+  CHECK(v.common.remote.anonymous == 1);
+  for (const ds_opt_spec *s = ds_common_option_specs; s->name; s++)
+    CHECK(ds_opt_is_yes_no(s) == ds_options_is_flag(s->name));
   /* errors: range, enum, count, fraction */
   CHECK(bind("level=10", DS_FORM_CREATE, &v, &err) == -1);
   CHECK_STR(err, "option level='10' must be an integer from 1 to 9");

@@ -488,13 +488,16 @@ static int make_shards(atlas_reader *r, char **names, size_t n, char **err) {
   return 0;
 }
 
-/* The shard names "0".."count-1" of a root that cannot be listed (a
- * dataset over http(s)): the shards meta.json's shard_sizes names. */
+/* The shard names of a root that cannot be listed (a dataset over
+ * http(s)): one per shard_sizes entry of meta.json, "0".."count-1"
+ * zero-padded to the width of the last, as the writers name them at
+ * close (docs/formats/atlas.md section 3: 12 shards are 00..11). */
 static int shards_by_meta(size_t count, char ***out, size_t *n, char **err) {
   char **names = calloc(count ? count : 1, sizeof *names);
   if (!names) return ds_err(err, "out of memory");
+  int width = snprintf(NULL, 0, "%zu", count ? count - 1 : 0);
   for (size_t k = 0; k < count; k++)
-    if (!(names[k] = ds_strf("%zu", k))) {
+    if (!(names[k] = ds_strf("%0*zu", width, k))) {
       free_names(names, k);
       return ds_err(err, "out of memory");
     }
