@@ -144,6 +144,10 @@ void ds_file_close(ds_file *f) {
   f->vf.fd = -1;
 }
 
+void ds_file_hint_index(ds_file *f) {
+  if (f->path && f->vf.be) ds_vfs_hint(&f->vf, DS_VFS_HINT_INDEX);
+}
+
 void ds_file_forget_data(ds_file *f) {
   if (f->owned) free((void *)f->data);
   f->data = NULL;

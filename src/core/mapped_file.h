@@ -44,6 +44,9 @@ int ds_file_load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const cha
 int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,
                         uint64_t size, char **err);
 void ds_file_close(ds_file *f);
+/* Tell a streamed file's backend that it is an index or metadata file
+ * (ds_vfs_hint, DS_VFS_HINT_INDEX): remote ones keep it in their cache. */
+void ds_file_hint_index(ds_file *f);
 /* Free a loaded file's bytes but keep its path and identity, so that
  * ds_file_stale still tells whether it changed on disk. */
 void ds_file_forget_data(ds_file *f);

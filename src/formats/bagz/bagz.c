@@ -100,6 +100,7 @@ static int locate_separate(bagz_shard *s, char **err) {
   int rc = ds_file_open(&s->limits_file, lp, err);
   free(lp);
   if (rc) return -1;
+  ds_file_hint_index(&s->limits_file); /* a remote limits file: cached whole */
   if (s->limits_file.size % 8 != 0)
     return ds_err(err, "%s: size %llu is not a multiple of 8 (one u64 limit per "
                        "record)",
