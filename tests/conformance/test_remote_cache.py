@@ -7,7 +7,8 @@ in-process answers last 2 s). Requests are counted from nginx's access log.
     process costs no 2xx GET of index bytes (only HEADs); answers equal
     the local read;
   - staleness: the dataset replaced on the server (new ETags): the new
-    bytes are read;
+    bytes are read; also with the same sizes (only the ETags tell), and
+    with whole entries of the old ETags left behind;
   - two processes filling one cache at once: both right, every entry
     whole and valid, no temporary file left, then warm;
   - size bound (DATASETS_REMOTE_CACHE_MAX): the folder stays under it,
@@ -15,7 +16,8 @@ in-process answers last 2 s). Requests are counted from nginx's access log.
   - corruption: a flipped byte and a cut entry are detected, refetched
     (GETs in the log), rewritten valid, the answer right;
   - off: remote_cache=off and DATASETS_REMOTE_CACHE=off write no file and
-    read none;
+    read none; a folder that cannot be made: answers from the network,
+    nothing printed;
   - datasets_remote_stats(): requests, bytes, failures match the log,
     cache hits/misses, 'reset'.
 Usage: test_remote_cache.py BUILD_DIR"""
@@ -143,6 +145,8 @@ def make_www(rng):
                     os.path.join(www, "carray_int32"))
     recs = [bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 40))) for _ in range(9000)]
     dstest.write_tail_bag(os.path.join(www, "a.bag"), recs)  # 72 KB of limits
+    os.makedirs(os.path.join(www, "big"))
+    rewrite_same_size(www, "big", "ASC")
     return www
 
 
@@ -168,6 +172,27 @@ def replace_dataset(www, rng):
     recs = [bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 40))) for _ in range(8000)]
     dstest.write_tail_bag(os.path.join(www, "a.bag"), recs)
     os.utime(os.path.join(www, "a.bag"), (later, later))
+    shutil.rmtree(tmp)
+
+
+def rewrite_same_size(www, folder, order):
+    """Rewrite www/folder/mid.msgpack* from the mid fixture with its samples
+    in `order` of rowid (the same sizes, other bytes, a new mtime)."""
+    tmp = tempfile.mkdtemp(prefix="ds-same-")
+    conn = dstest.connect(BUILD)
+    dst = os.path.join(tmp, "mid.msgpack")
+    conn.execute("CREATE VIRTUAL TABLE temp.w USING datadings(%s, mode=create)"
+                 % dstest.sql_quote(dst))
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO w(key, raw) SELECT key, raw FROM datadings(%s) ORDER BY rowid %s"
+                 % (dstest.sql_quote(os.path.join(UP, "datadings", "mid", "mid.msgpack")), order))
+    conn.execute("COMMIT")
+    conn.close()
+    rewrite_same_size.t = getattr(rewrite_same_size, "t", time.time() + 2000) + 100
+    for n in os.listdir(tmp):
+        p = os.path.join(www, folder, n)
+        shutil.copy(os.path.join(tmp, n), p)
+        os.utime(p, (rewrite_same_size.t, rewrite_same_size.t))
     shutil.rmtree(tmp)
 
 
@@ -277,6 +302,16 @@ def main():
         got, _ = run(env_with("off"), qs[:1])
         t.check(len(entries(off_dir)) >= 1, "on again: files written (the check can see them)")
 
+        # -- a cache that cannot be written: the network, silently --
+        blocker = os.path.join(caches, "a-file")
+        open(blocker, "w").close()
+        p = subprocess.run(child_cmd(qs), env=dict(base, DATASETS_REMOTE_CACHE_DIR=
+                                                    os.path.join(blocker, "sub")),
+                           capture_output=True, text=True, timeout=120)
+        ans = json.loads(p.stdout.splitlines()[-1])["answers"] if p.returncode == 0 else None
+        t.eq(ans, want, "unwritable cache folder: answers from the network")
+        t.eq(p.stderr, "", "unwritable cache folder: nothing printed")
+
         # -- corruption: a flipped byte, a cut file --
         ents = entries(main_dir)
         wname = entry_name(offs_url, "w")
@@ -320,6 +355,41 @@ def main():
         t.check(ent and new_etag and new_etag[-1][3] not in ("-", "") and
                 ent[2].decode() == new_etag[-1][3].replace("\\x22", '"'),
                 "staleness: the entry names the new ETag", (ent and ent[2], new_etag[-1:]))
+
+        # -- staleness with the same sizes: only the ETags tell --
+        big_q = ["SELECT count(*), min(key) FROM datadings(%s)" % dstest.sql_quote(url("big/mid.msgpack")),
+                 "SELECT key, hex(raw) FROM datadings(%s) WHERE rowid IN (0, 77, 12345)"
+                 % dstest.sql_quote(url("big/mid.msgpack")),
+                 "SELECT rowid FROM datadings(%s) WHERE key = 'm01234'"
+                 % dstest.sql_quote(url("big/mid.msgpack"))]
+        conn = dstest.connect(BUILD)
+        big_local = [q.replace(url("big/mid.msgpack"), os.path.join(www, "big", "mid.msgpack"))
+                     for q in big_q]
+        want_fwd = [[list(r) for r in conn.execute(q).fetchall()] for q in big_local]
+        got, _ = run(main_env, big_q)
+        t.eq(got, want_fwd, "same sizes: first read")
+        sizes = {n: os.path.getsize(os.path.join(www, "big", n)) for n in os.listdir(os.path.join(www, "big"))}
+        rewrite_same_size(www, "big", "DESC")
+        t.eq({n: os.path.getsize(os.path.join(www, "big", n)) for n in sizes}, sizes,
+             "same sizes: the replacement has the same sizes")
+        want_rev = [[list(r) for r in conn.execute(q).fetchall()] for q in big_local]
+        t.check(want_rev[1] != want_fwd[1], "same sizes: the replacement's answers differ")
+        got, _ = run(main_env, big_q)
+        t.eq(got, want_rev, "same sizes: the new ETags are seen, the new bytes read")
+        # whole entries checked on their own: the probe entries gone (as
+        # eviction may take them), the whole ones of the old ETags left
+        ws = {entry_name(url("big/" + n), "w") for n in sizes}
+        olds = {n: b for n, b in entries(main_dir).items() if n in ws}
+        rewrite_same_size(www, "big", "ASC")
+        for n in sizes:
+            pe = os.path.join(main_dir, entry_name(url("big/" + n), "p"))
+            if os.path.exists(pe):
+                os.remove(pe)
+        got, _ = run(main_env, big_q)
+        t.check(len(olds) >= 3, "same sizes: whole entries of the old ETags were there (%d)"
+                % len(olds))
+        t.eq(got, want_fwd, "same sizes: whole entries of an old ETag are not served")
+        conn.close()
 
         # -- two processes filling one cache at once --
         both_dir = os.path.join(caches, "both")
