@@ -74,6 +74,7 @@ int ds_rcache_fresh(int64_t age_ms) { return age_ms >= 0 && age_ms < fresh_ms();
 
 int ds_rcache_on(const ds_robj *o) {
   if (o->cache == 1) return 0;
+  if (strchr(o->url, '?')) return 0; /* a signed URL: its key would change, its HEAD fail */
   if (o->cache != 0) {
     const char *s = getenv("DATASETS_REMOTE_CACHE");
     if (s && (strcasecmp(s, "off") == 0 || strcmp(s, "0") == 0 ||

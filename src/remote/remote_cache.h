@@ -9,7 +9,9 @@
  *     of an object of at most DS_RCACHE_WHOLE_MAX bytes: datadings
  *     .offsets/.keys/.key_hashes/.filter, atlas meta.json/index.npy/
  *     dictionaries, bcolz meta files and, being read whole, bcolz chunk files).
- * Objects without an ETag are never kept (nothing to check them against).
+ * Objects without an ETag are never kept (nothing to check them against),
+ * nor URLs with a query string (signed URLs: a new key each time, and a
+ * signature for GET that a HEAD would not pass).
  *
  * Where: $DATASETS_REMOTE_CACHE_DIR when set, else
  * $XDG_CACHE_HOME/sqlite-datasets/remote, else

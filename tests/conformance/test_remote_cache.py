@@ -19,7 +19,9 @@ in-process answers last 2 s). Requests are counted from nginx's access log.
     read none; a folder that cannot be made: answers from the network,
     nothing printed;
   - datasets_remote_stats(): requests, bytes, failures match the log,
-    cache hits/misses, 'reset'.
+    cache hits/misses, 'reset';
+  - s3:// through the S3 front (signatures checked by botocore): warm
+    opens are signed HEADs, no GET of index bytes.
 Usage: test_remote_cache.py BUILD_DIR"""
 import hashlib
 import json
@@ -35,6 +37,7 @@ import time
 
 import dstest
 from remote_servers import Nginx
+from s3_front import Front, S3SigV4Auth
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 BUILD = os.path.join(dstest.ROOT, BUILD) if not os.path.isabs(BUILD) else BUILD
@@ -431,6 +434,36 @@ def main():
         t.eq(sorted(names_of[1] & have), [], "lru: the least recently used (mid1) went")
         kept3 = names_of[3] & have
         t.check(len(kept3) >= 5, "lru: the newest (mid3) stays (%d entries)" % len(kept3))
+
+    # -- S3 (the S3 front, signatures checked when botocore is there): warm
+    # opens are signed HEADs, no GET of index bytes --
+    root = tempfile.mkdtemp(prefix="ds-s3f-cache-")
+    os.makedirs(os.path.join(root, "bkt"))
+    for n in ("mid", "a.bag", "standard"):
+        src = os.path.join(www, n)
+        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(root, "bkt", n))
+    keys = {"AKCACHE": ("cache-secret", None)} if S3SigV4Auth else None
+    with Front(root, keys=keys, region="us-east-1") as s3:
+        s3_env = env_with("s3", AWS_ENDPOINT_URL=s3.url("").rstrip("/"),
+                          AWS_ACCESS_KEY_ID="AKCACHE", AWS_SECRET_ACCESS_KEY="cache-secret",
+                          AWS_REGION="us-east-1")
+        s3_env.pop("AWS_SESSION_TOKEN", None)
+        s3_env.pop("AWS_PROFILE", None)
+        s3_qs = queries(lambda n: "s3://bkt/" + n)[:6]
+        want_s3 = local_answers(www)[:6]
+        got, _ = run(s3_env, s3_qs)
+        t.eq(got, want_s3, "s3 cold: answers")
+        n0 = len(s3.requests())
+        got, rows = run(s3_env, s3_qs)
+        t.eq(got, want_s3, "s3 warm: answers")
+        log = [(r[1], r[2], r[3] or "", r[4], r[5]) for r in s3.requests()[n0:]]
+        gets = [r for r in log if r[0] == "GET" and r[4] and 200 <= r[4] < 300 and
+                (r[1].endswith(INDEX_NAMES) or r[2].startswith("bytes=-"))]
+        t.eq(gets, [], "s3 warm: no GET of index bytes")
+        t.check(sum(1 for r in log if r[0] == "HEAD" and r[4] == 200) >= 6,
+                "s3 warm: signed HEADs confirm the entries")
+        t.check(sum(r["cache_hits"] for r in rows) >= 6, "s3 warm: cache hits counted", rows)
+    shutil.rmtree(root, ignore_errors=True)
     shutil.rmtree(www, ignore_errors=True)
     shutil.rmtree(caches, ignore_errors=True)
     t.exit()
