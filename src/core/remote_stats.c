@@ -24,7 +24,7 @@ void ds_rstats_endpoint(const char *url, char out[128]) {
     host = at + 1;
   }
   int n = snprintf(out, 128, "%.*s%.*s", (int)(p + 3 - url), url, (int)alen, host);
-  for (int i = 0; i < n && i < 127 && out[i] != ':'; i++)
+  for (int i = 0; i < n && i < 127; i++) /* scheme and host: any case is one */
     if (out[i] >= 'A' && out[i] <= 'Z') out[i] = (char)(out[i] - 'A' + 'a');
 }
 
