@@ -36,7 +36,7 @@ static ds_rstats_row *row_of(const char *e) {
     if (strcmp(table[i].endpoint, e) == 0) r = &table[i];
   if (!r && used < DS_RSTATS_ENDPOINTS - 1) {
     r = &table[used];
-    memcpy(r->endpoint, e, 128);
+    snprintf(r->endpoint, sizeof r->endpoint, "%s", e);
     used++;
   }
   if (!r) {
