@@ -102,9 +102,11 @@ int ds_file_load(ds_file *f, const char *path, char **err) {
   return ds_file_load_at(f, NULL, path, path, err);
 }
 
-int ds_file_load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path,
-                    char **err) {
+/* ds_file_load_at, hinting the backend first when `index`. */
+static int load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path,
+                   int index, char **err) {
   if (ds_file_open_at(f, at, rel, path, err)) return -1;
+  if (index) ds_vfs_hint(&f->vf, DS_VFS_HINT_INDEX);
   if (f->size > 0) {
     uint8_t *p = f->size <= SIZE_MAX ? malloc((size_t)f->size) : NULL;
     if (!p) {
@@ -123,6 +125,20 @@ int ds_file_load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const cha
   }
   ds_vfs_close(&f->vf);
   return 0;
+}
+
+int ds_file_load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path,
+                    char **err) {
+  return load_at(f, at, rel, path, 0, err);
+}
+
+int ds_file_load_index(ds_file *f, const char *path, char **err) {
+  return load_at(f, NULL, path, path, 1, err);
+}
+
+int ds_file_load_index_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path,
+                          char **err) {
+  return load_at(f, at, rel, path, 1, err);
 }
 
 int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,

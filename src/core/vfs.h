@@ -181,9 +181,10 @@ static inline ssize_t ds_vfs_pread(const ds_vfs_file *f, void *buf, size_t n,
   return f->be->pread(f, buf, n, off);
 }
 /* Hints of ds_vfs_hint. DS_VFS_HINT_INDEX: an index or metadata file,
- * small and read all over its life (datadings .offsets/.keys/...,
- * separate bagz limits): a remote backend may fetch it whole at once and
- * keep it in its disk cache (remote/remote_cache.h). */
+ * read all over its life (datadings .offsets/.keys/..., separate bagz
+ * limits, meta files and index.npy loaded whole): a remote backend may
+ * fetch a small one whole at once and keep it in its disk cache
+ * (remote/remote_cache.h). */
 #define DS_VFS_HINT_INDEX 1u
 /* Tell the backend of an open file what the reader will do; a hint only:
  * backends without a use for it ignore it, and nothing fails. */

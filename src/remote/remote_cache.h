@@ -5,10 +5,11 @@
  * What it keeps, per URL (the key; an entry names the ETag it holds):
  *   - the probe answer of an object (remote_probe.h): size, ETag, version
  *     id and the tail bytes the open fetched (a bagz open's limits);
- *   - the bytes of an object read whole (one read from offset 0 to the end
- *     of an object of at most DS_RCACHE_WHOLE_MAX bytes: datadings
- *     .offsets/.keys/.key_hashes/.filter, atlas meta.json/index.npy/
- *     dictionaries, bcolz meta files and, being read whole, bcolz chunk files).
+ *   - the whole bytes of an index or metadata object of at most
+ *     DS_RCACHE_WHOLE_MAX bytes, as the readers name them with
+ *     DS_VFS_HINT_INDEX (core/vfs.h: datadings .offsets/.keys/.key_hashes/
+ *     .filter, atlas meta.json/index.npy/dictionaries, bcolz meta files,
+ *     separate bagz limits, tfrecord indexes); data is never kept.
  * Objects without an ETag are never kept (nothing to check them against),
  * nor URLs with a query string (signed URLs: a new key each time, and a
  * signature for GET that a HEAD would not pass).

@@ -140,12 +140,6 @@ static int whole_of(ds_rfile *rf, uint8_t *buf) {
   return 0;
 }
 
-/* A read of a whole small object (ds_file_load: meta files, atlas
- * index.npy, bcolz meta): through whole_of. */
-static ssize_t whole_read(ds_rfile *rf, void *buf) {
-  return whole_of(rf, buf) ? -1 : (ssize_t)rf->at_open.size;
-}
-
 /* DS_VFS_HINT_INDEX on a small object: fetch it whole now (or take it
  * from the disk cache) and hold it as the open's "tail", from which
  * remote_file.c serves every read without a request. Silent on failure
@@ -172,9 +166,6 @@ static void r_hint(ds_vfs_file *f, unsigned hints) {
 
 static ssize_t r_pread(const ds_vfs_file *f, void *buf, size_t n, uint64_t off) {
   if (!f->impl) return fail(EISDIR, NULL);
-  ds_rfile *rf = f->impl;
-  if (off == 0 && n >= rf->at_open.size && whole_wanted(rf))
-    return whole_read(rf, buf);
   return ds_rfile_pread(f->impl, buf, n, off);
 }
 

@@ -136,7 +136,7 @@ static int shard_is_zstd(const bagz_options *o, const char *path) {
 static int load_dictionary(bagz_reader *r, char **err) {
   if (!r->opts.dictionary_path) return 0;
   ds_file f;
-  if (ds_file_load(&f, r->opts.dictionary_path, err)) return -1;
+  if (ds_file_load_index(&f, r->opts.dictionary_path, err)) return -1;
   int rc = ds_zstd_dict_new(f.data ? f.data : (const uint8_t *)"", (size_t)f.size,
                             &r->dict, err);
   if (rc) ds_err_prefix(err, r->opts.dictionary_path);
