@@ -6,6 +6,7 @@ SQLITE_EXTENSION_INIT1
 
 #include "sql/help_sql.h"
 #include "sql/npy_sql.h"
+#include "sql/remote_stats_sql.h"
 #include "sql/version_sql.h"
 #include "vtab/module_help.h"
 #include "vtab/modules.h"
@@ -27,6 +28,7 @@ int sqlite3_atlas_init(sqlite3 *db, char **pzErrMsg,
   SQLITE_EXTENSION_INIT2(pApi);
   int rc = ds_npy_register_functions(db);
   if (rc == SQLITE_OK) rc = ds_version_register(db);
+  if (rc == SQLITE_OK) rc = ds_remote_stats_register(db);
   if (rc == SQLITE_OK) rc = ds_help_register(db, &help_library);
   if (rc == SQLITE_OK) rc = ds_atlas_register(db);
   return rc;

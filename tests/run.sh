@@ -15,7 +15,11 @@ FILTER=${2:-}
 cd "$(dirname "$0")/.." || exit 2
 PY=/usr/bin/python3
 LOG=$(mktemp)
-trap 'rm -f "$LOG"' EXIT
+# the remote disk cache (src/remote/remote_cache.h) of this run: a fresh
+# folder, never the user's ~/.cache
+DATASETS_REMOTE_CACHE_DIR=$(mktemp -d)
+export DATASETS_REMOTE_CACHE_DIR
+trap 'rm -f "$LOG"; rm -rf "$DATASETS_REMOTE_CACHE_DIR"' EXIT
 pass=0
 fail=0
 

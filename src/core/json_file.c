@@ -90,7 +90,7 @@ json_t *ds_json_parse(const uint8_t *p, size_t n, const char *path, char **err) 
 /* Load a file (read into memory, never mapped) and parse it. */
 json_t *ds_json_load_file(const char *path, char **err) {
   ds_file f;
-  if (ds_file_load(&f, path, err)) return NULL;
+  if (ds_file_load_index(&f, path, err)) return NULL;
   json_t *j = ds_json_parse(f.data, (size_t)f.size, path, err);
   ds_file_close(&f);
   return j;

@@ -102,9 +102,11 @@ int ds_file_load(ds_file *f, const char *path, char **err) {
   return ds_file_load_at(f, NULL, path, path, err);
 }
 
-int ds_file_load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path,
-                    char **err) {
+/* ds_file_load_at, hinting the backend first when `index`. */
+static int load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path,
+                   int index, char **err) {
   if (ds_file_open_at(f, at, rel, path, err)) return -1;
+  if (index) ds_vfs_hint(&f->vf, DS_VFS_HINT_INDEX);
   if (f->size > 0) {
     uint8_t *p = f->size <= SIZE_MAX ? malloc((size_t)f->size) : NULL;
     if (!p) {
@@ -125,6 +127,20 @@ int ds_file_load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const cha
   return 0;
 }
 
+int ds_file_load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path,
+                    char **err) {
+  return load_at(f, at, rel, path, 0, err);
+}
+
+int ds_file_load_index(ds_file *f, const char *path, char **err) {
+  return load_at(f, NULL, path, path, 1, err);
+}
+
+int ds_file_load_index_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path,
+                          char **err) {
+  return load_at(f, at, rel, path, 1, err);
+}
+
 int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,
                         uint64_t size, char **err) {
   memset(f, 0, sizeof *f);
@@ -142,6 +158,10 @@ void ds_file_close(ds_file *f) {
   free(f->path);
   memset(f, 0, sizeof *f);
   f->vf.fd = -1;
+}
+
+void ds_file_hint_index(ds_file *f) {
+  if (f->path && f->vf.be) ds_vfs_hint(&f->vf, DS_VFS_HINT_INDEX);
 }
 
 void ds_file_forget_data(ds_file *f) {

@@ -39,11 +39,21 @@ int ds_file_load(ds_file *f, const char *path, char **err);
  * errors and is the path ds_file_stale looks at. */
 int ds_file_open_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path, char **err);
 int ds_file_load_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path, char **err);
+/* ds_file_load(_at) of an index or metadata file (meta.json, index.npy, a
+ * dictionary, bcolz meta, a tfrecord index): the backend is told so
+ * (DS_VFS_HINT_INDEX) before the read; a remote one keeps it in its disk
+ * cache. Data files (bcolz chunks) use ds_file_load. */
+int ds_file_load_index(ds_file *f, const char *path, char **err);
+int ds_file_load_index_at(ds_file *f, const ds_vfs_dir *at, const char *rel, const char *path,
+                          char **err);
 /* Wrap bytes already in memory (fuzzers, tests). The bytes are borrowed:
  * they must outlive the ds_file. */
 int ds_file_from_memory(ds_file *f, const char *name, const uint8_t *data,
                         uint64_t size, char **err);
 void ds_file_close(ds_file *f);
+/* Tell a streamed file's backend that it is an index or metadata file
+ * (ds_vfs_hint, DS_VFS_HINT_INDEX): remote ones keep it in their cache. */
+void ds_file_hint_index(ds_file *f);
 /* Free a loaded file's bytes but keep its path and identity, so that
  * ds_file_stale still tells whether it changed on disk. */
 void ds_file_forget_data(ds_file *f);

@@ -13,6 +13,7 @@
 #include "core/decimal.h"
 
 static const char *const url_styles[] = {"auto", "path", "virtual", NULL};
+static const char *const on_off[] = {"on", "off", NULL};
 static const char *const yes_no[] = {"false", "true", "0", "1", "no", "yes", NULL};
 
 const ds_opt_spec ds_common_option_specs[] = {
@@ -43,6 +44,10 @@ const ds_opt_spec ds_common_option_specs[] = {
      .max = 3600000, .def = -1, .def_text = "30000 (DATASETS_REMOTE_TIMEOUT_MS)",
      .help = "remote paths: one try's time limit, connect to last byte",
      .at = offsetof(ds_common_opts, remote.timeout_ms)},
+    {.name = "remote_cache", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM, .names = on_off,
+     .def = -1, .def_text = "on (DATASETS_REMOTE_CACHE=off turns it off)",
+     .help = "remote paths: keep index bytes in the local disk cache (README \"Remote datasets\")",
+     .at = offsetof(ds_common_opts, remote.remote_cache)},
     {0}};
 
 int ds_opt_is_yes_no(const ds_opt_spec *s) { return s->names == yes_no; }

@@ -99,6 +99,10 @@ int ds_vfs_open(ds_vfs_file *f, const ds_vfs_dir *at, const char *path) {
 
 int ds_vfs_restat(const ds_vfs_file *f, ds_vfs_info *st) { return f->be->restat(f, st); }
 
+void ds_vfs_hint(ds_vfs_file *f, unsigned hints) {
+  if (f->be && f->be->hint) f->be->hint(f, hints);
+}
+
 void ds_vfs_close(ds_vfs_file *f) {
   if (f->be) f->be->close(f);
   f->be = NULL;

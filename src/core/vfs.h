@@ -114,6 +114,8 @@ struct ds_vfs_backend {
   int (*rmdir)(const char *path);
   int (*mkdir)(const char *path);
   int (*truncate)(const char *path, uint64_t size);
+  /* optional: what the reader will do with an open file (DS_VFS_HINT_*) */
+  void (*hint)(ds_vfs_file *f, unsigned hints);
 };
 
 /* The local file system's backend (vfs_local.c). */
@@ -129,7 +131,8 @@ void ds_vfs_set_detail(char *msg);
 const char *ds_vfs_detail(void);
 
 /* The non-secret settings of remote paths a table's options give
- * (endpoint=, region=, url_style=, anonymous=, retries=, timeout_ms=;
+ * (endpoint=, region=, url_style=, anonymous=, retries=, timeout_ms=,
+ * remote_cache=;
  * their specs are in core/option_spec.c). The SQLite layer makes them
  * current on its thread around a dataset's open (ds_vfs_remote_use); the
  * remote backends read them at open and keep them for the file's reads.
@@ -141,6 +144,7 @@ typedef struct ds_vfs_remote_opts {
   int64_t anonymous; /* position in its names: odd = yes */
   int64_t retries;   /* -1: not given */
   int64_t timeout_ms;
+  int64_t remote_cache; /* the persistent cache: -1 not given, 0 on, 1 off */
 } ds_vfs_remote_opts;
 /* Make o current on this thread (NULL: none); returns the one before. */
 const ds_vfs_remote_opts *ds_vfs_remote_use(const ds_vfs_remote_opts *o);
@@ -176,6 +180,15 @@ static inline ssize_t ds_vfs_pread(const ds_vfs_file *f, void *buf, size_t n,
                                    uint64_t off) {
   return f->be->pread(f, buf, n, off);
 }
+/* Hints of ds_vfs_hint. DS_VFS_HINT_INDEX: an index or metadata file,
+ * read all over its life (datadings .offsets/.keys/..., separate bagz
+ * limits, meta files and index.npy loaded whole): a remote backend may
+ * fetch a small one whole at once and keep it in its disk cache
+ * (remote/remote_cache.h). */
+#define DS_VFS_HINT_INDEX 1u
+/* Tell the backend of an open file what the reader will do; a hint only:
+ * backends without a use for it ignore it, and nothing fails. */
+void ds_vfs_hint(ds_vfs_file *f, unsigned hints);
 /* What the open file is now (size after a truncate, ...). */
 int ds_vfs_restat(const ds_vfs_file *f, ds_vfs_info *st);
 /* Close (a file never opened or already closed is fine). */
@@ -227,6 +240,9 @@ int ds_vfs_stat_fd(int fd, ds_vfs_info *st);
 /* fsync(2), and pread(2) of a writer's own files. */
 int ds_vfs_fsync_fd(int fd);
 ssize_t ds_vfs_pread_fd(int fd, void *buf, size_t n, uint64_t off);
+/* futimens(2) to now: a file's mtime marks its last use (the remote
+ * cache's least-recently-used order, remote/remote_cache.c). */
+int ds_vfs_touch_fd(int fd);
 /* rename(2), renameat2 with RENAME_NOREPLACE or RENAME_EXCHANGE. */
 int ds_vfs_rename(const char *from, const char *to, ds_vfs_rename_how how);
 /* unlink(2), rmdir(2), mkdir(2) (mode 0755), truncate(2). */

@@ -249,3 +249,5 @@ int ds_vfs_fsync_fd(int fd) { return fsync(fd); }
 ssize_t ds_vfs_pread_fd(int fd, void *buf, size_t n, uint64_t off) {
   return pread(fd, buf, n, (off_t)off);
 }
+
+int ds_vfs_touch_fd(int fd) { return futimens(fd, NULL); }

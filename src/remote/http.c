@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/cancel.h"
+#include "core/remote_stats.h"
 #include "remote/curl_api.h"
 #include "remote/http_pool.h"
 #include "remote/http_judge.h"
@@ -284,6 +285,31 @@ static void fail(ds_http_xfer *x, char *msg) {
   __atomic_add_fetch(&stat_failures, 1, __ATOMIC_RELAXED);
 }
 
+/* Add a finished batch to the per-endpoint counters (core/remote_stats.h):
+ * each request's tries, retries, failure and body bytes; the batch's wall
+ * time once to each endpoint it asked (the first 8 endpoints). */
+static void count_batch(const ds_http_req *reqs, size_t n, int64_t ns) {
+  char seen[8][128];
+  int nseen = 0;
+  for (size_t i = 0; i < n; i++) {
+    const ds_http_req *r = &reqs[i];
+    uint64_t v[DS_RSTAT_NFIELDS] = {0};
+    v[DS_RSTAT_REQUESTS] = (uint64_t)r->tries;
+    v[DS_RSTAT_RETRIES] = r->tries > 1 ? (uint64_t)r->tries - 1 : 0;
+    v[DS_RSTAT_FAILURES] = r->err != NULL;
+    v[DS_RSTAT_BYTES] = r->body.len;
+    char e[128];
+    ds_rstats_endpoint(r->url, e);
+    int first = nseen < 8;
+    for (int j = 0; j < nseen && first; j++) first = strcmp(seen[j], e) != 0;
+    if (first) {
+      memcpy(seen[nseen++], e, sizeof e);
+      v[DS_RSTAT_WAIT_US] = ns > 0 ? (uint64_t)ns / 1000 : 0;
+    }
+    ds_rstats_add_row(e, v);
+  }
+}
+
 int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
   ds_http_opts o;
   if (opts)
@@ -305,6 +331,7 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
     r->changed = 0;
   }
   if (n == 0) return 0;
+  int64_t t0 = now_ns();
   char *err = NULL;
   const ds_curl_api *c = ds_curl_get(&err);
   CURLSH *sh = NULL;
@@ -420,5 +447,6 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
   }
   free(xs);
   ds_http_session_put(c, s);
+  count_batch(reqs, n, now_ns() - t0);
   return failed ? -1 : 0;
 }

@@ -40,6 +40,7 @@ int ds_robj_make(const char *path, ds_robj *o, char **err) {
   const ds_vfs_remote_opts *ro = ds_vfs_remote_current();
   o->retries = ro && ro->retries >= 0 ? (int)ro->retries : -1;
   o->timeout_ms = ro && ro->timeout_ms >= 0 ? (long)ro->timeout_ms : -1;
+  o->cache = ro && ro->remote_cache >= 0 ? (int)ro->remote_cache : -1;
   ds_remote_url u;
   if (ds_remote_url_parse(path, &u, err)) return -1;
   o->scheme = u.scheme;

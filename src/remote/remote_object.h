@@ -20,11 +20,12 @@ typedef struct ds_robj {
   int has_cfg;
   int retries;     /* retries= when given, else -1 */
   long timeout_ms; /* timeout_ms= when given, else -1 */
+  int cache;       /* remote_cache=: -1 not given, 0 on, 1 off */
 } ds_robj;
 
 /* Make the object of `path` with the settings current on this thread
  * (ds_vfs_remote_current: endpoint=, region=, url_style=, anonymous=,
- * retries=, timeout_ms=, kept for the object's requests); 0 ok, -1 with *err (naming the path). */
+ * retries=, timeout_ms=, remote_cache=, kept for the object's requests); 0 ok, -1 with *err (naming the path). */
 int ds_robj_make(const char *path, ds_robj *o, char **err);
 void ds_robj_free(ds_robj *o);
 /* Zero r and point it at o (url, signer). */

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/cancel.h"
+#include "core/remote_stats.h"
 #include "remote/s3_list.h"
 
 int ds_probe_errno(const ds_http_req *r) {
@@ -276,11 +277,75 @@ static int ask(const ds_robj *o, ds_probe *out, int *eno, char **err) {
   return 0;
 }
 
+/* -- the persistent cache (remote_cache.h) -- */
+
+void ds_probe_cache_view(const ds_probe *p, ds_rcache_obj *v) {
+  v->size = p->size;
+  memcpy(v->etag, p->etag, sizeof v->etag);
+  memcpy(v->version_id, p->version_id, sizeof v->version_id);
+  v->tail = p->tail;
+  v->tail_len = p->tail_len;
+}
+
+/* Keep p (a file with an ETag) in the disk cache. */
+static void to_disk(const ds_robj *o, const ds_probe *p) {
+  ds_rcache_obj v;
+  ds_probe_cache_view(p, &v);
+  if (p->kind == DS_PROBE_FILE && p->etag[0]) ds_rcache_probe_put(o, &v);
+}
+
+/* o's answer from the disk cache when its ETag still holds: no request
+ * while the entry is fresh, else one HEAD (no body). 1 when out has it;
+ * 0 (a miss: the caller asks) when there is none or it is stale. */
+static int from_disk(const ds_robj *o, ds_probe *out) {
+  int64_t age = 0;
+  ds_rcache_obj c;
+  if (!ds_rcache_on(o) || !ds_rcache_probe_get(o, &c, &age)) {
+    ds_rstats_add(o->url, DS_RSTAT_CACHE_MISSES, 1);
+    return 0;
+  }
+  out->kind = DS_PROBE_FILE;
+  out->size = c.size;
+  memcpy(out->etag, c.etag, sizeof out->etag);
+  memcpy(out->version_id, c.version_id, sizeof out->version_id);
+  out->tail = c.tail;
+  out->tail_len = c.tail_len;
+  int ok = ds_rcache_fresh(age);
+  if (!ok) {
+    ds_http_opts ho;
+    ds_robj_http_opts(o, &ho);
+    ds_http_req r;
+    ds_robj_req(o, &r, DS_HTTP_HEAD);
+    ok = ds_http_run(&r, 1, &ho) == 0 && r.etag[0] && strcmp(r.etag, out->etag) == 0 &&
+         r.size == out->size;
+    if (ok) {
+      memcpy(out->version_id, r.version_id, sizeof out->version_id);
+      if (ds_rcache_fresh_window()) to_disk(o, out); /* confirmed now */
+    } else if (r.etag[0]) {
+      ds_rcache_drop(o); /* replaced: its entries are stale */
+    }
+    ds_http_req_free(&r);
+  }
+  if (!ok) {
+    ds_probe_free(out);
+    ds_rstats_add(o->url, DS_RSTAT_CACHE_MISSES, 1);
+    return 0;
+  }
+  ds_rstats_add(o->url, DS_RSTAT_CACHE_HITS, 1);
+  ds_rstats_add(o->url, DS_RSTAT_CACHE_BYTES, out->tail_len);
+  return 1;
+}
+
 int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **err) {
   memset(out, 0, sizeof *out);
   *eno = 0;
   if (!fresh && cache_get(o->url, out)) return 0;
+  if (!fresh && from_disk(o, out)) {
+    cache_put(o->url, out);
+    return 0;
+  }
   if (ask(o, out, eno, err)) return -1;
   cache_put(o->url, out);
+  if (ds_rcache_on(o)) to_disk(o, out);
   return 0;
 }

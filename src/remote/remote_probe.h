@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "remote/remote_cache.h"
 #include "remote/remote_object.h"
 
 #define DS_PROBE_TAIL ((uint64_t)64 << 10) /* bytes of a file's end fetched at open */
@@ -33,6 +34,8 @@ typedef struct ds_probe {
  * too), -1 with *err (and *eno an errno value) when it cannot be told. */
 int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **err);
 void ds_probe_free(ds_probe *p);
+/* p as the disk cache sees it (remote_cache.h; the tail borrowed). */
+void ds_probe_cache_view(const ds_probe *p, ds_rcache_obj *v);
 
 /* errno for a request's failure: 404 ENOENT, 401/403 EACCES, changed
  * ESTALE, interrupted ECANCELED, else EIO. */

@@ -103,6 +103,67 @@ static int r_open(const ds_vfs_dir *at, const char *path, ds_vfs_file *f) {
   return 0;
 }
 
+/* -- whole small objects and the disk cache (remote_cache.h) -- */
+
+/* 1 when rf's object is one the disk cache keeps whole. */
+static int whole_wanted(const ds_rfile *rf) {
+  ds_rcache_obj v;
+  ds_probe_cache_view(&rf->at_open, &v);
+  return ds_rcache_whole_wanted(&rf->obj, &v);
+}
+
+/* The whole object of rf into buf (its size): the disk cache's bytes for
+ * the ETag of the open, else one GET (If-Match that ETag), then kept.
+ * 0 ok; -1 with errno and the detail. */
+static int whole_of(ds_rfile *rf, uint8_t *buf) {
+  const ds_probe *p = &rf->at_open;
+  ds_rcache_obj v;
+  ds_probe_cache_view(p, &v);
+  if (ds_rcache_whole_get(&rf->obj, &v, buf)) return 0;
+  ds_http_opts ho;
+  ds_robj_http_opts(&rf->obj, &ho);
+  ds_http_req r;
+  ds_robj_req(&rf->obj, &r, DS_HTTP_RANGE);
+  r.offset = 0;
+  r.length = p->size;
+  r.if_match = p->etag;
+  if (ds_http_run(&r, 1, &ho) != 0 || r.body.len != p->size) {
+    int e = r.err ? ds_probe_errno(&r) : EIO;
+    char *why = r.err ? r.err : ds_strf("GET %s: a short answer", rf->obj.shown);
+    r.err = NULL;
+    ds_http_req_free(&r);
+    return fail(e, why);
+  }
+  memcpy(buf, r.body.data, (size_t)p->size);
+  ds_http_req_free(&r);
+  ds_rcache_whole_put(&rf->obj, &v, buf);
+  return 0;
+}
+
+/* DS_VFS_HINT_INDEX on a small object: fetch it whole now (or take it
+ * from the disk cache) and hold it as the open's "tail", from which
+ * remote_file.c serves every read without a request. Silent on failure
+ * (the reads then go their usual way and tell). */
+static void r_hint(ds_vfs_file *f, unsigned hints) {
+  ds_rfile *rf = f->impl;
+  if (!rf || !(hints & DS_VFS_HINT_INDEX) || !whole_wanted(rf))
+    return;
+  uint8_t *buf = malloc((size_t)rf->at_open.size);
+  if (!buf) return;
+  char *was = ds_vfs_detail() ? strdup(ds_vfs_detail()) : NULL;
+  int eno = errno;
+  if (whole_of(rf, buf)) {
+    free(buf);
+    ds_vfs_set_detail(was); /* a hint leaves no trace */
+    errno = eno;
+    return;
+  }
+  free(was);
+  free(rf->at_open.tail);
+  rf->at_open.tail = buf;
+  rf->at_open.tail_len = (size_t)rf->at_open.size;
+}
+
 static ssize_t r_pread(const ds_vfs_file *f, void *buf, size_t n, uint64_t off) {
   if (!f->impl) return fail(EISDIR, NULL);
   return ds_rfile_pread(f->impl, buf, n, off);
@@ -333,7 +394,8 @@ static int r_glob(const char *pattern, int flags, ds_vfs_names *out) {
       .restat = r_restat,      .close = r_close,     .stat = r_stat,               \
       .exists = r_exists,      .dir_open = r_dir_open, .dir_close = r_dir_close,   \
       .dir_stat = r_dir_stat,  .list_open = name##_list_open,                      \
-      .list_next = r_list_next, .list_close = r_list_close, .glob = r_glob};
+      .list_next = r_list_next, .list_close = r_list_close, .glob = r_glob,        \
+      .hint = r_hint};
 
 REMOTE_BACKEND(http, "http")
 REMOTE_BACKEND(https, "https")

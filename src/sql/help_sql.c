@@ -14,6 +14,10 @@ const ds_help_entry ds_help_common[] = {
     {"function", "datasets_version", "datasets_version(): the extension's and SQLite's version",
      NULL, 0},
     {"function", "datasets_help", "SELECT * FROM datasets_help(): this list", NULL, 0},
+    {"function", "datasets_remote_stats",
+     "SELECT * FROM datasets_remote_stats(['reset']): requests, retries, bytes, time waited "
+     "and disk cache hits of remote reading, per endpoint",
+     NULL, 0},
     {"function", "npy_shape", "npy_shape(npy): the shape of an .npy BLOB as JSON", NULL, 0},
     {"function", "npy_dtype", "npy_dtype(npy): its numpy dtype", NULL, 0},
     {"function", "npy_size", "npy_size(npy): its number of elements", NULL, 0},

@@ -82,7 +82,7 @@ def check_option_values():
          "max_value_bytes=1 reads a 1-byte record")
     fails(lambda: rows("SELECT * FROM bagz(?, 'max_value_bytez=1')", bag),
           "a misspelt option lists max_value_bytes", "bagz: ", "unknown option 'max_value_bytez'",
-          "max_value_bytes, endpoint, region, url_style, anonymous, retries, timeout_ms, shard")
+          "max_value_bytes, endpoint, region, url_style, anonymous, retries, timeout_ms, remote_cache, shard")
 
 
 # ------------------------------------------------------------------ bagz

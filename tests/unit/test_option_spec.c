@@ -10,7 +10,7 @@
 
 /* The remote options every module takes after max_value_bytes
  * (core/option_spec.c). */
-#define REMOTE ", endpoint, region, url_style, anonymous, retries, timeout_ms"
+#define REMOTE ", endpoint, region, url_style, anonymous, retries, timeout_ms, remote_cache"
 #include "vtab/atlas_write.h"
 #include "vtab/bagz_options.h"
 
@@ -108,7 +108,7 @@ int main(void) {
   char *u = ds_opt_usage("m('path')", groups, DS_FORM_TVF);
   CHECK_STR(u, "m('path'); options: level=N, kind=tail|separate, max_value_bytes=N, "
                "endpoint=..., region=..., url_style=auto|path|virtual, "
-               "anonymous=false|true|0|1|no|yes, retries=N, timeout_ms=N");
+               "anonymous=false|true|0|1|no|yes, retries=N, timeout_ms=N, remote_cache=on|off");
   free(u);
   u = ds_opt_usage("m('path')", NULL, DS_FORMS_ALL);
   CHECK_STR(u, "m('path')");

@@ -190,7 +190,7 @@ static uint64_t entry(const atlas_shard *s, uint64_t i) {
 static int map_index(atlas_shard *s, char **err) {
   char *path = ds_path_join(s->dir, "index.npy");
   if (!path) return ds_err(err, "out of memory");
-  int rc = ds_file_load(&s->index, path, err);
+  int rc = ds_file_load_index(&s->index, path, err);
   free(path);
   if (rc) return -1;
   ds_npy a;
@@ -304,7 +304,7 @@ static int check_offsets(const atlas_shard *s, char **err) {
 static int load_dict(const char *path, ds_zstd_dict **out, unsigned *id,
                      char **err) {
   ds_file f;
-  if (ds_file_load(&f, path, err)) return -1;
+  if (ds_file_load_index(&f, path, err)) return -1;
   int rc = 0;
   if (f.size == 0) rc = ds_err(err, "%s: empty dictionary file", path);
   else if (ds_zstd_dict_new(f.data, (size_t)f.size, out, err) == 0)

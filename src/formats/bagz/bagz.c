@@ -100,6 +100,7 @@ static int locate_separate(bagz_shard *s, char **err) {
   int rc = ds_file_open(&s->limits_file, lp, err);
   free(lp);
   if (rc) return -1;
+  ds_file_hint_index(&s->limits_file); /* a remote limits file: cached whole */
   if (s->limits_file.size % 8 != 0)
     return ds_err(err, "%s: size %llu is not a multiple of 8 (one u64 limit per "
                        "record)",
@@ -135,7 +136,7 @@ static int shard_is_zstd(const bagz_options *o, const char *path) {
 static int load_dictionary(bagz_reader *r, char **err) {
   if (!r->opts.dictionary_path) return 0;
   ds_file f;
-  if (ds_file_load(&f, r->opts.dictionary_path, err)) return -1;
+  if (ds_file_load_index(&f, r->opts.dictionary_path, err)) return -1;
   int rc = ds_zstd_dict_new(f.data ? f.data : (const uint8_t *)"", (size_t)f.size,
                             &r->dict, err);
   if (rc) ds_err_prefix(err, r->opts.dictionary_path);

@@ -158,7 +158,8 @@ static int open_optional(ds_file *f, const char *base, const char *suffix,
   ds_vfs_info st;
   int rc = 0;
   if (ds_vfs_stat(p, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) rc = 0;
-  else rc = load ? ds_file_load(f, p, err) : ds_file_open(f, p, err);
+  else rc = load ? ds_file_load_index(f, p, err) : ds_file_open(f, p, err);
+  if (rc == 0 && !load) ds_file_hint_index(f); /* a remote index: cached whole */
   free(p);
   return rc;
 }

@@ -139,7 +139,7 @@ int tfrecord_idx_load(tfrecord_file *t, const char *idx_path, char **err) {
   int is_dir = 0;
   if (!ds_path_exists(idx_path, &is_dir) || is_dir) return 1;
   ds_file f;
-  if (ds_file_load(&f, idx_path, err)) return -1;
+  if (ds_file_load_index(&f, idx_path, err)) return -1;
   int rc = tfrecord_idx_use(t, idx_path, f.data, (size_t)f.size, err);
   ds_file_close(&f);
   return rc;

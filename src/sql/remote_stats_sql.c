@@ -1,0 +1,142 @@
+/* remote_stats_sql.c - the datasets_remote_stats() table (see
+ * remote_stats_sql.h): a snapshot of the per-endpoint counters taken when
+ * the scan starts. Columns: endpoint, requests (tries sent), retries,
+ * failures, bytes (body bytes fetched), wait_ms (time waited for the
+ * network), cache_hits, cache_misses, cache_bytes (served by the disk
+ * cache); the hidden argument `action` ('reset': zero after reading). */
+#include "sql/remote_stats_sql.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/remote_stats.h"
+
+enum { COL_ENDPOINT, COL_REQUESTS, COL_RETRIES, COL_FAILURES, COL_BYTES, COL_WAIT_MS,
+       COL_HITS, COL_MISSES, COL_CACHE_BYTES, COL_ACTION };
+
+/* The counter of each numeric column (COL_REQUESTS ...). */
+static const ds_rstat_field field_of[] = {DS_RSTAT_REQUESTS, DS_RSTAT_RETRIES,
+                                          DS_RSTAT_FAILURES, DS_RSTAT_BYTES,
+                                          DS_RSTAT_WAIT_US,  DS_RSTAT_CACHE_HITS,
+                                          DS_RSTAT_CACHE_MISSES, DS_RSTAT_CACHE_BYTES};
+
+typedef struct stats_cursor {
+  sqlite3_vtab_cursor base;
+  ds_rstats_row rows[DS_RSTATS_ENDPOINTS];
+  size_t n, i;
+} stats_cursor;
+
+static int st_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                      sqlite3_vtab **out, char **err) {
+  (void)aux;
+  (void)argc;
+  (void)argv;
+  (void)err;
+  int rc = sqlite3_declare_vtab(
+      db, "CREATE TABLE x(endpoint TEXT, requests INTEGER, retries INTEGER, failures INTEGER,"
+          " bytes INTEGER, wait_ms INTEGER, cache_hits INTEGER, cache_misses INTEGER,"
+          " cache_bytes INTEGER, action HIDDEN)");
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_vtab *t = sqlite3_malloc(sizeof *t);
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  *out = t;
+  return SQLITE_OK;
+}
+
+static int st_disconnect(sqlite3_vtab *v) {
+  sqlite3_free(v);
+  return SQLITE_OK;
+}
+
+/* An equality on `action` is the argument (idxNum 1). */
+static int st_best_index(sqlite3_vtab *v, sqlite3_index_info *info) {
+  (void)v;
+  info->idxNum = 0;
+  for (int i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    if (c->iColumn != COL_ACTION || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    if (!c->usable) return SQLITE_CONSTRAINT;
+    info->aConstraintUsage[i].argvIndex = 1;
+    info->aConstraintUsage[i].omit = 1;
+    info->idxNum = 1;
+  }
+  info->estimatedCost = 10;
+  info->estimatedRows = 10;
+  return SQLITE_OK;
+}
+
+static int st_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out) {
+  (void)v;
+  stats_cursor *c = calloc(1, sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+static int st_close(sqlite3_vtab_cursor *cur) {
+  free(cur);
+  return SQLITE_OK;
+}
+
+static int st_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc,
+                     sqlite3_value **argv) {
+  (void)idxStr;
+  stats_cursor *c = (stats_cursor *)cur;
+  int reset = 0;
+  if (idxNum == 1 && argc == 1) {
+    const char *a = (const char *)sqlite3_value_text(argv[0]);
+    if (!a || strcmp(a, "reset") != 0) {
+      sqlite3_free(cur->pVtab->zErrMsg);
+      cur->pVtab->zErrMsg = sqlite3_mprintf(
+          "datasets_remote_stats: unknown action '%s' (known: 'reset')", a ? a : "NULL");
+      return SQLITE_ERROR;
+    }
+    reset = 1;
+  }
+  c->n = ds_rstats_read(c->rows, DS_RSTATS_ENDPOINTS, reset);
+  c->i = 0;
+  return SQLITE_OK;
+}
+
+static int st_next(sqlite3_vtab_cursor *cur) {
+  ((stats_cursor *)cur)->i++;
+  return SQLITE_OK;
+}
+
+static int st_eof(sqlite3_vtab_cursor *cur) {
+  stats_cursor *c = (stats_cursor *)cur;
+  return c->i >= c->n;
+}
+
+static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  stats_cursor *c = (stats_cursor *)cur;
+  const ds_rstats_row *r = &c->rows[c->i];
+  if (col == COL_ENDPOINT) {
+    sqlite3_result_text(ctx, r->endpoint, -1, SQLITE_TRANSIENT);
+  } else if (col >= COL_REQUESTS && col <= COL_CACHE_BYTES) {
+    ds_rstat_field f = field_of[col - COL_REQUESTS];
+    uint64_t v = r->v[f];
+    if (f == DS_RSTAT_WAIT_US) v /= 1000;
+    sqlite3_result_int64(ctx, v > INT64_MAX ? INT64_MAX : (sqlite3_int64)v);
+  } else {
+    sqlite3_result_null(ctx);
+  }
+  return SQLITE_OK;
+}
+
+static int st_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
+  *rowid = (sqlite3_int64)((stats_cursor *)cur)->i;
+  return SQLITE_OK;
+}
+
+/* Eponymous only (no xCreate): SELECT * FROM datasets_remote_stats(). */
+static sqlite3_module stats_module = {
+    .iVersion = 0, .xConnect = st_connect, .xBestIndex = st_best_index,
+    .xDisconnect = st_disconnect, .xOpen = st_open, .xClose = st_close,
+    .xFilter = st_filter, .xNext = st_next, .xEof = st_eof, .xColumn = st_column,
+    .xRowid = st_rowid};
+
+int ds_remote_stats_register(sqlite3 *db) {
+  return sqlite3_create_module_v2(db, "datasets_remote_stats", &stats_module, NULL, NULL);
+}
