@@ -56,8 +56,9 @@ B1_SCAN = "SELECT count(*), sum(length(record)) FROM t"
 A1_SCAN = "SELECT count(*), sum(length(text)) FROM t"
 C1_SCAN = ("SELECT count(*), sum(id) + sum(label) + sum(flag) + sum(length(name)) + "
            "CAST(sum(score) * 1024 AS INTEGER) FROM t")
-ROW_FMT = "%-46s %10s %10s %7s %17s %17s %7s  %s"
-MEM_FMT = "%-30s %12s %12s %7s  %s"
+# columns at least two spaces apart (results_md.py splits rows on 2+ spaces)
+ROW_FMT = "%-46s  %10s  %10s  %7s  %17s  %17s  %7s  %s"
+MEM_FMT = "%-30s  %12s  %12s  %7s  %s"
 
 
 class Failed(Exception):
