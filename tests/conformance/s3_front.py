@@ -54,7 +54,9 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
     always: one fault applied to every request (after the queue);
     keys: {access_key: (secret, token or None)}: verify signatures;
     log: [[t, method, path, range, if_match, status]] (status None until
-        answered; requests() gives tuples)."""
+        answered; requests() gives tuples).
+    etag_memo=True (bench/bench_remote.py): each request reads only its
+    range and the MD5 ETag is computed once per file (see size_etag)."""
     daemon_threads = True
     allow_reuse_address = True
 
