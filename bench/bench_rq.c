@@ -15,11 +15,12 @@
  * all_ms: from before the CREATE to the end of SQL; t0/t1: CLOCK_MONOTONIC
  * milliseconds at the start and end of SQL (the orchestrator matches them
  * with its server's request log, stamped by the same clock); maxrss_kib:
- * the process's peak RSS. Exit status 1 (with the error on stderr) when
- * anything fails. */
+ * the process's peak RSS, VmHWM of /proc/self/status (getrusage's
+ * ru_maxrss is not: Linux keeps it across execve, so it would be at least
+ * the RSS of the process that forked this one). Exit status 1 (with the
+ * error on stderr) when anything fails. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "bench_common.h"
 
@@ -62,11 +63,10 @@ int main(int argc, char **argv) {
   double t0 = bench_now_ms();
   int rc = bench_run_sql(NULL, &v);
   double t1 = bench_now_ms();
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
+  long hwm = bench_proc_status_kib("VmHWM");
   if (rc == 0)
     printf("rq r0=%lld r1=%lld ms=%.3f all_ms=%.3f t0=%.3f t1=%.3f maxrss_kib=%ld\n",
-           (long long)v.r0, (long long)v.r1, t1 - t0, t1 - start, t0, t1, ru.ru_maxrss);
+           (long long)v.r0, (long long)v.r1, t1 - t0, t1 - start, t0, t1, hwm);
   sqlite3_finalize(v.stmt);
   sqlite3_close(db);
   return rc == 0 ? 0 : 1;
