@@ -249,7 +249,7 @@ class Bench:
         self.lines.append("  " + text)
 
     # -- the rows ----------------------------------------------------------
-    def scan_pair(self, label, module, local, remote, opts, sql, srv, env=None):
+    def scan_pair(self, label, module, local, remote, opts, sql):
         loc, rem = Series(label + " local"), Series(label + " remote")
         self.measure([
             (loc, lambda: self._time(module, local, opts, "", sql)),
@@ -276,7 +276,7 @@ class Bench:
             opts = "threads=%d" % threads
             loc, rem = self.scan_pair("R-B1 scan %s" % opts, "bagz",
                                       os.path.join(self.dir, "b1@4.bagz"),
-                                      self.http_url("b1@4.bagz"), opts, B1_SCAN, self.proxy)
+                                      self.http_url("b1@4.bagz"), opts, B1_SCAN)
             tp = self.throughput(loc, rem)
             self.row("R-B1 scan http %s: local/remote time" % opts, rem, loc, tp,
                      ">= 0.90 %s (issue 23: >= 0.60 %s)" % (verdict(tp, 0.90, True),
@@ -395,7 +395,7 @@ class Bench:
 
     def folder_scan(self, label, module, name, sql):
         loc, rem = self.scan_pair(label, module, os.path.join(self.dir, name),
-                                  self.s3_url(name), "", sql, self.s3)
+                                  self.s3_url(name), "", sql)
         tp = self.throughput(loc, rem)
         self.row("%s s3: local/remote time" % label, rem, loc, tp,
                  ">= 0.85 %s" % verdict(tp, 0.85, True))
