@@ -25,14 +25,7 @@
 #define POINT_LOOKUPS 100000
 #define POINT_SEED UINT64_C(0xB1B1B1B1)
 
-static volatile unsigned g_sink;
-
-/* One bagz shard read whole into memory. */
-typedef struct shard {
-  uint8_t *data;
-  uint64_t records_size; /* B: end of the records section */
-  uint64_t n;            /* number of records */
-} shard;
+typedef bench_bagz_shard shard;
 
 typedef struct b1_ctx {
   sqlite3 *db;
@@ -44,12 +37,6 @@ typedef struct b1_ctx {
   size_t cap;
   int64_t *rowids;
 } b1_ctx;
-
-static uint64_t le64(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int k = 7; k >= 0; k--) v = v << 8 | p[k];
-  return v;
-}
 
 /* ---- bagz files in memory (the bare-decompression yardstick) ---- */
 
@@ -69,43 +56,6 @@ static int expand_spec(const char *spec, int i, char *out, size_t cap) {
   return (int)n;
 }
 
-static uint8_t *read_file(const char *path, uint64_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  uint8_t *data = NULL;
-  if (fseek(f, 0, SEEK_END) == 0) {
-    long s = ftell(f);
-    data = s >= 0 ? malloc((size_t)s + 1) : NULL;
-    rewind(f);
-    if (data && fread(data, 1, (size_t)s, f) != (size_t)s) {
-      free(data);
-      data = NULL;
-    }
-    *size = (uint64_t)s;
-  }
-  fclose(f);
-  return data;
-}
-
-/* Read a shard and check its tail limits (bagz.md section 2.1). */
-static int load_shard(const char *path, shard *s) {
-  uint64_t size = 0;
-  s->data = read_file(path, &size);
-  if (!s->data) {
-    fprintf(stderr, "bench_b1: cannot read %s\n", path);
-    return -1;
-  }
-  if (size == 0) return s->n = 0, s->records_size = 0, 0;
-  uint64_t b = size >= 8 ? le64(s->data + size - 8) : UINT64_MAX;
-  if (b > size - 8 || (size - b) % 8 != 0) {
-    fprintf(stderr, "bench_b1: %s: bad bagz tail\n", path);
-    return -1;
-  }
-  s->records_size = b;
-  s->n = (size - b) / 8;
-  return 0;
-}
-
 static int load_spec(b1_ctx *c, const char *spec) {
   char path[4096];
   c->nsh = expand_spec(spec, 0, path, sizeof path);
@@ -115,7 +65,7 @@ static int load_spec(b1_ctx *c, const char *spec) {
   }
   for (int i = 0; i < c->nsh; i++) {
     expand_spec(spec, i, path, sizeof path);
-    if (load_shard(path, &c->sh[i]) != 0) return -1;
+    if (bench_load_bagz_shard("bench_b1", path, &c->sh[i]) != 0) return -1;
     c->total += c->sh[i].n;
   }
   return 0;
@@ -124,7 +74,7 @@ static int load_spec(b1_ctx *c, const char *spec) {
 /* Decompress record k of shard s into c->buf; returns its length or -1. */
 static int64_t decode_record(b1_ctx *c, const shard *s, uint64_t k) {
   const uint8_t *lim = s->data + s->records_size;
-  uint64_t start = k ? le64(lim + 8 * (k - 1)) : 0, end = le64(lim + 8 * k);
+  uint64_t start = k ? bench_le64(lim + 8 * (k - 1)) : 0, end = bench_le64(lim + 8 * k);
   if (start > end || end > s->records_size) return -1;
   if (start == end) return 0;
   unsigned long long want = ZSTD_getFrameContentSize(s->data + start, end - start);
@@ -168,31 +118,7 @@ static int run_bare(void *ctx, bench_variant *v) {
  * r0 = rows found, r1 = bytes read (every blob's bytes are touched). */
 static int run_point(void *ctx, bench_variant *v) {
   b1_ctx *c = ctx;
-  int64_t found = 0, bytes = 0;
-  unsigned touch = 0;
-  if (bench_exec(c->db, "BEGIN", 0) != 0) return -1;
-  for (int k = 0; k < POINT_LOOKUPS; k++) {
-    sqlite3_bind_int64(v->stmt, 1, c->rowids[k]);
-    int rc = sqlite3_step(v->stmt);
-    if (rc == SQLITE_ROW) {
-      const uint8_t *p = sqlite3_column_blob(v->stmt, 0);
-      int n = sqlite3_column_bytes(v->stmt, 0);
-      if (n > 0) touch += p[0] + p[n - 1];
-      found++;
-      bytes += n;
-      rc = sqlite3_step(v->stmt);
-    }
-    sqlite3_reset(v->stmt);
-    if (rc != SQLITE_DONE) {
-      fprintf(stderr, "bench_b1: %s: %s\n", v->name, sqlite3_errmsg(c->db));
-      bench_exec(c->db, "COMMIT", 1);
-      return -1;
-    }
-  }
-  v->r0 = found;
-  v->r1 = bytes;
-  g_sink += touch; /* keeps the blob reads alive */
-  return bench_exec(c->db, "COMMIT", 0);
+  return bench_run_point(c->db, v, c->rowids, POINT_LOOKUPS);
 }
 
 /* The bare cost of the point workload: decompress the same 100,000 random
@@ -213,14 +139,6 @@ static int run_point_bare(void *ctx, bench_variant *v) {
   v->r0 = found;
   v->r1 = bytes;
   return 0;
-}
-
-static int64_t *make_rowids(uint64_t total) {
-  int64_t *r = malloc(sizeof *r * POINT_LOOKUPS);
-  uint64_t st = POINT_SEED;
-  for (int k = 0; r && k < POINT_LOOKUPS; k++)
-    r[k] = (int64_t)(bench_splitmix64(&st) % total);
-  return r;
 }
 
 /* ---- the native yardstick database ---- */
@@ -318,13 +236,6 @@ enum {
   V_PBARE, V_PSHARD, V_FLOOR, NV
 };
 
-static void prepare_sql(sqlite3 *db, bench_variant *v, const char *name,
-                        const char *sql, bench_run_fn run) {
-  v->name = name;
-  v->run = run;
-  bench_prepare(db, sql, v);
-}
-
 /* Create the two bagz tables; prints any fallback. Returns 1 if b1 exists,
  * 2 if both exist. */
 static int make_vtabs(sqlite3 *db, const char *spec) {
@@ -347,26 +258,26 @@ static void setup_variants(b1_ctx *c, bench_variant *v, int have) {
   const char *scan = "SELECT count(*), sum(length(record)) FROM ";
   char sql[128];
   snprintf(sql, sizeof sql, "%sb1native", scan);
-  prepare_sql(db, &v[V_NATIVE], "scan native", sql, bench_run_sql);
+  bench_prepare_variant(db, &v[V_NATIVE], "scan native", sql, bench_run_sql);
   v[V_BARE] = (bench_variant){.name = "bare zstd", .run = run_bare, .ok = 1};
-  prepare_sql(db, &v[V_NCOUNT], "count(*) native",
+  bench_prepare_variant(db, &v[V_NCOUNT], "count(*) native",
               "SELECT count(*) FROM b1native", bench_run_sql);
-  prepare_sql(db, &v[V_PNATIVE], "point native",
+  bench_prepare_variant(db, &v[V_PNATIVE], "point native",
               "SELECT record FROM b1native WHERE rowid = ?", run_point);
   if (have >= 1) {
     snprintf(sql, sizeof sql, "%sb1", scan);
-    prepare_sql(db, &v[V_B1], "scan b1 threads=1", sql, bench_run_sql);
-    prepare_sql(db, &v[V_COUNT], "count(*) b1", "SELECT count(*) FROM b1",
+    bench_prepare_variant(db, &v[V_B1], "scan b1 threads=1", sql, bench_run_sql);
+    bench_prepare_variant(db, &v[V_COUNT], "count(*) b1", "SELECT count(*) FROM b1",
                 bench_run_sql);
-    prepare_sql(db, &v[V_PB1], "point b1",
+    bench_prepare_variant(db, &v[V_PB1], "point b1",
                 "SELECT record FROM b1 WHERE rowid = ?", run_point);
-    prepare_sql(db, &v[V_PSHARD], "point b1 shard only",
+    bench_prepare_variant(db, &v[V_PSHARD], "point b1 shard only",
                 "SELECT CAST(shard AS BLOB) FROM b1 WHERE rowid = ?", run_point);
     v[V_PBARE] = (bench_variant){.name = "point bare zstd", .run = run_point_bare, .ok = 1};
   }
   if (have >= 2) {
     snprintf(sql, sizeof sql, "%sb1rt", scan);
-    prepare_sql(db, &v[V_B1RT], "scan b1rt threads=2", sql, bench_run_sql);
+    bench_prepare_variant(db, &v[V_B1RT], "scan b1rt threads=2", sql, bench_run_sql);
   }
   char note[512];
   v[V_FLOOR].name = "row floor";
@@ -375,42 +286,20 @@ static void setup_variants(b1_ctx *c, bench_variant *v, int have) {
   if (note[0]) printf("NOTE: %s\n", note);
 }
 
-/* Compare a variant's results with the reference; loud on mismatch. */
-static int check_same(const bench_variant *ref, const bench_variant *v,
-                      int both) {
-  if (!ref->ok || !v->ok) return 0;
-  if (v->r0 == ref->r0 && (!both || v->r1 == ref->r1)) return 0;
-  printf("!!!!!!!! MISMATCH: %s gave (%lld, %lld), %s gave (%lld, %lld)\n",
-         v->name, (long long)v->r0, (long long)v->r1, ref->name,
-         (long long)ref->r0, (long long)ref->r1);
-  return 1;
-}
-
 static int check_results(const bench_variant *v, int64_t total) {
   int bad = 0;
-  bad += check_same(&v[V_BARE], &v[V_NATIVE], 1);
-  bad += check_same(&v[V_BARE], &v[V_B1], 1);
-  bad += check_same(&v[V_BARE], &v[V_B1RT], 1);
-  bad += check_same(&v[V_BARE], &v[V_COUNT], 0);
-  bad += check_same(&v[V_BARE], &v[V_NCOUNT], 0);
-  bad += check_same(&v[V_PNATIVE], &v[V_PB1], 1);
+  bad += bench_check_same(&v[V_BARE], &v[V_NATIVE], 1);
+  bad += bench_check_same(&v[V_BARE], &v[V_B1], 1);
+  bad += bench_check_same(&v[V_BARE], &v[V_B1RT], 1);
+  bad += bench_check_same(&v[V_BARE], &v[V_COUNT], 0);
+  bad += bench_check_same(&v[V_BARE], &v[V_NCOUNT], 0);
+  bad += bench_check_same(&v[V_PNATIVE], &v[V_PB1], 1);
   if (v[V_BARE].ok && v[V_BARE].r0 != total) bad++;
   if (v[V_FLOOR].ok && v[V_FLOOR].r0 != total * (total - 1) / 2) {
     printf("!!!!!!!! MISMATCH: row floor sum %lld\n", (long long)v[V_FLOOR].r0);
     bad++;
   }
   return bad;
-}
-
-static void print_absolute(const bench_variant *v, int n, int runs) {
-  printf("\nabsolute times (min of %d runs after a warm-up, interleaved):\n",
-         runs);
-  for (int i = 0; i < n; i++)
-    if (v[i].ok)
-      printf("  %-22s %9.1f ms   -> (%lld, %lld)\n", v[i].name, v[i].best_ms,
-             (long long)v[i].r0, (long long)v[i].r1);
-    else if (v[i].name)
-      printf("  %-22s       n/a\n", v[i].name);
 }
 
 static void print_table(const bench_variant *v) {
@@ -460,7 +349,7 @@ static int bench_full(b1_ctx *c, const char *dir, const char *ext, int runs) {
   snprintf(dbpath, sizeof dbpath, "%s/b1native.db", dir);
   if (load_spec(c, spec) != 0 || c->total == 0) return 1;
   if (ensure_native(c, dbpath, spec, ext) != 0) return 1;
-  c->rowids = make_rowids(c->total);
+  c->rowids = bench_random_rowids(POINT_LOOKUPS, c->total, POINT_SEED);
   int have = open_main(c, dbpath, ext, spec);
   if (have < 0 || !c->rowids) return 1;
   printf("B1: %s, %llu records, %d shards; sqlite %s, zstd %s; %d CPUs\n",
@@ -473,7 +362,7 @@ static int bench_full(b1_ctx *c, const char *dir, const char *ext, int runs) {
          "the same for all in a round, the next CPU in the next round\n");
   bench_measure(c, v, NV, runs);
   int bad = check_results(v, (int64_t)c->total);
-  print_absolute(v, NV, runs);
+  bench_print_absolute(v, NV, runs, 22);
   print_table(v);
   if (bad) printf("\n!!!!!!!! %d RESULT MISMATCH(ES) - see above\n", bad);
   finalize_variants(v, NV);
@@ -507,14 +396,9 @@ static int usage(void) {
 
 int main(int argc, char **argv) {
   const char *ext = "build/datasets";
-  int runs = BENCH_RUNS, i = 1;
-  for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0 &&
-         strcmp(argv[i], "--scan-only") != 0;
-       i += 2) {
-    if (strcmp(argv[i], "--ext") == 0) ext = argv[i + 1];
-    else if (strcmp(argv[i], "--runs") == 0) runs = atoi(argv[i + 1]);
-    else return usage();
-  }
+  int runs = BENCH_RUNS, i = bench_options(argc, argv, &ext, &runs);
+  if (i < argc && strncmp(argv[i], "--", 2) == 0 && strcmp(argv[i], "--scan-only") != 0)
+    return usage();
   if (i < argc && strcmp(argv[i], "--scan-only") == 0)
     return i + 3 == argc ? scan_only(argv[i + 1], argv[i + 2], ext) : usage();
   if (i + 1 != argc || runs < 1) return usage();

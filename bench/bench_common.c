@@ -1,7 +1,7 @@
 /* bench_common.c - implementation of bench_common.h: timing, PRNG, the
  * interleaved min-of-N measurement loop (with per-round CPU pinning of
- * single-threaded variants), SQLite helpers and the result
- * table shared by the benchmark drivers. */
+ * single-threaded variants), SQLite helpers, the result table and the
+ * other pieces the benchmark drivers share. */
 #include "bench_common.h"
 
 #include <sched.h>
@@ -317,4 +317,118 @@ int bench_scan_only(const char *prog, const char *ext, const char *module,
   sqlite3_finalize(v.stmt);
   sqlite3_close(db);
   return rc == 0 ? 0 : 1;
+}
+
+uint64_t bench_le64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int k = 7; k >= 0; k--) v = v << 8 | p[k];
+  return v;
+}
+
+uint8_t *bench_read_file(const char *path, uint64_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  uint8_t *data = NULL;
+  if (fseek(f, 0, SEEK_END) == 0) {
+    long s = ftell(f);
+    data = s >= 0 ? malloc((size_t)s + 1) : NULL;
+    rewind(f);
+    if (data && fread(data, 1, (size_t)s, f) != (size_t)s) {
+      free(data);
+      data = NULL;
+    }
+    *size = (uint64_t)s;
+  }
+  fclose(f);
+  return data;
+}
+
+int bench_load_bagz_shard(const char *prog, const char *path, bench_bagz_shard *s) {
+  uint64_t size = 0;
+  s->data = bench_read_file(path, &size);
+  if (!s->data) {
+    fprintf(stderr, "%s: cannot read %s\n", prog, path);
+    return -1;
+  }
+  if (size == 0) return s->n = 0, s->records_size = 0, 0;
+  uint64_t b = size >= 8 ? bench_le64(s->data + size - 8) : UINT64_MAX;
+  if (b > size - 8 || (size - b) % 8 != 0) {
+    fprintf(stderr, "%s: %s: bad bagz tail\n", prog, path);
+    return -1;
+  }
+  s->records_size = b;
+  s->n = (size - b) / 8;
+  return 0;
+}
+
+int64_t *bench_random_rowids(int n, uint64_t total, uint64_t seed) {
+  int64_t *r = malloc(sizeof *r * (size_t)n);
+  for (int k = 0; r && k < n; k++) r[k] = (int64_t)(bench_splitmix64(&seed) % total);
+  return r;
+}
+
+static volatile unsigned g_point_sink;
+
+int bench_run_point(sqlite3 *db, bench_variant *v, const int64_t *rowids, int n) {
+  int64_t found = 0, bytes = 0;
+  unsigned touch = 0;
+  if (bench_exec(db, "BEGIN", 0) != 0) return -1;
+  for (int k = 0; k < n; k++) {
+    sqlite3_bind_int64(v->stmt, 1, rowids[k]);
+    int rc = sqlite3_step(v->stmt);
+    if (rc == SQLITE_ROW) {
+      const unsigned char *p = sqlite3_column_blob(v->stmt, 0);
+      int len = sqlite3_column_bytes(v->stmt, 0);
+      if (len > 0) touch += p[0] + p[len - 1];
+      found++;
+      bytes += len;
+      rc = sqlite3_step(v->stmt);
+    }
+    sqlite3_reset(v->stmt);
+    if (rc != SQLITE_DONE) {
+      fprintf(stderr, "bench: %s: %s\n", v->name, sqlite3_errmsg(db));
+      bench_exec(db, "COMMIT", 1);
+      return -1;
+    }
+  }
+  v->r0 = found;
+  v->r1 = bytes;
+  g_point_sink += touch; /* keeps the value reads alive */
+  return bench_exec(db, "COMMIT", 0);
+}
+
+void bench_prepare_variant(sqlite3 *db, bench_variant *v, const char *name,
+                           const char *sql, bench_run_fn run) {
+  v->name = name;
+  v->run = run;
+  bench_prepare(db, sql, v);
+}
+
+int bench_check_same(const bench_variant *ref, const bench_variant *v, int both) {
+  if (!ref->ok || !v->ok) return 0;
+  if (v->r0 == ref->r0 && (!both || v->r1 == ref->r1)) return 0;
+  printf("!!!!!!!! MISMATCH: %s gave (%lld, %lld), %s gave (%lld, %lld)\n", v->name,
+         (long long)v->r0, (long long)v->r1, ref->name, (long long)ref->r0,
+         (long long)ref->r1);
+  return 1;
+}
+
+void bench_print_absolute(const bench_variant *v, int n, int runs, int width) {
+  printf("\nabsolute times (min of %d runs after a warm-up, interleaved):\n", runs);
+  for (int i = 0; i < n; i++)
+    if (v[i].ok)
+      printf("  %-*s %9.1f ms   -> (%lld, %lld)\n", width, v[i].name, v[i].best_ms,
+             (long long)v[i].r0, (long long)v[i].r1);
+    else if (v[i].name)
+      printf("  %-*s       n/a\n", width, v[i].name);
+}
+
+int bench_options(int argc, char **argv, const char **ext, int *runs) {
+  int i = 1;
+  for (; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--ext") == 0) *ext = argv[i + 1];
+    else if (strcmp(argv[i], "--runs") == 0) *runs = atoi(argv[i + 1]);
+    else break;
+  }
+  return i;
 }

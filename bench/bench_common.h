@@ -5,7 +5,9 @@
  * median/max spread; single-threaded variants pinned to one CPU per
  * round), the machine's load average, SQLite helpers (extension loading,
  * virtual tables with an optional option that may be rejected, the
- * virtual-table row floor) and the result table. */
+ * virtual-table row floor), the result table, and what several drivers
+ * need alike (bagz shards in memory, random rowids, the point loop,
+ * result checks, the absolute-times list, option parsing). */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 
@@ -116,5 +118,59 @@ long bench_proc_status_kib(const char *name);
 int bench_scan_only(const char *prog, const char *ext, const char *module,
                     const char *path, const char *opts, const char *sql,
                     const char *label);
+
+/* ---- pieces the drivers shared as copies (bench_b1, _d1, _tb1, _tf1) ---- */
+
+/* The little-endian 64-bit value at p. */
+uint64_t bench_le64(const uint8_t *p);
+/* A whole file in memory (malloc'd, one byte to spare), its size in *size;
+ * NULL when it cannot be read. */
+uint8_t *bench_read_file(const char *path, uint64_t *size);
+
+/* One bagz shard read whole into memory. */
+typedef struct bench_bagz_shard {
+  uint8_t *data;
+  uint64_t records_size; /* B: end of the records section */
+  uint64_t n;            /* number of records */
+} bench_bagz_shard;
+/* Read the shard at path into s and check its tail limits (bagz.md section
+ * 2.1; an empty file is a shard of 0 records); on failure print why,
+ * prefixed by prog, and return -1. */
+int bench_load_bagz_shard(const char *prog, const char *path, bench_bagz_shard *s);
+
+/* n row ids in [0, total), each the next splitmix64 value of seed modulo
+ * total (malloc'd; NULL when out of memory). */
+int64_t *bench_random_rowids(int n, uint64_t total, uint64_t seed);
+
+/* The point workload: each of the n rowids bound in turn as parameter 1
+ * of v->stmt (which returns one column), all inside BEGIN..COMMIT on db;
+ * r0 = rows found, r1 = bytes of the column (the first and last byte of
+ * every value touched, so nothing is skipped). 0, or -1 after printing
+ * the error. */
+int bench_run_point(sqlite3 *db, bench_variant *v, const int64_t *rowids, int n);
+
+/* Name v, give it `run`, and prepare `sql` into v->stmt (bench_prepare). */
+void bench_prepare_variant(sqlite3 *db, bench_variant *v, const char *name,
+                           const char *sql, bench_run_fn run);
+
+/* 0 when v's results equal ref's (r0, and r1 too when both) or either
+ * is unavailable; otherwise print a MISMATCH line and return 1. */
+int bench_check_same(const bench_variant *ref, const bench_variant *v, int both);
+
+/* "absolute times" and one line per named variant: its minimum and its
+ * results, or n/a; names padded to `width`. */
+void bench_print_absolute(const bench_variant *v, int n, int runs, int width);
+
+/* The options --ext PATH and --runs N at the front of argv (any order,
+ * each optional) into *ext and *runs; returns the index of the first
+ * other argument. */
+int bench_options(int argc, char **argv, const char **ext, int *runs);
+
+/* The tf.Example GROUP BY label workload over table %s (T-B1, TF-1),
+ * folded into two integers so every variant's answer can be compared:
+ * sum of the group counts, sum of the groups' avg(score) * 1e6. */
+#define BENCH_GROUP_LABEL_SQL                            \
+  "SELECT sum(n), sum(CAST(a * 1e6 AS INTEGER)) FROM " \
+  "(SELECT label, count(*) AS n, avg(score) AS a FROM %s GROUP BY label)"
 
 #endif

@@ -57,31 +57,13 @@ typedef struct d1_ctx {
 
 /* ---- files in memory ---- */
 
-static uint8_t *read_file(const char *path, uint64_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  uint8_t *data = NULL;
-  if (fseek(f, 0, SEEK_END) == 0) {
-    long s = ftell(f);
-    data = s >= 0 ? malloc((size_t)s + 1) : NULL;
-    rewind(f);
-    if (data && fread(data, 1, (size_t)s, f) != (size_t)s) {
-      free(data);
-      data = NULL;
-    }
-    *size = (uint64_t)s;
-  }
-  fclose(f);
-  return data;
-}
-
 /* The data file and its offsets (datadings.md section 4), checked. */
 static int load_dataset(d1_ctx *c, const char *path) {
   char opath[4200];
   uint64_t osize = 0;
   snprintf(opath, sizeof opath, "%s.offsets", path);
-  c->data = read_file(path, &c->size);
-  uint8_t *raw = read_file(opath, &osize);
+  c->data = bench_read_file(path, &c->size);
+  uint8_t *raw = bench_read_file(opath, &osize);
   if (!c->data || !raw || osize < 8 || osize % 8 != 0) {
     fprintf(stderr, "bench_d1: cannot read %s / %s\n", path, opath);
     free(raw);
@@ -180,31 +162,7 @@ static int run_point_bare(void *ctx, bench_variant *v) {
  * r0 = rows found, r1 = text bytes (every text is touched). */
 static int run_point(void *ctx, bench_variant *v) {
   d1_ctx *c = ctx;
-  int64_t found = 0, bytes = 0;
-  unsigned touch = 0;
-  if (bench_exec(c->db, "BEGIN", 0) != 0) return -1;
-  for (int k = 0; k < LOOKUPS; k++) {
-    sqlite3_bind_int64(v->stmt, 1, c->rowids[k]);
-    int rc = sqlite3_step(v->stmt);
-    if (rc == SQLITE_ROW) {
-      const unsigned char *p = sqlite3_column_text(v->stmt, 0);
-      int n = sqlite3_column_bytes(v->stmt, 0);
-      if (n > 0) touch += p[0] + p[n - 1];
-      found++;
-      bytes += n;
-      rc = sqlite3_step(v->stmt);
-    }
-    sqlite3_reset(v->stmt);
-    if (rc != SQLITE_DONE) {
-      fprintf(stderr, "bench_d1: %s: %s\n", v->name, sqlite3_errmsg(c->db));
-      bench_exec(c->db, "COMMIT", 1);
-      return -1;
-    }
-  }
-  v->r0 = found;
-  v->r1 = bytes;
-  g_sink += touch;
-  return bench_exec(c->db, "COMMIT", 0);
+  return bench_run_point(c->db, v, c->rowids, LOOKUPS);
 }
 
 /* 100,000 `WHERE key = ?` lookups inside BEGIN..COMMIT; r0 = rows found,
@@ -722,27 +680,20 @@ static const char *const JOIN_SQL =
     "SELECT m.tag, avg(d.score) FROM meta m JOIN %s d ON d.key = m.key "
     "GROUP BY m.tag";
 
-static void prepare_sql(sqlite3 *db, bench_variant *v, const char *name,
-                        const char *sql, bench_run_fn run) {
-  v->name = name;
-  v->run = run;
-  bench_prepare(db, sql, v);
-}
-
 /* The variants over table `t`: side 0 = d1native (the V_*NATIVE slots),
  * side 1 = d1 (the slot after each). */
 static void prepare_side(sqlite3 *db, bench_variant *v, const char *t,
                          int side, const char *const names[5]) {
   char sql[256];
   snprintf(sql, sizeof sql, "%s%s", SCAN_SQL, t);
-  prepare_sql(db, &v[V_SNATIVE + side], names[0], sql, bench_run_sql);
+  bench_prepare_variant(db, &v[V_SNATIVE + side], names[0], sql, bench_run_sql);
   snprintf(sql, sizeof sql, "SELECT text FROM %s WHERE rowid = ?", t);
-  prepare_sql(db, &v[V_PNATIVE + side], names[1], sql, run_point);
+  bench_prepare_variant(db, &v[V_PNATIVE + side], names[1], sql, run_point);
   snprintf(sql, sizeof sql, "SELECT label FROM %s WHERE key = ?", t);
-  prepare_sql(db, &v[V_KNATIVE + side], names[2], sql, run_present);
-  prepare_sql(db, &v[V_ANATIVE + side], names[3], sql, run_absent);
+  bench_prepare_variant(db, &v[V_KNATIVE + side], names[2], sql, run_present);
+  bench_prepare_variant(db, &v[V_ANATIVE + side], names[3], sql, run_absent);
   snprintf(sql, sizeof sql, JOIN_SQL, t);
-  prepare_sql(db, &v[V_JNATIVE + side], names[4], sql, run_join);
+  bench_prepare_variant(db, &v[V_JNATIVE + side], names[4], sql, run_join);
 }
 
 static void setup_variants(d1_ctx *c, bench_variant *v, int have) {
@@ -767,16 +718,6 @@ static void setup_variants(d1_ctx *c, bench_variant *v, int have) {
   if (note[0]) printf("NOTE: %s\n", note);
 }
 
-/* Compare a variant's results with the reference; loud on mismatch. */
-static int check_same(const bench_variant *ref, const bench_variant *v) {
-  if (!ref->ok || !v->ok) return 0;
-  if (v->r0 == ref->r0 && v->r1 == ref->r1) return 0;
-  printf("!!!!!!!! MISMATCH: %s gave (%lld, %lld), %s gave (%lld, %lld)\n",
-         v->name, (long long)v->r0, (long long)v->r1, ref->name,
-         (long long)ref->r0, (long long)ref->r1);
-  return 1;
-}
-
 /* A variant's results against known values (r1 < 0: not checked). */
 static int check_known(const bench_variant *v, int64_t r0, int64_t r1) {
   if (!v->ok || (v->r0 == r0 && (r1 < 0 || v->r1 == r1))) return 0;
@@ -789,30 +730,19 @@ static int check_known(const bench_variant *v, int64_t r0, int64_t r1) {
 static int check_results(const d1_ctx *c, const bench_variant *v) {
   int64_t n = (int64_t)c->n;
   int bad = 0;
-  bad += check_same(&v[V_BARE], &v[V_SNATIVE]);
-  bad += check_same(&v[V_BARE], &v[V_SD1]);
+  bad += bench_check_same(&v[V_BARE], &v[V_SNATIVE], 1);
+  bad += bench_check_same(&v[V_BARE], &v[V_SD1], 1);
   bad += check_known(&v[V_BARE], n, -1);
-  bad += check_same(&v[V_PBARE], &v[V_PNATIVE]);
-  bad += check_same(&v[V_PBARE], &v[V_PD1]);
+  bad += bench_check_same(&v[V_PBARE], &v[V_PNATIVE], 1);
+  bad += bench_check_same(&v[V_PBARE], &v[V_PD1], 1);
   bad += check_known(&v[V_KNATIVE], LOOKUPS, expected_label_sum(c));
   bad += check_known(&v[V_KD1], LOOKUPS, expected_label_sum(c));
   bad += check_known(&v[V_ANATIVE], 0, 0);
   bad += check_known(&v[V_AD1], 0, 0);
   bad += check_known(&v[V_JNATIVE], n < 10 ? n : 10, -1);
-  bad += check_same(&v[V_JNATIVE], &v[V_JD1]);
+  bad += bench_check_same(&v[V_JNATIVE], &v[V_JD1], 1);
   bad += check_known(&v[V_FLOOR], n * (n - 1) / 2, -1);
   return bad;
-}
-
-static void print_absolute(const bench_variant *v, int n, int runs) {
-  printf("\nabsolute times (min of %d runs after a warm-up, interleaved):\n",
-         runs);
-  for (int i = 0; i < n; i++)
-    if (v[i].ok)
-      printf("  %-22s %9.1f ms   -> (%lld, %lld)\n", v[i].name, v[i].best_ms,
-             (long long)v[i].r0, (long long)v[i].r1);
-    else if (v[i].name)
-      printf("  %-22s       n/a\n", v[i].name);
 }
 
 /* A row of the table for an absolute figure against a limit. */
@@ -940,7 +870,7 @@ static int bench_full(d1_ctx *c, const char *dir, const char *ext, int runs) {
     key = run_fresh("key", path, ext, runs);
   }
   int bad = check_results(c, v);
-  print_absolute(v, NV, runs);
+  bench_print_absolute(v, NV, runs, 22);
   print_table(v, &open, &key);
   if (bad) printf("\n!!!!!!!! %d RESULT MISMATCH(ES) - see above\n", bad);
   for (int i = 0; i < NV; i++) sqlite3_finalize(v[i].stmt);
@@ -975,14 +905,10 @@ static int usage(void) {
 
 int main(int argc, char **argv) {
   const char *ext = "build/datasets";
-  int runs = BENCH_RUNS, i = 1;
-  for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0 &&
-         strcmp(argv[i], "--scan-only") != 0 && strcmp(argv[i], "--fresh") != 0;
-       i += 2) {
-    if (strcmp(argv[i], "--ext") == 0) ext = argv[i + 1];
-    else if (strcmp(argv[i], "--runs") == 0) runs = atoi(argv[i + 1]);
-    else return usage();
-  }
+  int runs = BENCH_RUNS, i = bench_options(argc, argv, &ext, &runs);
+  if (i < argc && strncmp(argv[i], "--", 2) == 0 && strcmp(argv[i], "--scan-only") != 0 &&
+      strcmp(argv[i], "--fresh") != 0)
+    return usage();
   if (i < argc && strcmp(argv[i], "--scan-only") == 0)
     return i + 2 == argc ? scan_only(argv[i + 1], ext) : usage();
   if (i < argc && strcmp(argv[i], "--fresh") == 0)

@@ -28,10 +28,7 @@
 #define MAX_SHARDS 4
 #define NLABELS 100
 
-typedef struct shard {
-  uint8_t *data;
-  uint64_t records_size, n;
-} shard;
+typedef bench_bagz_shard shard;
 
 typedef struct tb1_ctx {
   sqlite3 *db;
@@ -39,31 +36,6 @@ typedef struct tb1_ctx {
   int nsh;
   uint64_t total;
 } tb1_ctx;
-
-static uint64_t le64(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int k = 7; k >= 0; k--) v = v << 8 | p[k];
-  return v;
-}
-
-/* Read shard path whole and check its tail limits. */
-static int load_shard(const char *path, shard *s) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return fprintf(stderr, "bench_tb1: cannot read %s\n", path), -1;
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  rewind(f);
-  s->data = size > 8 ? malloc((size_t)size) : NULL;
-  int ok = s->data && fread(s->data, 1, (size_t)size, f) == (size_t)size;
-  fclose(f);
-  if (!ok) return fprintf(stderr, "bench_tb1: cannot read %s\n", path), -1;
-  uint64_t b = le64(s->data + size - 8);
-  if (b > (uint64_t)size - 8 || ((uint64_t)size - b) % 8)
-    return fprintf(stderr, "bench_tb1: %s: bad tail\n", path), -1;
-  s->records_size = b;
-  s->n = ((uint64_t)size - b) / 8;
-  return 0;
-}
 
 /* The per-label answer: r0 = rows, r1 = sum over labels of avg*1e6. */
 static void answer(const int64_t *n, const double *sum, bench_variant *v) {
@@ -97,7 +69,7 @@ static int run_bare(void *ctx, bench_variant *v) {
     const uint8_t *lim = s->data + s->records_size;
     uint64_t start = 0;
     for (uint64_t k = 0; k < s->n; k++) {
-      uint64_t end = le64(lim + 8 * k);
+      uint64_t end = bench_le64(lim + 8 * k);
       Tensorflow__Example *ex = tensorflow__example__unpack(NULL, end - start, s->data + start);
       start = end;
       if (!ex) return fprintf(stderr, "bench_tb1: bare: record %llu\n", (unsigned long long)k), -1;
@@ -116,10 +88,6 @@ static int run_bare(void *ctx, bench_variant *v) {
   answer(n, sum, v);
   return 0;
 }
-
-static const char *const GROUP_SQL =
-    "SELECT sum(n), sum(CAST(a * 1e6 AS INTEGER)) FROM "
-    "(SELECT label, count(*) AS n, avg(score) AS a FROM %s GROUP BY label)";
 
 enum { V_TB1, V_BARE, V_NATIVE, V_COUNT, V_RAW, NV };
 
@@ -145,12 +113,6 @@ static int ensure_native(tb1_ctx *c, const char *dbpath) {
   return rc;
 }
 
-static void prepare(sqlite3 *db, bench_variant *v, const char *name, const char *sql) {
-  v->name = name;
-  v->run = bench_run_sql;
-  bench_prepare(db, sql, v);
-}
-
 static int bench_full(tb1_ctx *c, const char *dir, const char *ext, int runs) {
   char spec[4096], path[4200], dbpath[4096], sql[512];
   snprintf(spec, sizeof spec, "%s/tb1@4.bag", dir);
@@ -158,7 +120,7 @@ static int bench_full(tb1_ctx *c, const char *dir, const char *ext, int runs) {
   c->nsh = MAX_SHARDS;
   for (int i = 0; i < c->nsh; i++) {
     snprintf(path, sizeof path, "%s/tb1-%05d-of-%05d.bag", dir, i, MAX_SHARDS);
-    if (load_shard(path, &c->sh[i])) return 1;
+    if (bench_load_bagz_shard("bench_tb1", path, &c->sh[i])) return 1;
     c->total += c->sh[i].n;
   }
   char *err = NULL, note[1024];
@@ -177,28 +139,19 @@ static int bench_full(tb1_ctx *c, const char *dir, const char *ext, int runs) {
          (int)sysconf(_SC_NPROCESSORS_ONLN));
   bench_variant v[NV];
   memset(v, 0, sizeof v);
-  snprintf(sql, sizeof sql, GROUP_SQL, "tb1");
-  prepare(c->db, &v[V_TB1], "GROUP BY label tb1", sql);
+  snprintf(sql, sizeof sql, BENCH_GROUP_LABEL_SQL, "tb1");
+  bench_prepare_variant(c->db, &v[V_TB1], "GROUP BY label tb1", sql, bench_run_sql);
   v[V_BARE] = (bench_variant){.name = "bare protobuf-c", .run = run_bare, .ok = 1};
-  snprintf(sql, sizeof sql, GROUP_SQL, "nat.tb1native");
-  prepare(c->db, &v[V_NATIVE], "GROUP BY label native", sql);
-  prepare(c->db, &v[V_COUNT], "count(*) tb1", "SELECT count(*) FROM tb1");
-  prepare(c->db, &v[V_RAW], "raw records tb1",
-          "SELECT count(*), sum(length(record)) FROM tb1");
+  snprintf(sql, sizeof sql, BENCH_GROUP_LABEL_SQL, "nat.tb1native");
+  bench_prepare_variant(c->db, &v[V_NATIVE], "GROUP BY label native", sql, bench_run_sql);
+  bench_prepare_variant(c->db, &v[V_COUNT], "count(*) tb1", "SELECT count(*) FROM tb1", bench_run_sql);
+  bench_prepare_variant(c->db, &v[V_RAW], "raw records tb1",
+                        "SELECT count(*), sum(length(record)) FROM tb1", bench_run_sql);
   bench_measure(c, v, NV, runs);
-  int bad = 0;
-  for (int i = V_NATIVE; i >= 0; i--)
-    if (i != V_BARE && v[i].ok && v[V_BARE].ok && (v[i].r0 != v[V_BARE].r0 || v[i].r1 != v[V_BARE].r1)) {
-      printf("!!!!!!!! MISMATCH: %s gave (%lld, %lld), bare (%lld, %lld)\n", v[i].name,
-             (long long)v[i].r0, (long long)v[i].r1, (long long)v[V_BARE].r0,
-             (long long)v[V_BARE].r1);
-      bad++;
-    }
+  int bad = bench_check_same(&v[V_BARE], &v[V_NATIVE], 1) +
+            bench_check_same(&v[V_BARE], &v[V_TB1], 1);
   if (v[V_COUNT].ok && v[V_COUNT].r0 != (int64_t)c->total) bad++;
-  printf("\nabsolute times (min of %d runs after a warm-up, interleaved):\n", runs);
-  for (int i = 0; i < NV; i++)
-    printf("  %-24s %9.1f ms   -> (%lld, %lld)%s\n", v[i].name, v[i].best_ms,
-           (long long)v[i].r0, (long long)v[i].r1, v[i].ok ? "" : "  n/a");
+  bench_print_absolute(v, NV, runs, 24);
   printf("\n");
   bench_table_header();
   bench_table_row("GROUP BY label / bare protobuf-c", &v[V_TB1], &v[V_BARE], 1.3);
@@ -212,11 +165,7 @@ static int bench_full(tb1_ctx *c, const char *dir, const char *ext, int runs) {
 
 int main(int argc, char **argv) {
   const char *ext = "build/datasets";
-  int runs = BENCH_RUNS, i = 1;
-  for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
-    if (strcmp(argv[i], "--ext") == 0) ext = argv[i + 1];
-    else if (strcmp(argv[i], "--runs") == 0) runs = atoi(argv[i + 1]);
-  }
+  int runs = BENCH_RUNS, i = bench_options(argc, argv, &ext, &runs);
   if (i + 1 != argc || runs < 1) {
     fprintf(stderr, "usage: bench_tb1 [--ext PATH] [--runs N] DIR\n");
     return 2;

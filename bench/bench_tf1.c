@@ -45,11 +45,6 @@ static uint32_t masked_crc(const uint8_t *p, size_t n) {
   uint32_t c = ~crc32_iscsi((unsigned char *)p, (int)n, 0xffffffffu);
   return ((c >> 15) | (c << 17)) + 0xa282ead8u;
 }
-static uint64_t le64(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-  return v;
-}
 static uint32_t le32(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
@@ -64,12 +59,12 @@ static int run_bare_scan(void *ctx, bench_variant *v) {
   int64_t n = 0, bytes = 0;
   int bad = 0;
   for (;;) {
-    if (have - at < 12 || have - at < 16 + le64(buf + at)) {
+    if (have - at < 12 || have - at < 16 + bench_le64(buf + at)) {
       memmove(buf, buf + at, have - at);
       have -= at;
       at = 0;
-      if (have >= 12 && 16 + le64(buf) > cap) {
-        cap = 16 + le64(buf) + CHUNK;
+      if (have >= 12 && 16 + bench_le64(buf) > cap) {
+        cap = 16 + bench_le64(buf) + CHUNK;
         buf = realloc(buf, cap);
       }
       ssize_t r = read(fd, buf + have, cap - have);
@@ -77,7 +72,7 @@ static int run_bare_scan(void *ctx, bench_variant *v) {
       have += (size_t)r;
       continue;
     }
-    uint64_t len = le64(buf + at);
+    uint64_t len = bench_le64(buf + at);
     bad |= masked_crc(buf + at, 8) != le32(buf + at + 8);
     bad |= masked_crc(buf + at + 12, len) != le32(buf + at + 12 + len);
     n++;
@@ -131,31 +126,7 @@ static int run_index(void *ctx, bench_variant *v) {
 /* 100,000 point lookups inside BEGIN..COMMIT (r0 rows, r1 bytes). */
 static int run_point(void *ctx, bench_variant *v) {
   tf1_ctx *c = ctx;
-  int64_t found = 0, bytes = 0;
-  unsigned touch = 0;
-  if (bench_exec(c->db, "BEGIN", 0) != 0) return -1;
-  for (int k = 0; k < POINT_LOOKUPS; k++) {
-    sqlite3_bind_int64(v->stmt, 1, c->rowids[k]);
-    int rc = sqlite3_step(v->stmt);
-    if (rc == SQLITE_ROW) {
-      const uint8_t *p = sqlite3_column_blob(v->stmt, 0);
-      int n = sqlite3_column_bytes(v->stmt, 0);
-      if (n > 0) touch += p[0] + p[n - 1];
-      found++;
-      bytes += n;
-      rc = sqlite3_step(v->stmt);
-    }
-    sqlite3_reset(v->stmt);
-    if (rc != SQLITE_DONE) {
-      fprintf(stderr, "bench_tf1: %s: %s\n", v->name, sqlite3_errmsg(c->db));
-      bench_exec(c->db, "COMMIT", 1);
-      return -1;
-    }
-  }
-  v->r0 = found;
-  v->r1 = bytes;
-  g_sink += touch;
-  return bench_exec(c->db, "COMMIT", 0);
+  return bench_run_point(c->db, v, c->rowids, POINT_LOOKUPS);
 }
 
 /* Convert into DIR/tf1-conv-<name>.bagz (zstd level 3, mode=replace), from
@@ -183,18 +154,13 @@ static int convert(tf1_ctx *c, bench_variant *v, const char *from) {
 static int run_conv_tf(void *ctx, bench_variant *v) { return convert(ctx, v, "tf1"); }
 static int run_conv_bag(void *ctx, bench_variant *v) { return convert(ctx, v, "tb1"); }
 
-static const char *const GROUP_SQL =
-    "SELECT sum(n), sum(CAST(a * 1e6 AS INTEGER)) FROM "
-    "(SELECT label, count(*) AS n, avg(score) AS a FROM %s GROUP BY label)";
-
 enum { V_SCAN, V_BSCAN, V_INDEX, V_BREAD, V_PTF, V_PBAG, V_GTF, V_GBAG, V_CTF, V_CBAG, NV };
 
+/* A variant of the SQL kind, single-threaded (pinned per round). */
 static void prepare(sqlite3 *db, bench_variant *v, const char *name, const char *sql,
                     bench_run_fn run) {
-  v->name = name;
-  v->run = run;
+  bench_prepare_variant(db, v, name, sql, run);
   v->one_cpu = 1;
-  bench_prepare(db, sql, v);
 }
 
 /* DIR/tf1.tfrecord from T-B1's bag, unless it is there. */
@@ -238,10 +204,8 @@ static int bench_full(tf1_ctx *c, const char *dir, const char *ext, int runs) {
     c->total = (uint64_t)sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
   if (c->total == 0) return 1;
-  c->rowids = malloc(sizeof *c->rowids * POINT_LOOKUPS);
-  uint64_t seed = POINT_SEED;
-  for (int k = 0; k < POINT_LOOKUPS; k++)
-    c->rowids[k] = (int64_t)(bench_splitmix64(&seed) % c->total);
+  c->rowids = bench_random_rowids(POINT_LOOKUPS, c->total, POINT_SEED);
+  if (!c->rowids) return 1;
   printf("TF-1: %s, %llu records (T-B1's, from %s); sqlite %s; %d CPUs\n", c->file,
          (unsigned long long)c->total, c->bag, sqlite3_libversion(),
          (int)sysconf(_SC_NPROCESSORS_ONLN));
@@ -256,9 +220,9 @@ static int bench_full(tf1_ctx *c, const char *dir, const char *ext, int runs) {
   prepare(c->db, &v[V_PTF], "point tf1", "SELECT record FROM tf1 WHERE rowid = ?", run_point);
   prepare(c->db, &v[V_PBAG], "point tb1 bag", "SELECT record FROM tb1 WHERE rowid = ?",
           run_point);
-  snprintf(sql, sizeof sql, GROUP_SQL, "tf1x");
+  snprintf(sql, sizeof sql, BENCH_GROUP_LABEL_SQL, "tf1x");
   prepare(c->db, &v[V_GTF], "GROUP BY label tf1", sql, bench_run_sql);
-  snprintf(sql, sizeof sql, GROUP_SQL, "tb1x");
+  snprintf(sql, sizeof sql, BENCH_GROUP_LABEL_SQL, "tb1x");
   prepare(c->db, &v[V_GBAG], "GROUP BY label tb1", sql, bench_run_sql);
   v[V_CTF] = (bench_variant){.name = "convert tf1 -> zstd-3 bag", .run = run_conv_tf, .ok = 1,
                              .one_cpu = 1};
@@ -266,18 +230,9 @@ static int bench_full(tf1_ctx *c, const char *dir, const char *ext, int runs) {
                               .one_cpu = 1};
   bench_measure(c, v, NV, runs);
   int bad = 0;
-  for (int i = 0; i < NV; i += 2)
-    if (v[i].ok && v[i + 1].ok && (v[i].r0 != v[i + 1].r0 ||
-                                   (i != V_INDEX && v[i].r1 != v[i + 1].r1))) {
-      printf("!!!!!!!! MISMATCH: %s gave (%lld, %lld), %s (%lld, %lld)\n", v[i].name,
-             (long long)v[i].r0, (long long)v[i].r1, v[i + 1].name, (long long)v[i + 1].r0,
-             (long long)v[i + 1].r1);
-      bad++;
-    }
-  printf("\nabsolute times (min of %d runs after a warm-up, interleaved):\n", runs);
-  for (int i = 0; i < NV; i++)
-    printf("  %-28s %9.1f ms   -> (%lld, %lld)%s\n", v[i].name, v[i].best_ms,
-           (long long)v[i].r0, (long long)v[i].r1, v[i].ok ? "" : "  n/a");
+  for (int i = 0; i < NV; i += 2) /* each pair: ours, then its yardstick */
+    bad += bench_check_same(&v[i + 1], &v[i], i != V_INDEX);
+  bench_print_absolute(v, NV, runs, 28);
   printf("\n");
   bench_table_header();
   bench_table_row("TF-1 scan with CRCs / bare read+CRC", &v[V_SCAN], &v[V_BSCAN], 1.15);
@@ -292,11 +247,7 @@ static int bench_full(tf1_ctx *c, const char *dir, const char *ext, int runs) {
 
 int main(int argc, char **argv) {
   const char *ext = "build/datasets";
-  int runs = BENCH_RUNS, i = 1;
-  for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
-    if (strcmp(argv[i], "--ext") == 0) ext = argv[i + 1];
-    else if (strcmp(argv[i], "--runs") == 0) runs = atoi(argv[i + 1]);
-  }
+  int runs = BENCH_RUNS, i = bench_options(argc, argv, &ext, &runs);
   if (i + 1 != argc || runs < 1) {
     fprintf(stderr, "usage: bench_tf1 [--ext PATH] [--runs N] DIR\n");
     return 2;

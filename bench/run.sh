@@ -11,8 +11,12 @@
 # file, bench/bench_tf1.c; needs T-B1's bag); a run of all of them also writes
 # bench/RESULTS.md (bench/results_md.py). Safe to run repeatedly.
 # Environment: BENCH_DIR (data folder), BENCH_RUNS (timed runs, default 5),
-# BENCH_ONLY (b1, d1, a1, c1, fb1, tb1 or tf1: run only that workload; default all), BENCH_EXT
-# (the extension the drivers load, default build/datasets).
+# BENCH_ONLY (b1, d1, a1, c1, fb1, tb1 or tf1: run only that workload; r: the
+# remote rows, or one of them: rb1scan, rb1point, rb1open, rd1key, ra1scan,
+# rc1scan; default all), BENCH_EXT (the extension the drivers load, default
+# build/datasets), BENCH_REMOTE_RUNS (timed runs of the remote rows, default
+# the smaller of BENCH_RUNS and 3). The remote rows (bench/bench_remote.py)
+# start nginx and the tests' S3 front on 127.0.0.1 (tests/conformance/).
 # A1 needs /usr/bin/python3 with numpy and zstandard (Debian packages
 # python3-numpy, python3-zstandard) for its generator and its CPython
 # pickle yardstick.
@@ -40,9 +44,14 @@ build() { # build NAME SOURCES... : compile bench/ programs into build/bench
 want() { # want ID : the workload runs (BENCH_ONLY unset or equal to ID)
   [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]
 }
+want_r() { # want_r [ROW] : the remote rows (or remote row ROW) run
+  [ -z "$ONLY" ] || [ "$ONLY" = r ] || { [ -n "${1:-}" ] && [ "$ONLY" = "$1" ]; } ||
+    { [ -z "${1:-}" ] && case "$ONLY" in r?*) true ;; *) false ;; esac; }
+}
 case "$ONLY" in
-  ""|b1|d1|a1|c1|fb1|w|tb1|tf1) ;;
-  *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1, fb1, w, tb1 or tf1" >&2; exit 2 ;;
+  ""|b1|d1|a1|c1|fb1|w|tb1|tf1|r|rb1scan|rb1point|rb1open|rd1key|ra1scan|rc1scan) ;;
+  *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1, fb1, w, tb1, tf1, r or a remote row" \
+       "(rb1scan, rb1point, rb1open, rd1key, ra1scan, rc1scan)" >&2; exit 2 ;;
 esac
 build gen_b1 bench/gen_b1.c
 build bench_b1 bench/bench_b1.c bench/bench_common.c
@@ -57,14 +66,14 @@ SYNC="bench/sync_clock.c -Wl,--export-dynamic-symbol=fsync -Wl,--export-dynamic-
 build bench_w -Isrc -DSQLITE_CORE $SYNC bench/bench_w.c bench/bench_common.c bench/wd1_index.c \
   src/formats/datadings/datadings.c src/formats/datadings/simplebloom.c src/decoders/msgpack_value.c \
   src/decoders/msgpack_encode.c src/decoders/msgpack_descr.c src/decoders/msgpack_numpy.c src/decoders/pickle.c \
-  src/decoders/pickle_list.c src/core/*.c -ljansson -lpthread
+  src/decoders/pickle_list.c src/core/*.c src/remote/*.c -ljansson -lpthread
 # bench_wac (W-A1, W-C1) links the tree's pickle encoder for its yardstick
 build bench_wac -Isrc -DSQLITE_CORE $SYNC bench/bench_wac.c bench/bench_common.c \
-  src/decoders/pickle_write.c src/core/*.c -lblosc -ljansson -lpthread
+  src/decoders/pickle_write.c src/core/*.c src/remote/*.c -lblosc -ljansson -lpthread
 # bench_a1 links the tree's own pickle decoder and .npy parser (compiled
 # against libsqlite3 directly, as for the unit tests)
 build bench_a1 -Isrc -DSQLITE_CORE bench/bench_a1.c bench/bench_common.c \
-  src/decoders/pickle.c src/core/*.c -ljansson -lpthread
+  src/decoders/pickle.c src/core/*.c src/remote/*.c -ljansson -lpthread
 build gen_c1 bench/gen_c1.c -lblosc
 build bench_c1 bench/bench_c1.c bench/bench_common.c -lblosc
 # T-B1 writes and reads tf.Example records with libprotobuf-c and the code
@@ -74,6 +83,8 @@ build bench_tb1 -Ibuild/gen bench/bench_tb1.c bench/bench_common.c \
   build/gen/example.pb-c.c -lprotobuf-c
 # TF-1's bare loops check CRC-32C with ISA-L, as the extension does
 build bench_tf1 bench/bench_tf1.c bench/bench_common.c -lisal
+# the remote rows' one-query driver (bench/bench_remote.py runs it)
+build bench_rq bench/bench_rq.c bench/bench_common.c
 
 have_shards() { # have_shards NAME : all 4 shards of NAME@4.bagz exist
   for s in 0 1 2 3; do
@@ -98,15 +109,15 @@ gen_bcolz() { # gen_bcolz NAME COUNT [EXPECTEDLEN]: the ctable folder NAME
     "$OUT/gen_c1" "$BENCH_DIR" "$2" "$1" ${3:-}
   }
 }
-if want b1 || want fb1 || want w; then
+if want b1 || want fb1 || want w || want_r rb1scan || want_r rb1point; then
   gen b1 1000000
   gen b1small 100000
 fi
-if want d1 || want w; then
+if want d1 || want w || want_r rd1key; then
   gen_dd d1 1000000
   gen_dd d1small 100000
 fi
-if want a1 || want w; then
+if want a1 || want w || want_r ra1scan; then
   if ! /usr/bin/python3 -c 'import numpy, zstandard' 2>/dev/null; then
     echo "bench: A1 needs /usr/bin/python3 with numpy and zstandard:" \
       "apt-get install -y python3-numpy python3-zstandard" >&2
@@ -120,7 +131,7 @@ if want tb1 || want tf1; then
   for s in 0 1 2 3; do [ -f "$BENCH_DIR/tb1-0000$s-of-00004.bag" ] || have_tb1=; done
   [ -n "$have_tb1" ] || "$OUT/gen_tb1" "$BENCH_DIR" 1000000 tb1
 fi
-if want c1 || want w; then
+if want c1 || want w || want_r rc1scan; then
   gen_bcolz c1 10000000
   # the 1/10 table keeps the full table's chunklens (expectedlen), so the
   # mem workload compares row counts, not chunk sizes
@@ -304,6 +315,20 @@ if want w; then
 fi
 want tb1 && run_workload tb1 "T-B1 bagz tf.Example benchmark" bench_tb1 true
 want tf1 && run_workload tf1 "TF-1 tfrecord benchmark" bench_tf1 true
+if want_r; then
+  # the remote rows: one row (BENCH_ONLY=rb1scan ...) or all of them
+  row=; case "$ONLY" in r|"") ;; *) row=$ONLY ;; esac
+  rruns=${BENCH_REMOTE_RUNS:-$([ "$RUNS" -lt 3 ] && echo "$RUNS" || echo 3)}
+  echo "bench: running R (remote reading, $rruns timed runs per variant)" >&2
+  rrc=0
+  /usr/bin/python3 bench/bench_remote.py "$BENCH_DIR" "$EXT" "$rruns" $row \
+    >"$OUT/RESULTS-r.txt.tmp" || rrc=$?
+  mv "$OUT/RESULTS-r.txt.tmp" "$OUT/RESULTS-r.txt"
+  cat "$OUT/RESULTS-r.txt"
+  echo
+  echo "bench: results written to $OUT/RESULTS-r.txt"
+  [ "$rrc" -eq 0 ] || rc=$rrc
+fi
 if [ -z "$ONLY" ]; then
   /usr/bin/python3 bench/results_md.py "$OUT" >bench/RESULTS.md.tmp &&
     mv bench/RESULTS.md.tmp bench/RESULTS.md &&

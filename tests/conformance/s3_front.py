@@ -54,12 +54,15 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
     always: one fault applied to every request (after the queue);
     keys: {access_key: (secret, token or None)}: verify signatures;
     log: [[t, method, path, range, if_match, status]] (status None until
-        answered; requests() gives tuples)."""
+        answered; requests() gives tuples).
+    etag_memo=True (bench/bench_remote.py): each request reads only its
+    range and the MD5 ETag is computed once per file (see size_etag)."""
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, root=None, upstream=None, keys=None, region=None):
+    def __init__(self, root=None, upstream=None, keys=None, region=None, etag_memo=False):
         super().__init__(("127.0.0.1", 0), Handler)
+        self.etag_memo = {} if etag_memo else None
         self.root = root
         self.upstream = upstream  # (host, port) or None
         self.keys = keys or {}
@@ -103,6 +106,25 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
     def handle_error(self, request, client_address):
         pass  # a client gone mid-answer (timeouts, resets) is expected here
 
+    def size_etag(self, path):
+        """(size, ETag) of a served file, its MD5 remembered by (path, size,
+        mtime, inode) (etag_memo: large files, each request reading only
+        its range; an object replaced within one mtime tick with the same
+        size would keep its old ETag, so the tests leave it off)."""
+        st = os.stat(path)
+        key = (path, st.st_size, st.st_mtime_ns, st.st_ino)
+        with self.lock:
+            etag = self.etag_memo.get(key)
+        if etag is None:
+            h = hashlib.md5()
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            etag = '"%s"' % h.hexdigest()
+            with self.lock:
+                self.etag_memo[key] = etag
+        return st.st_size, etag
+
     def requests(self, method=None):
         with self.lock:
             return [tuple(r) for r in self.log if method is None or r[1] == method]
@@ -110,6 +132,9 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY: the headers and the body go out in two writes, and with
+    # Nagle the second waits for the client's delayed ACK (40 ms a request)
+    disable_nagle_algorithm = True
 
     def log_message(self, *a):  # quiet: the tests read server.log
         pass
@@ -215,9 +240,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
         path = os.path.join(srv.root, rel)
         if "/" not in rel or not os.path.isfile(path) or ".." in rel.split("/"):
             return self._error(404, "NoSuchKey", "The specified key does not exist.", fault)
-        with open(path, "rb") as f:
-            data = f.read()
-        etag = '"%s"' % hashlib.md5(data).hexdigest()
+        if srv.etag_memo is not None:
+            n, etag = srv.size_etag(path)
+            data = None
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+            n, etag = len(data), '"%s"' % hashlib.md5(data).hexdigest()
+
+        def body(first, last):
+            """Bytes first..last of the object (read now with etag_memo)."""
+            if data is not None:
+                return data[first:last + 1]
+            with open(path, "rb") as f:
+                f.seek(first)
+                return f.read(last + 1 - first)
         im = self.headers.get("If-Match")
         if im is not None and im != etag and not fault.get("ignore_if_match"):
             return self._error(412, "PreconditionFailed",
@@ -228,9 +265,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 ("Content-Type", "application/octet-stream")]
         rng = self.headers.get("Range")
         if rng is None or method == "HEAD":
-            return self._send(200, base + [("Content-Length", str(len(data)))]
-                              if method == "HEAD" else base, data, fault)
-        n = len(data)
+            return self._send(200, base + [("Content-Length", str(n))]
+                              if method == "HEAD" else base,
+                              b"" if method == "HEAD" else body(0, n - 1), fault)
         spec = rng[len("bytes="):] if rng.startswith("bytes=") else ""
         a, _, b = spec.partition("-")
         try:
@@ -250,7 +287,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._error(416, "InvalidRange", "The requested range is not satisfiable",
                                fault, [("Content-Range", "bytes */%d" % n)])
         return self._send(206, base + [("Content-Range", "bytes %d-%d/%d" % (first, last, n))],
-                          data[first:last + 1], fault)
+                          body(first, last), fault)
 
     def _list(self, bucket, query, fault):
         """ListObjectsV2 over the folder root/bucket."""
