@@ -13,6 +13,7 @@
 #include "mapped_file.h"
 #include "stage.h"
 #include "stage_journal.h"
+#include "stage_remote.h"
 #include "vfs.h"
 #include "vfs_each.h"
 
@@ -48,6 +49,9 @@ struct ds_stage {
   size_t commit;     /* tmps index of the commit point (prepared) */
   int commit_over;   /* single file or directory: its final name exists */
   int kept;          /* publish failed: discard keeps the temporaries */
+  const ds_vfs_publisher *pub; /* a remote target's: dir is a private
+                                * local folder (stage_remote.h) */
+  ds_rpub *rpub;     /* its uploads once prepared */
 };
 
 /* "<dir>/.<key>.<what>" (malloc'd). */
@@ -109,7 +113,12 @@ int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
   if (!s) return ds_err(err, "out of memory");
   s->lock_fd = -1;
   s->mode = mode;
-  s->dir = strdup(dir && *dir ? dir : ".");
+  s->pub = dir ? ds_vfs_publisher_for(dir) : NULL;
+  if (s->pub && !(s->dir = ds_rpub_local_dir(err))) {
+    ds_stage_close(s);
+    return -1;
+  }
+  if (!s->pub) s->dir = strdup(dir && *dir ? dir : ".");
   s->key = strdup(key);
   s->lock_path = s->dir && s->key ? stage_name(s->dir, key, "ds-lock") : NULL;
   s->journal_path = s->lock_path ? stage_name(s->dir, key, "ds-journal") : NULL;
@@ -151,6 +160,7 @@ void ds_stage_close(ds_stage *s) {
     ds_vfs_remove(s->lock_path); /* while still holding it: see take_lock */
     close(s->lock_fd);
   }
+  if (s->pub && s->dir) ds_remove_tree(s->dir, NULL); /* the private folder */
   free(s->tmps);
   for (size_t i = 0; i < s->nolds; i++) free(s->olds[i].path);
   free(s->olds);
@@ -344,6 +354,8 @@ static int by_order(const void *a, const void *b, void *ctx) {
  * the old files back, the journal deleted. */
 static int unprepare(ds_stage *s, char **err) {
   int rc = 0;
+  ds_rpub_free(s->rpub); /* a remote target's uploads: aborted */
+  s->rpub = NULL;
   if (s->journaled) {
     rc = ds_journal_undo(&s->j, s->dir, err);
     if (rc == 0) ds_vfs_remove(s->journal_path); /* else the next writer retries */
@@ -404,6 +416,24 @@ static int build_journal(ds_stage *s, const size_t *order, size_t nf, char **err
 /* dir/name (malloc'd). */
 static char *in_dir(const ds_stage *s, const char *name) { return ds_path_join(s->dir, name); }
 
+/* Prepare a remote target's publish: upload every final (stage_remote.h). */
+static int remote_prepare(ds_stage *s, const size_t *order, size_t nf, char **err) {
+  ds_rpub_item *it = calloc(nf, sizeof *it);
+  char **olds = calloc(s->nolds + 1, sizeof *olds);
+  int rc = it && olds ? 0 : ds_err(err, "out of memory");
+  for (size_t k = 0; k < nf && rc == 0; k++) {
+    const stage_tmp *t = &s->tmps[order[k]];
+    it[k] = (ds_rpub_item){t->path, t->file == NULL, t->final};
+  }
+  for (size_t i = 0; i < s->nolds && rc == 0; i++) olds[i] = s->olds[i].path;
+  if (rc == 0)
+    rc = ds_rpub_prepare(s->pub, it, nf, olds, s->nolds, s->mode == DS_STAGE_CREATE,
+                         &s->rpub, err);
+  free(it);
+  free(olds);
+  return rc;
+}
+
 int ds_stage_sync(ds_stage *s, char **err) {
   if (s->prepared && unprepare(s, err)) return -1;
   if (sync_temporaries(s, err)) return -1;
@@ -424,6 +454,12 @@ int ds_stage_sync(ds_stage *s, char **err) {
     return rc;
   }
   s->commit = order[nf - 1];
+  if (s->pub) {
+    rc = remote_prepare(s, order, nf, err);
+    free(order);
+    s->prepared = rc == 0;
+    return rc;
+  }
   const char *cp = s->tmps[s->commit].final;
   int single = nf == 1;
   for (size_t i = 0; i < s->nolds && single; i++)
@@ -496,8 +532,12 @@ int ds_stage_publish(ds_stage *s, char **err) {
     return 0;
   }
   stage_tmp *t = &s->tmps[s->commit];
-  int exchanged;
-  if (commit_rename(s, t, &exchanged) != 0) {
+  int exchanged = 0;
+  if (s->pub && ds_rpub_commit(s->rpub, err) != 0) {
+    unprepare(s, NULL); /* the uploads left: aborted */
+    return -1;
+  }
+  if (!s->pub && commit_rename(s, t, &exchanged) != 0) {
     int e = errno;
     char *u = NULL;
     unprepare(s, &u); /* the old dataset back, the new files at their
@@ -513,7 +553,10 @@ int ds_stage_publish(ds_stage *s, char **err) {
   }
   /* published: nothing below undoes it */
   int rc = 0;
-  if (ds_fsync_path(s->dir, err)) {
+  if (s->pub) {
+    ds_rpub_free(s->rpub); /* all committed: nothing to abort */
+    s->rpub = NULL;
+  } else if (ds_fsync_path(s->dir, err)) {
     ds_err_prefix(err, "COMMIT published the new dataset, but it may not be durable");
     rc = 1;
   }
