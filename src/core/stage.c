@@ -52,7 +52,16 @@ struct ds_stage {
   const ds_vfs_publisher *pub; /* a remote target's: dir is a private
                                 * local folder (stage_remote.h) */
   ds_rpub *rpub;     /* its uploads once prepared */
+  ds_vfs_remote_opts ropts; /* endpoint=, region=, ... current at open
+                             * (strings owned), current again for the
+                             * uploads */
+  int has_ropts;
 };
+
+/* Make the remote settings of s's open current (returns the ones before). */
+static const ds_vfs_remote_opts *use_ropts(const ds_stage *s) {
+  return ds_vfs_remote_use(s->has_ropts ? &s->ropts : ds_vfs_remote_current());
+}
 
 /* "<dir>/.<key>.<what>" (malloc'd). */
 static char *stage_name(const char *dir, const char *key, const char *what) {
@@ -119,6 +128,13 @@ int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
     return -1;
   }
   if (!s->pub) s->dir = strdup(dir && *dir ? dir : ".");
+  const ds_vfs_remote_opts *cur = s->pub ? ds_vfs_remote_current() : NULL;
+  if (cur) {
+    s->ropts = *cur;
+    s->ropts.endpoint = cur->endpoint ? strdup(cur->endpoint) : NULL;
+    s->ropts.region = cur->region ? strdup(cur->region) : NULL;
+    s->has_ropts = 1;
+  }
   s->key = strdup(key);
   s->lock_path = s->dir && s->key ? stage_name(s->dir, key, "ds-lock") : NULL;
   s->journal_path = s->lock_path ? stage_name(s->dir, key, "ds-journal") : NULL;
@@ -164,6 +180,8 @@ void ds_stage_close(ds_stage *s) {
   free(s->tmps);
   for (size_t i = 0; i < s->nolds; i++) free(s->olds[i].path);
   free(s->olds);
+  free((char *)s->ropts.endpoint);
+  free((char *)s->ropts.region);
   free(s->dir);
   free(s->key);
   free(s->lock_path);
@@ -354,8 +372,12 @@ static int by_order(const void *a, const void *b, void *ctx) {
  * the old files back, the journal deleted. */
 static int unprepare(ds_stage *s, char **err) {
   int rc = 0;
-  ds_rpub_free(s->rpub); /* a remote target's uploads: aborted */
-  s->rpub = NULL;
+  if (s->rpub) {
+    const ds_vfs_remote_opts *was = use_ropts(s);
+    ds_rpub_free(s->rpub); /* a remote target's uploads: aborted */
+    ds_vfs_remote_use(was);
+    s->rpub = NULL;
+  }
   if (s->journaled) {
     rc = ds_journal_undo(&s->j, s->dir, err);
     if (rc == 0) ds_vfs_remove(s->journal_path); /* else the next writer retries */
@@ -426,9 +448,12 @@ static int remote_prepare(ds_stage *s, const size_t *order, size_t nf, char **er
     it[k] = (ds_rpub_item){t->path, t->file == NULL, t->final};
   }
   for (size_t i = 0; i < s->nolds && rc == 0; i++) olds[i] = s->olds[i].path;
-  if (rc == 0)
+  if (rc == 0) {
+    const ds_vfs_remote_opts *was = use_ropts(s);
     rc = ds_rpub_prepare(s->pub, it, nf, olds, s->nolds, s->mode == DS_STAGE_CREATE,
                          &s->rpub, err);
+    ds_vfs_remote_use(was);
+  }
   free(it);
   free(olds);
   return rc;
@@ -533,9 +558,14 @@ int ds_stage_publish(ds_stage *s, char **err) {
   }
   stage_tmp *t = &s->tmps[s->commit];
   int exchanged = 0;
-  if (s->pub && ds_rpub_commit(s->rpub, err) != 0) {
-    unprepare(s, NULL); /* the uploads left: aborted */
-    return -1;
+  if (s->pub) {
+    const ds_vfs_remote_opts *was = use_ropts(s);
+    int bad = ds_rpub_commit(s->rpub, err);
+    ds_vfs_remote_use(was);
+    if (bad) {
+      unprepare(s, NULL); /* the uploads left: aborted */
+      return -1;
+    }
   }
   if (!s->pub && commit_rename(s, t, &exchanged) != 0) {
     int e = errno;
@@ -554,7 +584,7 @@ int ds_stage_publish(ds_stage *s, char **err) {
   /* published: nothing below undoes it */
   int rc = 0;
   if (s->pub) {
-    ds_rpub_free(s->rpub); /* all committed: nothing to abort */
+    ds_rpub_free(s->rpub); /* all completed: nothing to abort */
     s->rpub = NULL;
   } else if (ds_fsync_path(s->dir, err)) {
     ds_err_prefix(err, "COMMIT published the new dataset, but it may not be durable");

@@ -255,6 +255,35 @@ def test_replace(front, bucket_dir):
     C.eq(writes(front)[before:], [], "... and nothing was uploaded")
 
 
+def test_second_commit(front, bucket_dir):
+    """A writer table that COMMITs twice: one object is replaced by the
+    old and the new rows (read back from the object); a sharded dataset is
+    refused at the second COMMIT (its shards would change one at a time)."""
+    c = connect(BUILD)
+    create(c, "bagz", "s3://bkt/two/one.bagz")
+    c.execute(insert("bagz", ROWS[:5]))
+    c.commit()
+    c.execute(insert("bagz", ROWS[5:8]))
+    c.commit()
+    C.eq(sorted(r[0] for r in c.execute("SELECT CAST(record AS TEXT) FROM w")), sorted(ROWS[:8]),
+         "a second COMMIT of one object: the writer's table has every row")
+    c.close()
+    C.eq(rows_of("bagz", "s3://bkt/two/one.bagz"), sorted(ROWS[:8]),
+         "... and so has the object")
+    c = connect(BUILD)
+    create(c, "bagz", "s3://bkt/two/sh@2.bagz")
+    c.execute(insert("bagz", ROWS[:4]))
+    c.commit()
+    old = tree(os.path.join(bucket_dir, "two"))
+    c.execute(insert("bagz", ROWS[4:6]))
+    e = error_of(c, "COMMIT")
+    C.check(e and "mixed" in e and "sh-0000" in e,
+            "a second COMMIT of a sharded dataset is refused (mixed window)", e)
+    c.close()
+    C.check(tree(os.path.join(bucket_dir, "two")) == old, "... and its objects are unchanged")
+    C.eq(front.uploads, {}, "... no upload left open")
+
+
 def test_faults(front, bucket_dir):
     # a 503 on the first part: retried
     front.match_faults = [("PUT", "partNumber", {"status": 503, "retry_after": 0})]
@@ -320,6 +349,27 @@ def test_killed(front, bucket_dir):
     C.eq(rows_of("bagz", "s3://bkt/kl/k.bagz"), sorted(ROWS[:4]), "... and published its rows")
 
 
+def test_endpoint_option(front, bucket_dir):
+    """endpoint= of the writer table is what the uploads use (the
+    environment's endpoint is a closed port here)."""
+    good = os.environ["AWS_ENDPOINT_URL"]
+    os.environ["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9"
+    try:
+        c = connect(BUILD)
+        create(c, "bagz", "s3://bkt/opt/e@2.bagz", opts="endpoint=" + sql_quote(good))
+        c.execute(insert("bagz", ROWS))
+        c.commit()
+        e = error_of(c, insert("bagz", ROWS[:1]))
+        C.eq(e, None, "endpoint= on a writer: the COMMIT published (no error after it)")
+        c.close()
+    finally:
+        os.environ["AWS_ENDPOINT_URL"] = good
+    C.eq(sorted(os.listdir(os.path.join(bucket_dir, "opt"))) if os.path.isdir(
+        os.path.join(bucket_dir, "opt")) else [],
+         ["e-00000-of-00002.bagz", "e-00001-of-00002.bagz"],
+         "endpoint= on a writer: its objects went to that endpoint")
+
+
 def test_http_refused():
     c = connect(BUILD)
     e = error_of(c, "CREATE VIRTUAL TABLE temp.w USING bagz("
@@ -363,8 +413,10 @@ def main():
         C.run(test_not_published, front, bucket_dir)
         C.run(test_create_refused, front, bucket_dir)
         C.run(test_replace, front, bucket_dir)
+        C.run(test_second_commit, front, bucket_dir)
         C.run(test_faults, front, bucket_dir)
         C.run(test_killed, front, bucket_dir)
+        C.run(test_endpoint_option, front, bucket_dir)
     C.run(test_http_refused)
     if s3rver_bin():
         C.run(test_s3rver)
