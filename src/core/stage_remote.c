@@ -113,6 +113,17 @@ static int among(const char *path, char *const *olds, size_t nolds) {
   return 0;
 }
 
+/* 1 when an old path that is none of r's targets exists (it would have to
+ * be deleted: refused), or when we cannot tell. */
+static int stray_old(ds_rpub *r, char *const *olds, size_t nolds) {
+  for (size_t i = 0; i < nolds; i++) {
+    int mine = 0;
+    for (size_t k = 0; k < r->n && !mine; k++) mine = strcmp(r->v[k].target, olds[i]) == 0;
+    if (!mine && exists(r->p, olds[i], NULL) != 0) return 1;
+  }
+  return 0;
+}
+
 /* The checks of the top of stage_remote.h: which objects exist, and
  * whether publishing them can be made safe. */
 static int check_targets(ds_rpub *r, const ds_rpub_item *items, size_t n, char *const *olds,
@@ -146,6 +157,15 @@ static int check_targets(ds_rpub *r, const ds_rpub_item *items, size_t n, char *
     int e = exists(r->p, olds[i], err);
     if (e < 0) return -1;
     if (e) there = olds[i];
+  }
+  /* objects of an unreadable set (no commit point: a writer killed in
+   * its COMMIT left them) may be overwritten in any order: no reader can
+   * combine them, before or after */
+  int cp_file = !items[n - 1].is_dir;
+  if (there && r->n > 1 && cp_file && !r->create && !stray_old(r, olds, nolds)) {
+    int e = exists(r->p, r->v[r->n - 1].target, err);
+    if (e < 0) return -1;
+    if (!e) there = NULL;
   }
   if (there && (r->n > 1 || strcmp(there, r->v[0].target) != 0))
     return ds_err(err, "%s: exists, and replacing a dataset of %zu object%s on object storage "

@@ -13,7 +13,10 @@
  *   - several objects where any object of the dataset already exists
  *     (mode=replace, or a second COMMIT of the same writer): refused at
  *     prepare, nothing uploaded: objects would change one at a time and a
- *     reader could combine old and new ones.
+ *     reader could combine old and new ones. Except, with mode=replace,
+ *     when the old set lacks its commit point (a writer killed during its
+ *     COMMIT left the others): no reader can read it, so it is
+ *     overwritten, the commit point last.
  * Prepare also completes every object but the commit point, so that what
  * can fail at publish is one request (SQLite drops an xCommit's error: the
  * writer reports it at the table's next statement); a rollback after the

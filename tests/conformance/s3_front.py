@@ -78,7 +78,9 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.conditional = True
         # faults for the first request of a kind: [(method, query word, fault)]
         self.match_faults = []
-        self.before_complete = None  # called with "bucket/key" before a complete
+        # called with "bucket/key" before a complete; a true answer drops
+        # the request (the connection closed, nothing completed)
+        self.before_complete = None
 
     @property
     def port(self):
@@ -337,8 +339,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 data += got
             if not parts:
                 return self._error(400, "MalformedXML", "no parts", fault)
-            if srv.before_complete:
-                srv.before_complete(rel)
+            if srv.before_complete and srv.before_complete(rel):
+                return self._send(500, [], b"", {"reset": True})  # dropped: not completed
             if srv.conditional and self.headers.get("If-None-Match") == "*" \
                     and os.path.exists(path):
                 return self._error(412, "PreconditionFailed",

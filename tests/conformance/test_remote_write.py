@@ -202,7 +202,7 @@ def test_create_refused(front, bucket_dir):
         name = "race%d.bagz" % conditional
         path = os.path.join(bucket_dir, "cr", name)
         front.conditional = conditional
-        front.before_complete = lambda rel, p=path: shutil.copy(old, p)
+        front.before_complete = lambda rel, p=path: shutil.copy(old, p) and None
         c = connect(BUILD)
         create(c, "bagz", "s3://bkt/cr/" + name)
         c.execute(insert("bagz", ROWS))
@@ -349,6 +349,77 @@ def test_killed(front, bucket_dir):
     C.eq(rows_of("bagz", "s3://bkt/kl/k.bagz"), sorted(ROWS[:4]), "... and published its rows")
 
 
+def writer_child(target, rows, opts=""):
+    """A python3 child that writes rows to target and commits."""
+    script = ("import sqlite3\n"
+              "c = sqlite3.connect(':memory:')\n"
+              "c.enable_load_extension(True)\n"
+              "c.load_extension(%r)\n"
+              "c.execute(%r)\n"
+              "c.execute(%r)\n"
+              "c.commit()\n") % (os.path.join(BUILD, "datasets"),
+                                 "CREATE VIRTUAL TABLE temp.w USING bagz(%s, mode=create%s)"
+                                 % (sql_quote(target), opts), rows)
+    return subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE)
+
+
+def test_killed_in_commit(front, bucket_dir):
+    """SIGKILL while the commit point's complete is on its way: the other
+    shards are out but not shard 0, so the set is unreadable (an error,
+    never rows); mode=create then refuses it, mode=replace overwrites it
+    (its commit point is missing) and aborts the upload left open."""
+    box = {}
+
+    def kill_at_commit_point(rel):
+        if rel.endswith("-00000-of-00003.bagz"):
+            box["p"].send_signal(signal.SIGKILL)
+            box["p"].wait(timeout=30)
+            return True
+        return False
+
+    front.before_complete = kill_at_commit_point
+    box["p"] = writer_child("s3://bkt/kc/k@3.bagz", insert("bagz", ROWS))
+    try:
+        box["p"].wait(timeout=60)
+    finally:
+        front.before_complete = None
+    C.eq(box["p"].returncode, -9, "the writer was killed at the commit point's complete")
+    C.eq(sorted(os.listdir(os.path.join(bucket_dir, "kc"))),
+         ["k-00001-of-00003.bagz", "k-00002-of-00003.bagz"],
+         "killed in COMMIT: shards 1 and 2 are out, not shard 0 (the commit point)")
+    e = error_of(connect(BUILD), "SELECT count(*) FROM bagz('s3://bkt/kc/k@3.bagz')")
+    C.check(e and "k-00000-of-00003.bagz" in e, "... the set is unreadable, never a mix", e)
+    C.eq(len(front.uploads), 1, "... the commit point's upload is left open")
+    c = connect(BUILD)
+    e = error_of(c, "CREATE VIRTUAL TABLE temp.w USING bagz('s3://bkt/kc/k@3.bagz', mode=create)")
+    C.check(e and "already exists" in e, "mode=create refuses the leftovers", e)
+    create(c, "bagz", "s3://bkt/kc/k@3.bagz", mode="replace")
+    c.execute(insert("bagz", ROWS[:9]))
+    c.commit()
+    C.eq(error_of(c, insert("bagz", ROWS[:1])), None, "mode=replace over a set without its "
+         "commit point: published")
+    c.close()
+    C.eq(rows_of("bagz", "s3://bkt/kc/k@3.bagz"), sorted(ROWS[:9]), "... its rows read back")
+    C.eq(front.uploads, {}, "... and the upload the killed writer left is aborted")
+
+
+def test_killed_in_insert(front, bucket_dir):
+    """SIGKILL at 3 random instants of a large INSERT: nothing written."""
+    import random
+    rows = ("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 200000) "
+            "INSERT INTO w(record) SELECT randomblob(100) FROM s")
+    for k in range(3):
+        before = len(writes(front))
+        p = writer_child("s3://bkt/ki/k%d.bagz" % k, rows)
+        time.sleep(random.uniform(0.05, 0.6))
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        C.eq(writes(front)[before:], [], "killed at a random instant of an INSERT (%d): no "
+             "request wrote anything" % k)
+    C.check(not os.path.exists(os.path.join(bucket_dir, "ki")), "... and no object exists")
+    C.eq(front.uploads, {}, "... nor an open upload")
+
+
 def test_endpoint_option(front, bucket_dir):
     """endpoint= of the writer table is what the uploads use (the
     environment's endpoint is a closed port here)."""
@@ -417,6 +488,8 @@ def main():
         C.run(test_faults, front, bucket_dir)
         C.run(test_killed, front, bucket_dir)
         C.run(test_endpoint_option, front, bucket_dir)
+        C.run(test_killed_in_commit, front, bucket_dir)
+        C.run(test_killed_in_insert, front, bucket_dir)
     C.run(test_http_refused)
     if s3rver_bin():
         C.run(test_s3rver)
