@@ -244,6 +244,10 @@ int ds_s3_run(const ds_robj *o, ds_s3_call *c, char **err) {
   const char *what = c->what ? c->what : "";
   char msg[CURL_ERROR_SIZE + 64];
   int rc = -1;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  /* the jitter's own generator (rand() is the host's) */
+  uint64_t rng = ((uint64_t)now.tv_nsec << 20) ^ (uint64_t)(uintptr_t)c ^ 0x9e3779b97f4a7c15u;
   for (int k = 0;; k++) {
     try_state ts = {c, 0, -1, 0};
     int cancelled = 0;
@@ -282,7 +286,10 @@ int ds_s3_run(const ds_robj *o, ds_s3_call *c, char **err) {
     long b = ho.backoff_base_ms;
     for (int i = 0; i < k && b < ho.backoff_max_ms; i++) b *= 2;
     if (b > ho.backoff_max_ms) b = ho.backoff_max_ms;
-    b = b / 2 + (long)((unsigned)rand() % (unsigned)(b / 2 + 1));
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    b = b / 2 + (long)(rng % (uint64_t)(b / 2 + 1));
     if (ts.retry_after_ms > b)
       b = ts.retry_after_ms < ho.retry_after_max_ms ? ts.retry_after_ms : ho.retry_after_max_ms;
     if (pause_ms(b)) {
@@ -416,12 +423,14 @@ int ds_s3_delete(const ds_robj *o, char **err) {
   ds_s3_call c = {0};
   c.method = "DELETE";
   c.fd = -1;
-  int rc = ds_s3_run(o, &c, err);
-  if (rc && c.status == 404) {
-    free(*err);
-    *err = NULL;
-    rc = 0;
+  char *e = NULL;
+  int rc = ds_s3_run(o, &c, &e);
+  if (rc && c.status == 404) rc = 0; /* not there: fine */
+  if (rc && err) {
+    *err = e;
+    e = NULL;
   }
+  free(e);
   ds_buf_free(&c.resp);
   return rc;
 }
@@ -438,7 +447,10 @@ int ds_s3_abort_open(const ds_robj *o, size_t *n, char **err) {
   c.what = " (list open multipart uploads)";
   char *e = NULL;
   int rc = ds_s3_run(o, &c, &e);
-  if (rc && (c.status == 501 || strcmp(c.code, "NotImplemented") == 0)) {
+  /* a server without the call, or keys without the right to list
+   * uploads: nothing to abort that we can see */
+  if (rc && (c.status == 501 || strcmp(c.code, "NotImplemented") == 0 ||
+             c.status == 403)) {
     free(e);
     ds_buf_free(&c.resp);
     return 1;
