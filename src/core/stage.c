@@ -33,6 +33,7 @@ struct ds_stage {
   char *dir;
   char *key;
   char *lock_path;
+  char *shown;       /* a remote target's folder, for messages */
   int lock_fd;
   ds_stage_mode mode;
   stage_tmp *tmps;
@@ -101,7 +102,7 @@ static int take_lock(ds_stage *s, char **err) {
       if (e == EWOULDBLOCK)
         return ds_err(err, "%s/%s: another writer has this dataset open "
                            "(lock %s)",
-                      s->dir, s->key, s->lock_path);
+                      s->shown ? s->shown : s->dir, s->key, s->lock_path);
       return ds_err(err, "%s: cannot lock: %s", s->lock_path, strerror(e));
     }
     ds_vfs_info a, b;
@@ -123,7 +124,7 @@ int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
   s->lock_fd = -1;
   s->mode = mode;
   s->pub = dir ? ds_vfs_publisher_for(dir) : NULL;
-  if (s->pub && !(s->dir = ds_rpub_local_dir(err))) {
+  if (s->pub && !(s->dir = ds_rpub_local_dir(dir, key, err))) {
     ds_stage_close(s);
     return -1;
   }
@@ -137,6 +138,11 @@ int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
   }
   s->key = strdup(key);
   s->lock_path = s->dir && s->key ? stage_name(s->dir, key, "ds-lock") : NULL;
+  if (s->pub && s->lock_path) { /* one lock per target URL on this machine */
+    free(s->lock_path);
+    s->lock_path = ds_rpub_lock_path(dir, key);
+    s->shown = strdup(dir);
+  }
   s->journal_path = s->lock_path ? stage_name(s->dir, key, "ds-journal") : NULL;
   if (!s->journal_path) {
     ds_stage_close(s);
@@ -161,7 +167,7 @@ int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
   /* under the lock: finish or undo what a dead writer journaled, then
    * delete its temporaries */
   if (take_lock(s, err) || ds_journal_recover(s->dir, s->journal_path, err) ||
-      clean_stale(s, err)) {
+      clean_stale(s, err) || (s->pub && ds_rpub_clean_stale(dir, key, s->dir, err))) {
     ds_stage_close(s);
     return -1;
   }
@@ -185,6 +191,7 @@ void ds_stage_close(ds_stage *s) {
   free(s->dir);
   free(s->key);
   free(s->lock_path);
+  free(s->shown);
   free(s->journal_path);
   free(s);
 }

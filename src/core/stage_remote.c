@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mapped_file.h" /* ds_path_join */
 #include "vfs.h"
 #include "vfs_each.h"
 
@@ -29,9 +30,24 @@ struct ds_rpub {
   size_t ndirs;
 };
 
-char *ds_rpub_local_dir(char **err) {
+/* FNV-1a of "dir/key": a remote target's name in local file names. */
+static uint64_t target_hash(const char *dir, const char *key) {
+  uint64_t h = 0xcbf29ce484222325u;
+  for (const char *p = dir; *p; p++) h = (h ^ (uint8_t)*p) * 0x100000001b3u;
+  h = (h ^ '/') * 0x100000001b3u;
+  for (const char *p = key; *p; p++) h = (h ^ (uint8_t)*p) * 0x100000001b3u;
+  return h;
+}
+
+/* $TMPDIR, else /tmp. */
+static const char *tmp_root(void) {
   const char *t = getenv("TMPDIR");
-  char *tmpl = ds_strf("%s/ds-remote-stage.XXXXXX", t && *t ? t : "/tmp");
+  return t && *t ? t : "/tmp";
+}
+
+char *ds_rpub_local_dir(const char *dir, const char *key, char **err) {
+  char *tmpl = ds_strf("%s/ds-remote-stage.%016llx.XXXXXX", tmp_root(),
+                       (unsigned long long)target_hash(dir, key));
   if (!tmpl) return ds_err(err, "out of memory"), NULL;
   if (!mkdtemp(tmpl)) {
     ds_err(err, "%s: cannot create a local folder to stage the files in: %s", tmpl,
@@ -40,6 +56,29 @@ char *ds_rpub_local_dir(char **err) {
     return NULL;
   }
   return tmpl;
+}
+
+char *ds_rpub_lock_path(const char *dir, const char *key) {
+  return ds_strf("%s/.ds-remote.%016llx.ds-lock", tmp_root(),
+                 (unsigned long long)target_hash(dir, key));
+}
+
+int ds_rpub_clean_stale(const char *dir, const char *key, const char *mine, char **err) {
+  char *prefix = ds_strf("ds-remote-stage.%016llx.", (unsigned long long)target_hash(dir, key));
+  if (!prefix) return ds_err(err, "out of memory");
+  ds_vfs_list *l = ds_vfs_list_open(NULL, tmp_root());
+  int rc = 0;
+  const char *name;
+  while (l && rc == 0 && (name = ds_vfs_list_next(l)) != NULL) {
+    if (strncmp(name, prefix, strlen(prefix)) != 0) continue;
+    char *p = ds_path_join(tmp_root(), name);
+    if (!p) rc = ds_err(err, "out of memory");
+    else if (strcmp(p, mine) != 0) rc = ds_remove_tree(p, err);
+    free(p);
+  }
+  if (l) ds_vfs_list_close(l);
+  free(prefix);
+  return rc;
 }
 
 /* Add an object to r. */

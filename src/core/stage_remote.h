@@ -40,9 +40,18 @@ typedef struct ds_rpub_item {
 
 typedef struct ds_rpub ds_rpub;
 
-/* A private local folder for a remote target's temporaries (malloc'd
- * path), under $TMPDIR (else /tmp). */
-char *ds_rpub_local_dir(char **err);
+/* A private local folder for the temporaries of remote target dir/key
+ * (malloc'd path): "$TMPDIR/ds-remote-stage.<hash>.XXXXXX" ($TMPDIR else
+ * /tmp). */
+char *ds_rpub_local_dir(const char *dir, const char *key, char **err);
+
+/* The writer lock of a remote target on this machine (malloc'd):
+ * "$TMPDIR/.ds-remote.<hash of dir and key>.ds-lock" (object storage has
+ * no lock: writers on other machines are not seen). */
+char *ds_rpub_lock_path(const char *dir, const char *key);
+/* Under that lock: delete the staging folders of dir/key other than
+ * `mine` (a killed writer's: their owner is dead). */
+int ds_rpub_clean_stale(const char *dir, const char *key, const char *mine, char **err);
 
 /* Prepare: items in publish order (the commit point last); olds are the
  * old dataset's paths (mode=create: only what this writer published).

@@ -41,6 +41,15 @@ C = Checker()
 TMP = tempfile.mkdtemp(prefix="ds_remote_write_")
 SECRET = "front-secret-key"
 ROWS = ["r%03d" % i for i in range(40)]
+# the writers' local staging folders and lock files go here (children too)
+STAGE = os.path.join(TMP, "stage")
+os.makedirs(STAGE)
+os.environ["TMPDIR"] = STAGE
+
+
+def staging():
+    """The remote writers' local staging folders now."""
+    return sorted(f for f in os.listdir(STAGE) if f.startswith("ds-remote-stage."))
 
 # (module, target name, options, insert columns and rows SQL)
 CASES = [("bagz", "one.bagz", ""), ("bagz", "sh@3.bagz", ""),
@@ -355,6 +364,7 @@ def test_killed(front, bucket_dir):
               "mode=create)\")\n"
               "c.execute(%r)\n"
               "c.commit()\n") % (os.path.join(BUILD, "datasets"), insert("bagz", ROWS))
+    C.eq(staging(), [], "no staging folder left by the writers closed so far")
     before = len(front.requests())
     p = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE)
     for _ in range(200):  # at most 10 s for the part to arrive
@@ -368,6 +378,7 @@ def test_killed(front, bucket_dir):
             "killed mid-upload: nothing under the target")
     C.eq([u["key"] for u in front.uploads.values()], ["bkt/kl/k.bagz"],
          "killed mid-upload: its upload is left open")
+    C.eq(len(staging()), 1, "killed mid-upload: its local staging folder is left")
     front.match_faults = []
     c = connect(BUILD)
     create(c, "bagz", "s3://bkt/kl/k.bagz")
@@ -375,6 +386,7 @@ def test_killed(front, bucket_dir):
     c.commit()
     c.close()
     C.eq(front.uploads, {}, "the next writer aborted the upload the killed one left")
+    C.eq(staging(), [], "... and deleted the staging folder it left")
     C.eq(rows_of("bagz", "s3://bkt/kl/k.bagz"), sorted(ROWS[:4]), "... and published its rows")
 
 
@@ -487,6 +499,25 @@ def test_gs(front, bucket_dir):
     C.eq(front.uploads, {}, "gs://: no upload left open")
 
 
+def test_two_writers(front, bucket_dir):
+    """Two writers of one s3:// target on this machine: the second is
+    refused while the first is open (a lock file per target URL under
+    $TMPDIR); once it is closed, the next one writes."""
+    c1, c2 = connect(BUILD), connect(BUILD)
+    create(c1, "bagz", "s3://bkt/two_w/x@2.bagz")
+    e = error_of(c2, "CREATE VIRTUAL TABLE temp.w USING bagz('s3://bkt/two_w/x@2.bagz', "
+                 "mode=create)")
+    C.check(e and "another writer has this dataset open" in e and "s3://bkt/two_w" in e,
+            "a second writer of the same s3:// target is refused while the first is open", e)
+    c1.close()
+    create(c2, "bagz", "s3://bkt/two_w/x@2.bagz")
+    c2.execute(insert("bagz", ROWS[:4]))
+    c2.commit()
+    c2.close()
+    C.eq(rows_of("bagz", "s3://bkt/two_w/x@2.bagz"), sorted(ROWS[:4]),
+         "... after it closed, the next writer publishes")
+
+
 def test_http_refused():
     c = connect(BUILD)
     e = error_of(c, "CREATE VIRTUAL TABLE temp.w USING bagz("
@@ -538,6 +569,7 @@ def main():
         C.run(test_killed_in_commit, front, bucket_dir)
         C.run(test_killed_in_insert, front, bucket_dir)
         C.run(test_gs, front, bucket_dir)
+        C.run(test_two_writers, front, bucket_dir)
     C.run(test_http_refused)
     if s3rver_bin():
         C.run(test_s3rver)
