@@ -1,6 +1,7 @@
 /* s3_upload.c - signed S3 write requests with retries, and the multipart
  * upload on them (s3_upload.h). One request runs on its own easy handle
- * driven by a private multi handle (the loaded libcurl table has no
+ * driven by a pooled session's multi handle (http_pool.h: connections are
+ * reused from one request to the next; the loaded libcurl table has no
  * easy_perform), polling ds_cancel_check() while it waits. */
 #include "remote/s3_upload.h"
 
@@ -16,6 +17,7 @@
 #include "core/vfs.h"
 #include "remote/curl_api.h"
 #include "remote/http_parse.h"
+#include "remote/http_pool.h"
 #include "remote/s3_sign.h"
 
 /* The state of one try. */
@@ -140,7 +142,12 @@ static int one_try(const ds_curl_api *api, const ds_robj *o, ds_s3_call *c,
   }
   ds_buf_free(&lines);
   CURL *e = api->easy_init();
-  CURLM *m = e ? api->multi_init() : NULL;
+  CURLSH *sh = NULL;
+  char *perr = NULL;
+  /* a pooled session: its connections are reused by the next request */
+  ds_http_session *sess = e ? ds_http_session_get(api, 1, &sh, &perr) : NULL;
+  free(perr);
+  CURLM *m = sess ? sess->multi : NULL;
   if (!e || !m) {
     if (e) api->easy_cleanup(e);
     api->slist_free_all(hdrs);
@@ -165,6 +172,7 @@ static int one_try(const ds_curl_api *api, const ds_robj *o, ds_s3_call *c,
   api->easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
   const char *ca = ca_file();
   if (ca) api->easy_setopt(e, CURLOPT_CAINFO, ca);
+  if (sh) api->easy_setopt(e, CURLOPT_SHARE, sh);
   /* a part's bytes may take longer than a read's timeout: bound by
    * stalls (under 1 KiB/s for the timeout's seconds) instead */
   long secs = ho->timeout_ms / 1000 > 0 ? ho->timeout_ms / 1000 : 1;
@@ -208,7 +216,7 @@ static int one_try(const ds_curl_api *api, const ds_robj *o, ds_s3_call *c,
   }
   api->multi_remove_handle(m, e);
   api->easy_cleanup(e);
-  api->multi_cleanup(m);
+  ds_http_session_put(api, sess);
   api->slist_free_all(hdrs);
   return rc;
 }
