@@ -461,6 +461,60 @@ def test_killed_in_insert(front, bucket_dir):
     C.eq(front.uploads, {}, "... nor an open upload")
 
 
+def test_killed_random_commit(front, bucket_dir):
+    """SIGKILL at 4 random instants of the COMMIT of a 3-shard create
+    (every request held 30 ms so that the COMMIT takes a while): a fresh
+    reader gets all the rows or an error, never some of them; then a
+    writer with mode=replace publishes over what is not a whole set (or is
+    refused over a whole one), and no upload is left open."""
+    import random
+    rows = ROWS[:30]
+    for k in range(4):
+        target = "s3://bkt/kr%d/k@3.bagz" % k
+        front.always = {"delay": 0.03}
+        script = ("import sqlite3, sys\n"
+                  "c = sqlite3.connect(':memory:')\n"
+                  "c.enable_load_extension(True)\n"
+                  "c.load_extension(%r)\n"
+                  "c.execute(\"CREATE VIRTUAL TABLE temp.w USING bagz('%s', mode=create)\")\n"
+                  "c.execute(%r)\n"
+                  "sys.stdout.write('commit\\n'); sys.stdout.flush()\n"
+                  "c.commit()\n") % (os.path.join(BUILD, "datasets"), target,
+                                     insert("bagz", rows))
+        p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        p.stdout.readline()  # the COMMIT starts now
+        time.sleep(random.uniform(0.0, 0.5))
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        front.always = {}
+        c = connect(BUILD)
+        try:
+            got = sorted(r[0] for r in c.execute(read_sql("bagz"), (target,)))
+        except Exception as e:  # noqa: BLE001 - an error is an allowed answer
+            got = "error: %s" % e
+        c.close()
+        C.check(got == sorted(rows) or str(got).startswith("error"),
+                "killed at a random instant of COMMIT (%d): all rows or an error" % k,
+                str(got)[:200])
+        whole = got == sorted(rows)
+        c = connect(BUILD)
+        create(c, "bagz", target, mode="replace")
+        c.execute(insert("bagz", ROWS[30:33]))
+        e = error_of(c, "COMMIT")
+        if whole:  # killed after its COMMIT: a whole set is not replaced
+            C.check(e and "mixed" in e, "(%d) the next writer may not replace the whole set"
+                    % k, e)
+            want = sorted(rows)
+        else:
+            C.eq((e, error_of(c, insert("bagz", ROWS[:1]))), (None, None),
+                 "(%d) the next writer (mode=replace) publishes" % k)
+            want = sorted(ROWS[30:33])
+        c.close()
+        C.eq(rows_of("bagz", target), want, "(%d) ... the rows read back" % k)
+        C.eq(front.uploads, {}, "(%d) ... and no upload is left open" % k)
+
+
 def test_endpoint_option(front, bucket_dir):
     """endpoint= of the writer table is what the uploads use (the
     environment's endpoint is a closed port here)."""
@@ -568,6 +622,7 @@ def main():
         C.run(test_endpoint_option, front, bucket_dir)
         C.run(test_killed_in_commit, front, bucket_dir)
         C.run(test_killed_in_insert, front, bucket_dir)
+        C.run(test_killed_random_commit, front, bucket_dir)
         C.run(test_gs, front, bucket_dir)
         C.run(test_two_writers, front, bucket_dir)
     C.run(test_http_refused)
