@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "vfs.h"
+#include "vfs_publish.h"
 #include "remote/http_parse.h"
 
 /* Append one element to b: the `posix:` prefix, the directory, the rest.
@@ -60,11 +61,11 @@ const char *ds_writer_path(const char *spec, char **err) {
     ds_err(err, "%s: no file named after the prefix", spec);
     return NULL;
   }
-  if (ds_vfs_backend_for(p) != &ds_vfs_local) {
+  if (ds_vfs_backend_for(p) != &ds_vfs_local && !ds_vfs_publisher_for(p)) {
     char shown[1024]; /* the URL without user info or query string */
     ds_http_url_for_message(p, shown, sizeof shown);
-    ds_err(err, "%s: writing to %.*s:// is not supported yet (write to a local path "
-                "and upload the files)",
+    ds_err(err, "%s: writing to %.*s:// is not supported (a web server takes no "
+                "uploads: write to s3://, gs:// or a local path)",
            shown, (int)(strstr(p, "://") - p), p);
     return NULL;
   }

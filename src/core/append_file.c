@@ -163,8 +163,40 @@ static int copy_unsupported(int e) {
 /* Append bytes [off, off+len) of another file: copy_file_range, falling
  * back to read/write when the kernel or filesystem cannot. On failure the
  * file is as it was. */
+/* ds_afile_copy_from of a remote object (a writer to object storage
+ * continuing what it published): read through the seam's remote backend. */
+static int copy_remote(ds_afile *f, const char *src_path, uint64_t off, uint64_t len,
+                       char **err) {
+  ds_vfs_file in = {0};
+  if (ds_vfs_open(&in, NULL, src_path) != 0) {
+    const char *d = ds_vfs_detail();
+    return ds_err(err, "%s: cannot open: %s", src_path, d ? d : strerror(errno));
+  }
+  uint8_t *tmp = malloc(1 << 20);
+  int rc = tmp ? 0 : ds_err(err, "%s: out of memory", src_path);
+  uint64_t at = off, end = off + len, size0 = f->size;
+  while (rc == 0 && at < end) {
+    size_t want = end - at < (1 << 20) ? (size_t)(end - at) : (1 << 20);
+    ssize_t r = ds_vfs_pread(&in, tmp, want, at);
+    if (r <= 0) {
+      const char *d = ds_vfs_detail();
+      rc = ds_err(err, "%s: cannot read at byte %llu: %s", src_path, (unsigned long long)at,
+                  r < 0 ? (d ? d : strerror(errno)) : "short read");
+    } else {
+      rc = ds_afile_write(f, tmp, (size_t)r, err);
+      at += (uint64_t)r;
+    }
+  }
+  free(tmp);
+  ds_vfs_close(&in);
+  if (rc) ds_afile_truncate(f, size0, NULL); /* as it was */
+  return rc;
+}
+
 int ds_afile_copy_from(ds_afile *f, const char *src_path, uint64_t off,
                        uint64_t len, char **err) {
+  if (ds_vfs_backend_for(src_path) != &ds_vfs_local)
+    return copy_remote(f, src_path, off, len, err);
   if (ds_afile_flush(f, err)) return -1;
   int in = ds_vfs_open_fd(src_path, O_RDONLY | O_CLOEXEC);
   if (in < 0)

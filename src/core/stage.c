@@ -13,6 +13,7 @@
 #include "mapped_file.h"
 #include "stage.h"
 #include "stage_journal.h"
+#include "stage_remote.h"
 #include "vfs.h"
 #include "vfs_each.h"
 
@@ -32,6 +33,7 @@ struct ds_stage {
   char *dir;
   char *key;
   char *lock_path;
+  char *shown;       /* a remote target's folder, for messages */
   int lock_fd;
   ds_stage_mode mode;
   stage_tmp *tmps;
@@ -48,7 +50,19 @@ struct ds_stage {
   size_t commit;     /* tmps index of the commit point (prepared) */
   int commit_over;   /* single file or directory: its final name exists */
   int kept;          /* publish failed: discard keeps the temporaries */
+  const ds_vfs_publisher *pub; /* a remote target's: dir is a private
+                                * local folder (stage_remote.h) */
+  ds_rpub *rpub;     /* its uploads once prepared */
+  ds_vfs_remote_opts ropts; /* endpoint=, region=, ... current at open
+                             * (strings owned), current again for the
+                             * uploads */
+  int has_ropts;
 };
+
+/* Make the remote settings of s's open current (returns the ones before). */
+static const ds_vfs_remote_opts *use_ropts(const ds_stage *s) {
+  return ds_vfs_remote_use(s->has_ropts ? &s->ropts : ds_vfs_remote_current());
+}
 
 /* "<dir>/.<key>.<what>" (malloc'd). */
 static char *stage_name(const char *dir, const char *key, const char *what) {
@@ -88,7 +102,7 @@ static int take_lock(ds_stage *s, char **err) {
       if (e == EWOULDBLOCK)
         return ds_err(err, "%s/%s: another writer has this dataset open "
                            "(lock %s)",
-                      s->dir, s->key, s->lock_path);
+                      s->shown ? s->shown : s->dir, s->key, s->lock_path);
       return ds_err(err, "%s: cannot lock: %s", s->lock_path, strerror(e));
     }
     ds_vfs_info a, b;
@@ -109,9 +123,26 @@ int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
   if (!s) return ds_err(err, "out of memory");
   s->lock_fd = -1;
   s->mode = mode;
-  s->dir = strdup(dir && *dir ? dir : ".");
+  s->pub = dir ? ds_vfs_publisher_for(dir) : NULL;
+  if (s->pub && !(s->dir = ds_rpub_local_dir(dir, key, err))) {
+    ds_stage_close(s);
+    return -1;
+  }
+  if (!s->pub) s->dir = strdup(dir && *dir ? dir : ".");
+  const ds_vfs_remote_opts *cur = s->pub ? ds_vfs_remote_current() : NULL;
+  if (cur) {
+    s->ropts = *cur;
+    s->ropts.endpoint = cur->endpoint ? strdup(cur->endpoint) : NULL;
+    s->ropts.region = cur->region ? strdup(cur->region) : NULL;
+    s->has_ropts = 1;
+  }
   s->key = strdup(key);
   s->lock_path = s->dir && s->key ? stage_name(s->dir, key, "ds-lock") : NULL;
+  if (s->pub && s->lock_path) { /* one lock per target URL on this machine */
+    free(s->lock_path);
+    s->lock_path = ds_rpub_lock_path(dir, key);
+    s->shown = strdup(dir);
+  }
   s->journal_path = s->lock_path ? stage_name(s->dir, key, "ds-journal") : NULL;
   if (!s->journal_path) {
     ds_stage_close(s);
@@ -136,7 +167,7 @@ int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
   /* under the lock: finish or undo what a dead writer journaled, then
    * delete its temporaries */
   if (take_lock(s, err) || ds_journal_recover(s->dir, s->journal_path, err) ||
-      clean_stale(s, err)) {
+      clean_stale(s, err) || (s->pub && ds_rpub_clean_stale(dir, key, s->dir, err))) {
     ds_stage_close(s);
     return -1;
   }
@@ -151,12 +182,16 @@ void ds_stage_close(ds_stage *s) {
     ds_vfs_remove(s->lock_path); /* while still holding it: see take_lock */
     close(s->lock_fd);
   }
+  if (s->pub && s->dir) ds_remove_tree(s->dir, NULL); /* the private folder */
   free(s->tmps);
   for (size_t i = 0; i < s->nolds; i++) free(s->olds[i].path);
   free(s->olds);
+  free((char *)s->ropts.endpoint);
+  free((char *)s->ropts.region);
   free(s->dir);
   free(s->key);
   free(s->lock_path);
+  free(s->shown);
   free(s->journal_path);
   free(s);
 }
@@ -344,6 +379,12 @@ static int by_order(const void *a, const void *b, void *ctx) {
  * the old files back, the journal deleted. */
 static int unprepare(ds_stage *s, char **err) {
   int rc = 0;
+  if (s->rpub) {
+    const ds_vfs_remote_opts *was = use_ropts(s);
+    ds_rpub_free(s->rpub); /* a remote target's uploads: aborted */
+    ds_vfs_remote_use(was);
+    s->rpub = NULL;
+  }
   if (s->journaled) {
     rc = ds_journal_undo(&s->j, s->dir, err);
     if (rc == 0) ds_vfs_remove(s->journal_path); /* else the next writer retries */
@@ -404,6 +445,27 @@ static int build_journal(ds_stage *s, const size_t *order, size_t nf, char **err
 /* dir/name (malloc'd). */
 static char *in_dir(const ds_stage *s, const char *name) { return ds_path_join(s->dir, name); }
 
+/* Prepare a remote target's publish: upload every final (stage_remote.h). */
+static int remote_prepare(ds_stage *s, const size_t *order, size_t nf, char **err) {
+  ds_rpub_item *it = calloc(nf, sizeof *it);
+  char **olds = calloc(s->nolds + 1, sizeof *olds);
+  int rc = it && olds ? 0 : ds_err(err, "out of memory");
+  for (size_t k = 0; k < nf && rc == 0; k++) {
+    const stage_tmp *t = &s->tmps[order[k]];
+    it[k] = (ds_rpub_item){t->path, t->file == NULL, t->final};
+  }
+  for (size_t i = 0; i < s->nolds && rc == 0; i++) olds[i] = s->olds[i].path;
+  if (rc == 0) {
+    const ds_vfs_remote_opts *was = use_ropts(s);
+    rc = ds_rpub_prepare(s->pub, it, nf, olds, s->nolds, s->mode == DS_STAGE_CREATE,
+                         &s->rpub, err);
+    ds_vfs_remote_use(was);
+  }
+  free(it);
+  free(olds);
+  return rc;
+}
+
 int ds_stage_sync(ds_stage *s, char **err) {
   if (s->prepared && unprepare(s, err)) return -1;
   if (sync_temporaries(s, err)) return -1;
@@ -424,6 +486,12 @@ int ds_stage_sync(ds_stage *s, char **err) {
     return rc;
   }
   s->commit = order[nf - 1];
+  if (s->pub) {
+    rc = remote_prepare(s, order, nf, err);
+    free(order);
+    s->prepared = rc == 0;
+    return rc;
+  }
   const char *cp = s->tmps[s->commit].final;
   int single = nf == 1;
   for (size_t i = 0; i < s->nolds && single; i++)
@@ -496,8 +564,17 @@ int ds_stage_publish(ds_stage *s, char **err) {
     return 0;
   }
   stage_tmp *t = &s->tmps[s->commit];
-  int exchanged;
-  if (commit_rename(s, t, &exchanged) != 0) {
+  int exchanged = 0;
+  if (s->pub) {
+    const ds_vfs_remote_opts *was = use_ropts(s);
+    int bad = ds_rpub_commit(s->rpub, err);
+    ds_vfs_remote_use(was);
+    if (bad) {
+      unprepare(s, NULL); /* the uploads left: aborted */
+      return -1;
+    }
+  }
+  if (!s->pub && commit_rename(s, t, &exchanged) != 0) {
     int e = errno;
     char *u = NULL;
     unprepare(s, &u); /* the old dataset back, the new files at their
@@ -513,7 +590,10 @@ int ds_stage_publish(ds_stage *s, char **err) {
   }
   /* published: nothing below undoes it */
   int rc = 0;
-  if (ds_fsync_path(s->dir, err)) {
+  if (s->pub) {
+    ds_rpub_free(s->rpub); /* all completed: nothing to abort */
+    s->rpub = NULL;
+  } else if (ds_fsync_path(s->dir, err)) {
     ds_err_prefix(err, "COMMIT published the new dataset, but it may not be durable");
     rc = 1;
   }

@@ -37,6 +37,8 @@
  * Publish (ds_stage_publish): rename the commit point (a file: rename(2)
  * over its old self, else RENAME_NOREPLACE; a directory: RENAME_EXCHANGE
  * with its old self), fsync D, delete the old files and the journal.
+ * A target folder on object storage (s3://, gs://) is staged in a private
+ * local folder and published by core/stage_remote.h instead of renames.
  * Knows no SQLite. */
 #ifndef DS_STAGE_H
 #define DS_STAGE_H

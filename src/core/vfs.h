@@ -17,8 +17,9 @@
  * detection compares: the local backend gives device, inode, size and
  * change time; a remote backend gives its own id in dev, a hash of the
  * object's ETag (and version id) in ino, the size, and 0. Writers' file
- * descriptors (ds_vfs_*_fd) are the local backend's: writing goes to local
- * files only. Plain C: no SQLite. */
+ * descriptors (ds_vfs_*_fd) are the local backend's: a writer to s3:// or
+ * gs:// stages local files and publishes them through core/vfs_publish.h.
+ * Plain C: no SQLite. */
 #ifndef DS_VFS_H
 #define DS_VFS_H
 

@@ -349,3 +349,15 @@ int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **er
   if (ds_rcache_on(o)) to_disk(o, out);
   return 0;
 }
+
+/* Forget the cached answer for url (a writer just changed the object). */
+void ds_probe_forget(const char *url) {
+  pthread_mutex_lock(&mu);
+  for (int i = 0; i < SLOTS; i++)
+    if (slots[i].url && strcmp(slots[i].url, url) == 0) {
+      free(slots[i].url);
+      slots[i].url = NULL;
+      ds_probe_free(&slots[i].p);
+    }
+  pthread_mutex_unlock(&mu);
+}

@@ -33,6 +33,9 @@ typedef struct ds_probe {
 /* What is at o. fresh = 1 skips the cache (restat). 0 ok (kind MISSING
  * too), -1 with *err (and *eno an errno value) when it cannot be told. */
 int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **err);
+/* Forget the cached answer for url (the writers, after changing the
+ * object, and before checking that one is absent). */
+void ds_probe_forget(const char *url);
 void ds_probe_free(ds_probe *p);
 /* p as the disk cache sees it (remote_cache.h; the tail borrowed). */
 void ds_probe_cache_view(const ds_probe *p, ds_rcache_obj *v);

@@ -147,7 +147,11 @@ int ds_table_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   int rc = ds_table_open(db, def, argc, argv, &o, &t, &err);
   ds_interrupt it; /* inferring and naming columns stop when asked */
   ds_interrupt_begin(&it, db);
+  /* endpoint=, region=, ...: current while a writer opens (its stage
+   * keeps them for the uploads) */
+  const ds_vfs_remote_opts *was = ds_vfs_remote_use(rc == 0 && t->ds ? &t->ds->remote : NULL);
   if (rc == 0) rc = def->declare(t, &o, &err);
+  ds_vfs_remote_use(was);
   ds_interrupt_end(&it);
   ds_options_free(&o);
   if (rc && t && !t->tvf && !ds_table_creating(db)) rc = declare_unavailable(t, &err);

@@ -242,8 +242,27 @@ const char *ds_table_writer_target(ds_table *t) {
   return tw ? tw->target : NULL;
 }
 
+/* Make the table's remote settings (endpoint=, region=, ...) current for
+ * a writer call that may read what it published or upload; returns the
+ * ones before. */
+static const ds_vfs_remote_opts *use_remote(const ds_table *t) {
+  return ds_vfs_remote_use(t->ds ? &t->ds->remote : ds_vfs_remote_current());
+}
+
+static int writer_insert(ds_table *t, int argc, sqlite3_value **argv, uint64_t *row,
+                         char **err);
+
 int ds_table_writer_insert(ds_table *t, int argc, sqlite3_value **argv,
                            uint64_t *row, char **err) {
+  const ds_vfs_remote_opts *was = use_remote(t);
+  int rc = writer_insert(t, argc, argv, row, err);
+  ds_vfs_remote_use(was);
+  return rc;
+}
+
+/* ds_table_writer_insert under the table's remote settings. */
+static int writer_insert(ds_table *t, int argc, sqlite3_value **argv, uint64_t *row,
+                         char **err) {
   ds_table_writer *tw = writer_of(t);
   if (!tw && t->tvf) /* no path of its own: say how to write */
     return ds_err(err, "the table-valued form only reads: to write, CREATE VIRTUAL "
@@ -385,12 +404,18 @@ int ds_table_writer_begin(ds_table *t, char **err) {
   ds_table_writer *tw = writer_of(t);
   if (!tw) return 0;
   if (failed_commit(tw, err)) return -1;
-  return catch_up(t, tw, err) || ds_txn_begin(&tw->txn, err) ? -1 : 0;
+  const ds_vfs_remote_opts *was = use_remote(t);
+  int rc = catch_up(t, tw, err) || ds_txn_begin(&tw->txn, err) ? -1 : 0;
+  ds_vfs_remote_use(was);
+  return rc;
 }
 
 int ds_table_writer_sync(ds_table *t, char **err) {
   ds_table_writer *tw = writer_of(t);
-  return tw ? ds_txn_sync(&tw->txn, err) : 0;
+  const ds_vfs_remote_opts *was = use_remote(t);
+  int rc = tw ? ds_txn_sync(&tw->txn, err) : 0;
+  ds_vfs_remote_use(was);
+  return rc;
 }
 
 /* Publish, then let the table read what it wrote. (Another sqlite3_vtab
@@ -399,7 +424,9 @@ int ds_table_writer_commit(ds_table *t, char **err) {
   ds_table_writer *tw = writer_of(t);
   int published;
   if (!tw) return 0;
+  const ds_vfs_remote_opts *was = use_remote(t);
   int rc = ds_txn_commit(&tw->txn, &published, err);
+  ds_vfs_remote_use(was);
   if (published) tw->publishes++;
   if (rc) { /* kept for the next statement: SQLite drops it */
     if (!tw->failed || tw->failed_once) {
@@ -414,7 +441,10 @@ int ds_table_writer_commit(ds_table *t, char **err) {
 
 int ds_table_writer_rollback(ds_table *t, char **err) {
   ds_table_writer *tw = writer_of(t);
-  return tw ? ds_txn_rollback(&tw->txn, err) : 0;
+  const ds_vfs_remote_opts *was = use_remote(t);
+  int rc = tw ? ds_txn_rollback(&tw->txn, err) : 0;
+  ds_vfs_remote_use(was);
+  return rc;
 }
 
 int ds_table_writer_savepoint(ds_table *t, int n, char **err) {

@@ -14,6 +14,11 @@ tests, run in a thread of the test (127.0.0.1, a free port):
   added latency, 503/429/500 with Retry-After, connection resets, short
   bodies, a wrong Content-Range (as s3rver answers suffix ranges), an
   ignored If-Match, and an object replaced between requests;
+- takes writes in folder mode: PUT and DELETE of an object, multipart
+  uploads (create, upload part, complete, abort, ListMultipartUploads by
+  prefix; open uploads held in memory, `uploads`), If-None-Match: * on
+  PUT and complete (412 PreconditionFailed; `conditional = False` makes
+  it ignore the header, as s3rver does);
 - logs every request (time, method, path, Range, If-Match, status) so the
   tests count them.
 Every handler is bounded: no loop waits on anything but its own request."""
@@ -72,6 +77,13 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.log = []
         self.lock = threading.Lock()
         self.thread = None
+        self.uploads = {}  # upload id: {"key": "bucket/key", "parts": {n: bytes}}
+        self.conditional = True
+        # faults for the first request of a kind: [(method, query word, fault)]
+        self.match_faults = []
+        # called with "bucket/key" before a complete; a true answer drops
+        # the request (the connection closed, nothing completed)
+        self.before_complete = None
 
     @property
     def port(self):
@@ -145,6 +157,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_HEAD(self):
         self._serve("HEAD")
 
+    def do_PUT(self):
+        self._serve("PUT")
+
+    def do_POST(self):
+        self._serve("POST")
+
+    def do_DELETE(self):
+        self._serve("DELETE")
+
     # -- helpers ---------------------------------------------------------
     def _send(self, status, headers, body, fault):
         self.entry[-1] = status
@@ -214,7 +235,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         srv = self.server
         self.entry = srv.record(self.command, self.path.split("?")[0],
                                 self.headers.get("Range"), self.headers.get("If-Match"))
+        n = int(self.headers.get("Content-Length") or 0)
+        self.body = self.rfile.read(n) if n else b""
         fault = srv.next_fault()
+        with srv.lock:
+            for k, (m, word, f) in enumerate(srv.match_faults):
+                if m == self.command and word in self.path.split("?", 1)[-1]:
+                    fault = dict(fault, **srv.match_faults.pop(k)[2])
+                    break
         if "delay" in fault:
             time.sleep(min(float(fault["delay"]), 30.0))
         bad = self._check_signature()
@@ -237,6 +265,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         query = urllib.parse.parse_qs(parsed.query, keep_blank_values=True)
         if query.get("list-type") == ["2"]:
             return self._list(rel, query, fault)
+        if method in ("PUT", "POST", "DELETE") or "uploads" in query:
+            return self._write(method, rel, query, fault)
         path = os.path.join(srv.root, rel)
         if "/" not in rel or not os.path.isfile(path) or ".." in rel.split("/"):
             return self._error(404, "NoSuchKey", "The specified key does not exist.", fault)
@@ -288,6 +318,95 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                fault, [("Content-Range", "bytes */%d" % n)])
         return self._send(206, base + [("Content-Range", "bytes %d-%d/%d" % (first, last, n))],
                           body(first, last), fault)
+
+    def _write(self, method, rel, query, fault):
+        """The write requests of folder mode (see the top)."""
+        srv = self.server
+        path = os.path.join(srv.root, rel)
+        if ".." in rel.split("/"):
+            return self._error(400, "InvalidArgument", "bad key", fault)
+        xml = [("Content-Type", "application/xml")]
+        if method == "GET":  # ListMultipartUploads of a bucket
+            bucket = rel.rstrip("/")
+            prefix = query.get("prefix", [""])[0]
+            with srv.lock:
+                ups = sorted((u["key"], i) for i, u in srv.uploads.items())
+            body = ['<?xml version="1.0" encoding="UTF-8"?>\n<ListMultipartUploadsResult>'
+                    '<Bucket>%s</Bucket><IsTruncated>false</IsTruncated>' % escape(bucket)]
+            for key, i in ups:
+                k = key.split("/", 1)[1]
+                if key.split("/", 1)[0] == bucket and k.startswith(prefix):
+                    body.append("<Upload><Key>%s</Key><UploadId>%s</UploadId></Upload>"
+                                % (escape(k), i))
+            body.append("</ListMultipartUploadsResult>")
+            return self._send(200, xml, "".join(body).encode(), fault)
+        if "/" not in rel.strip("/"):
+            return self._error(400, "InvalidRequest", "no key", fault)
+        if method == "POST" and "uploads" in query:
+            i = hashlib.md5(os.urandom(16)).hexdigest()
+            with srv.lock:
+                srv.uploads[i] = {"key": rel, "parts": {}}
+            return self._send(200, xml, ('<InitiateMultipartUploadResult><Key>%s</Key>'
+                                         '<UploadId>%s</UploadId>'
+                                         '</InitiateMultipartUploadResult>'
+                                         % (escape(rel), i)).encode(), fault)
+        if "uploadId" in query:
+            i = query["uploadId"][0]
+            with srv.lock:
+                up = srv.uploads.get(i)
+            if up is None or up["key"] != rel:
+                return self._error(404, "NoSuchUpload", "no such upload", fault)
+            if method == "PUT":
+                n = int(query.get("partNumber", ["0"])[0])
+                up["parts"][n] = self.body
+                return self._send(200, [("ETag", '"%s"' % hashlib.md5(self.body).hexdigest())],
+                                  b"", fault)
+            if method == "DELETE":
+                with srv.lock:
+                    srv.uploads.pop(i, None)
+                return self._send(204, [], b"", fault)
+            import re
+            parts = re.findall(r"<PartNumber>(\d+)</PartNumber><ETag>([^<]*)</ETag>",
+                               self.body.decode("utf-8", "replace"))
+            data = b""
+            for n, etag in parts:
+                got = up["parts"].get(int(n))
+                if got is None or '"%s"' % hashlib.md5(got).hexdigest() != etag:
+                    return self._error(400, "InvalidPart", "part %s" % n, fault)
+                data += got
+            if not parts:
+                return self._error(400, "MalformedXML", "no parts", fault)
+            if srv.before_complete and srv.before_complete(rel):
+                return self._send(500, [], b"", {"reset": True})  # dropped: not completed
+            if srv.conditional and self.headers.get("If-None-Match") == "*" \
+                    and os.path.exists(path):
+                return self._error(412, "PreconditionFailed",
+                                   "At least one of the pre-conditions you specified did not hold",
+                                   fault)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path + ".front-tmp", "wb") as f:
+                f.write(data)
+            os.replace(path + ".front-tmp", path)
+            with srv.lock:
+                srv.uploads.pop(i, None)
+            return self._send(200, xml, ('<CompleteMultipartUploadResult><Key>%s</Key>'
+                                         '<ETag>"%s"</ETag></CompleteMultipartUploadResult>'
+                                         % (escape(rel), hashlib.md5(data).hexdigest())).encode(),
+                              fault)
+        if method == "PUT":
+            if srv.conditional and self.headers.get("If-None-Match") == "*" \
+                    and os.path.exists(path):
+                return self._error(412, "PreconditionFailed", "exists", fault)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
+                f.write(self.body)
+            return self._send(200, [("ETag", '"%s"' % hashlib.md5(self.body).hexdigest())],
+                              b"", fault)
+        if method == "DELETE":
+            if os.path.isfile(path):
+                os.remove(path)
+            return self._send(204, [], b"", fault)
+        return self._error(405, "MethodNotAllowed", method, fault)
 
     def _list(self, bucket, query, fault):
         """ListObjectsV2 over the folder root/bucket."""
@@ -343,7 +462,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         conn = http.client.HTTPConnection(host, port, timeout=30)
         hdrs = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
         try:
-            conn.request(self.command, self.path, headers=hdrs)
+            conn.request(self.command, self.path, body=self.body or None, headers=hdrs)
             resp = conn.getresponse()
             body = resp.read()
             headers = [(k, v) for k, v in resp.getheaders()

@@ -1,0 +1,91 @@
+/* vfs_publish.c - the publishers of s3:// and gs:// (core/vfs_publish.h)
+ * over the multipart upload of s3_upload.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/vfs.h"
+#include "core/vfs_publish.h"
+#include "remote/remote_probe.h"
+#include "remote/s3_upload.h"
+
+/* One upload: its object and the multipart upload prepared for it. */
+typedef struct upload {
+  ds_robj obj;
+  ds_s3_mpu mpu;
+  int committed;
+} upload;
+
+static int p_prepare(const char *target, const char *local, void **up, char **err) {
+  *up = NULL;
+  upload *u = calloc(1, sizeof *u);
+  if (!u) return ds_err(err, "out of memory");
+  if (ds_robj_make(target, &u->obj, err)) {
+    free(u);
+    return -1;
+  }
+  int fd = ds_vfs_open_fd(local, O_RDONLY | O_CLOEXEC);
+  ds_vfs_info st;
+  int rc = 0;
+  if (fd < 0 || ds_vfs_stat_fd(fd, &st) != 0)
+    rc = ds_err(err, "%s: cannot read the staged file: %s", local, strerror(errno));
+  else
+    rc = ds_s3_mpu_begin(&u->obj, fd, st.size, &u->mpu, err);
+  if (fd >= 0) ds_vfs_close_fd(fd);
+  if (rc) {
+    ds_robj_free(&u->obj);
+    free(u);
+    return -1;
+  }
+  *up = u;
+  return 0;
+}
+
+static int p_commit(void *up, int create_only, char **err) {
+  upload *u = up;
+  if (u->committed) return 0;
+  if (ds_s3_mpu_complete(&u->obj, &u->mpu, create_only ? "*" : NULL, err)) return -1;
+  u->committed = 1;
+  ds_probe_forget(u->obj.url);
+  return 0;
+}
+
+static void p_cancel(void *up) {
+  upload *u = up;
+  if (!u) return;
+  if (!u->committed && u->mpu.upload_id) ds_s3_mpu_abort(&u->obj, u->mpu.upload_id, NULL);
+  ds_s3_mpu_free(&u->mpu);
+  ds_robj_free(&u->obj);
+  free(u);
+}
+
+static int p_remove(const char *target, char **err) {
+  ds_robj o;
+  if (ds_robj_make(target, &o, err)) return -1;
+  int rc = ds_s3_delete(&o, err);
+  ds_probe_forget(o.url);
+  ds_robj_free(&o);
+  return rc;
+}
+
+static int p_clean(const char *target, size_t *n, char **err) {
+  *n = 0;
+  ds_robj o;
+  if (ds_robj_make(target, &o, err)) return -1;
+  int rc = ds_s3_abort_open(&o, n, err);
+  ds_robj_free(&o);
+  return rc;
+}
+
+static void p_forget(const char *target) {
+  ds_robj o;
+  if (ds_robj_make(target, &o, NULL)) return;
+  ds_probe_forget(o.url);
+  ds_robj_free(&o);
+}
+
+const ds_vfs_publisher ds_vfs_s3_publisher = {"s3", p_prepare, p_commit, p_cancel, p_remove,
+                                              p_clean, p_forget};
+const ds_vfs_publisher ds_vfs_gs_publisher = {"gs", p_prepare, p_commit, p_cancel, p_remove,
+                                              p_clean, p_forget};
