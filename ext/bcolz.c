@@ -29,6 +29,6 @@ int sqlite3_bcolz_init(sqlite3 *db, char **pzErrMsg,
   int rc = ds_npy_register_functions(db);
   if (rc == SQLITE_OK) rc = ds_version_register(db);
   if (rc == SQLITE_OK) rc = ds_help_register(db, &help_library);
-  if (rc == SQLITE_OK) rc = ds_bcolz_register(db);
+  if (rc == SQLITE_OK) rc = ds_table_register(db, &ds_bcolz_def);
   return rc;
 }
