@@ -30,7 +30,7 @@ int sqlite3_bagz_init(sqlite3 *db, char **pzErrMsg,
   if (rc == SQLITE_OK) rc = ds_version_register(db);
   if (rc == SQLITE_OK) rc = ds_remote_stats_register(db);
   if (rc == SQLITE_OK) rc = ds_help_register(db, &help_library);
-  if (rc == SQLITE_OK) rc = ds_bagz_register(db);
+  if (rc == SQLITE_OK) rc = ds_table_register(db, &ds_bagz_def);
   if (rc == SQLITE_OK) rc = ds_tfexample_register_functions(db);
   return rc;
 }

@@ -31,6 +31,6 @@ int sqlite3_bcolz_init(sqlite3 *db, char **pzErrMsg,
   if (rc == SQLITE_OK) rc = ds_version_register(db);
   if (rc == SQLITE_OK) rc = ds_remote_stats_register(db);
   if (rc == SQLITE_OK) rc = ds_help_register(db, &help_library);
-  if (rc == SQLITE_OK) rc = ds_bcolz_register(db);
+  if (rc == SQLITE_OK) rc = ds_table_register(db, &ds_bcolz_def);
   return rc;
 }

@@ -31,7 +31,7 @@ int sqlite3_tfrecord_init(sqlite3 *db, char **pzErrMsg,
   if (rc == SQLITE_OK) rc = ds_version_register(db);
   if (rc == SQLITE_OK) rc = ds_remote_stats_register(db);
   if (rc == SQLITE_OK) rc = ds_help_register(db, &help_library);
-  if (rc == SQLITE_OK) rc = ds_tfrecord_register(db);
+  if (rc == SQLITE_OK) rc = ds_table_register(db, &ds_tfrecord_def);
   if (rc == SQLITE_OK) rc = ds_tfexample_register_functions(db);
   return rc;
 }

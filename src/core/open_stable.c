@@ -73,6 +73,12 @@ static void back_off(int n) {
   nanosleep(&ts, NULL);
 }
 
+int ds_shard_set_incomplete(const ds_path_set *set, size_t step, const char *spec) {
+  size_t missing = 0;
+  for (size_t i = 0; i < set->n; i += step) missing += set->ids[i].kind == 0;
+  return missing > 0 && (missing < set->n / step || strstr(spec, "@*") != NULL);
+}
+
 int ds_open_stable(const char *name, const ds_open_steps *steps, void *ctx, char **err) {
   int waits = 0; /* tries spent waiting for an incomplete set */
   for (int t = 0; t < DS_OPEN_TRIES; t++) {

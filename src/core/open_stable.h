@@ -62,6 +62,15 @@ typedef struct ds_open_steps {
  * gives the open's own error). */
 int ds_open_stable(const char *name, const ds_open_steps *steps, void *ctx, char **err);
 
+/* ds_open_steps.incomplete of a set of shard files named by spec
+ * (core/shard_spec.h): every step-th path of set is a shard's data file
+ * (step 2: each followed by one side file). 1 when a data file is missing
+ * beside others (a sharded writer moves the old shard 0 away before it
+ * renames the new shards in), or any is missing of a spec with `@*` (found
+ * on disk a moment before: a writer replaced it with a set of another
+ * shard count). */
+int ds_shard_set_incomplete(const ds_path_set *set, size_t step, const char *spec);
+
 /* The error of a read that found the dataset replaced under it: "<name>:
  * the dataset changed while it was read (...)"; returns -1. */
 int ds_err_changed(char **err, const char *name);

@@ -628,23 +628,16 @@ static int at_update(ds_table *base, int argc, sqlite3_value **argv, sqlite3_int
   return 0;
 }
 
-static const ds_table_def atlas_def = {
-    .name = MOD, .ops = &atlas_ops, DS_TABLE_SIZES(at_vtab, at_cursor), .declare = declare,
+static const sqlite3_module atlas_module = DS_TABLE_WRITER_MODULE(at_best_index, at_column);
+
+/* modules.h */
+const ds_table_def ds_atlas_def = {
+    .name = MOD, .methods = &atlas_module, .ops = &atlas_ops,
+    DS_TABLE_SIZES(at_vtab, at_cursor), .declare = declare,
     .table_free = table_free, /* the spare decoder, the schema */
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, .arrive = arrive,
     .update = at_update}; /* mode=create|replace */
-
-static sqlite3_module atlas_module = DS_TABLE_WRITER_MODULE(at_best_index, at_column);
-
-int ds_atlas_register(sqlite3 *db) {
-  return ds_table_writer_create_module(db, &atlas_module, &atlas_def);
-}
-
-const sqlite3_module *ds_atlas_module(void **aux) {
-  *aux = (void *)&atlas_def;
-  return &atlas_module;
-}
 
 const ds_help_entry ds_atlas_help[] = {
     {"module", "atlas", "atlas('dataset/dir' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "

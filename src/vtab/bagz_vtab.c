@@ -382,25 +382,19 @@ static const ds_record_module bagz_records_module = {
     offsetof(bagz_dataset, opts), offsetof(bagz_opts, rec), bagz_write_open, source_open,
     source_close, record_bytes, record_file};
 
-static const ds_table_def bagz_def = {
-    .name = MOD, .ops = &bagz_ops, DS_TABLE_SIZES(bagz_vtab, bagz_cursor), .declare = ds_record_declare,
+static const sqlite3_module bagz_module =
+    DS_TABLE_WRITER_MODULE(bagz_best_index, ds_record_column);
+
+/* modules.h */
+const ds_table_def ds_bagz_def = {
+    .name = MOD, .methods = &bagz_module, .ops = &bagz_ops,
+    DS_TABLE_SIZES(bagz_vtab, bagz_cursor), .declare = ds_record_declare,
     .table_free = table_free, /* the writer, the spare decompression context */
     .cursor_init = cursor_init, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .shard_of = shard_of, .start = start, /* plan -> rows */
     .fetch = fetch, .arrive = arrive,                             /* stepping */
     .update = ds_record_update, /* mode=create|replace */
     .module = &bagz_records_module};
-
-static sqlite3_module bagz_module = DS_TABLE_WRITER_MODULE(bagz_best_index, ds_record_column);
-
-int ds_bagz_register(sqlite3 *db) {
-  return ds_table_writer_create_module(db, &bagz_module, &bagz_def);
-}
-
-const sqlite3_module *ds_bagz_module(void **aux) {
-  *aux = (void *)&bagz_def;
-  return &bagz_module;
-}
 
 const ds_help_entry ds_bagz_help[] = {
     {"module", "bagz", "bagz('file.bagz' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "

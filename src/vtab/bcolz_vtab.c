@@ -807,15 +807,6 @@ static int bz_update(ds_table *base, int argc, sqlite3_value **argv, sqlite3_int
   return 0;
 }
 
-static const ds_table_def bcolz_def = {
-    .name = MOD, .ops = &bcolz_ops, DS_TABLE_SIZES(bz_vtab, bz_cursor), .declare = declare,
-    .table_free = table_free, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
-    .select = select_rows, .start = start, .next = bz_next, /* filtered scans */
-    .update = bz_update}; /* mode=create|replace */
-
-static sqlite3_module bcolz_module =
-    DS_TABLE_WRITER_MODULE_NEXT(bz_best_index, bz_column, bz_xnext);
-
 /* ---- bcolz_attrs(path) and bcolz_stats(path): small row lists ---- */
 
 /* One result row: up to 8 values. */
@@ -962,9 +953,9 @@ static void decoded_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ds_buf_free(&b);
 }
 
-int ds_bcolz_register(sqlite3 *db) {
-  int rc = ds_table_writer_create_module(db, &bcolz_module, &bcolz_def);
-  if (rc == SQLITE_OK) rc = ds_list_register(db, &attrs_def);
+/* ds_table_def.register_more: bcolz_attrs, bcolz_stats, bcolz_decoded. */
+static int register_more(sqlite3 *db) {
+  int rc = ds_list_register(db, &attrs_def);
   if (rc == SQLITE_OK) rc = ds_list_register(db, &stats_def);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "bcolz_decoded", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
@@ -972,10 +963,16 @@ int ds_bcolz_register(sqlite3 *db) {
   return rc;
 }
 
-const sqlite3_module *ds_bcolz_module(void **aux) {
-  *aux = (void *)&bcolz_def;
-  return &bcolz_module;
-}
+static const sqlite3_module bcolz_module =
+    DS_TABLE_WRITER_MODULE_NEXT(bz_best_index, bz_column, bz_xnext);
+
+/* modules.h */
+const ds_table_def ds_bcolz_def = {
+    .name = MOD, .methods = &bcolz_module, .register_more = register_more,
+    .ops = &bcolz_ops, DS_TABLE_SIZES(bz_vtab, bz_cursor), .declare = declare,
+    .table_free = table_free, .cursor_reset = cursor_reset, .cursor_free = cursor_free,
+    .select = select_rows, .start = start, .next = bz_next, /* filtered scans */
+    .update = bz_update}; /* mode=create|replace */
 
 const ds_help_entry ds_bcolz_help[] = {
     {"module", "bcolz", "bcolz('table/dir' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "

@@ -388,15 +388,6 @@ static int dd_update(ds_table *base, int argc, sqlite3_value **argv,
   return 0;
 }
 
-static const ds_table_def datadings_def = {
-    .name = MOD, .ops = &datadings_ops, DS_TABLE_SIZES(dd_vtab, dd_cursor), .declare = declare,
-    .table_free = table_free, /* the writer, the schema */
-    .cursor_reset = cursor_reset, .cursor_free = cursor_free,
-    .select = select_rows, .arrive = arrive, /* key lookups; a new row is unparsed */
-    .update = dd_update}; /* mode=create|replace */
-
-static sqlite3_module datadings_module = DS_TABLE_WRITER_MODULE(dd_best_index, dd_column);
-
 /* ---- datadings_verify(path): one row per file listed in the .md5 ---- */
 
 enum { V_FILE, V_EXPECTED, V_ACTUAL, V_OK };
@@ -436,15 +427,19 @@ static const ds_list_def verify_def = {
     "CREATE TABLE x(file TEXT, expected_md5 TEXT, actual_md5 TEXT, ok INTEGER, path HIDDEN)",
     4, 1, "datadings_verify('file.msgpack')", 10, verify_collect, verify_column, verify_clear, NULL};
 
-int ds_datadings_register(sqlite3 *db) {
-  int rc = ds_table_writer_create_module(db, &datadings_module, &datadings_def);
-  return rc == SQLITE_OK ? ds_list_register(db, &verify_def) : rc;
-}
+/* ds_table_def.register_more: datadings_verify. */
+static int register_more(sqlite3 *db) { return ds_list_register(db, &verify_def); }
 
-const sqlite3_module *ds_datadings_module(void **aux) {
-  *aux = (void *)&datadings_def;
-  return &datadings_module;
-}
+static const sqlite3_module datadings_module = DS_TABLE_WRITER_MODULE(dd_best_index, dd_column);
+
+/* modules.h */
+const ds_table_def ds_datadings_def = {
+    .name = MOD, .methods = &datadings_module, .register_more = register_more,
+    .ops = &datadings_ops, DS_TABLE_SIZES(dd_vtab, dd_cursor), .declare = declare,
+    .table_free = table_free, /* the writer, the schema */
+    .cursor_reset = cursor_reset, .cursor_free = cursor_free,
+    .select = select_rows, .arrive = arrive, /* key lookups; a new row is unparsed */
+    .update = dd_update}; /* mode=create|replace */
 
 const ds_help_entry ds_datadings_help[] = {
     {"module", "datadings", "datadings('file.msgpack'), or CREATE VIRTUAL TABLE t USING "

@@ -123,10 +123,9 @@ static int fwd_init(sqlite3 *db, int argc, const char *const *argv,
     free(args);
     return SQLITE_NOMEM;
   }
-  void *aux = NULL;
-  const sqlite3_module *m = row->module(&aux);
+  const sqlite3_module *m = row->def->methods;
   sqlite3_vtab *inner = NULL;
-  rc = m->xConnect(db, aux, n, args, &inner, pzErr);
+  rc = m->xConnect(db, (void *)row->def, n, args, &inner, pzErr);
   free(args);
   for (size_t i = 0; i < nadded; i++) free(added[i]);
   free(added);

@@ -44,15 +44,12 @@ static int atlas_listing_options(const ds_options *o, ds_shards_options *so, cha
 }
 
 static const ds_format_row rows[] = {
-    {&ds_bcolz_format, ds_bcolz_module, ds_bcolz_register, ds_bcolz_info, NULL, NULL},
-    {&ds_atlas_format, ds_atlas_module, ds_atlas_register, ds_atlas_info, NULL,
-     atlas_listing_options},
-    {&ds_tfrecord_format, ds_tfrecord_module, ds_tfrecord_register, ds_tfrecord_info, NULL,
-     NULL},
-    {&ds_datadings_format, ds_datadings_module, ds_datadings_register, ds_datadings_info,
-     NULL, NULL},
-    {&ds_bagz_format, ds_bagz_module, ds_bagz_register, ds_bagz_info,
-     ds_bagz_detected_options, bagz_listing_options},
+    {&ds_bcolz_format, &ds_bcolz_def, ds_bcolz_info, NULL, NULL},
+    {&ds_atlas_format, &ds_atlas_def, ds_atlas_info, NULL, atlas_listing_options},
+    {&ds_tfrecord_format, &ds_tfrecord_def, ds_tfrecord_info, NULL, NULL},
+    {&ds_datadings_format, &ds_datadings_def, ds_datadings_info, NULL, NULL},
+    {&ds_bagz_format, &ds_bagz_def, ds_bagz_info, ds_bagz_detected_options,
+     bagz_listing_options},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -83,8 +80,7 @@ const ds_format_row *ds_format_table_placeholder(void) {
 }
 
 const ds_table_def *ds_format_table_def(const ds_format_row *row) {
-  void *aux = NULL;
-  return row && row->module(&aux) ? aux : NULL;
+  return row ? row->def : NULL;
 }
 
 const ds_opt_group *ds_format_option_groups(const ds_format_row *row) {
@@ -94,6 +90,6 @@ const ds_opt_group *ds_format_option_groups(const ds_format_row *row) {
 
 int ds_format_table_register(sqlite3 *db) {
   int rc = SQLITE_OK;
-  for (size_t i = 0; i < NROWS && rc == SQLITE_OK; i++) rc = rows[i].register_fn(db);
+  for (size_t i = 0; i < NROWS && rc == SQLITE_OK; i++) rc = ds_table_register(db, rows[i].def);
   return rc;
 }

@@ -21,12 +21,11 @@ struct ds_shards_options;
 
 typedef struct ds_format_row {
   const ds_format_bytes *bytes;
-  /* The format's main module and, in *aux, the client data it was
-   * registered with (its ds_table_def: the `dataset` module forwards to
-   * it, dataset_info opens through it, its option specs). */
-  const sqlite3_module *(*module)(void **aux);
-  /* Registers the format's modules and functions (ext/datasets.c). */
-  int (*register_fn)(sqlite3 *db);
+  /* The format's main module (vtab/modules.h): ds_table_register
+   * registers it and the format's other modules and functions; the
+   * `dataset` module forwards to def->methods, dataset_info opens through
+   * it, its option specs. */
+  const struct ds_table_def *def;
   /* dataset_info's rows after the common ones (vtab/info_rows.h), from the
    * dataset its module opened (vtab/<fmt>_info.c). */
   int (*info)(struct ds_info *l, const struct ds_dataset *ds, char **err);

@@ -1,30 +1,26 @@
-/* modules.h - registration functions of the virtual-table modules, called
- * by the thin entry files in ext/. Each returns an SQLite result code. */
+/* modules.h - each format's module as the def its vtab/<fmt>_vtab.c
+ * exports (vtab/table.h: hooks, sqlite3_module, other modules), which the
+ * thin entry files in ext/ and the format table register with
+ * ds_table_register (vtab/table_writer.h), and its dataset_info rows. */
 #ifndef DS_MODULES_H
 #define DS_MODULES_H
 
 #include "core/options.h"
 #include "formats/detect.h"
 #include "sql/sqlite_api.h"
+#include "vtab/table_writer.h"
 
 struct ds_info;
 struct ds_dataset;
 
-int ds_bagz_register(sqlite3 *db);
-/* datadings and datadings_verify */
-int ds_datadings_register(sqlite3 *db);
-int ds_atlas_register(sqlite3 *db);
-/* bcolz, bcolz_attrs and bcolz_stats */
-int ds_bcolz_register(sqlite3 *db);
-int ds_tfrecord_register(sqlite3 *db);
-
-/* The main module of each format and, in *aux, the client data it was
- * registered with (dataset's forwarding uses them). */
-const sqlite3_module *ds_bagz_module(void **aux);
-const sqlite3_module *ds_datadings_module(void **aux);
-const sqlite3_module *ds_atlas_module(void **aux);
-const sqlite3_module *ds_bcolz_module(void **aux);
-const sqlite3_module *ds_tfrecord_module(void **aux);
+/* The main module of each format (def->methods, registered with the def
+ * as aux: dataset's forwarding uses both); datadings' registers
+ * datadings_verify too, bcolz's bcolz_attrs, bcolz_stats, bcolz_decoded. */
+extern const ds_table_def ds_bagz_def;
+extern const ds_table_def ds_datadings_def;
+extern const ds_table_def ds_atlas_def;
+extern const ds_table_def ds_bcolz_def;
+extern const ds_table_def ds_tfrecord_def;
 /* dataset_info's rows of each format after the common ones
  * (vtab/<fmt>_info.c, reached through vtab/format_table.c). */
 int ds_bagz_info(struct ds_info *l, const struct ds_dataset *ds, char **err);

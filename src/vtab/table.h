@@ -105,6 +105,13 @@ typedef struct ds_table_def {
   /* What hooks shared by several modules need of this one (the record
    * modules': a ds_record_module, vtab/record_module.h), or NULL. */
   const void *module;
+  /* The sqlite3_module registered under `name` with this def as its aux
+   * (DS_TABLE_MODULE / DS_TABLE_WRITER_MODULE); `dataset` forwards to it. */
+  const sqlite3_module *methods;
+  /* The format's other modules and functions, registered after it
+   * (datadings_verify; bcolz_attrs, bcolz_stats, bcolz_decoded), or NULL.
+   * Returns an SQLite result code. */
+  int (*register_more)(sqlite3 *db);
 } ds_table_def;
 
 /* The sizes of a module's table and cursor structs, for a ds_table_def. */

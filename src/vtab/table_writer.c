@@ -117,10 +117,11 @@ int ds_table_writer_rename(sqlite3_vtab *vtab, const char *name) {
 
 int ds_table_writer_register(sqlite3 *db) { return ds_writer_registry_hook(db); }
 
-int ds_table_writer_create_module(sqlite3 *db, const sqlite3_module *m,
-                                  const ds_table_def *def) {
-  int rc = sqlite3_create_module_v2(db, def->name, m, (void *)def, NULL);
-  return rc == SQLITE_OK ? ds_table_writer_register(db) : rc;
+int ds_table_register(sqlite3 *db, const ds_table_def *def) {
+  int rc = sqlite3_create_module_v2(db, def->name, def->methods, (void *)def, NULL);
+  if (rc == SQLITE_OK) rc = ds_table_writer_register(db);
+  if (rc == SQLITE_OK && def->register_more) rc = def->register_more(db);
+  return rc;
 }
 
 int ds_table_writer_new(const ds_options *o, const ds_opt_group *options,

@@ -90,10 +90,11 @@ int ds_table_writer_destroy(sqlite3_vtab *vtab);
 int ds_table_writer_rename(sqlite3_vtab *vtab, const char *name);
 /* A writing module's registration calls this once per connection. */
 int ds_table_writer_register(sqlite3 *db);
-/* Register the writing module `m` under def->name (def is its aux) and
- * then the writer machinery (ds_table_writer_register). */
-int ds_table_writer_create_module(sqlite3 *db, const sqlite3_module *m,
-                                  const ds_table_def *def);
+/* Register a format's module: def->methods under def->name (def is its
+ * aux), the writer machinery (ds_table_writer_register), then
+ * def->register_more. The ext/ entry files and the format table call it
+ * with the def a vtab/<fmt>_vtab.c exports (vtab/modules.h). */
+int ds_table_register(sqlite3 *db, const ds_table_def *def);
 /* A writer shell: read_opts = o without the options the module's
  * `options` take only in the writer form, and without mode=. The module then opens its stage
  * and format writer and calls ds_table_writer_attach. Returns 1 (not an

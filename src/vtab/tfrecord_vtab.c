@@ -251,24 +251,17 @@ static const ds_record_module tfr_records_module = {
     offsetof(tfr_dataset, opts), offsetof(tfr_opts, rec), tfrecord_write_open, source_open,
     source_close, record_bytes, record_file};
 
-static const ds_table_def tfr_def = {
-    .name = MOD, .ops = &tfr_ops, DS_TABLE_SIZES(tfr_vtab, tfr_cursor), .declare = ds_record_declare,
+static const sqlite3_module tfr_module =
+    DS_TABLE_WRITER_MODULE(tfr_best_index, ds_record_column);
+
+/* modules.h */
+const ds_table_def ds_tfrecord_def = {
+    .name = MOD, .methods = &tfr_module, .ops = &tfr_ops,
+    DS_TABLE_SIZES(tfr_vtab, tfr_cursor), .declare = ds_record_declare,
     .table_free = ds_record_table_free, .cursor_reset = cursor_reset, /* per-file cursors */
     .cursor_free = cursor_free, .select = select_rows, .shard_of = shard_of,
     .fetch = fetch, .arrive = arrive, .update = ds_record_update,
     .module = &tfr_records_module};
-
-static sqlite3_module tfr_module = DS_TABLE_WRITER_MODULE(tfr_best_index, ds_record_column);
-
-int ds_tfrecord_register(sqlite3 *db) {
-  int rc = sqlite3_create_module_v2(db, MOD, &tfr_module, (void *)&tfr_def, NULL);
-  return rc == SQLITE_OK ? ds_table_writer_register(db) : rc;
-}
-
-const sqlite3_module *ds_tfrecord_module(void **aux) {
-  *aux = (void *)&tfr_def;
-  return &tfr_module;
-}
 
 const ds_help_entry ds_tfrecord_help[] = {
     {"module", MOD, "tfrecord('file.tfrecord' [, 'name=value,...']), or CREATE VIRTUAL "

@@ -124,9 +124,9 @@ static void sql_texts(const char *dir, char *ans[NSQL]) {
   sqlite3 *db = NULL;
   char q[1024];
   sqlite3_open(":memory:", &db);
-  ds_datadings_register(db);
-  ds_atlas_register(db);
-  ds_bcolz_register(db);
+  ds_table_register(db, &ds_datadings_def);
+  ds_table_register(db, &ds_atlas_def);
+  ds_table_register(db, &ds_bcolz_def);
   mkdir(dir, 0700);
   ans[4] = answer(db, "SELECT name, value FROM bcolz_attrs('" BCOLZ_FIXTURE "')");
   snprintf(q, sizeof q,

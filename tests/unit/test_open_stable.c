@@ -175,6 +175,23 @@ int main(void) {
   CHECK_STR(err, "no shard 0 yet");
   free(err);
 
+  /* the shard set's incomplete rule (ds_shard_set_incomplete), ids by hand:
+   * kind 0 missing, 1 a file */
+  ds_path_id ids[4] = {{.kind = 1}, {.kind = 1}, {.kind = 1}, {.kind = 1}};
+  ds_path_set set = {NULL, ids, 4, 4};
+  CHECK(ds_shard_set_incomplete(&set, 1, "d@4.x") == 0); /* all there */
+  ids[2].kind = 0;
+  CHECK(ds_shard_set_incomplete(&set, 1, "d@4.x") == 1); /* one missing beside others */
+  ids[0].kind = ids[1].kind = ids[3].kind = 0;
+  CHECK(ds_shard_set_incomplete(&set, 1, "d@4.x") == 0); /* all gone: not a half set */
+  CHECK(ds_shard_set_incomplete(&set, 1, "d@*.x") == 1); /* an @* set found a moment ago */
+  /* step 2: data, side, data, side; only data files count */
+  ids[0].kind = ids[1].kind = ids[2].kind = 1;
+  ids[3].kind = 0; /* a side file missing */
+  CHECK(ds_shard_set_incomplete(&set, 2, "d@2.x") == 0);
+  ids[2].kind = 0; /* the second data file missing beside the first */
+  CHECK(ds_shard_set_incomplete(&set, 2, "d@2.x") == 1);
+
   unlink(g_a);
   unlink(g_b);
   rmdir(g_dir);

@@ -38,8 +38,8 @@ static const char *const QUERIES[] = {
 static sqlite3 *open_db(void) {
   sqlite3 *db = NULL;
   if (sqlite3_open(":memory:", &db) != SQLITE_OK) return NULL;
-  if (ds_bagz_register(db) || ds_datadings_register(db) || ds_atlas_register(db) ||
-      ds_bcolz_register(db)) {
+  if (ds_table_register(db, &ds_bagz_def) || ds_table_register(db, &ds_datadings_def) ||
+      ds_table_register(db, &ds_atlas_def) || ds_table_register(db, &ds_bcolz_def)) {
     sqlite3_close(db);
     return NULL;
   }

@@ -248,15 +248,12 @@ static void opening_close(void *ctx) {
   o->r = NULL;
 }
 
-/* ds_open_steps.incomplete: a data file missing beside others (a sharded
- * writer moves the old shard 0 away before it renames the new shards in),
- * or any missing of a set that `@*` found on disk a moment before (a
- * writer replaced it with a set of another shard count). */
+/* ds_open_steps.incomplete: the shard set's rule; with separate limits
+ * each data file is followed by its limits file. */
 static int opening_incomplete(void *ctx, const ds_path_set *set) {
   bagz_opening *o = ctx;
-  size_t step = o->opts->limits == BAGZ_LIMITS_SEPARATE ? 2 : 1, missing = 0;
-  for (size_t i = 0; i < set->n; i += step) missing += set->ids[i].kind == 0;
-  return missing > 0 && (missing < set->n / step || strstr(o->spec, "@*") != NULL);
+  return ds_shard_set_incomplete(set, o->opts->limits == BAGZ_LIMITS_SEPARATE ? 2 : 1,
+                                 o->spec);
 }
 
 int bagz_open(const char *spec, const bagz_options *opts, bagz_reader **out,

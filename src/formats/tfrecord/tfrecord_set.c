@@ -110,13 +110,9 @@ static int opening_stale(void *ctx) { return tfrecord_set_stale(((opening *)ctx)
 /* ds_open_steps.close */
 static void opening_close(void *ctx) { close_files(((opening *)ctx)->set); }
 
-/* ds_open_steps.incomplete: a file missing beside others, or any of an @*
- * set (a writer replacing it). */
+/* ds_open_steps.incomplete: the shard set's rule, one path per file. */
 static int opening_incomplete(void *ctx, const ds_path_set *set) {
-  opening *o = ctx;
-  size_t missing = 0;
-  for (size_t i = 0; i < set->n; i++) missing += set->ids[i].kind == 0;
-  return missing > 0 && (missing < set->n || strstr(o->spec, "@*") != NULL);
+  return ds_shard_set_incomplete(set, 1, ((opening *)ctx)->spec);
 }
 
 int tfrecord_set_open(tfrecord_set *s, const char *spec, const tfrecord_options *o,
