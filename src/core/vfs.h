@@ -86,6 +86,11 @@ typedef enum ds_vfs_rename_how {
   DS_VFS_EXCHANGE = 2   /* swap the two (both must exist) */
 } ds_vfs_rename_how;
 
+/* A byte range of a file (ds_vfs_prefetch). */
+typedef struct ds_vfs_range {
+  uint64_t off, len;
+} ds_vfs_range;
+
 /* ds_vfs_glob flags and results. */
 #define DS_VFS_GLOB_NOSORT 1 /* any order (else sorted as glob(3) sorts) */
 #define DS_VFS_NOMATCH 1     /* ds_vfs_glob: nothing matched */
@@ -114,6 +119,10 @@ struct ds_vfs_backend {
   int (*rmdir)(const char *path);
   int (*mkdir)(const char *path);
   int (*truncate)(const char *path, uint64_t size);
+  /* hints (may be NULL: no-ops). prefetch: the byte ranges of f the
+   * caller will read soon; stat_many: paths about to be looked at. */
+  void (*prefetch)(const ds_vfs_file *f, const ds_vfs_range *r, size_t n);
+  void (*stat_many)(const char *const *paths, size_t n);
 };
 
 /* The local file system's backend (vfs_local.c). */
@@ -176,6 +185,16 @@ static inline ssize_t ds_vfs_pread(const ds_vfs_file *f, void *buf, size_t n,
                                    uint64_t off) {
   return f->be->pread(f, buf, n, off);
 }
+/* A hint: the ranges r[0..n) of f will be read soon (a `rowid IN (...)`
+ * list's records). A remote backend fetches them now, many requests in
+ * flight, and later preads of them cost no request; the local backend
+ * does nothing. Never fails (a range not fetched is read when asked). */
+void ds_vfs_prefetch(const ds_vfs_file *f, const ds_vfs_range *r, size_t n);
+/* A hint: paths[0..n) will be stat'ed or opened soon (the shards of a
+ * set). A remote backend probes them in parallel into its short-lived
+ * probe cache, so that the opens that follow make no request in a row;
+ * the local backend does nothing. Never fails. */
+void ds_vfs_stat_many(const char *const *paths, size_t n);
 /* What the open file is now (size after a truncate, ...). */
 int ds_vfs_restat(const ds_vfs_file *f, ds_vfs_info *st);
 /* Close (a file never opened or already closed is fine). */

@@ -279,6 +279,7 @@ static int ask(const ds_robj *o, ds_probe *out, int *eno, char **err) {
 int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **err) {
   memset(out, 0, sizeof *out);
   *eno = 0;
+  if (!fresh && ds_probe_warm_get(o->url, out)) return 0;
   if (!fresh && cache_get(o->url, out)) return 0;
   if (ask(o, out, eno, err)) return -1;
   cache_put(o->url, out);

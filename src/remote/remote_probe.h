@@ -34,6 +34,11 @@ typedef struct ds_probe {
 int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **err);
 void ds_probe_free(ds_probe *p);
 
+/* 1 when the store of answers probed in parallel (remote_probe_many.c,
+ * ds_probe_many) has a fresh one for url (copied to out), else 0;
+ * ds_probe_get asks it first. */
+int ds_probe_warm_get(const char *url, ds_probe *out);
+
 /* errno for a request's failure: 404 ENOENT, 401/403 EACCES, changed
  * ESTALE, interrupted ECANCELED, else EIO. */
 int ds_probe_errno(const ds_http_req *r);

@@ -1,0 +1,156 @@
+"""test_remote_parallel.py - parallel, adaptive remote reads (issue 24),
+against the S3 front (tests/conformance/s3_front.py) over http://, with a
+small delay added to every request so that requests sent together are
+answered together; the front counts the requests it answers at once
+(max_inflight). Checked:
+- a full scan over http reads the same rows as the local scan, fetches at
+  most 1.05 x the file's bytes, in few requests (growing windows), with
+  several in flight (a window cut into parallel range GETs);
+- a `rowid IN (...)` list of hundreds of rows reads the same rows as
+  locally, with its records fetched many at once, in far fewer requests
+  than rows;
+- opening a set of 60 shards (count(*), then a scan) answers as locally,
+  with the shards' probes overlapping;
+- faults in the middle of a read-ahead (a reset, a 503) are retried and
+  give the same rows; a 503 that stays fails with a clear error naming
+  HTTP 503;
+- an interrupt stops a scan waiting on slow requests.
+Usage: test_remote_parallel.py BUILD_DIR"""
+import os
+import random
+import re
+import shutil
+import sqlite3
+import sys
+import tempfile
+import threading
+
+import dstest
+from s3_front import Front
+
+BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
+BUILD = os.path.join(dstest.ROOT, BUILD) if not os.path.isabs(BUILD) else BUILD
+
+
+def fetched(log, sizes):
+    """Body bytes the GETs of the log asked for (ranges clipped at the
+    objects' sizes; sizes: path -> bytes)."""
+    total = 0
+    for _, method, path, rng, _, status in log:
+        if method != "GET" or status != 206 or not rng:
+            continue
+        n = sizes[path]
+        a, b = rng[len("bytes="):].split("-")
+        if a == "":
+            total += min(int(b), n)
+        else:
+            total += min(int(b), n - 1) - int(a) + 1
+    return total
+
+
+def main():
+    t = dstest.Checker()
+    rng = random.Random(24)
+    root = tempfile.mkdtemp(prefix="ds-parallel-")
+    bkt = os.path.join(root, "bkt")
+    os.makedirs(bkt)
+    # one bag of ~12 MiB (records of 1..6 KiB), and a set of 60 small shards
+    recs = [rng.randbytes(rng.randint(1024, 6144)) for _ in range(3500)]
+    big = dstest.write_tail_bag(os.path.join(bkt, "big.bag"), recs)
+    for i in range(60):
+        dstest.write_tail_bag(os.path.join(bkt, "s-%05d-of-00060.bag" % i),
+                              [rng.randbytes(rng.randint(10, 400)) for _ in range(7 + i % 3)])
+    sizes = {"/bkt/" + f: os.path.getsize(os.path.join(bkt, f)) for f in os.listdir(bkt)}
+    local = dstest.connect(BUILD)
+    try:
+        with Front(root) as s3:
+            conn = dstest.connect(BUILD)
+
+            def fresh(always=None, faults=()):
+                s3.log.clear()
+                s3.max_inflight = 0
+                s3.always = always or {"delay": 0.01}
+                s3.faults = list(faults)
+
+            # a full scan
+            url = s3.url("bkt/big.bag")
+            fresh()
+            got = conn.execute("SELECT rowid, record FROM bagz(?)", (url,)).fetchall()
+            want = local.execute("SELECT rowid, record FROM bagz(?)", (big,)).fetchall()
+            t.check(got == want, "scan over http: the rows of the local scan",
+                    (len(got), len(want)))
+            log = s3.requests()
+            n = fetched(log, sizes)
+            t.check(n <= 1.05 * sizes["/bkt/big.bag"], "scan: bytes fetched <= 1.05 x the file",
+                    (n, sizes["/bkt/big.bag"]))
+            t.check(len(log) <= 40, "scan: few requests (growing windows)", len(log))
+            t.check(s3.max_inflight > 1, "scan: several range GETs in flight at once",
+                    s3.max_inflight)
+
+            # a rowid IN list of 600 rows
+            ids = sorted(rng.sample(range(len(recs)), 600))
+            inl = ",".join(map(str, ids))
+            conn.execute("CREATE VIRTUAL TABLE temp.b USING bagz(%s)" % dstest.sql_quote(url))
+            fresh()
+            got = conn.execute("SELECT rowid, record FROM temp.b WHERE rowid IN (%s)"
+                               % inl).fetchall()
+            t.check(got == [(i, recs[i]) for i in ids], "rowid IN: the rows written",
+                    len(got))
+            log = s3.requests()
+            t.check(len(log) < len(ids) // 4, "rowid IN: far fewer requests than rows",
+                    (len(log), len(ids)))
+            # sparse: rows at least 80 records (80 KiB) apart, a GET each, at once
+            ids = sorted(rng.sample(range(0, len(recs), 80), 40))
+            fresh()
+            got = conn.execute("SELECT rowid, record FROM temp.b WHERE rowid IN (%s)"
+                               % ",".join(map(str, ids))).fetchall()
+            t.check(got == [(i, recs[i]) for i in ids], "sparse rowid IN: the rows written",
+                    len(got))
+            t.check(s3.max_inflight >= 4, "sparse rowid IN: requests in flight at once",
+                    s3.max_inflight)
+            t.check(len(s3.requests()) <= len(ids), "sparse rowid IN: a request per row at most",
+                    len(s3.requests()))
+
+            # faults in the middle of a read-ahead: retried, same rows
+            fresh(faults=[{"reset": True}, {}, {"status": 503}, {}, {"short": 100}])
+            got = conn.execute("SELECT rowid, record FROM temp.b").fetchall()
+            t.check(got == want, "reset, 503 and a short body mid-scan: the same rows",
+                    len(got))
+            t.check(sum(1 for r in s3.requests() if r[5] in (503,)) >= 1,
+                    "the 503 was seen")
+            fresh(always={"status": 503})
+            e = dstest.error_of(conn, "SELECT count(*), sum(length(record)) FROM bagz(?, "
+                                "'retries=1')", url)
+            t.check(e is not None and "HTTP 503" in e, "503 forever: a clear error", e)
+            conn.execute("DROP TABLE temp.b")
+
+            # a set of 60 shards: the probes overlap
+            spec = s3.url("bkt/s@60.bag")
+            lspec = os.path.join(bkt, "s@60.bag")
+            conn2 = dstest.connect(BUILD)  # nothing cached by conn
+            fresh()
+            got = conn2.execute("SELECT count(*) FROM bagz(?)", (spec,)).fetchall()
+            want_n = local.execute("SELECT count(*) FROM bagz(?)", (lspec,)).fetchall()
+            t.eq(got, want_n, "60 shards: count(*) as local")
+            t.check(s3.max_inflight >= 8, "60 shards: probes in flight at once",
+                    s3.max_inflight)
+            got = conn2.execute("SELECT rowid, record FROM bagz(?)", (spec,)).fetchall()
+            want = local.execute("SELECT rowid, record FROM bagz(?)", (lspec,)).fetchall()
+            t.check(got == want, "60 shards: the rows of the local set", (len(got), len(want)))
+
+            # an interrupt stops a scan waiting on slow requests
+            fresh(always={"delay": 0.5})
+            timer = threading.Timer(0.8, conn.interrupt)
+            timer.start()
+            e = dstest.error_of(conn, "SELECT count(*), sum(length(record)) FROM bagz(?)",
+                                s3.url("bkt/big.bag") + "?x=1")
+            timer.cancel()
+            t.check(e is not None and "interrupt" in e, "interrupt: the scan stops", e)
+            s3.always = {}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    t.exit()
+
+
+if __name__ == "__main__":
+    main()
