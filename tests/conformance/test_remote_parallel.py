@@ -9,6 +9,8 @@ answered together; the front counts the requests it answers at once
 - a `rowid IN (...)` list of hundreds of rows reads the same rows as
   locally, with its records fetched many at once, in far fewer requests
   than rows;
+- datadings: a sparse `key IN (...)` list fetches its samples many at
+  once, and a scan reads as locally;
 - opening a set of 60 shards (count(*), then a scan) answers as locally,
   with the shards' probes overlapping;
 - faults in the middle of a read-ahead (a reset, a 503) are retried and
@@ -21,6 +23,7 @@ import random
 import re
 import shutil
 import sqlite3
+import struct
 import sys
 import tempfile
 import threading
@@ -46,6 +49,13 @@ def fetched(log, sizes):
         else:
             total += min(int(b), n - 1) - int(a) + 1
     return total
+
+
+def sample(key, data):
+    """The msgpack bytes of {"key": key, "data": data}."""
+    k = key.encode()
+    return (b"\x82\xa3key" + bytes([0xa0 | len(k)]) + k + b"\xa4data" +
+            b"\xc5" + struct.pack(">H", len(data)) + data)
 
 
 def main():
@@ -123,6 +133,35 @@ def main():
                                 "'retries=1')", url)
             t.check(e is not None and "HTTP 503" in e, "503 forever: a clear error", e)
             conn.execute("DROP TABLE temp.b")
+
+            # datadings: `key IN (...)` of sparse keys, samples fetched at once
+            spath = os.path.join(bkt, "dd.msgpack")
+            w = dstest.connect(BUILD)
+            w.execute("CREATE VIRTUAL TABLE temp.w USING datadings(%s, mode=create)"
+                      % dstest.sql_quote(spath))
+            dkeys = ["k%05d" % i for i in range(2000)]
+            w.executemany("INSERT INTO temp.w(key, raw) VALUES (?, ?)",
+                          [(k, sample(k, rng.randbytes(rng.randint(1500, 2500)))) for k in dkeys])
+            w.commit()
+            w.close()
+            for f in os.listdir(bkt):
+                sizes["/bkt/" + f] = os.path.getsize(os.path.join(bkt, f))
+            durl = s3.url("bkt/dd.msgpack")
+            fresh()
+            conn.execute("CREATE VIRTUAL TABLE temp.d USING datadings(%s)" % dstest.sql_quote(durl))
+            local.execute("CREATE VIRTUAL TABLE temp.d USING datadings(%s)" % dstest.sql_quote(spath))
+            pick = sorted(rng.sample(range(0, 2000, 50), 30))
+            q = ("SELECT rowid, * FROM temp.d WHERE key IN (%s)"
+                 % ",".join(dstest.sql_quote(dkeys[i]) for i in pick))
+            fresh()
+            got = conn.execute(q).fetchall()
+            t.check(got == local.execute(q).fetchall() and len(got) == len(pick),
+                    "datadings key IN over http: the rows of the local read", len(got))
+            t.check(s3.max_inflight >= 4, "datadings key IN: requests in flight at once",
+                    s3.max_inflight)
+            got = conn.execute("SELECT rowid, * FROM temp.d").fetchall()
+            t.check(got == local.execute("SELECT rowid, * FROM temp.d").fetchall(),
+                    "datadings scan over http: the rows of the local scan", len(got))
 
             # a set of 60 shards: the probes overlap
             spec = s3.url("bkt/s@60.bag")
