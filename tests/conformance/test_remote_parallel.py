@@ -11,6 +11,7 @@ answered together; the front counts the requests it answers at once
   than rows;
 - datadings: a sparse `key IN (...)` list fetches its samples many at
   once, and a scan reads as locally;
+- bcolz over s3://: a scan fetches its chunk files many at once;
 - opening a set of 60 shards (count(*), then a scan) answers as locally,
   with the shards' probes overlapping;
 - faults in the middle of a read-ahead (a reset, a 503) are retried and
@@ -162,6 +163,21 @@ def main():
             got = conn.execute("SELECT rowid, * FROM temp.d").fetchall()
             t.check(got == local.execute("SELECT rowid, * FROM temp.d").fetchall(),
                     "datadings scan over http: the rows of the local scan", len(got))
+
+            # bcolz over s3://: a scan's chunk files are probed (and, small,
+            # read) many at once
+            shutil.copytree(os.path.join(dstest.ROOT, "tests", "fixtures", "upstream", "bcolz",
+                                         "small_chunklen"), os.path.join(bkt, "sc"))
+            os.environ.update(AWS_ENDPOINT_URL=s3.url("").rstrip("/"), AWS_ACCESS_KEY_ID="AK",
+                              AWS_SECRET_ACCESS_KEY="unchecked", AWS_REGION="us-east-1")
+            fresh()
+            got = conn.execute("SELECT rowid, * FROM bcolz('s3://bkt/sc')").fetchall()
+            want = local.execute("SELECT rowid, * FROM bcolz(?)",
+                                 (os.path.join(bkt, "sc"),)).fetchall()
+            t.check(got == want and len(got) > 0, "bcolz scan over s3: the rows of the local scan",
+                    (len(got), len(want)))
+            t.check(s3.max_inflight >= 8, "bcolz scan: chunk files fetched many at once",
+                    s3.max_inflight)
 
             # a set of 60 shards: the probes overlap
             spec = s3.url("bkt/s@60.bag")
