@@ -179,8 +179,11 @@ int ds_vfs_has_scheme(const char *e, size_t n);
  * blocking on a FIFO; f->st is what it is. Any kind of file opens: the
  * caller checks f->st.kind. */
 int ds_vfs_open(ds_vfs_file *f, const ds_vfs_dir *at, const char *path);
-/* Read up to n bytes at off (fewer at the end; -1 with errno). One call
- * through the backend's table: the per-record path's only cost. */
+/* Read up to n bytes at off (fewer at the end; -1 with errno; a remote
+ * file also returns fewer when the read starts in a range a
+ * ds_vfs_prefetch fetched and runs past it: callers that need n loop, as
+ * core/mapped_file.c does). One call through the backend's table: the
+ * per-record path's only cost. */
 static inline ssize_t ds_vfs_pread(const ds_vfs_file *f, void *buf, size_t n,
                                    uint64_t off) {
   return f->be->pread(f, buf, n, off);

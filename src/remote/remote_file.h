@@ -69,8 +69,10 @@ typedef struct ds_rfile {
 /* Take obj and probe (both owned by the file after). */
 ds_rfile *ds_rfile_new(ds_robj *obj, ds_probe *p);
 void ds_rfile_free(ds_rfile *f);
-/* Read up to n bytes at off (fewer at the end): the count, or -1 with
- * errno (and the detail set through ds_vfs_set_detail). */
+/* Read up to n bytes at off (fewer at the end, and fewer when the read
+ * starts in a prefetched range and runs past it: the range's bytes, no
+ * request): the count, or -1 with errno (and the detail set through
+ * ds_vfs_set_detail). */
 ssize_t ds_rfile_pread(ds_rfile *f, void *buf, size_t n, uint64_t off);
 /* Fetch the ranges r[0..n) now (sorted, merged through small gaps, many
  * requests in flight) and keep them for the reads that follow, replacing
