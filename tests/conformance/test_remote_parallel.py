@@ -11,6 +11,7 @@ answered together; the front counts the requests it answers at once
   than rows;
 - datadings: a sparse `key IN (...)` list fetches its samples many at
   once, and a scan reads as locally;
+- atlas over s3://: a rowid IN list and a scan read as locally;
 - bcolz over s3://: a scan fetches its chunk files many at once;
 - opening a set of 60 shards (count(*), then a scan) answers as locally,
   with the shards' probes overlapping;
@@ -178,6 +179,19 @@ def main():
                     (len(got), len(want)))
             t.check(s3.max_inflight >= 8, "bcolz scan: chunk files fetched many at once",
                     s3.max_inflight)
+
+            # atlas over s3://: a rowid IN list (blocks prefetched) and a scan
+            shutil.copytree(os.path.join(dstest.ROOT, "tests", "fixtures", "upstream", "atlas",
+                                         "mid"), os.path.join(bkt, "at"))
+            aids = ",".join(map(str, sorted(rng.sample(range(19000), 300))))
+            for label, sql in (("rowid IN", "SELECT rowid, * FROM atlas(?) WHERE rowid IN (%s)"
+                                % aids), ("scan", "SELECT rowid, * FROM atlas(?)")):
+                fresh()
+                got = conn.execute(sql, ("s3://bkt/at",)).fetchall()
+                want = local.execute(sql, (os.path.join(bkt, "at"),)).fetchall()
+                t.check(got == want and len(got) > 0,
+                        "atlas %s over s3: the rows of the local read" % label,
+                        (len(got), len(want)))
 
             # a set of 60 shards: the probes overlap
             spec = s3.url("bkt/s@60.bag")
