@@ -73,10 +73,9 @@ int ds_probe_warm_get(const char *url, ds_probe *out) {
   return hit;
 }
 
-/* Keep p (taken) for url, when there is room. */
-static void warm_put(const char *url, ds_probe *p) {
+/* Keep p (taken) for url as of t, when there is room. */
+static void warm_put(const char *url, ds_probe *p, int64_t t) {
   uint64_t h = hash_of(url);
-  int64_t t = now_ms();
   wslot *n = calloc(1, sizeof *n);
   if (n) n->url = strdup(url);
   if (!n || !n->url) {
@@ -115,6 +114,8 @@ static void warm_put(const char *url, ds_probe *p) {
 
 typedef struct many {
   ds_robj *objs;
+  ds_probe *res; /* answers, by object (ok[i] says which came) */
+  char *ok;
   size_t n;
   size_t next;  /* the next object to probe (atomic) */
   int stop;     /* the caller was interrupted (atomic) */
@@ -137,7 +138,10 @@ static void work(many *m) {
     ds_probe p;
     int eno = 0;
     char *err = NULL;
-    if (ds_probe_get(&m->objs[i], 0, &p, &eno, &err) == 0) warm_put(m->objs[i].url, &p);
+    if (ds_probe_get(&m->objs[i], 0, &p, &eno, &err) == 0) {
+      m->res[i] = p;
+      m->ok[i] = 1;
+    }
     free(err);
   }
 }
@@ -155,8 +159,13 @@ static void *helper(void *arg) {
 
 void ds_probe_many(const char *const *paths, size_t n) {
   if (n < 2) return;
-  many m = {calloc(n, sizeof(ds_robj)), n, 0, 0, 0};
-  if (!m.objs) return;
+  many m = {calloc(n, sizeof(ds_robj)), calloc(n, sizeof(ds_probe)), calloc(n, 1), n, 0, 0, 0};
+  if (!m.objs || !m.res || !m.ok) {
+    free(m.objs);
+    free(m.res);
+    free(m.ok);
+    return;
+  }
   for (size_t i = 0; i < n; i++) {
     char *err = NULL;
     if (ds_robj_make(paths[i], &m.objs[i], &err)) memset(&m.objs[i], 0, sizeof m.objs[i]);
@@ -178,6 +187,13 @@ void ds_probe_many(const char *const *paths, size_t n) {
   }
   for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
   free(th);
+  /* the answers go in together, dated now: a batch longer than the store's
+   * freshness must not see its first answers expire before it ends */
+  int64_t t = now_ms();
+  for (size_t i = 0; i < n; i++)
+    if (m.ok[i]) warm_put(m.objs[i].url, &m.res[i], t);
   for (size_t i = 0; i < n; i++) ds_robj_free(&m.objs[i]);
   free(m.objs);
+  free(m.res);
+  free(m.ok);
 }

@@ -5,8 +5,8 @@
  * its fallbacks for servers that answer suffix ranges wrongly and its
  * folder checks), made for the call and joined before it returns; the
  * answers go to a process-wide store that ds_probe_get consults first,
- * kept for DS_PROBE_TTL_MS like the probe cache, so the stats and opens
- * that follow make no request. The store holds at most DS_PROBE_WARM_SLOTS
+ * together when the batch ends, kept DS_PROBE_TTL_MS from then like the
+ * probe cache, so the stats and opens that follow make no request. The store holds at most DS_PROBE_WARM_SLOTS
  * answers and DS_PROBE_WARM_BYTES bytes of tails; past them, answers are
  * not kept (the opens then probe one by one, as without the hint). An
  * interrupt of the caller stops the threads within a poll. */
