@@ -14,7 +14,8 @@ answered together; the front counts the requests it answers at once
 - atlas over s3://: a rowid IN list and a scan read as locally;
 - bcolz over s3://: a scan fetches its chunk files many at once;
 - opening a set of 60 shards (count(*), then a scan) answers as locally,
-  with the shards' probes overlapping;
+  with the shards' probes overlapping, and a set whose probes take longer
+  than their 2 s freshness still probes each shard once;
 - faults in the middle of a read-ahead (a reset, a 503) are retried and
   give the same rows; a 503 that stays fails with a clear error naming
   HTTP 503;
@@ -206,6 +207,19 @@ def main():
             got = conn2.execute("SELECT rowid, record FROM bagz(?)", (spec,)).fetchall()
             want = local.execute("SELECT rowid, record FROM bagz(?)", (lspec,)).fetchall()
             t.check(got == want, "60 shards: the rows of the local set", (len(got), len(want)))
+
+            # a set whose probes take longer than their 2 s freshness (200
+            # shards, 0.4 s a request, 32 at once): each probed once
+            for i in range(200):
+                dstest.write_tail_bag(os.path.join(bkt, "m-%05d-of-00200.bag" % i),
+                                      [bytes([i % 256]) * 10])
+            conn3 = dstest.connect(BUILD)
+            fresh(always={"delay": 0.4})
+            got = conn3.execute("SELECT count(*) FROM bagz(?)",
+                                (s3.url("bkt/m@200.bag"),)).fetchall()
+            n = len(s3.requests())
+            t.check(got == [(200,)] and n <= 210,
+                    "200 slow shards: count(*) right, each probed once", (got, n))
 
             # an interrupt stops a scan waiting on slow requests
             fresh(always={"delay": 0.5})
