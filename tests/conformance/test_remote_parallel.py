@@ -121,7 +121,8 @@ def main():
                     len(got))
             t.check(s3.max_inflight >= 4, "sparse rowid IN: requests in flight at once",
                     s3.max_inflight)
-            t.check(len(s3.requests()) <= len(ids), "sparse rowid IN: a request per row at most",
+            t.check(len(s3.requests()) <= len(ids) + 2,
+                    "sparse rowid IN: about a request per row (a retry or two allowed)",
                     len(s3.requests()))
 
             # faults in the middle of a read-ahead: retried, same rows
