@@ -136,6 +136,16 @@ def main():
             e = dstest.error_of(conn, "SELECT count(*), sum(length(record)) FROM bagz(?, "
                                 "'retries=1')", url)
             t.check(e is not None and "HTTP 503" in e, "503 forever: a clear error", e)
+            # 503 that stays, in the middle of a scan's read-ahead (the table is
+            # open, its tail held): a clear error naming the status
+            fresh()
+            conn.execute("CREATE VIRTUAL TABLE temp.c USING bagz(%s, retries=1)"
+                         % dstest.sql_quote(url))
+            fresh(always={"status": 503})
+            e = dstest.error_of(conn, "SELECT count(*), sum(length(record)) FROM temp.c")
+            t.check(e is not None and "HTTP 503" in e and "big.bag" in e,
+                    "503 forever mid-scan: a clear error naming the file and status", e)
+            conn.execute("DROP TABLE temp.c")
             conn.execute("DROP TABLE temp.b")
 
             # datadings: `key IN (...)` of sparse keys, samples fetched at once
