@@ -205,6 +205,25 @@ static int64_t pread_full(const ds_vfs_file *vf, uint8_t *dst, uint64_t len, uin
   return (int64_t)got;
 }
 
+/* Read at least `least` and up to `most` bytes: stops at the end of the
+ * file, or at a short read once `least` are in (a remote file hands back
+ * just the prefetched bytes it holds, core/vfs.h ds_vfs_prefetch, rather
+ * than fetch more for a window's read-ahead). The count, or -1 with errno. */
+static int64_t pread_least(const ds_vfs_file *vf, uint8_t *dst, uint64_t least,
+                           uint64_t most, uint64_t off) {
+  uint64_t got = 0;
+  while (got < most) {
+    size_t want = most - got > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)(most - got);
+    ssize_t n = ds_vfs_pread(vf, dst + got, want, off + got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) break;
+    got += (uint64_t)n;
+    if ((size_t)n < want && got >= least) break;
+  }
+  return (int64_t)got;
+}
+
 /* The error for a read that came back short: the file shrank. */
 static int short_read(const ds_file *f, uint64_t off, uint64_t len, char **err) {
   ds_vfs_info st;
@@ -247,6 +266,14 @@ uint8_t *ds_file_copy(const ds_file *f, uint64_t off, uint64_t len, char **err) 
   return p;
 }
 
+int ds_file_prefetchable(const ds_file *f) {
+  return !f->data && f->vf.be && f->vf.be->prefetch;
+}
+
+void ds_file_prefetch(const ds_file *f, const ds_vfs_range *r, size_t n) {
+  if (ds_file_prefetchable(f)) ds_vfs_prefetch(&f->vf, r, n);
+}
+
 int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err) {
   uint8_t b[8];
   if (ds_file_read(f, off, 8, b, err)) return -1;
@@ -281,7 +308,7 @@ int ds_view_read(ds_view *v, const ds_file *f, uint64_t off, uint64_t len,
   if (want > SIZE_MAX || ds_buf_reserve(&v->buf, (size_t)want))
     return ds_err(err, "%s: out of memory reading %llu bytes at offset %llu",
                   f->path, (unsigned long long)want, (unsigned long long)off);
-  int64_t n = pread_full(&f->vf, v->buf.data, want, off);
+  int64_t n = pread_least(&f->vf, v->buf.data, len, want, off);
   if (n < 0) return read_error(f, off, len, err);
   if ((uint64_t)n < len) return short_read(f, off, len, err);
   v->file = f;

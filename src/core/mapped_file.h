@@ -63,6 +63,11 @@ void ds_file_forget_data(ds_file *f);
  * file (<size> bytes)". A streamed file is an error here: use a ds_view. */
 int ds_file_slice(const ds_file *f, uint64_t off, uint64_t len,
                   const uint8_t **out, char **err);
+/* 1 when f is streamed from a backend that takes ds_vfs_prefetch hints
+ * (a remote file): worth working out the ranges a lookup list needs. */
+int ds_file_prefetchable(const ds_file *f);
+/* ds_vfs_prefetch of a streamed file (a no-op for loaded ones). */
+void ds_file_prefetch(const ds_file *f, const ds_vfs_range *r, size_t n);
 /* Read a little-endian u64 at `off` (any kind of file). */
 int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err);
 /* Copy bytes [off, off + len) of any kind of file into dst: bounds-checked

@@ -52,6 +52,7 @@ static ds_path_id look(const char *path) {
 
 /* Record what every path of s is now. */
 static void look_all(ds_path_set *s) {
+  ds_vfs_stat_many((const char *const *)s->paths, s->n); /* remote: in parallel */
   for (size_t i = 0; i < s->n; i++) s->ids[i] = look(s->paths[i]);
 }
 

@@ -97,6 +97,27 @@ int ds_vfs_open(ds_vfs_file *f, const ds_vfs_dir *at, const char *path) {
   return 0;
 }
 
+void ds_vfs_prefetch(const ds_vfs_file *f, const ds_vfs_range *r, size_t n) {
+  if (f->be && f->be->prefetch && n > 0) f->be->prefetch(f, r, n);
+}
+
+void ds_vfs_stat_many(const char *const *paths, size_t n) {
+  /* the paths of backends that take the hint, handed to the first one's
+   * (the remote backends share one implementation) */
+  const char **mine = n > 1 ? malloc(n * sizeof *mine) : NULL;
+  if (!mine) return;
+  size_t k = 0;
+  const ds_vfs_backend *be = NULL;
+  for (size_t i = 0; i < n; i++) {
+    const ds_vfs_backend *b = ds_vfs_backend_for(paths[i]);
+    if (!b->stat_many || (be && b->stat_many != be->stat_many)) continue;
+    be = b;
+    mine[k++] = paths[i];
+  }
+  if (be && k > 1) be->stat_many(mine, k);
+  free(mine);
+}
+
 int ds_vfs_restat(const ds_vfs_file *f, ds_vfs_info *st) { return f->be->restat(f, st); }
 
 void ds_vfs_hint(ds_vfs_file *f, unsigned hints) {

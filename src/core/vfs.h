@@ -87,6 +87,11 @@ typedef enum ds_vfs_rename_how {
   DS_VFS_EXCHANGE = 2   /* swap the two (both must exist) */
 } ds_vfs_rename_how;
 
+/* A byte range of a file (ds_vfs_prefetch). */
+typedef struct ds_vfs_range {
+  uint64_t off, len;
+} ds_vfs_range;
+
 /* ds_vfs_glob flags and results. */
 #define DS_VFS_GLOB_NOSORT 1 /* any order (else sorted as glob(3) sorts) */
 #define DS_VFS_NOMATCH 1     /* ds_vfs_glob: nothing matched */
@@ -117,6 +122,10 @@ struct ds_vfs_backend {
   int (*truncate)(const char *path, uint64_t size);
   /* optional: what the reader will do with an open file (DS_VFS_HINT_*) */
   void (*hint)(ds_vfs_file *f, unsigned hints);
+  /* hints (may be NULL: no-ops). prefetch: the byte ranges of f the
+   * caller will read soon; stat_many: paths about to be looked at. */
+  void (*prefetch)(const ds_vfs_file *f, const ds_vfs_range *r, size_t n);
+  void (*stat_many)(const char *const *paths, size_t n);
 };
 
 /* The local file system's backend (vfs_local.c). */
@@ -175,8 +184,11 @@ int ds_vfs_has_scheme(const char *e, size_t n);
  * blocking on a FIFO; f->st is what it is. Any kind of file opens: the
  * caller checks f->st.kind. */
 int ds_vfs_open(ds_vfs_file *f, const ds_vfs_dir *at, const char *path);
-/* Read up to n bytes at off (fewer at the end; -1 with errno). One call
- * through the backend's table: the per-record path's only cost. */
+/* Read up to n bytes at off (fewer at the end; -1 with errno; a remote
+ * file also returns fewer when the read starts in a range a
+ * ds_vfs_prefetch fetched and runs past it: callers that need n loop, as
+ * core/mapped_file.c does). One call through the backend's table: the
+ * per-record path's only cost. */
 static inline ssize_t ds_vfs_pread(const ds_vfs_file *f, void *buf, size_t n,
                                    uint64_t off) {
   return f->be->pread(f, buf, n, off);
@@ -190,6 +202,16 @@ static inline ssize_t ds_vfs_pread(const ds_vfs_file *f, void *buf, size_t n,
 /* Tell the backend of an open file what the reader will do; a hint only:
  * backends without a use for it ignore it, and nothing fails. */
 void ds_vfs_hint(ds_vfs_file *f, unsigned hints);
+/* A hint: the ranges r[0..n) of f will be read soon (a `rowid IN (...)`
+ * list's records). A remote backend fetches them now, many requests in
+ * flight, and later preads of them cost no request; the local backend
+ * does nothing. Never fails (a range not fetched is read when asked). */
+void ds_vfs_prefetch(const ds_vfs_file *f, const ds_vfs_range *r, size_t n);
+/* A hint: paths[0..n) will be stat'ed or opened soon (the shards of a
+ * set). A remote backend probes them in parallel into its short-lived
+ * probe cache, so that the opens that follow make no request in a row;
+ * the local backend does nothing. Never fails. */
+void ds_vfs_stat_many(const char *const *paths, size_t n);
 /* What the open file is now (size after a truncate, ...). */
 int ds_vfs_restat(const ds_vfs_file *f, ds_vfs_info *st);
 /* Close (a file never opened or already closed is fine). */

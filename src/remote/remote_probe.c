@@ -339,6 +339,7 @@ static int from_disk(const ds_robj *o, ds_probe *out) {
 int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **err) {
   memset(out, 0, sizeof *out);
   *eno = 0;
+  if (!fresh && ds_probe_warm_get(o->url, out)) return 0;
   if (!fresh && cache_get(o->url, out)) return 0;
   if (!fresh && from_disk(o, out)) {
     cache_put(o->url, out);
@@ -352,6 +353,7 @@ int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **er
 
 /* Forget the cached answer for url (a writer just changed the object). */
 void ds_probe_forget(const char *url) {
+  ds_probe_warm_forget(url);
   pthread_mutex_lock(&mu);
   for (int i = 0; i < SLOTS; i++)
     if (slots[i].url && strcmp(slots[i].url, url) == 0) {

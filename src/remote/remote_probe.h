@@ -40,6 +40,13 @@ void ds_probe_free(ds_probe *p);
 /* p as the disk cache sees it (remote_cache.h; the tail borrowed). */
 void ds_probe_cache_view(const ds_probe *p, ds_rcache_obj *v);
 
+/* 1 when the store of answers probed in parallel (remote_probe_many.c,
+ * ds_probe_many) has a fresh one for url (copied to out), else 0;
+ * ds_probe_get asks it first. */
+int ds_probe_warm_get(const char *url, ds_probe *out);
+/* Drop url's answer from that store (a writer just changed the object). */
+void ds_probe_warm_forget(const char *url);
+
 /* errno for a request's failure: 404 ENOENT, 401/403 EACCES, changed
  * ESTALE, interrupted ECANCELED, else EIO. */
 int ds_probe_errno(const ds_http_req *r);

@@ -14,6 +14,7 @@
 
 #include "core/vfs.h"
 #include "remote/remote_file.h"
+#include "remote/remote_probe_many.h"
 #include "remote/s3_list.h"
 
 #define REMOTE_DEV UINT64_C(0x72656d6f7465) /* "remote" */
@@ -167,6 +168,10 @@ static void r_hint(ds_vfs_file *f, unsigned hints) {
 static ssize_t r_pread(const ds_vfs_file *f, void *buf, size_t n, uint64_t off) {
   if (!f->impl) return fail(EISDIR, NULL);
   return ds_rfile_pread(f->impl, buf, n, off);
+}
+
+static void r_prefetch(const ds_vfs_file *f, const ds_vfs_range *r, size_t n) {
+  if (f->impl) ds_rfile_prefetch(f->impl, r, n);
 }
 
 static int r_restat(const ds_vfs_file *f, ds_vfs_info *st) {
@@ -395,7 +400,7 @@ static int r_glob(const char *pattern, int flags, ds_vfs_names *out) {
       .exists = r_exists,      .dir_open = r_dir_open, .dir_close = r_dir_close,   \
       .dir_stat = r_dir_stat,  .list_open = name##_list_open,                      \
       .list_next = r_list_next, .list_close = r_list_close, .glob = r_glob,        \
-      .hint = r_hint};
+      .hint = r_hint, .prefetch = r_prefetch, .stat_many = ds_probe_many};
 
 REMOTE_BACKEND(http, "http")
 REMOTE_BACKEND(https, "https")

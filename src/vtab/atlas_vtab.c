@@ -454,11 +454,15 @@ static size_t shard_of(ds_cursor *base, uint64_t g) {
   return s;
 }
 
-/* ds_table_def.start: a single row decodes only its example. */
+/* ds_table_def.start: a single row decodes only its example; the blocks
+ * of a list of rows of a remote dataset are fetched at once. */
 static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   (void)call;
   (void)err;
-  ((at_cursor *)base)->single = base->rs.kind == DS_RS_LIST && base->rs.nids == 1;
+  const ds_rowset *rs = &base->rs;
+  ((at_cursor *)base)->single = rs->kind == DS_RS_LIST && rs->nids == 1;
+  if (rs->kind == DS_RS_LIST && rs->nids > 1 && rs->limit == UINT64_MAX)
+    atlas_prefetch(AT(base->ds)->reader, rs->ids, rs->nids);
   return 0;
 }
 

@@ -326,6 +326,9 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   bagz_cursor *c = (bagz_cursor *)base;
   bagz_dataset *d = BAG(base->ds);
   int reads = (call->idxNum & PLAN_RECORD_USED) != 0;
+  const ds_rowset *rs = &base->rs;
+  if (reads && rs->kind == DS_RS_LIST && rs->nids > 1 && rs->limit == UINT64_MAX)
+    bagz_prefetch(d->reader, rs->ids, rs->nids); /* remote: all at once */
   if (reads && d->threads > 1 && any_zstd(d->reader) &&
       rowset_has(&base->rs, READAHEAD_MIN_ROWS) &&
       bagz_readahead_start(d->reader, &base->rs, base->ds->max_value_bytes, &c->ra, err))

@@ -388,6 +388,16 @@ static int dd_update(ds_table *base, int argc, sqlite3_value **argv,
   return 0;
 }
 
+/* ds_table_def.start: the samples of a list of rows (rowid IN, key IN)
+ * of a remote dataset are fetched at once. */
+static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
+  (void)call, (void)err;
+  const ds_rowset *rs = &base->rs;
+  if (rs->kind == DS_RS_LIST && rs->nids > 1 && rs->limit == UINT64_MAX)
+    datadings_prefetch(DD(base->ds)->reader, rs->ids, rs->nids);
+  return 0;
+}
+
 /* ---- datadings_verify(path): one row per file listed in the .md5 ---- */
 
 enum { V_FILE, V_EXPECTED, V_ACTUAL, V_OK };
@@ -439,6 +449,7 @@ const ds_table_def ds_datadings_def = {
     .table_free = table_free, /* the writer, the schema */
     .cursor_reset = cursor_reset, .cursor_free = cursor_free,
     .select = select_rows, .arrive = arrive, /* key lookups; a new row is unparsed */
+    .start = start, /* lists: remote samples fetched at once */
     .update = dd_update}; /* mode=create|replace */
 
 const ds_help_entry ds_datadings_help[] = {

@@ -59,7 +59,9 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
     always: one fault applied to every request (after the queue);
     keys: {access_key: (secret, token or None)}: verify signatures;
     log: [[t, method, path, range, if_match, status]] (status None until
-        answered; requests() gives tuples).
+        answered; requests() gives tuples);
+    inflight, max_inflight: requests being answered now, and the most at
+        once since max_inflight was last set to 0 (overlapping requests).
     etag_memo=True (bench/bench_remote.py): each request reads only its
     range and the MD5 ETag is computed once per file (see size_etag)."""
     daemon_threads = True
@@ -75,6 +77,8 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.faults = []
         self.always = {}
         self.log = []
+        self.inflight = 0
+        self.max_inflight = 0
         self.lock = threading.Lock()
         self.thread = None
         self.uploads = {}  # upload id: {"key": "bucket/key", "parts": {n: bytes}}
@@ -232,6 +236,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     # -- the request -----------------------------------------------------
     def _serve(self, method):
+        srv = self.server
+        with srv.lock:
+            srv.inflight += 1
+            srv.max_inflight = max(srv.max_inflight, srv.inflight)
+        try:
+            self._serve1(method)
+        finally:
+            with srv.lock:
+                srv.inflight -= 1
+
+    def _serve1(self, method):
         srv = self.server
         self.entry = srv.record(self.command, self.path.split("?")[0],
                                 self.headers.get("Range"), self.headers.get("If-Match"))

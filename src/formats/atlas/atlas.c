@@ -647,6 +647,48 @@ void atlas_close(atlas_reader *r) {
 }
 
 uint64_t atlas_count(const atlas_reader *r) { return r->count; }
+/* A block wanted by atlas_prefetch: its shard and byte range. */
+typedef struct want_block {
+  size_t shard;
+  ds_vfs_range rg;
+} want_block;
+
+static int by_shard_off(const void *a, const void *b) {
+  const want_block *x = a, *y = b;
+  if (x->shard != y->shard) return x->shard < y->shard ? -1 : 1;
+  return x->rg.off < y->rg.off ? -1 : x->rg.off > y->rg.off;
+}
+
+void atlas_prefetch(const atlas_reader *r, const uint64_t *g, size_t n) {
+  if (n < 2) return;
+  int any = 0;
+  for (size_t k = 0; k < r->nshards && !any; k++)
+    any = ds_file_prefetchable(&r->shards[k].data);
+  if (!any) return;
+  want_block *v = malloc(n * sizeof *v);
+  ds_vfs_range *rg = malloc(n * sizeof *rg);
+  size_t m = 0;
+  for (size_t i = 0; v && rg && i < n; i++) {
+    uint64_t block, pos;
+    char *e = NULL;
+    atlas_locate(r, g[i], &v[m].shard, &block, &pos);
+    if (v[m].shard < r->nshards && ds_file_prefetchable(&r->shards[v[m].shard].data) &&
+        atlas_block_range(r, v[m].shard, block, &v[m].rg.off, &v[m].rg.len, &e) == 0 &&
+        v[m].rg.len > 0)
+      m++;
+    free(e);
+  }
+  if (v && rg) qsort(v, m, sizeof *v, by_shard_off);
+  for (size_t i = 0, j; v && rg && i < m; i = j) {
+    size_t k = 0;
+    for (j = i; j < m && v[j].shard == v[i].shard; j++)
+      if (k == 0 || v[j].rg.off != rg[k - 1].off) rg[k++] = v[j].rg; /* one per block */
+    ds_file_prefetch(&r->shards[v[i].shard].data, rg, k);
+  }
+  free(v);
+  free(rg);
+}
+
 size_t atlas_nshards(const atlas_reader *r) { return r->nshards; }
 int atlas_is_bare_shard(const atlas_reader *r) { return r->bare; }
 int atlas_root_strategy(const atlas_reader *r) { return r->root_strategy; }

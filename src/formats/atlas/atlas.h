@@ -107,6 +107,10 @@ int atlas_block_stored(const atlas_reader *r, ds_view *v, size_t shard,
  * atlas_nshards(r) (no such example). */
 void atlas_locate(const atlas_reader *r, uint64_t g, size_t *shard,
                   uint64_t *block, uint64_t *pos);
+/* A hint: examples g[0..n) are read next (a `rowid IN` list). On remote
+ * files their blocks are fetched now, many requests in flight (core/vfs.h
+ * ds_vfs_prefetch); elsewhere nothing happens. */
+void atlas_prefetch(const atlas_reader *r, const uint64_t *g, size_t n);
 /* The first global index of a shard. */
 uint64_t atlas_shard_first(const atlas_reader *r, size_t shard);
 /* Examples block `block` of `shard` must hold. */

@@ -106,6 +106,11 @@ int bagz_read_span(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t ind
                    uint64_t g, uint64_t start, uint64_t end, const uint8_t **p,
                    char **err);
 
+/* A hint: rows g[0..n) are read next (a `rowid IN (...)` list). On
+ * remote files, their limits and then their records are fetched now, many
+ * requests in flight (bagz_prefetch.c); elsewhere nothing happens. */
+void bagz_prefetch(bagz_reader *r, const uint64_t *g, size_t n);
+
 /* 1 when any file of the bag changed on disk since it was opened. */
 int bagz_stale(const bagz_reader *r);
 

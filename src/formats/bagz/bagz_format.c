@@ -80,12 +80,29 @@ static int detect_file(const char *path, unsigned *detail) {
   return 1;
 }
 
+/* Tell the seam the files and limits files of l are looked at next (a
+ * remote set: probed in parallel, not one round trip per file). */
+static void stat_shards(const ds_shard_list *l) {
+  const char **v = calloc(2 * l->n + 1, sizeof *v);
+  char **lim = calloc(l->n + 1, sizeof *lim);
+  size_t n = 0;
+  for (size_t i = 0; v && lim && i < l->n; i++) {
+    v[n++] = l->paths[i];
+    if ((lim[i] = bagz_limits_path(l->paths[i]))) v[n++] = lim[i];
+  }
+  if (v && lim) ds_vfs_stat_many(v, n);
+  for (size_t i = 0; lim && i < l->n; i++) free(lim[i]);
+  free(lim);
+  free(v);
+}
+
 /* format.h detect_pattern: a shard spec, whose files must all be bagz
  * files. */
 static int detect_pattern(const char *path, unsigned *detail, char **err) {
   if (!strchr(path, '@') && !strchr(path, ',') && !strchr(path, ':')) return 0;
   ds_shard_list l;
   if (ds_shard_spec_expand(path, &l, err)) return -1;
+  stat_shards(&l);
   int all_separate = 1, rc = 0;
   for (size_t i = 0; i < l.n && rc == 0; i++) {
     int sep;

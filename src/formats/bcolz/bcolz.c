@@ -963,12 +963,31 @@ int bcolz_chunk_read(bcolz_table *t, size_t col, uint64_t k, ds_buf *file, ds_bu
   return rc ? -1 : chunk_rows(c, k, buf, p, rows);
 }
 
+/* Chunk files a scan announces at once (ds_vfs_stat_many: a remote
+ * table's next chunk files are probed in parallel, each probe bringing a
+ * small file's bytes, instead of one round trip per chunk in a row). */
+#define CHUNK_HINT 16
+
+/* A scan is at chunk k (right after k - 1): every CHUNK_HINT chunks, hint
+ * the next CHUNK_HINT chunk files of column c. */
+static void hint_chunks(const bcolz_col *c, uint64_t k) {
+  if (k % CHUNK_HINT != 1 || k >= c->nchunks) return;
+  uint64_t n = c->nchunks - k < CHUNK_HINT ? c->nchunks - k : CHUNK_HINT;
+  char *v[CHUNK_HINT];
+  size_t m = 0;
+  for (uint64_t i = 0; i < n; i++)
+    if ((v[m] = chunk_path(c, k + i))) m++;
+  ds_vfs_stat_many((const char *const *)v, m);
+  for (size_t i = 0; i < m; i++) free(v[i]);
+}
+
 /* Decompress chunk k of a column into buf, then release its mapped pages. */
 int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
                 const uint8_t **p, uint64_t *rows, char **err) {
   if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
   bcolz_col *c = &t->cols[col];
   uint64_t nbytes;
+  if (k > 0 && c->last_whole == k - 1) hint_chunks(c, k);
   if (map_chunk(c, k, &nbytes, err)) return -1;
   count_decode(c);
   int rc = decompress(c->cf->data + 16, nbytes, c->cf->path, buf, err);

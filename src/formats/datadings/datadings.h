@@ -48,6 +48,12 @@ int datadings_sample(const datadings_reader *r, datadings_io *io, uint64_t g,
 void datadings_read_ahead(const datadings_reader *r, datadings_io *io, uint64_t g,
                           uint64_t count);
 
+/* A hint: samples g[0..n) are read next (a `rowid IN` or `key IN` list).
+ * On remote files their offsets and then their bytes are fetched now,
+ * many requests in flight (core/vfs.h ds_vfs_prefetch); elsewhere nothing
+ * happens. */
+void datadings_prefetch(const datadings_reader *r, const uint64_t *g, size_t n);
+
 /* 1 when any file of the dataset changed on disk since opening; 0 for
  * NULL (a writer's table before its first commit has no reader). */
 int datadings_stale(const datadings_reader *r);
