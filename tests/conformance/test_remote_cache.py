@@ -375,7 +375,12 @@ def main():
         rewrite_same_size(www, "big", "DESC")
         t.eq({n: os.path.getsize(os.path.join(www, "big", n)) for n in sizes}, sizes,
              "same sizes: the replacement has the same sizes")
-        want_rev = [[list(r) for r in conn.execute(q).fetchall()] for q in big_local]
+        # the truth from a fresh connection: `conn`'s table-valued calls
+        # look for changed files at most every 100 ms, and this in-place
+        # rewrite of the same sizes may come sooner
+        fresh = dstest.connect(BUILD)
+        want_rev = [[list(r) for r in fresh.execute(q).fetchall()] for q in big_local]
+        fresh.close()
         t.check(want_rev[1] != want_fwd[1], "same sizes: the replacement's answers differ")
         got, _ = run(main_env, big_q)
         t.eq(got, want_rev, "same sizes: the new ETags are seen, the new bytes read")
@@ -411,10 +416,13 @@ def main():
         t.eq(got, want_new, "concurrent: then warm answers")
         t.eq(index_gets(ng.requests()), [], "concurrent: then warm, no GET of index bytes")
 
-        # -- size bound and eviction: three copies of mid (about 235K of entries each), room for about one and a quarter --
+        # -- size bound and eviction: three copies of mid (about 235K of
+        # entries each) under a 400K bound: eviction goes down to 3/4 of it
+        # (300K), so the newest copy fits whole and the oldest must go (a
+        # 300K bound left the newest copy's own first entries to chance) --
         for k in (1, 2, 3):
             shutil.copytree(os.path.join(www, "mid"), os.path.join(www, "mid%d" % k))
-        lru_env = env_with("lru", DATASETS_REMOTE_CACHE_MAX="300K")
+        lru_env = env_with("lru", DATASETS_REMOTE_CACHE_MAX="400K")
         lru_dir = lru_env["DATASETS_REMOTE_CACHE_DIR"]
         mid_files = [n for n in os.listdir(os.path.join(www, "mid")) if n != "mid.msgpack.md5"]
         names_of = {k: {entry_name(url("mid%d/%s" % (k, n)), s) for n in mid_files
@@ -425,7 +433,7 @@ def main():
             got, _ = run(lru_env, [q])
             t.eq(got[0][0][0], want_new[0][0][0], "lru: mid%d answers" % k)
             total = sum(len(b) for b in entries(lru_dir).values())
-            t.check(total <= 300 << 10, "lru: after mid%d the folder holds %d <= 300K"
+            t.check(total <= 400 << 10, "lru: after mid%d the folder holds %d <= 400K"
                     % (k, total))
             if k == 1:
                 t.check(names_of[1] & set(entries(lru_dir)),

@@ -390,17 +390,23 @@ def test_killed(front, bucket_dir):
     C.eq(rows_of("bagz", "s3://bkt/kl/k.bagz"), sorted(ROWS[:4]), "... and published its rows")
 
 
-def writer_child(target, rows, opts=""):
-    """A python3 child that writes rows to target and commits."""
-    script = ("import sqlite3\n"
+def writer_child(target, rows, opts="", commit=True):
+    """A python3 child that writes rows to target and commits (or, with
+    commit=False, waits 60 s after its INSERT: to be killed before COMMIT)."""
+    script = ("import sqlite3, time\n"
               "c = sqlite3.connect(':memory:')\n"
               "c.enable_load_extension(True)\n"
               "c.load_extension(%r)\n"
               "c.execute(%r)\n"
-              "c.execute(%r)\n"
-              "c.commit()\n") % (os.path.join(BUILD, "datasets"),
-                                 "CREATE VIRTUAL TABLE temp.w USING bagz(%s, mode=create%s)"
-                                 % (sql_quote(target), opts), rows)
+              "%sc.execute(%r)\n"
+              "%s\n") % (os.path.join(BUILD, "datasets"),
+                         "CREATE VIRTUAL TABLE temp.w USING bagz(%s, mode=create%s)"
+                         % (sql_quote(target), opts),
+                         # (python's sqlite3 opens no transaction before a
+                         # statement that starts with WITH: it would
+                         # autocommit, and publish)
+                         "" if commit else "c.execute('BEGIN')\n", rows,
+                         "c.commit()" if commit else "time.sleep(60)")
     return subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE)
 
 
@@ -445,13 +451,15 @@ def test_killed_in_commit(front, bucket_dir):
 
 
 def test_killed_in_insert(front, bucket_dir):
-    """SIGKILL at 3 random instants of a large INSERT: nothing written."""
+    """SIGKILL at 3 random instants of a large INSERT (the child never
+    reaches COMMIT: on an idle machine the INSERT may end before the kill,
+    and a COMMIT would then publish): nothing written."""
     import random
     rows = ("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 200000) "
             "INSERT INTO w(record) SELECT randomblob(100) FROM s")
     for k in range(3):
         before = len(writes(front))
-        p = writer_child("s3://bkt/ki/k%d.bagz" % k, rows)
+        p = writer_child("s3://bkt/ki/k%d.bagz" % k, rows, commit=False)
         time.sleep(random.uniform(0.05, 0.6))
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=30)
