@@ -368,6 +368,10 @@ static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
   if (rc == 0) {
     c->ds = t->ds;
     ds_dataset_ref(c->ds);
+    /* the call may have replaced (and freed) the dataset whose remote
+     * settings ds_cursor_filter made current: from here on, this one's
+     * (ds_cursor_filter restores what was current before it) */
+    ds_vfs_remote_use(&c->ds->remote);
     window_plan(&c->ds->win, &a);
     cap_to_connection(c->ds, t->db);
     if (def->select) rc = def->select(c, &a, &r, &err);
