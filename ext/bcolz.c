@@ -5,10 +5,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
-#include "sql/help_sql.h"
-#include "sql/npy_sql.h"
-#include "sql/remote_stats_sql.h"
-#include "sql/version_sql.h"
+#include "sql/ext_common.h"
 #include "vtab/module_help.h"
 #include "vtab/modules.h"
 
@@ -18,19 +15,12 @@ static const ds_help_entry *const help_parts[] = {ds_help_common, ds_bcolz_help,
 static const ds_lib_version help_versions[] = {DS_LIB_BLOSC, {NULL, NULL}};
 static const ds_help_library help_library = {"bcolz", help_parts, help_versions};
 
-#ifdef _WIN32
-__declspec(dllexport)
-#else
-__attribute__((visibility("default")))
-#endif
+DS_EXT_EXPORT
 int sqlite3_bcolz_init(sqlite3 *db, char **pzErrMsg,
                       const sqlite3_api_routines *pApi) {
   (void)pzErrMsg;
   SQLITE_EXTENSION_INIT2(pApi);
-  int rc = ds_npy_register_functions(db);
-  if (rc == SQLITE_OK) rc = ds_version_register(db);
-  if (rc == SQLITE_OK) rc = ds_remote_stats_register(db);
-  if (rc == SQLITE_OK) rc = ds_help_register(db, &help_library);
+  int rc = ds_ext_register_common(db, &help_library);
   if (rc == SQLITE_OK) rc = ds_table_register(db, &ds_bcolz_def);
   return rc;
 }
