@@ -87,25 +87,7 @@ typedef struct a1_ctx {
 
 static int usage(void);
 
-/* ---- files ---- */
-
-static uint8_t *read_file(const char *path, uint64_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  uint8_t *data = NULL;
-  if (fseek(f, 0, SEEK_END) == 0) {
-    long s = ftell(f);
-    data = s >= 0 ? malloc((size_t)s + 1) : NULL;
-    rewind(f);
-    if (data && fread(data, 1, (size_t)s, f) != (size_t)s) {
-      free(data);
-      data = NULL;
-    }
-    *size = (uint64_t)s;
-  }
-  fclose(f);
-  return data;
-}
+/* ---- files (bench_read_file) ---- */
 
 static int json_u64(json_t *o, const char *key, uint64_t *v) {
   json_t *x = json_object_get(o, key);
@@ -117,7 +99,7 @@ static int json_u64(json_t *o, const char *key, uint64_t *v) {
 /* index.npy of a shard as widened offsets, through src/core/npy.c. */
 static int load_index(a1_shard *s, const char *path) {
   uint64_t n = 0;
-  uint8_t *raw = read_file(path, &n);
+  uint8_t *raw = bench_read_file(path, &n);
   ds_npy a;
   char *err = NULL;
   int rc = -1;
@@ -172,7 +154,7 @@ static int load_dataset(a1_ctx *c, const char *root) {
     snprintf(path, sizeof path, "%s/%0*zu/index.npy", root, width, k);
     if (load_index(s, path) != 0) return -1;
     snprintf(path, sizeof path, "%s/%0*zu/data.bin", root, width, k);
-    s->data = read_file(path, &s->size);
+    s->data = bench_read_file(path, &s->size);
     if (!s->data || s->offs[0] != 0 || s->offs[s->nblocks] != s->size ||
         s->nblocks != (s->count + s->bsize - 1) / s->bsize) {
       fprintf(stderr, "bench_a1: %s: missing or does not match index.npy\n",
@@ -185,7 +167,7 @@ static int load_dataset(a1_ctx *c, const char *root) {
   }
   uint64_t dn = 0;
   snprintf(path, sizeof path, "%s/zstd_dict.bin", root);
-  uint8_t *dict = read_file(path, &dn);
+  uint8_t *dict = bench_read_file(path, &dn);
   c->dict_size = dn;
   c->ddict = dict ? ZSTD_createDDict(dict, dn) : NULL;
   free(dict);

@@ -53,7 +53,7 @@ static int usage(void);
 typedef struct c1col {
   uint64_t chunklen, nchunks;
   uint8_t **chunk; /* file bytes; the Blosc buffer starts at +16 */
-  size_t *size;    /* file sizes */
+  uint64_t *size;  /* file sizes */
   uint64_t cbytes; /* sum of the Blosc buffers */
 } c1col;
 
@@ -77,26 +77,7 @@ typedef struct c1_ctx {
   c1_expect ex;
 } c1_ctx;
 
-/* ---- the ctable files in memory ---- */
-
-static uint8_t *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  uint8_t *data = NULL;
-  if (fseek(f, 0, SEEK_END) == 0) {
-    long s = ftell(f);
-    data = s >= 0 ? malloc((size_t)s + 1) : NULL;
-    rewind(f);
-    if (data && fread(data, 1, (size_t)s, f) != (size_t)s) {
-      free(data);
-      data = NULL;
-    }
-    if (data) data[s] = 0;
-    *size = (size_t)s;
-  }
-  fclose(f);
-  return data;
-}
+/* ---- the ctable files in memory (bench_read_file) ---- */
 
 /* The unsigned integer after "key": (and an optional '[') in JSON text,
  * or -1. Enough for the one-line meta files gen_c1 and upstream write. */
@@ -113,9 +94,9 @@ static int64_t meta_uint(const char *text, const char *key) {
 /* meta/<file> of column c as text (free it), or NULL. */
 static char *col_meta(const c1_ctx *c, int col, const char *file) {
   char p[4300];
-  size_t size;
+  uint64_t size;
   snprintf(p, sizeof p, "%s/%s/meta/%s", c->path, COLNAMES[col], file);
-  return (char *)read_file(p, &size);
+  return (char *)bench_read_file(p, &size);
 }
 
 /* Load column col: rows from meta/sizes, chunklen from meta/storage, every
@@ -145,7 +126,7 @@ static int load_column(c1_ctx *c, int col) {
                                        ATOMS[col]);
     snprintf(p, sizeof p, "%s/%s/data/__%llu.blp", c->path, COLNAMES[col],
              (unsigned long long)i);
-    k->chunk[i] = read_file(p, &k->size[i]);
+    k->chunk[i] = bench_read_file(p, &k->size[i]);
     if (!k->chunk[i] || k->size[i] < 32 || memcmp(k->chunk[i], "blpk", 4) ||
         blosc_cbuffer_validate(k->chunk[i] + 16, k->size[i] - 16, &nbytes) ||
         nbytes != want) {

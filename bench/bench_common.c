@@ -337,6 +337,7 @@ uint8_t *bench_read_file(const char *path, uint64_t *size) {
       free(data);
       data = NULL;
     }
+    if (data) data[s] = 0;
     *size = (uint64_t)s;
   }
   fclose(f);

@@ -123,8 +123,8 @@ int bench_scan_only(const char *prog, const char *ext, const char *module,
 
 /* The little-endian 64-bit value at p. */
 uint64_t bench_le64(const uint8_t *p);
-/* A whole file in memory (malloc'd, one byte to spare), its size in *size;
- * NULL when it cannot be read. */
+/* A whole file in memory (malloc'd, a NUL after its last byte, so text
+ * files are strings), its size in *size; NULL when it cannot be read. */
 uint8_t *bench_read_file(const char *path, uint64_t *size);
 
 /* One bagz shard read whole into memory. */
