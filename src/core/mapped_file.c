@@ -190,21 +190,6 @@ int ds_file_slice(const ds_file *f, uint64_t off, uint64_t len,
   return 0;
 }
 
-/* Read until len bytes are in, or fewer when the file ends first (the
- * count read is returned; -1 with errno on an I/O error). */
-static int64_t pread_full(const ds_vfs_file *vf, uint8_t *dst, uint64_t len, uint64_t off) {
-  uint64_t got = 0;
-  while (got < len) {
-    size_t want = len - got > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)(len - got);
-    ssize_t n = ds_vfs_pread(vf, dst + got, want, off + got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -1;
-    if (n == 0) break;
-    got += (uint64_t)n;
-  }
-  return (int64_t)got;
-}
-
 /* Read at least `least` and up to `most` bytes: stops at the end of the
  * file, or at a short read once `least` are in (a remote file hands back
  * just the prefetched bytes it holds, core/vfs.h ds_vfs_prefetch, rather
@@ -222,6 +207,12 @@ static int64_t pread_least(const ds_vfs_file *vf, uint8_t *dst, uint64_t least,
     if ((size_t)n < want && got >= least) break;
   }
   return (int64_t)got;
+}
+
+/* Read until len bytes are in, or fewer when the file ends first (the
+ * count read is returned; -1 with errno on an I/O error). */
+static int64_t pread_full(const ds_vfs_file *vf, uint8_t *dst, uint64_t len, uint64_t off) {
+  return pread_least(vf, dst, len, len, off);
 }
 
 /* The error for a read that came back short: the file shrank. */
