@@ -98,21 +98,14 @@ static char *full_path(const bcolz_table *t, const char *rel) {
 }
 
 /* Load `rel` (under the table's folder) whole into f; errors name it by
- * its full path. */
-static int load_at(const bcolz_table *t, const char *rel, ds_file *f, char **err) {
+ * its full path. `meta`: a metadata file (meta/sizes, meta/storage,
+ * __attrs__), hinted as an index (core/mapped_file.h: a remote one is kept
+ * in the disk cache). */
+static int load_at(const bcolz_table *t, const char *rel, int meta, ds_file *f, char **err) {
   char *p = full_path(t, rel);
   if (!p) return ds_err(err, "out of memory");
-  int rc = ds_file_load_at(f, &t->dir, rel, p, err);
-  free(p);
-  return rc;
-}
-
-/* load_at of a metadata file (meta/sizes, meta/storage, __attrs__), hinted as an index
- * (core/mapped_file.h: a remote one is kept in the disk cache). */
-static int load_meta_at(const bcolz_table *t, const char *rel, ds_file *f, char **err) {
-  char *p = full_path(t, rel);
-  if (!p) return ds_err(err, "out of memory");
-  int rc = ds_file_load_index_at(f, &t->dir, rel, p, err);
+  int rc = meta ? ds_file_load_index_at(f, &t->dir, rel, p, err)
+                : ds_file_load_at(f, &t->dir, rel, p, err);
   free(p);
   return rc;
 }
@@ -120,7 +113,7 @@ static int load_meta_at(const bcolz_table *t, const char *rel, ds_file *f, char 
 /* The JSON file `rel` under the table's folder, parsed (NULL with *err). */
 static json_t *json_at(const bcolz_table *t, const char *rel, char **err) {
   ds_file f;
-  if (load_meta_at(t, rel, &f, err)) return NULL;
+  if (load_at(t, rel, 1, &f, err)) return NULL;
   json_t *j = ds_json_parse(f.data, (size_t)f.size, f.path, err);
   ds_file_close(&f);
   return j;
@@ -439,13 +432,13 @@ static int open_carray(bcolz_col *c, char **err) {
            c->path);
     goto done;
   }
-  if (load_meta_at(c->t, tp, &tf, err)) goto done;
+  if (load_at(c->t, tp, 1, &tf, err)) goto done;
   topen = 1;
   if (!exists_at(c->t, sp, NULL)) {
     ds_err(err, "%s: missing meta/sizes", c->path);
     goto done;
   }
-  if (load_meta_at(c->t, sp, &sf, err)) goto done;
+  if (load_at(c->t, sp, 1, &sf, err)) goto done;
   sopen = 1;
   if (parse_meta(c, tf.path, tf.data, (size_t)tf.size, sf.path, sf.data, (size_t)sf.size,
                  err))
@@ -1274,7 +1267,7 @@ int bcolz_col_cparams(const bcolz_table *t, size_t col, bcolz_cparams *out,
   char *fp = ds_strf("%sdata/__0.blp", c->rel);
   if (!fp) return ds_err(err, "out of memory");
   ds_file f;
-  int rc = load_at(t, fp, &f, err);
+  int rc = load_at(t, fp, 0, &f, err);
   free(fp);
   if (rc) return -1;
   uint64_t nbytes;
