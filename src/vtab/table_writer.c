@@ -411,13 +411,17 @@ int ds_table_writer_begin(ds_table *t, char **err) {
   return rc;
 }
 
-int ds_table_writer_sync(ds_table *t, char **err) {
+/* A transaction step of t's writer (0 when t has none), run with the
+ * table's remote settings current. */
+static int txn_step(ds_table *t, int (*step)(ds_txn *, char **), char **err) {
   ds_table_writer *tw = writer_of(t);
   const ds_vfs_remote_opts *was = use_remote(t);
-  int rc = tw ? ds_txn_sync(&tw->txn, err) : 0;
+  int rc = tw ? step(&tw->txn, err) : 0;
   ds_vfs_remote_use(was);
   return rc;
 }
+
+int ds_table_writer_sync(ds_table *t, char **err) { return txn_step(t, ds_txn_sync, err); }
 
 /* Publish, then let the table read what it wrote. (Another sqlite3_vtab
  * of the same table, connected again, may commit the writer first.) */
@@ -441,11 +445,7 @@ int ds_table_writer_commit(ds_table *t, char **err) {
 }
 
 int ds_table_writer_rollback(ds_table *t, char **err) {
-  ds_table_writer *tw = writer_of(t);
-  const ds_vfs_remote_opts *was = use_remote(t);
-  int rc = tw ? ds_txn_rollback(&tw->txn, err) : 0;
-  ds_vfs_remote_use(was);
-  return rc;
+  return txn_step(t, ds_txn_rollback, err);
 }
 
 int ds_table_writer_savepoint(ds_table *t, int n, char **err) {
