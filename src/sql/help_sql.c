@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "sql/row_table.h"
 #include "sql/version_sql.h"
 
 const ds_help_entry ds_help_common[] = {
@@ -37,29 +38,28 @@ typedef struct help_row {
 } help_row;
 
 typedef struct help_vtab {
-  sqlite3_vtab base;
+  ds_row_table base;
   const ds_help_library *lib;
 } help_vtab;
 
 typedef struct help_cursor {
-  sqlite3_vtab_cursor base;
+  ds_row_cursor row; /* row.end: the rows held */
   help_row *rows;
-  size_t n, i;
 } help_cursor;
 
 /* Append a row (copies of the texts). -1 when out of memory. */
 static int add(help_cursor *c, const char *kind, const char *module, const char *name,
                const char *value, const char *takes, const char *forms, const char *help) {
-  help_row *r = ds_grow(c->rows, c->n, sizeof *r);
+  help_row *r = ds_grow(c->rows, c->row.end, sizeof *r);
   if (!r) return -1;
   c->rows = r;
   const char *src[NCOLS] = {kind, module, name, value, takes, forms, help};
   int rc = 0;
   for (int k = 0; k < NCOLS; k++) {
-    r[c->n].c[k] = src[k] ? strdup(src[k]) : NULL;
-    if (src[k] && !r[c->n].c[k]) rc = -1;
+    r[c->row.end].c[k] = src[k] ? strdup(src[k]) : NULL;
+    if (src[k] && !r[c->row.end].c[k]) rc = -1;
   }
-  c->n++;
+  c->row.end++;
   return rc;
 }
 
@@ -92,11 +92,11 @@ static int add_options(help_cursor *c, const ds_help_entry *e) {
 }
 
 static void clear(help_cursor *c) {
-  for (size_t i = 0; i < c->n; i++)
+  for (size_t i = 0; i < c->row.end; i++)
     for (int k = 0; k < NCOLS; k++) free(c->rows[i].c[k]);
   free(c->rows);
   c->rows = NULL;
-  c->n = c->i = 0;
+  c->row.end = c->row.i = 0;
 }
 
 /* Every row of the library. */
@@ -118,20 +118,11 @@ static int help_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
   (void)argc;
   (void)argv;
   (void)err;
-  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(kind TEXT, module TEXT, name TEXT,"
-                                    " value TEXT, takes TEXT, forms TEXT, help TEXT)");
-  if (rc != SQLITE_OK) return rc;
-  help_vtab *t = sqlite3_malloc(sizeof *t);
-  if (!t) return SQLITE_NOMEM;
-  memset(t, 0, sizeof *t);
-  t->lib = aux;
-  *out = &t->base;
-  return SQLITE_OK;
-}
-
-static int help_disconnect(sqlite3_vtab *v) {
-  sqlite3_free(v);
-  return SQLITE_OK;
+  int rc = ds_row_table_connect(db, "CREATE TABLE x(kind TEXT, module TEXT, name TEXT,"
+                                    " value TEXT, takes TEXT, forms TEXT, help TEXT)",
+                                sizeof(help_vtab), sizeof(help_cursor), out);
+  if (rc == SQLITE_OK) ((help_vtab *)*out)->lib = aux;
+  return rc;
 }
 
 static int help_best_index(sqlite3_vtab *v, sqlite3_index_info *info) {
@@ -141,17 +132,9 @@ static int help_best_index(sqlite3_vtab *v, sqlite3_index_info *info) {
   return SQLITE_OK;
 }
 
-static int help_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out) {
-  (void)v;
-  help_cursor *c = calloc(1, sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
 static int help_close(sqlite3_vtab_cursor *cur) {
   clear((help_cursor *)cur);
-  free(cur);
+  sqlite3_free(cur);
   return SQLITE_OK;
 }
 
@@ -166,35 +149,20 @@ static int help_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   return fill(c, ((help_vtab *)cur->pVtab)->lib) ? SQLITE_NOMEM : SQLITE_OK;
 }
 
-static int help_next(sqlite3_vtab_cursor *cur) {
-  ((help_cursor *)cur)->i++;
-  return SQLITE_OK;
-}
-
-static int help_eof(sqlite3_vtab_cursor *cur) {
-  help_cursor *c = (help_cursor *)cur;
-  return c->i >= c->n;
-}
-
 static int help_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   help_cursor *c = (help_cursor *)cur;
-  const char *s = c->rows[c->i].c[col];
+  const char *s = c->rows[c->row.i].c[col];
   if (s) sqlite3_result_text(ctx, s, -1, SQLITE_TRANSIENT);
   else sqlite3_result_null(ctx);
-  return SQLITE_OK;
-}
-
-static int help_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
-  *rowid = (sqlite3_int64)((help_cursor *)cur)->i;
   return SQLITE_OK;
 }
 
 /* Eponymous only (no xCreate): SELECT * FROM datasets_help(). */
 static sqlite3_module help_module = {
     .iVersion = 0, .xConnect = help_connect, .xBestIndex = help_best_index,
-    .xDisconnect = help_disconnect, .xOpen = help_open, .xClose = help_close,
-    .xFilter = help_filter, .xNext = help_next, .xEof = help_eof, .xColumn = help_column,
-    .xRowid = help_rowid};
+    .xDisconnect = ds_row_table_disconnect, .xOpen = ds_row_cursor_open, .xClose = help_close,
+    .xFilter = help_filter, .xNext = ds_row_cursor_next, .xEof = ds_row_cursor_eof, .xColumn = help_column,
+    .xRowid = ds_row_cursor_rowid};
 
 int ds_help_register(sqlite3 *db, const ds_help_library *lib) {
   return sqlite3_create_module_v2(db, "datasets_help", &help_module, (void *)lib, NULL);

@@ -6,10 +6,10 @@
  * cache); the hidden argument `action` ('reset': zero after reading). */
 #include "sql/remote_stats_sql.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/remote_stats.h"
+#include "sql/row_table.h"
 
 enum { COL_ENDPOINT, COL_REQUESTS, COL_RETRIES, COL_FAILURES, COL_BYTES, COL_WAIT_MS,
        COL_HITS, COL_MISSES, COL_CACHE_BYTES, COL_ACTION };
@@ -21,9 +21,8 @@ static const ds_rstat_field field_of[] = {DS_RSTAT_REQUESTS, DS_RSTAT_RETRIES,
                                           DS_RSTAT_CACHE_MISSES, DS_RSTAT_CACHE_BYTES};
 
 typedef struct stats_cursor {
-  sqlite3_vtab_cursor base;
+  ds_row_cursor row; /* row.end: the rows held */
   ds_rstats_row rows[DS_RSTATS_ENDPOINTS];
-  size_t n, i;
 } stats_cursor;
 
 static int st_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
@@ -32,21 +31,11 @@ static int st_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   (void)argc;
   (void)argv;
   (void)err;
-  int rc = sqlite3_declare_vtab(
+  return ds_row_table_connect(
       db, "CREATE TABLE x(endpoint TEXT, requests INTEGER, retries INTEGER, failures INTEGER,"
           " bytes INTEGER, wait_ms INTEGER, cache_hits INTEGER, cache_misses INTEGER,"
-          " cache_bytes INTEGER, action HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_vtab *t = sqlite3_malloc(sizeof *t);
-  if (!t) return SQLITE_NOMEM;
-  memset(t, 0, sizeof *t);
-  *out = t;
-  return SQLITE_OK;
-}
-
-static int st_disconnect(sqlite3_vtab *v) {
-  sqlite3_free(v);
-  return SQLITE_OK;
+          " cache_bytes INTEGER, action HIDDEN)",
+      sizeof(ds_row_table), sizeof(stats_cursor), out);
 }
 
 /* An equality on `action` is the argument (idxNum 1). */
@@ -66,16 +55,8 @@ static int st_best_index(sqlite3_vtab *v, sqlite3_index_info *info) {
   return SQLITE_OK;
 }
 
-static int st_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out) {
-  (void)v;
-  stats_cursor *c = calloc(1, sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
 static int st_close(sqlite3_vtab_cursor *cur) {
-  free(cur);
+  sqlite3_free(cur);
   return SQLITE_OK;
 }
 
@@ -94,24 +75,14 @@ static int st_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
     }
     reset = 1;
   }
-  c->n = ds_rstats_read(c->rows, DS_RSTATS_ENDPOINTS, reset);
-  c->i = 0;
+  c->row.end = ds_rstats_read(c->rows, DS_RSTATS_ENDPOINTS, reset);
+  c->row.i = 0;
   return SQLITE_OK;
-}
-
-static int st_next(sqlite3_vtab_cursor *cur) {
-  ((stats_cursor *)cur)->i++;
-  return SQLITE_OK;
-}
-
-static int st_eof(sqlite3_vtab_cursor *cur) {
-  stats_cursor *c = (stats_cursor *)cur;
-  return c->i >= c->n;
 }
 
 static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   stats_cursor *c = (stats_cursor *)cur;
-  const ds_rstats_row *r = &c->rows[c->i];
+  const ds_rstats_row *r = &c->rows[c->row.i];
   if (col == COL_ENDPOINT) {
     sqlite3_result_text(ctx, r->endpoint, -1, SQLITE_TRANSIENT);
   } else if (col >= COL_REQUESTS && col <= COL_CACHE_BYTES) {
@@ -125,17 +96,12 @@ static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   return SQLITE_OK;
 }
 
-static int st_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
-  *rowid = (sqlite3_int64)((stats_cursor *)cur)->i;
-  return SQLITE_OK;
-}
-
 /* Eponymous only (no xCreate): SELECT * FROM datasets_remote_stats(). */
 static sqlite3_module stats_module = {
     .iVersion = 0, .xConnect = st_connect, .xBestIndex = st_best_index,
-    .xDisconnect = st_disconnect, .xOpen = st_open, .xClose = st_close,
-    .xFilter = st_filter, .xNext = st_next, .xEof = st_eof, .xColumn = st_column,
-    .xRowid = st_rowid};
+    .xDisconnect = ds_row_table_disconnect, .xOpen = ds_row_cursor_open, .xClose = st_close,
+    .xFilter = st_filter, .xNext = ds_row_cursor_next, .xEof = ds_row_cursor_eof,
+    .xColumn = st_column, .xRowid = ds_row_cursor_rowid};
 
 int ds_remote_stats_register(sqlite3 *db) {
   return sqlite3_create_module_v2(db, "datasets_remote_stats", &stats_module, NULL, NULL);

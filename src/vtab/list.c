@@ -10,7 +10,7 @@
 #include "vtab/vtab_util.h"
 
 typedef struct list_vtab {
-  sqlite3_vtab base;
+  ds_row_table base;
   sqlite3 *db;
   const ds_list_def *def;
 } list_vtab;
@@ -27,21 +27,13 @@ static int list_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
   (void)argv;
   (void)pzErr;
   const ds_list_def *def = aux;
-  int rc = sqlite3_declare_vtab(db, def->schema);
+  int rc =
+      ds_row_table_connect(db, def->schema, sizeof(list_vtab), sizeof(ds_list_cursor), out);
   if (rc != SQLITE_OK) return rc;
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  list_vtab *t = sqlite3_malloc(sizeof *t);
-  if (!t) return SQLITE_NOMEM;
-  memset(t, 0, sizeof *t);
+  list_vtab *t = (list_vtab *)*out;
   t->db = db;
   t->def = def;
-  *out = &t->base;
-  return SQLITE_OK;
-}
-
-static int list_disconnect(sqlite3_vtab *t) {
-  sqlite3_free(t->zErrMsg);
-  sqlite3_free(t);
   return SQLITE_OK;
 }
 
@@ -53,22 +45,13 @@ static int list_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   return ds_plan_best_index(info, &cfg);
 }
 
-static int list_open(sqlite3_vtab *t, sqlite3_vtab_cursor **out) {
-  (void)t;
-  ds_list_cursor *c = sqlite3_malloc(sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  memset(c, 0, sizeof *c);
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
 /* Drop the rows and arguments of the last xFilter. */
 static void list_reset(ds_list_cursor *c) {
-  const ds_list_def *def = def_of(&c->base);
+  const ds_list_def *def = def_of(&c->row.base);
   if (def->clear) def->clear(c);
   free(c->rows);
   c->rows = NULL;
-  c->n = c->i = c->end = 0;
+  c->n = c->row.i = c->row.end = 0;
   ds_arena_reset(&c->arena);
   sqlite3_free(c->path_arg);
   sqlite3_free(c->options_arg);
@@ -110,19 +93,9 @@ static int list_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   }
   ds_plan_args_free(&a);
   if (rc) return ds_vtab_error(cur->pVtab, def->name, err);
-  c->i = a.offset < c->n ? (size_t)a.offset : c->n;
-  c->end = a.limit < c->n - c->i ? c->i + (size_t)a.limit : c->n;
+  c->row.i = a.offset < c->n ? (size_t)a.offset : c->n;
+  c->row.end = a.limit < c->n - c->row.i ? c->row.i + (size_t)a.limit : c->n;
   return SQLITE_OK;
-}
-
-static int list_next(sqlite3_vtab_cursor *cur) {
-  ((ds_list_cursor *)cur)->i++;
-  return SQLITE_OK;
-}
-
-static int list_eof(sqlite3_vtab_cursor *cur) {
-  ds_list_cursor *c = (ds_list_cursor *)cur;
-  return c->i >= c->end;
 }
 
 static int list_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
@@ -133,15 +106,10 @@ static int list_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
   } else if (col == def->ncols + 1 && def->nargs == 2) {
     if (c->options_arg) sqlite3_result_text(ctx, c->options_arg, -1, SQLITE_TRANSIENT);
   } else if (col >= 0 && col < def->ncols) {
-    def->column(c, c->i, col, ctx);
+    def->column(c, c->row.i, col, ctx);
   } else if (col > def->ncols + def->nargs - 1) { /* HIDDEN ones after the arguments */
-    def->column(c, c->i, col - def->nargs, ctx);
+    def->column(c, c->row.i, col - def->nargs, ctx);
   }
-  return SQLITE_OK;
-}
-
-static int list_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
-  *rowid = (sqlite3_int64)((ds_list_cursor *)cur)->i;
   return SQLITE_OK;
 }
 
@@ -150,15 +118,15 @@ static sqlite3_module list_module = {
     .xCreate = NULL, /* table-valued only */
     .xConnect = list_connect,
     .xBestIndex = list_best_index,
-    .xDisconnect = list_disconnect,
-    .xDestroy = list_disconnect,
-    .xOpen = list_open,
+    .xDisconnect = ds_row_table_disconnect,
+    .xDestroy = ds_row_table_disconnect,
+    .xOpen = ds_row_cursor_open,
     .xClose = list_close,
     .xFilter = list_filter,
-    .xNext = list_next,
-    .xEof = list_eof,
+    .xNext = ds_row_cursor_next,
+    .xEof = ds_row_cursor_eof,
     .xColumn = list_column,
-    .xRowid = list_rowid,
+    .xRowid = ds_row_cursor_rowid,
 };
 
 int ds_list_register(sqlite3 *db, const ds_list_def *def) {

@@ -14,6 +14,7 @@
 
 #include "core/option_spec.h"
 #include "core/value.h"
+#include "sql/row_table.h"
 #include "sql/sqlite_api.h"
 
 typedef struct ds_list_cursor ds_list_cursor;
@@ -39,10 +40,9 @@ typedef struct ds_list_def {
 } ds_list_def;
 
 struct ds_list_cursor {
-  sqlite3_vtab_cursor base;
+  ds_row_cursor row; /* the current row; one past the last (LIMIT/OFFSET) */
   void *rows;       /* the def's rows */
   size_t n;         /* rows held */
-  size_t i, end;    /* the current row; one past the last (LIMIT/OFFSET) */
   ds_arena arena;   /* for values the rows point into */
   char *path_arg, *options_arg;
 };
