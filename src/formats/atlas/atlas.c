@@ -17,6 +17,7 @@
 #include "core/mapped_file.h"
 #include "core/npy.h"
 #include "core/open_stable.h"
+#include "core/prefetch_rows.h"
 #include "core/vfs.h"
 
 /* One shard directory, opened and checked. */
@@ -647,46 +648,38 @@ void atlas_close(atlas_reader *r) {
 }
 
 uint64_t atlas_count(const atlas_reader *r) { return r->count; }
-/* A block wanted by atlas_prefetch: its shard and byte range. */
-typedef struct want_block {
-  size_t shard;
-  ds_vfs_range rg;
-} want_block;
+/* ds_prefetch_steps.prefetchable: its data.bin. */
+static int shard_prefetchable(const void *ctx, size_t s) {
+  return ds_file_prefetchable(&((const atlas_reader *)ctx)->shards[s].data);
+}
 
-static int by_shard_off(const void *a, const void *b) {
-  const want_block *x = a, *y = b;
-  if (x->shard != y->shard) return x->shard < y->shard ? -1 : 1;
-  return x->rg.off < y->rg.off ? -1 : x->rg.off > y->rg.off;
+/* ds_prefetch_steps.locate: the index a row is sorted by is its block. */
+static void locate_block(const void *ctx, uint64_t g, size_t *shard, uint64_t *block) {
+  uint64_t pos;
+  atlas_locate(ctx, g, shard, block, &pos);
+}
+
+/* ds_prefetch_steps.shard: the blocks of rows v[0..n) of shard s, each
+ * once. */
+static void prefetch_blocks(const void *ctx, size_t s, const ds_row_at *v, size_t n,
+                            ds_vfs_range *rg) {
+  const atlas_reader *r = ctx;
+  if (!ds_file_prefetchable(&r->shards[s].data)) return;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    ds_vfs_range b;
+    char *e = NULL;
+    if (atlas_block_range(r, s, v[i].index, &b.off, &b.len, &e) == 0 && b.len > 0 &&
+        (k == 0 || b.off != rg[k - 1].off))
+      rg[k++] = b;
+    free(e);
+  }
+  if (k) ds_file_prefetch(&r->shards[s].data, rg, k);
 }
 
 void atlas_prefetch(const atlas_reader *r, const uint64_t *g, size_t n) {
-  if (n < 2) return;
-  int any = 0;
-  for (size_t k = 0; k < r->nshards && !any; k++)
-    any = ds_file_prefetchable(&r->shards[k].data);
-  if (!any) return;
-  want_block *v = malloc(n * sizeof *v);
-  ds_vfs_range *rg = malloc(n * sizeof *rg);
-  size_t m = 0;
-  for (size_t i = 0; v && rg && i < n; i++) {
-    uint64_t block, pos;
-    char *e = NULL;
-    atlas_locate(r, g[i], &v[m].shard, &block, &pos);
-    if (v[m].shard < r->nshards && ds_file_prefetchable(&r->shards[v[m].shard].data) &&
-        atlas_block_range(r, v[m].shard, block, &v[m].rg.off, &v[m].rg.len, &e) == 0 &&
-        v[m].rg.len > 0)
-      m++;
-    free(e);
-  }
-  if (v && rg) qsort(v, m, sizeof *v, by_shard_off);
-  for (size_t i = 0, j; v && rg && i < m; i = j) {
-    size_t k = 0;
-    for (j = i; j < m && v[j].shard == v[i].shard; j++)
-      if (k == 0 || v[j].rg.off != rg[k - 1].off) rg[k++] = v[j].rg; /* one per block */
-    ds_file_prefetch(&r->shards[v[i].shard].data, rg, k);
-  }
-  free(v);
-  free(rg);
+  static const ds_prefetch_steps steps = {shard_prefetchable, locate_block, prefetch_blocks};
+  ds_prefetch_rows(&steps, r, r->nshards, g, n);
 }
 
 size_t atlas_nshards(const atlas_reader *r) { return r->nshards; }

@@ -4,25 +4,28 @@
  * round, then their records in another, each with many requests in
  * flight, so the cursor's reads that follow cost no request. Shard by
  * shard; local bags pay nothing. */
-#include <stdlib.h>
-#include <string.h>
-
+#include "core/prefetch_rows.h"
 #include "formats/bagz/bagz.h"
 
-/* A row of the list as (shard, index), for sorting by shard. */
-typedef struct at {
-  size_t shard;
-  uint64_t index;
-} at;
-
-static int by_shard(const void *a, const void *b) {
-  const at *x = a, *y = b;
-  if (x->shard != y->shard) return x->shard < y->shard ? -1 : 1;
-  return x->index < y->index ? -1 : x->index > y->index;
+/* ds_prefetch_steps.prefetchable: its records or its limits. */
+static int shard_prefetchable(const void *ctx, size_t s) {
+  const bagz_shard *sh = &((const bagz_reader *)ctx)->shards[s];
+  return ds_file_prefetchable(&sh->data) || ds_file_prefetchable(sh->limits);
 }
 
-/* Prefetch the limits, then the records, of rows v[0..n) of shard s. */
-static void one_shard(bagz_shard *s, const at *v, size_t n, ds_vfs_range *rg) {
+/* ds_prefetch_steps.locate */
+static void locate(const void *ctx, uint64_t g, size_t *shard, uint64_t *index) {
+  const bagz_reader *r = ctx;
+  *index = 0;
+  *shard = r->nshards;
+  if (g < r->map.total) ds_shard_map_locate(&r->map, g, shard, index);
+}
+
+/* ds_prefetch_steps.shard: the limits, then the records, of rows v[0..n)
+ * of shard si. */
+static void one_shard(const void *ctx, size_t si, const ds_row_at *v, size_t n,
+                      ds_vfs_range *rg) {
+  const bagz_shard *s = &((const bagz_reader *)ctx)->shards[si];
   int lim = ds_file_prefetchable(s->limits) &&
             !__atomic_load_n(&s->limits_mem, __ATOMIC_ACQUIRE);
   if (!lim && !ds_file_prefetchable(&s->data)) return;
@@ -45,24 +48,6 @@ static void one_shard(bagz_shard *s, const at *v, size_t n, ds_vfs_range *rg) {
 }
 
 void bagz_prefetch(bagz_reader *r, const uint64_t *g, size_t n) {
-  if (n < 2) return;
-  int any = 0;
-  for (size_t s = 0; s < r->nshards && !any; s++)
-    any = ds_file_prefetchable(&r->shards[s].data) || ds_file_prefetchable(r->shards[s].limits);
-  if (!any) return;
-  at *v = malloc(n * sizeof *v);
-  ds_vfs_range *rg = malloc(n * sizeof *rg);
-  size_t m = 0;
-  for (size_t i = 0; v && rg && i < n; i++)
-    if (g[i] < r->map.total) {
-      ds_shard_map_locate(&r->map, g[i], &v[m].shard, &v[m].index);
-      m++;
-    }
-  if (v && rg) qsort(v, m, sizeof *v, by_shard);
-  for (size_t i = 0, j; v && rg && i < m; i = j) {
-    for (j = i; j < m && v[j].shard == v[i].shard; j++) {}
-    one_shard(&r->shards[v[i].shard], v + i, j - i, rg);
-  }
-  free(v);
-  free(rg);
+  static const ds_prefetch_steps steps = {shard_prefetchable, locate, one_shard};
+  ds_prefetch_rows(&steps, r, r->nshards, g, n);
 }

@@ -31,6 +31,7 @@
 #include "core/hash_index.h"
 #include "core/mapped_file.h"
 #include "core/open_stable.h"
+#include "core/prefetch_rows.h"
 #include "core/shard_spec.h"
 #include "core/utf8.h"
 #include "core/vfs.h"
@@ -776,24 +777,28 @@ int datadings_sample_range(const datadings_reader *r, datadings_io *io, uint64_t
   return 0;
 }
 
-/* qsort order of rows: by value (rows of one shard then lie together). */
-static int by_row(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
+/* ds_prefetch_steps.prefetchable: its data file. */
+static int shard_prefetchable(const void *ctx, size_t s) {
+  return ds_file_prefetchable(&((const datadings_reader *)ctx)->shards[s].data);
 }
 
-/* datadings_prefetch of the rows g[0..n) of shard s: offsets, then samples. */
-static void prefetch_shard(const datadings_reader *r, size_t si, const uint64_t *g,
-                           size_t n, ds_vfs_range *rg) {
+/* ds_prefetch_steps.locate */
+static void locate_row(const void *ctx, uint64_t g, size_t *shard, uint64_t *index) {
+  const datadings_reader *r = ctx;
+  *index = 0;
+  *shard = r->nshards;
+  if (g < r->map.total) ds_shard_map_locate(&r->map, g, shard, index);
+}
+
+/* ds_prefetch_steps.shard: the offsets, then the samples, of rows v[0..n)
+ * of shard si. */
+static void prefetch_shard(const void *ctx, size_t si, const ds_row_at *v, size_t n,
+                           ds_vfs_range *rg) {
+  const datadings_reader *r = ctx;
   dd_shard *s = &r->shards[si];
   if (!ds_file_prefetchable(&s->data)) return;
   if (s->offsets.path && !__atomic_load_n(&s->offsets_mem, __ATOMIC_ACQUIRE)) {
-    for (size_t j = 0; j < n; j++) {
-      size_t sh;
-      uint64_t i = 0;
-      ds_shard_map_locate(&r->map, g[j], &sh, &i);
-      rg[j] = (ds_vfs_range){8 * i, 16};
-    }
+    for (size_t j = 0; j < n; j++) rg[j] = (ds_vfs_range){8 * v[j].index, 16};
     ds_file_prefetch(&s->offsets, rg, n);
   }
   datadings_io io = {0};
@@ -803,7 +808,7 @@ static void prefetch_shard(const datadings_reader *r, size_t si, const uint64_t 
     size_t sh;
     uint64_t a, b;
     char *e = NULL;
-    if (datadings_sample_range(r, &io, g[j], &sh, &a, &b, &e) == 0 && b > a)
+    if (datadings_sample_range(r, &io, v[j].row, &sh, &a, &b, &e) == 0 && b > a)
       rg[k++] = (ds_vfs_range){a, b - a};
     free(e);
   }
@@ -812,29 +817,8 @@ static void prefetch_shard(const datadings_reader *r, size_t si, const uint64_t 
 }
 
 void datadings_prefetch(const datadings_reader *r, const uint64_t *g, size_t n) {
-  if (n < 2) return;
-  int any = 0;
-  for (size_t s = 0; s < r->nshards && !any; s++)
-    any = ds_file_prefetchable(&r->shards[s].data);
-  if (!any) return;
-  uint64_t *v = malloc(n * sizeof *v);
-  ds_vfs_range *rg = malloc(n * sizeof *rg);
-  size_t m = 0;
-  for (size_t i = 0; v && rg && i < n; i++)
-    if (g[i] < r->map.total) v[m++] = g[i];
-  if (v && rg) qsort(v, m, sizeof *v, by_row);
-  for (size_t i = 0, j; v && rg && i < m; i = j) {
-    size_t si, sj;
-    uint64_t x;
-    ds_shard_map_locate(&r->map, v[i], &si, &x);
-    for (j = i + 1; j < m; j++) {
-      ds_shard_map_locate(&r->map, v[j], &sj, &x);
-      if (sj != si) break;
-    }
-    prefetch_shard(r, si, v + i, j - i, rg);
-  }
-  free(v);
-  free(rg);
+  static const ds_prefetch_steps steps = {shard_prefetchable, locate_row, prefetch_shard};
+  ds_prefetch_rows(&steps, r, r->nshards, g, n);
 }
 
 void datadings_read_ahead(const datadings_reader *r, datadings_io *io, uint64_t g,
