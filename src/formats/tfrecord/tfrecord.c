@@ -199,10 +199,14 @@ static int whole_frame(tfrecord_cursor *c, const uint8_t **p, uint64_t *len,
     return 0;
   uint64_t want = t->lengths[c->rec] + TFR_OVERHEAD;
   size_t got;
-  const uint8_t *f;
-  if (want > t->max_record + TFR_OVERHEAD || take(c, c->off, (size_t)want, &f, &got, err))
-    return want > t->max_record + TFR_OVERHEAD ? 0 : -1;
-  if (got < want) return 0;
+  const uint8_t *f = want <= t->max_record + TFR_OVERHEAD /* a scan's case: in the window */
+                         ? ds_view_held(&c->view, &t->file, c->off, want)
+                         : NULL;
+  if (!f) {
+    if (want > t->max_record + TFR_OVERHEAD || take(c, c->off, (size_t)want, &f, &got, err))
+      return want > t->max_record + TFR_OVERHEAD ? 0 : -1;
+    if (got < want) return 0;
+  }
   uint32_t stored, computed;
   if (tfr_frame_parse(f, len, &stored, &computed))
     return rec_err(c, err, "length CRC mismatch (stored 0x%08x, computed 0x%08x): "
@@ -212,6 +216,26 @@ static int whole_frame(tfrecord_cursor *c, const uint8_t **p, uint64_t *len,
     return rec_err(c, err, "the length field says %llu bytes, the index %llu",
                    (unsigned long long)*len, (unsigned long long)t->lengths[c->rec]);
   *p = f + TFR_HEADER;
+  return 1;
+}
+
+/* The record at c->rec / c->off, its data p[0..len) and footer in
+ * memory: the data CRC checked (unless verify=false), *r set, the cursor
+ * moved past it. */
+static int deliver(tfrecord_cursor *c, const uint8_t *p, uint64_t len, tfrecord_rec *r,
+                   char **err) {
+  uint32_t stored, computed;
+  if (!c->t->skip_data_crc &&
+      tfr_frame_check(p, (size_t)len, p + len, &stored, &computed))
+    return rec_err(c, err, "data CRC mismatch (stored 0x%08x, computed 0x%08x) "
+                           "over its %llu bytes",
+                   stored, computed, (unsigned long long)len);
+  r->data = p;
+  r->len = (size_t)len;
+  r->index = c->rec;
+  r->offset = c->off;
+  c->rec++;
+  c->off += TFR_OVERHEAD + len;
   return 1;
 }
 
@@ -228,19 +252,7 @@ int tfrecord_next(tfrecord_cursor *c, tfrecord_rec *r, char **err) {
       return -1;
     if (got < len + TFR_FOOTER) return cut(c, len, got, err);
   }
-  uint32_t stored, computed;
-  if (!c->t->skip_data_crc &&
-      tfr_frame_check(p, (size_t)len, p + len, &stored, &computed))
-    return rec_err(c, err, "data CRC mismatch (stored 0x%08x, computed 0x%08x) "
-                           "over its %llu bytes",
-                   stored, computed, (unsigned long long)len);
-  r->data = p;
-  r->len = (size_t)len;
-  r->index = c->rec;
-  r->offset = c->off;
-  c->rec++;
-  c->off += TFR_OVERHEAD + len;
-  return 1;
+  return deliver(c, p, len, r, err);
 }
 
 int tfrecord_seek(tfrecord_cursor *c, uint64_t i, char **err) {
@@ -269,6 +281,16 @@ int tfrecord_seek(tfrecord_cursor *c, uint64_t i, char **err) {
 }
 
 int tfrecord_read_at(tfrecord_cursor *c, uint64_t i, tfrecord_rec *r, char **err) {
+  const tfrecord_file *t = c->t;
+  if (!c->z && t->indexed && i < t->count) { /* a scan's and a lookup's path */
+    c->rec = i;
+    c->off = t->offsets[i];
+    const uint8_t *p;
+    uint64_t len;
+    int w = whole_frame(c, &p, &len, err);
+    if (w < 0) return -1;
+    if (w > 0) return deliver(c, p, len, r, err) < 0 ? -1 : 0;
+  }
   if (tfrecord_seek(c, i, err)) return -1;
   if (i == c->t->count && c->t->tail_err) return ds_err(err, "%s", c->t->tail_err);
   int rc = tfrecord_next(c, r, err);
@@ -313,9 +335,16 @@ int tfrecord_index(tfrecord_file *t, char **err) {
       rc = ds_err(err, DS_CANCEL_MSG);
       break;
     }
-    int h = header(&c, &len, &tail);
-    if (h == 0) break;
-    if (h < 0) break; /* the records stop here: tail says why */
+    /* uncompressed, the header in the window with a good CRC: the common
+     * case, parsed here; anything else takes header() (which reads the
+     * next window, or says what is wrong) */
+    const uint8_t *hp = c.z ? NULL : ds_view_held(&c.view, &t->file, c.off, TFR_HEADER);
+    if (!hp || (len = ds_le64(hp)) > t->max_record ||
+        ds_le32(hp + 8) != tfr_mask(tfr_crc32c(hp, 8))) {
+      int h = header(&c, &len, &tail);
+      if (h == 0) break;
+      if (h < 0) break; /* the records stop here: tail says why */
+    }
     uint64_t got = 0;
     int cut_here;
     if (c.z) {
