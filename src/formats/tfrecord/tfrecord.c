@@ -306,9 +306,11 @@ int tfrecord_read_at(tfrecord_cursor *c, uint64_t i, tfrecord_rec *r, char **err
 
 /* Append one record to the index under construction. */
 static int push(uint64_t **offs, uint64_t **lens, size_t *cap, uint64_t n,
-                uint64_t off, uint64_t len) {
+                uint64_t off, uint64_t len, uint64_t guess) {
   if (n >= *cap) {
-    size_t nc = *cap ? *cap * 2 : 1024;
+    /* first: room for the records the file would hold were they all as
+     * long as the first (one allocation, no copies while it fits) */
+    size_t nc = *cap ? *cap * 2 : guess > 1024 && guess < SIZE_MAX / 16 ? (size_t)guess : 1024;
     uint64_t *a = realloc(*offs, nc * sizeof *a);
     if (a) *offs = a;
     uint64_t *b = a ? realloc(*lens, nc * sizeof *b) : NULL;
@@ -362,7 +364,8 @@ int tfrecord_index(tfrecord_file *t, char **err) {
       cut(&c, len, (size_t)got, &tail);
       break;
     }
-    if (push(&offs, &lens, &cap, c.rec, c.off, len)) {
+    uint64_t guess = c.z ? 0 : t->file.size / (TFR_OVERHEAD + len);
+    if (push(&offs, &lens, &cap, c.rec, c.off, len, guess + guess / 8 + 16)) {
       rc = ds_err(err, "%s: out of memory indexing record %llu", t->file.path,
                   (unsigned long long)c.rec);
       break;
