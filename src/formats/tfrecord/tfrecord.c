@@ -9,6 +9,10 @@
 #include "formats/tfrecord/tfrecord_frame.h"
 #include "formats/tfrecord/tfrecord_inflate.h"
 
+/* The most index entries reserved before any is known to be needed (16M
+ * records: 256 MiB for both arrays, in pages touched only as filled). */
+#define TFR_GUESS_MAX ((size_t)1 << 24)
+
 static int header(tfrecord_cursor *c, uint64_t *len, char **err);
 
 const char *tfrecord_compression_name(tfrecord_compression c) {
@@ -304,20 +308,30 @@ int tfrecord_read_at(tfrecord_cursor *c, uint64_t i, tfrecord_rec *r, char **err
 /* ------------------------------------------------------------------ */
 /* The index pass                                                       */
 
-/* Append one record to the index under construction. */
-static int push(uint64_t **offs, uint64_t **lens, size_t *cap, uint64_t n,
-                uint64_t off, uint64_t len, uint64_t guess) {
-  if (n >= *cap) {
-    /* first: room for the records the file would hold were they all as
-     * long as the first (one allocation, no copies while it fits) */
-    size_t nc = *cap ? *cap * 2 : guess > 1024 && guess < SIZE_MAX / 16 ? (size_t)guess : 1024;
+/* Room for n + 1 entries in both arrays (capacity *cap, doubled; at the
+ * first record `guess` entries, capped, or 1,024 when that much cannot be
+ * had). */
+static int grow(uint64_t **offs, uint64_t **lens, size_t *cap, uint64_t n, uint64_t guess) {
+  if (n < *cap) return 0;
+  size_t nc = *cap ? *cap * 2 : guess > TFR_GUESS_MAX ? TFR_GUESS_MAX
+                              : guess > 1024 ? (size_t)guess : 1024;
+  for (;;) {
     uint64_t *a = realloc(*offs, nc * sizeof *a);
     if (a) *offs = a;
     uint64_t *b = a ? realloc(*lens, nc * sizeof *b) : NULL;
     if (b) *lens = b;
-    if (!a || !b) return -1;
-    *cap = nc;
+    if (a && b) break;
+    if (*cap || nc <= 1024) return -1;
+    nc = 1024; /* the guess was too much to ask: grow from small */
   }
+  *cap = nc;
+  return 0;
+}
+
+/* Append one record to the index under construction. */
+static int push(uint64_t **offs, uint64_t **lens, size_t *cap, uint64_t n,
+                uint64_t off, uint64_t len, uint64_t guess) {
+  if (grow(offs, lens, cap, n, guess)) return -1;
   (*offs)[n] = off;
   (*lens)[n] = len;
   return 0;
