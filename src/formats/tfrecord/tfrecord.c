@@ -76,7 +76,6 @@ int tfrecord_open_memory(tfrecord_file *t, const char *name, const uint8_t *data
 void tfrecord_close(tfrecord_file *t) {
   if (t->file.path) ds_file_close(&t->file);
   free(t->offsets);
-  free(t->lengths);
   free(t->tail_err);
   memset(t, 0, sizeof *t);
 }
@@ -201,7 +200,7 @@ static int whole_frame(tfrecord_cursor *c, const uint8_t **p, uint64_t *len,
   const tfrecord_file *t = c->t;
   if (c->z || !t->indexed || c->rec >= t->count || t->offsets[c->rec] != c->off)
     return 0;
-  uint64_t want = t->lengths[c->rec] + TFR_OVERHEAD;
+  uint64_t want = tfrecord_len(t, c->rec) + TFR_OVERHEAD;
   size_t got;
   const uint8_t *f = want <= t->max_record + TFR_OVERHEAD /* a scan's case: in the window */
                          ? ds_view_held(&c->view, &t->file, c->off, want)
@@ -216,9 +215,9 @@ static int whole_frame(tfrecord_cursor *c, const uint8_t **p, uint64_t *len,
     return rec_err(c, err, "length CRC mismatch (stored 0x%08x, computed 0x%08x): "
                            "the length field reads %llu",
                    stored, computed, (unsigned long long)*len);
-  if (*len != t->lengths[c->rec])
+  if (*len != want - TFR_OVERHEAD)
     return rec_err(c, err, "the length field says %llu bytes, the index %llu",
-                   (unsigned long long)*len, (unsigned long long)t->lengths[c->rec]);
+                   (unsigned long long)*len, (unsigned long long)(want - TFR_OVERHEAD));
   *p = f + TFR_HEADER;
   return 1;
 }
@@ -265,10 +264,7 @@ int tfrecord_seek(tfrecord_cursor *c, uint64_t i, char **err) {
   if (i > t->count)
     return ds_err(err, "%s: record %llu is past the last record (%llu records)",
                   t->file.path, (unsigned long long)i, (unsigned long long)t->count);
-  uint64_t off = i < t->count ? t->offsets[i]
-                 : t->count ? t->offsets[t->count - 1] + TFR_OVERHEAD +
-                                  t->lengths[t->count - 1]
-                            : 0;
+  uint64_t off = t->offsets[i]; /* [count]: where the last record ends */
   if (c->z) {
     if (tfr_inflate_pos(c->z) > off) tfr_inflate_rewind(c->z);
     uint64_t got;
@@ -308,19 +304,18 @@ int tfrecord_read_at(tfrecord_cursor *c, uint64_t i, tfrecord_rec *r, char **err
 /* ------------------------------------------------------------------ */
 /* The index pass                                                       */
 
-/* Room for n + 1 entries in both arrays (capacity *cap, doubled; at the
- * first record `guess` entries, capped, or 1,024 when that much cannot be
- * had). */
-static int grow(uint64_t **offs, uint64_t **lens, size_t *cap, uint64_t n, uint64_t guess) {
+/* Room for entry n of the offsets (capacity *cap, doubled; at the first
+ * record `guess` entries, capped, or 1,024 when that much cannot be had). */
+static int grow(uint64_t **offs, size_t *cap, uint64_t n, uint64_t guess) {
   if (n < *cap) return 0;
   size_t nc = *cap ? *cap * 2 : guess > TFR_GUESS_MAX ? TFR_GUESS_MAX
                               : guess > 1024 ? (size_t)guess : 1024;
   for (;;) {
     uint64_t *a = realloc(*offs, nc * sizeof *a);
-    if (a) *offs = a;
-    uint64_t *b = a ? realloc(*lens, nc * sizeof *b) : NULL;
-    if (b) *lens = b;
-    if (a && b) break;
+    if (a) {
+      *offs = a;
+      break;
+    }
     if (*cap || nc <= 1024) return -1;
     nc = 1024; /* the guess was too much to ask: grow from small */
   }
@@ -328,20 +323,11 @@ static int grow(uint64_t **offs, uint64_t **lens, size_t *cap, uint64_t n, uint6
   return 0;
 }
 
-/* Append one record to the index under construction. */
-static int push(uint64_t **offs, uint64_t **lens, size_t *cap, uint64_t n,
-                uint64_t off, uint64_t len, uint64_t guess) {
-  if (grow(offs, lens, cap, n, guess)) return -1;
-  (*offs)[n] = off;
-  (*lens)[n] = len;
-  return 0;
-}
-
 int tfrecord_index(tfrecord_file *t, char **err) {
   if (t->indexed) return 0;
   tfrecord_cursor c;
   if (tfrecord_cursor_init(&c, t, err)) return -1;
-  uint64_t *offs = NULL, *lens = NULL;
+  uint64_t *offs = NULL;
   size_t cap = 0;
   char *tail = NULL;
   int rc = 0;
@@ -379,23 +365,26 @@ int tfrecord_index(tfrecord_file *t, char **err) {
       break;
     }
     uint64_t guess = c.z ? 0 : t->file.size / (TFR_OVERHEAD + len);
-    if (push(&offs, &lens, &cap, c.rec, c.off, len, guess + guess / 8 + 16)) {
+    if (grow(&offs, &cap, c.rec + 1, guess + guess / 8 + 16)) { /* and the end's entry */
       rc = ds_err(err, "%s: out of memory indexing record %llu", t->file.path,
                   (unsigned long long)c.rec);
       break;
     }
+    offs[c.rec] = c.off;
     c.rec++;
     c.off += TFR_OVERHEAD + len;
   }
+  if (rc == 0 && grow(&offs, &cap, c.rec, 1)) /* no record: the end's entry */
+    rc = ds_err(err, "%s: out of memory indexing record %llu", t->file.path,
+                (unsigned long long)c.rec);
   if (rc == 0) {
+    offs[c.rec] = c.off; /* where the last intact record ends */
     t->offsets = offs;
-    t->lengths = lens;
     t->count = c.rec;
     t->tail_err = tail;
     t->indexed = 1;
   } else {
     free(offs);
-    free(lens);
     free(tail);
   }
   tfrecord_cursor_free(&c);
