@@ -363,6 +363,7 @@ static int bench_full(tf1_ctx *c, const char *dir, const char *ext, int runs) {
   v[V_CBAG] = (bench_variant){.name = "copy tb1 -> zstd-3 bag", .run = run_conv_bag, .ok = 1,
                               .one_cpu = 1};
   memrec_set mem = {0};
+  v[V_FLOOR].name = "floor: memrec vtab"; /* not ok (n/a) unless loaded */
   if (memrec_load(c->db, c->file, &mem) == 0)
     prepare(c->db, &v[V_FLOOR], "floor: memrec vtab",
             "SELECT count(*), sum(length(record)) FROM memrec", bench_run_sql);
