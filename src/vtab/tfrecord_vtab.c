@@ -231,10 +231,12 @@ static void arrive(ds_cursor *base, uint64_t g) {
   ds_shard_map_locate(&TFR(base->ds)->set.map, g, &c->rec.shard, &c->rec.shard_index);
 }
 
-/* ds_record_module.record */
+/* ds_record_module.record: the row arrive located (its shard and index) */
 static int record_bytes(ds_cursor *base, const uint8_t **p, size_t *n, char **err) {
   tfrecord_rec r;
-  if (tfrecord_set_read(&TFR(base->ds)->set, ((tfr_cursor *)base)->cs, base->row, &r, err))
+  tfr_cursor *c = (tfr_cursor *)base;
+  if (tfrecord_set_read_in(&TFR(base->ds)->set, c->cs, c->rec.shard, c->rec.shard_index, &r,
+                           err))
     return -1;
   *p = r.data;
   *n = r.len;

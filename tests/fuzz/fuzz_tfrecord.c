@@ -109,9 +109,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       uint64_t end = 0;
       for (uint64_t i = 0; i < t.count; i++) {
         if (t.offsets[i] != end) fail("accepted sidecar: records do not tile", i);
-        end += TFR_OVERHEAD + t.lengths[i];
+        end += TFR_OVERHEAD + tfrecord_len(&t, i);
       }
       if (end != n) fail("accepted sidecar: records do not end at the file's end", 0);
+      if (t.offsets[t.count] != end) fail("accepted sidecar: the end entry is not the end", 0);
     } else {
       expect_err(&err, 0);
       if (t.indexed) fail("a refused sidecar left an index", 0);
@@ -129,9 +130,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (o.skip_data_crc && k < MAX_RECORDS && t.count != k)
       fail("without data CRCs the index and the read stop apart", k);
     for (uint64_t i = 0; i < t.count && i < k; i++)
-      if (t.offsets[i] != s[i].off || t.lengths[i] != s[i].len)
+      if (t.offsets[i] != s[i].off || tfrecord_len(&t, i) != s[i].len)
         fail("index offset or length differs from the read", i);
     if (t.tail_err && !*t.tail_err) fail("empty tail error", t.count);
+    if (t.count && t.count <= k &&
+        t.offsets[t.count] != s[t.count - 1].off + TFR_OVERHEAD + s[t.count - 1].len)
+      fail("the index's end entry is not where its last record ends", t.count);
   }
 
   /* by number: forwards (compressed: no rewinds), then the last and the

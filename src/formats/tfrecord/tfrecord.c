@@ -9,6 +9,10 @@
 #include "formats/tfrecord/tfrecord_frame.h"
 #include "formats/tfrecord/tfrecord_inflate.h"
 
+/* The most index entries reserved before any is known to be needed (16M
+ * records: 256 MiB for both arrays, in pages touched only as filled). */
+#define TFR_GUESS_MAX ((size_t)1 << 24)
+
 static int header(tfrecord_cursor *c, uint64_t *len, char **err);
 
 const char *tfrecord_compression_name(tfrecord_compression c) {
@@ -72,7 +76,6 @@ int tfrecord_open_memory(tfrecord_file *t, const char *name, const uint8_t *data
 void tfrecord_close(tfrecord_file *t) {
   if (t->file.path) ds_file_close(&t->file);
   free(t->offsets);
-  free(t->lengths);
   free(t->tail_err);
   memset(t, 0, sizeof *t);
 }
@@ -197,21 +200,45 @@ static int whole_frame(tfrecord_cursor *c, const uint8_t **p, uint64_t *len,
   const tfrecord_file *t = c->t;
   if (c->z || !t->indexed || c->rec >= t->count || t->offsets[c->rec] != c->off)
     return 0;
-  uint64_t want = t->lengths[c->rec] + TFR_OVERHEAD;
+  uint64_t want = tfrecord_len(t, c->rec) + TFR_OVERHEAD;
   size_t got;
-  const uint8_t *f;
-  if (want > t->max_record + TFR_OVERHEAD || take(c, c->off, (size_t)want, &f, &got, err))
-    return want > t->max_record + TFR_OVERHEAD ? 0 : -1;
-  if (got < want) return 0;
+  const uint8_t *f = want <= t->max_record + TFR_OVERHEAD /* a scan's case: in the window */
+                         ? ds_view_held(&c->view, &t->file, c->off, want)
+                         : NULL;
+  if (!f) {
+    if (want > t->max_record + TFR_OVERHEAD || take(c, c->off, (size_t)want, &f, &got, err))
+      return want > t->max_record + TFR_OVERHEAD ? 0 : -1;
+    if (got < want) return 0;
+  }
   uint32_t stored, computed;
   if (tfr_frame_parse(f, len, &stored, &computed))
     return rec_err(c, err, "length CRC mismatch (stored 0x%08x, computed 0x%08x): "
                            "the length field reads %llu",
                    stored, computed, (unsigned long long)*len);
-  if (*len != t->lengths[c->rec])
+  if (*len != want - TFR_OVERHEAD)
     return rec_err(c, err, "the length field says %llu bytes, the index %llu",
-                   (unsigned long long)*len, (unsigned long long)t->lengths[c->rec]);
+                   (unsigned long long)*len, (unsigned long long)(want - TFR_OVERHEAD));
   *p = f + TFR_HEADER;
+  return 1;
+}
+
+/* The record at c->rec / c->off, its data p[0..len) and footer in
+ * memory: the data CRC checked (unless verify=false), *r set, the cursor
+ * moved past it. */
+static int deliver(tfrecord_cursor *c, const uint8_t *p, uint64_t len, tfrecord_rec *r,
+                   char **err) {
+  uint32_t stored, computed;
+  if (!c->t->skip_data_crc &&
+      tfr_frame_check(p, (size_t)len, p + len, &stored, &computed))
+    return rec_err(c, err, "data CRC mismatch (stored 0x%08x, computed 0x%08x) "
+                           "over its %llu bytes",
+                   stored, computed, (unsigned long long)len);
+  r->data = p;
+  r->len = (size_t)len;
+  r->index = c->rec;
+  r->offset = c->off;
+  c->rec++;
+  c->off += TFR_OVERHEAD + len;
   return 1;
 }
 
@@ -228,19 +255,7 @@ int tfrecord_next(tfrecord_cursor *c, tfrecord_rec *r, char **err) {
       return -1;
     if (got < len + TFR_FOOTER) return cut(c, len, got, err);
   }
-  uint32_t stored, computed;
-  if (!c->t->skip_data_crc &&
-      tfr_frame_check(p, (size_t)len, p + len, &stored, &computed))
-    return rec_err(c, err, "data CRC mismatch (stored 0x%08x, computed 0x%08x) "
-                           "over its %llu bytes",
-                   stored, computed, (unsigned long long)len);
-  r->data = p;
-  r->len = (size_t)len;
-  r->index = c->rec;
-  r->offset = c->off;
-  c->rec++;
-  c->off += TFR_OVERHEAD + len;
-  return 1;
+  return deliver(c, p, len, r, err);
 }
 
 int tfrecord_seek(tfrecord_cursor *c, uint64_t i, char **err) {
@@ -249,10 +264,7 @@ int tfrecord_seek(tfrecord_cursor *c, uint64_t i, char **err) {
   if (i > t->count)
     return ds_err(err, "%s: record %llu is past the last record (%llu records)",
                   t->file.path, (unsigned long long)i, (unsigned long long)t->count);
-  uint64_t off = i < t->count ? t->offsets[i]
-                 : t->count ? t->offsets[t->count - 1] + TFR_OVERHEAD +
-                                  t->lengths[t->count - 1]
-                            : 0;
+  uint64_t off = t->offsets[i]; /* [count]: where the last record ends */
   if (c->z) {
     if (tfr_inflate_pos(c->z) > off) tfr_inflate_rewind(c->z);
     uint64_t got;
@@ -269,6 +281,16 @@ int tfrecord_seek(tfrecord_cursor *c, uint64_t i, char **err) {
 }
 
 int tfrecord_read_at(tfrecord_cursor *c, uint64_t i, tfrecord_rec *r, char **err) {
+  const tfrecord_file *t = c->t;
+  if (!c->z && t->indexed && i < t->count) { /* a scan's and a lookup's path */
+    c->rec = i;
+    c->off = t->offsets[i];
+    const uint8_t *p;
+    uint64_t len;
+    int w = whole_frame(c, &p, &len, err);
+    if (w < 0) return -1;
+    if (w > 0) return deliver(c, p, len, r, err) < 0 ? -1 : 0;
+  }
   if (tfrecord_seek(c, i, err)) return -1;
   if (i == c->t->count && c->t->tail_err) return ds_err(err, "%s", c->t->tail_err);
   int rc = tfrecord_next(c, r, err);
@@ -282,20 +304,22 @@ int tfrecord_read_at(tfrecord_cursor *c, uint64_t i, tfrecord_rec *r, char **err
 /* ------------------------------------------------------------------ */
 /* The index pass                                                       */
 
-/* Append one record to the index under construction. */
-static int push(uint64_t **offs, uint64_t **lens, size_t *cap, uint64_t n,
-                uint64_t off, uint64_t len) {
-  if (n >= *cap) {
-    size_t nc = *cap ? *cap * 2 : 1024;
+/* Room for entry n of the offsets (capacity *cap, doubled; at the first
+ * record `guess` entries, capped, or 1,024 when that much cannot be had). */
+static int grow(uint64_t **offs, size_t *cap, uint64_t n, uint64_t guess) {
+  if (n < *cap) return 0;
+  size_t nc = *cap ? *cap * 2 : guess > TFR_GUESS_MAX ? TFR_GUESS_MAX
+                              : guess > 1024 ? (size_t)guess : 1024;
+  for (;;) {
     uint64_t *a = realloc(*offs, nc * sizeof *a);
-    if (a) *offs = a;
-    uint64_t *b = a ? realloc(*lens, nc * sizeof *b) : NULL;
-    if (b) *lens = b;
-    if (!a || !b) return -1;
-    *cap = nc;
+    if (a) {
+      *offs = a;
+      break;
+    }
+    if (*cap || nc <= 1024) return -1;
+    nc = 1024; /* the guess was too much to ask: grow from small */
   }
-  (*offs)[n] = off;
-  (*lens)[n] = len;
+  *cap = nc;
   return 0;
 }
 
@@ -303,7 +327,7 @@ int tfrecord_index(tfrecord_file *t, char **err) {
   if (t->indexed) return 0;
   tfrecord_cursor c;
   if (tfrecord_cursor_init(&c, t, err)) return -1;
-  uint64_t *offs = NULL, *lens = NULL;
+  uint64_t *offs = NULL;
   size_t cap = 0;
   char *tail = NULL;
   int rc = 0;
@@ -313,9 +337,16 @@ int tfrecord_index(tfrecord_file *t, char **err) {
       rc = ds_err(err, DS_CANCEL_MSG);
       break;
     }
-    int h = header(&c, &len, &tail);
-    if (h == 0) break;
-    if (h < 0) break; /* the records stop here: tail says why */
+    /* uncompressed, the header in the window with a good CRC: the common
+     * case, parsed here; anything else takes header() (which reads the
+     * next window, or says what is wrong) */
+    const uint8_t *hp = c.z ? NULL : ds_view_held(&c.view, &t->file, c.off, TFR_HEADER);
+    if (!hp || (len = ds_le64(hp)) > t->max_record ||
+        ds_le32(hp + 8) != tfr_mask(tfr_crc32c(hp, 8))) {
+      int h = header(&c, &len, &tail);
+      if (h == 0) break;
+      if (h < 0) break; /* the records stop here: tail says why */
+    }
     uint64_t got = 0;
     int cut_here;
     if (c.z) {
@@ -333,23 +364,27 @@ int tfrecord_index(tfrecord_file *t, char **err) {
       cut(&c, len, (size_t)got, &tail);
       break;
     }
-    if (push(&offs, &lens, &cap, c.rec, c.off, len)) {
+    uint64_t guess = c.z ? 0 : t->file.size / (TFR_OVERHEAD + len);
+    if (grow(&offs, &cap, c.rec + 1, guess + guess / 8 + 16)) { /* and the end's entry */
       rc = ds_err(err, "%s: out of memory indexing record %llu", t->file.path,
                   (unsigned long long)c.rec);
       break;
     }
+    offs[c.rec] = c.off;
     c.rec++;
     c.off += TFR_OVERHEAD + len;
   }
+  if (rc == 0 && grow(&offs, &cap, c.rec, 1)) /* no record: the end's entry */
+    rc = ds_err(err, "%s: out of memory indexing record %llu", t->file.path,
+                (unsigned long long)c.rec);
   if (rc == 0) {
+    offs[c.rec] = c.off; /* where the last intact record ends */
     t->offsets = offs;
-    t->lengths = lens;
     t->count = c.rec;
     t->tail_err = tail;
     t->indexed = 1;
   } else {
     free(offs);
-    free(lens);
     free(tail);
   }
   tfrecord_cursor_free(&c);

@@ -56,10 +56,17 @@ typedef struct tfrecord_file {
   /* the index (tfrecord_index), shared by the file's cursors */
   int indexed;
   uint64_t count;      /* intact records */
-  uint64_t *offsets;   /* [count]: where each record starts */
-  uint64_t *lengths;   /* [count]: its data bytes */
+  uint64_t *offsets;   /* [count + 1]: where each record starts, then where
+                          the last one ends (records follow each other:
+                          record i has offsets[i + 1] - offsets[i] - 16
+                          data bytes, tfrecord_len) */
   char *tail_err;      /* why the records stop before the end, or NULL */
 } tfrecord_file;
+
+/* The data bytes of indexed record i (i < count). */
+static inline uint64_t tfrecord_len(const tfrecord_file *t, uint64_t i) {
+  return t->offsets[i + 1] - t->offsets[i] - 16; /* TFR_OVERHEAD */
+}
 
 /* What the first bytes of a file say: a file whose first 12 bytes are a
  * record header with a good length CRC is uncompressed; else the gzip

@@ -1,8 +1,16 @@
 /* tfrecord_crc.c - CRC-32C over ISA-L (see tfrecord_crc.h). ISA-L's
  * crc32_iscsi neither inverts its seed nor its result: the standard
  * CRC-32C is ~crc32_iscsi(p, n, ~0) (checked against RFC 3720's vectors by
- * tests/unit/test_tfrecord.c). The one file that includes ISA-L's crc.h. */
+ * tests/unit/test_tfrecord.c). Short inputs (a record's 8 length bytes)
+ * take the CPU's own CRC-32C instruction when it has one (x86-64 SSE4.2,
+ * asked at run time), else ISA-L's table version. The one file that
+ * includes ISA-L's crc.h. */
 #include <limits.h>
+#include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <nmmintrin.h>
+#define TFR_HW_CRC 1
+#endif
 
 #include <isa-l.h>
 #include <isa-l/crc.h>
@@ -14,12 +22,34 @@
 #define CRC_PIECE ((size_t)1 << 30)
 /* Up to this many bytes ISA-L's table version is faster than its
  * dispatched one (measured on AMD EPYC, ISA-L 2.30: 8 bytes 18 ns
- * against 50 ns; 64 bytes 275 ns against 42 ns). */
+ * against 50 ns; 64 bytes 275 ns against 42 ns), and the CPU's
+ * instruction faster than both (8 bytes 1.6 ns; 64 bytes 4 ns against
+ * ISA-L's 9; 268 bytes 30-55 ns against 20-38: ISA-L above SHORT_HW). */
 #define SHORT 16
+#define SHORT_HW 128
+
+#ifdef TFR_HW_CRC
+/* CRC-32C of n bytes from crc (not inverted), 8 bytes per instruction. */
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(const unsigned char *p, size_t n,
+                                                         uint32_t crc) {
+  uint64_t c = crc;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    c = _mm_crc32_u64(c, v);
+  }
+  crc = (uint32_t)c;
+  for (; n > 0; p++, n--) crc = _mm_crc32_u8(crc, *p);
+  return crc;
+}
+#endif
 
 uint32_t tfr_crc32c(const void *p, size_t n) {
   const unsigned char *b = p;
   unsigned int crc = 0xffffffffu;
+#ifdef TFR_HW_CRC
+  if (n <= SHORT_HW && __builtin_cpu_supports("sse4.2")) return ~crc_hw(b, n, crc);
+#endif
   if (n <= SHORT) /* a record's 8 length bytes */
     return ~(uint32_t)crc32_iscsi_base((unsigned char *)b, (int)n, crc);
   while (n > 0) {

@@ -85,7 +85,7 @@ static int range_bytes(void *reader, size_t shard, uint64_t first, uint64_t a, u
     return 0;
   }
   uint64_t start = a < t->count ? t->offsets[a] : size;
-  uint64_t end = b <= t->count ? t->offsets[b - 1] + t->lengths[b - 1] + 16 : size;
+  uint64_t end = b <= t->count ? t->offsets[b] : size;
   *bytes = end > start ? end - start : 0;
   return 0;
 }

@@ -53,7 +53,7 @@ int tfrecord_idx_use(tfrecord_file *t, const char *name, const uint8_t *p,
     return ds_err(err, "%s: %s is %s-compressed: an .idx sidecar indexes "
                        "uncompressed files only",
                   name, t->file.path, tfrecord_compression_name(t->compression));
-  uint64_t *offs = NULL, *lens = NULL, count = 0, next = 0;
+  uint64_t *offs = NULL, count = 0, next = 0;
   size_t cap = 0, i = 0;
   uint64_t line = 0, last_line = 0;
   int rc = 0;
@@ -94,41 +94,40 @@ int tfrecord_idx_use(tfrecord_file *t, const char *name, const uint8_t *p,
                   (unsigned long long)size, t->file.path,
                   (unsigned long long)t->file.size);
     if (rc) break;
-    if (count >= cap) {
+    if (count + 1 >= cap) { /* this record's entry and the end's */
       size_t nc = cap ? cap * 2 : 1024;
       uint64_t *a = realloc(offs, nc * sizeof *a);
-      if (a) offs = a;
-      uint64_t *b = a ? realloc(lens, nc * sizeof *b) : NULL;
-      if (b) lens = b;
-      if (!a || !b) {
+      if (!a) {
         rc = ds_err(err, "out of memory");
         break;
       }
+      offs = a;
       cap = nc;
     }
     last_line = line;
     offs[count] = off;
-    lens[count] = size - TFR_OVERHEAD;
     count++;
     next = off + size;
+    offs[count] = next; /* records follow each other: the next one's start */
   }
+  if (rc == 0 && !offs && !(offs = malloc(sizeof *offs))) /* an empty sidecar */
+    rc = ds_err(err, "out of memory");
+  if (rc == 0 && count == 0) offs[0] = 0;
   if (rc == 0 && next != t->file.size)
     rc = ds_err(err, "%s: its records end at offset %llu, %s has %llu bytes", name,
                 (unsigned long long)next, t->file.path, (unsigned long long)t->file.size);
   if (rc == 0 && count > 0)
-    rc = check_header(t, name, 1, offs[0], lens[0], err);
+    rc = check_header(t, name, 1, offs[0], offs[1] - offs[0] - TFR_OVERHEAD, err);
   if (rc == 0 && count > 1)
-    rc = check_header(t, name, last_line, offs[count - 1], lens[count - 1], err);
+    rc = check_header(t, name, last_line, offs[count - 1],
+                      offs[count] - offs[count - 1] - TFR_OVERHEAD, err);
   if (rc) {
     free(offs);
-    free(lens);
     return -1;
   }
   free(t->offsets);
-  free(t->lengths);
   free(t->tail_err);
   t->offsets = offs;
-  t->lengths = lens;
   t->count = count;
   t->tail_err = NULL;
   t->indexed = 1;

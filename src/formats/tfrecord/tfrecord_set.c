@@ -160,7 +160,11 @@ int tfrecord_set_index(tfrecord_set *s, char **err) {
   }
   uint64_t *counts = malloc((s->n ? s->n : 1) * sizeof *counts);
   if (!counts) return ds_err(err, "out of memory");
-  for (size_t i = 0; i < s->n; i++) counts[i] = tfrecord_set_rows(s, i);
+  s->damaged = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    counts[i] = tfrecord_set_rows(s, i);
+    if (s->files[i].tail_err) s->damaged = 1;
+  }
   int rc = ds_shard_map_init(&s->map, DS_LAYOUT_CONCATENATED, counts, s->n, err);
   free(counts);
   if (rc == 0) s->mapped = 1;
@@ -170,7 +174,7 @@ int tfrecord_set_index(tfrecord_set *s, char **err) {
 int tfrecord_set_row_damaged(const tfrecord_set *s, uint64_t g, char **err) {
   size_t shard;
   uint64_t i;
-  if (!s->mapped || g >= s->map.total) return 0;
+  if (!s->mapped || !s->damaged || g >= s->map.total) return 0;
   ds_shard_map_locate(&s->map, g, &shard, &i);
   const tfrecord_file *t = &s->files[shard];
   if (i < t->count || !t->tail_err) return 0;
@@ -187,6 +191,12 @@ int tfrecord_set_read(const tfrecord_set *s, tfrecord_cursor *cursors, uint64_t 
   size_t shard;
   uint64_t i;
   ds_shard_map_locate(&s->map, g, &shard, &i);
+  return tfrecord_set_read_in(s, cursors, shard, i, r, err);
+}
+
+int tfrecord_set_read_in(const tfrecord_set *s, tfrecord_cursor *cursors, size_t shard,
+                         uint64_t i, tfrecord_rec *r, char **err) {
+  if (!s->mapped || shard >= s->n) return ds_err(err, "tfrecord: the set is not indexed");
   tfrecord_cursor *c = &cursors[shard];
   if (!c->t && tfrecord_cursor_init(c, &s->files[shard], err)) return -1;
   return tfrecord_read_at(c, i, r, err);

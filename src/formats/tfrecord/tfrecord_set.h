@@ -28,6 +28,8 @@ typedef struct tfrecord_set {
   int use_idx;          /* look for "<file>.idx" sidecars when indexing */
   int mapped;
   ds_shard_map map;     /* after tfrecord_set_index: rows per shard */
+  int damaged;          /* after tfrecord_set_index: 1 when a shard has a
+                           damaged or cut tail row */
 } tfrecord_set;
 
 /* The files spec names (comma lists, @N, @*, globs), not opened. */
@@ -59,5 +61,9 @@ int tfrecord_set_row_damaged(const tfrecord_set *s, uint64_t g, char **err);
 
 int tfrecord_set_read(const tfrecord_set *s, tfrecord_cursor *cursors, uint64_t g,
                       tfrecord_rec *r, char **err);
+/* tfrecord_set_read of row i of shard `shard`, when the caller located
+ * it already (a scan's cursor did, to know its shard). */
+int tfrecord_set_read_in(const tfrecord_set *s, tfrecord_cursor *cursors, size_t shard,
+                         uint64_t i, tfrecord_rec *r, char **err);
 
 #endif
