@@ -376,7 +376,8 @@ static void test_readahead_truncated(void) {
 /* Bytes of heap in use (the sanitizers' count under ASan/TSan, glibc's
  * otherwise). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#include <sanitizer/allocator_interface.h>
+/* sanitizer/allocator_interface.h's (the header is not always installed) */
+size_t __sanitizer_get_current_allocated_bytes(void);
 static size_t heap_in_use(void) { return __sanitizer_get_current_allocated_bytes(); }
 #else
 static size_t heap_in_use(void) { return mallinfo2().uordblks; }
