@@ -1,5 +1,6 @@
 /* open_stable.c - opens of multi-file datasets that see a concurrent
- * replace and retry (see open_stable.h). */
+ * replace and retry, and the opening of a spec's list of files through
+ * them (see open_stable.h). */
 #include "open_stable.h"
 
 #include <stdlib.h>
@@ -116,6 +117,70 @@ int ds_open_stable(const char *name, const ds_open_steps *steps, void *ctx, char
     free(e);
   }
   return ds_err_changed(err, name);
+}
+
+/* ds_open_stable's context of ds_open_files_stable: the steps, the
+ * files of the current try and the reader they opened. */
+typedef struct files_opening {
+  const ds_files_steps *st;
+  const char *spec;
+  const void *arg;
+  ds_shard_list files;
+  void *reader;
+} files_opening;
+
+/* ds_open_steps.paths: the data files, each followed by its side files. */
+static int files_paths(void *ctx, ds_path_set *set, char **err) {
+  files_opening *o = ctx;
+  ds_shard_list_free(&o->files);
+  int rc = o->st->expand(o->spec, o->arg, &o->files, err);
+  for (size_t i = 0; rc == 0 && i < o->files.n; i++)
+    if (ds_path_set_add(set, o->files.paths[i]) ||
+        (o->st->side && o->st->side(o->arg, o->files.paths[i], set)))
+      rc = ds_err(err, "out of memory");
+  return rc;
+}
+
+/* ds_open_steps.open */
+static int files_open(void *ctx, char **err) {
+  files_opening *o = ctx;
+  return o->st->open(o->spec, o->arg, &o->files, &o->reader, err);
+}
+
+/* ds_open_steps.stale */
+static int files_stale(void *ctx) {
+  files_opening *o = ctx;
+  return o->st->stale(o->reader);
+}
+
+/* ds_open_steps.close */
+static void files_close(void *ctx) {
+  files_opening *o = ctx;
+  o->st->close(o->reader);
+  o->reader = NULL;
+}
+
+/* ds_open_steps.incomplete */
+static int files_incomplete(void *ctx, const ds_path_set *set) {
+  files_opening *o = ctx;
+  return o->st->incomplete && o->st->incomplete(o->spec, o->arg, set);
+}
+
+void *ds_open_files_stable(const char *spec, const ds_files_steps *steps, const void *arg,
+                           char **err) {
+  static const ds_open_steps open_steps = {files_paths, files_open, files_stale, files_close,
+                                           files_incomplete};
+  files_opening o = {steps, spec, arg, {NULL, 0}, NULL};
+  int rc = ds_open_stable(spec, &open_steps, &o, err);
+  ds_shard_list_free(&o.files);
+  return rc ? NULL : o.reader;
+}
+
+int ds_files_expand_spec(const char *spec, const void *arg, ds_shard_list *files, char **err) {
+  (void)arg;
+  int partial = 0;
+  if (ds_shard_spec_expand_partial(spec, files, &partial, err)) return partial ? 1 : -1;
+  return 0;
 }
 
 int ds_err_changed(char **err, const char *name) {

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/shard_spec.h"
+
 /* What a path was when looked at: kind 0 missing, 1 a file (identity,
  * size and change time), 2 a directory (identity only: its entries come
  * and go with other programs' temporaries). */
@@ -61,6 +63,33 @@ typedef struct ds_open_steps {
  * the "changed while it was read" error (an incomplete set that stays so
  * gives the open's own error). */
 int ds_open_stable(const char *name, const ds_open_steps *steps, void *ctx, char **err);
+
+/* How a reader of a list of files (shards, each maybe with side files)
+ * opens through ds_open_stable, the files expanded from its spec anew on
+ * each try. Each step gets the spec and the reader's `arg`:
+ * `expand` lists the data files (1: an incomplete set, as
+ * ds_open_steps.paths); `side` (may be NULL) adds a data file's side files
+ * to set after it (-1: out of memory); `open` opens the files into
+ * *reader; `stale` and `close` (of an opened reader) and `incomplete` (may
+ * be NULL) are ds_open_steps'. */
+typedef struct ds_files_steps {
+  int (*expand)(const char *spec, const void *arg, ds_shard_list *files, char **err);
+  int (*side)(const void *arg, const char *file, ds_path_set *set);
+  int (*open)(const char *spec, const void *arg, const ds_shard_list *files, void **reader,
+              char **err);
+  int (*stale)(const void *reader);
+  void (*close)(void *reader);
+  int (*incomplete)(const char *spec, const void *arg, const ds_path_set *set);
+} ds_files_steps;
+
+/* ds_open_stable of the files of `spec` through `steps`: the opened
+ * reader, or NULL with *err. */
+void *ds_open_files_stable(const char *spec, const ds_files_steps *steps, const void *arg,
+                           char **err);
+
+/* ds_files_steps.expand of a shard spec (core/shard_spec.h; arg unused):
+ * 1 for an @* set found without its shard 0. */
+int ds_files_expand_spec(const char *spec, const void *arg, ds_shard_list *files, char **err);
 
 /* ds_open_steps.incomplete of a set of shard files named by spec
  * (core/shard_spec.h): every step-th path of set is a shard's data file

@@ -180,9 +180,11 @@ static bagz_reader *reader_new(const bagz_options *opts, size_t nshards) {
   return r;
 }
 
-/* Open the files of a bag (expanded from spec) once. */
-static int open_files(const char *spec, const ds_shard_list *files, const bagz_options *opts,
-                      bagz_reader **out, char **err) {
+/* ds_files_steps.open (arg: the bagz_options): the files of a bag
+ * (expanded from spec) once. */
+static int open_files(const char *spec, const void *arg, const ds_shard_list *files,
+                      void **out, char **err) {
+  const bagz_options *opts = arg;
   *out = NULL;
   bagz_reader *r = reader_new(opts, files->n);
   if (!r) return ds_err(err, "out of memory");
@@ -205,66 +207,37 @@ static int open_files(const char *spec, const ds_shard_list *files, const bagz_o
   return 0;
 }
 
-/* An open of a bag through ds_open_stable (core/open_stable.h): the files
- * are expanded from the spec once per try; shard 0, the one a sharded
- * writer publishes last, is opened first. */
-typedef struct bagz_opening {
-  const char *spec;
-  const bagz_options *opts;
-  ds_shard_list files;
-  bagz_reader *r;
-} bagz_opening;
-
-/* ds_open_steps.paths: the data files and, with separate limits, theirs
- * (1: an @* set found without its shard 0, see ds_open_steps). */
-static int opening_paths(void *ctx, ds_path_set *set, char **err) {
-  bagz_opening *o = ctx;
-  ds_shard_list_free(&o->files);
-  int partial = 0;
-  if (ds_shard_spec_expand_partial(o->spec, &o->files, &partial, err)) return partial ? 1 : -1;
-  for (size_t i = 0; i < o->files.n; i++) {
-    char *lp = o->opts->limits == BAGZ_LIMITS_SEPARATE ? limits_path(o->files.paths[i]) : NULL;
-    int bad = ds_path_set_add(set, o->files.paths[i]) ||
-              (o->opts->limits == BAGZ_LIMITS_SEPARATE && (!lp || ds_path_set_add(set, lp)));
-    free(lp);
-    if (bad) return ds_err(err, "out of memory");
-  }
-  return 0;
+/* ds_files_steps.side: with separate limits, the data file's limits file. */
+static int opening_side(const void *arg, const char *file, ds_path_set *set) {
+  if (((const bagz_options *)arg)->limits != BAGZ_LIMITS_SEPARATE) return 0;
+  char *lp = limits_path(file);
+  int bad = !lp || ds_path_set_add(set, lp);
+  free(lp);
+  return bad ? -1 : 0;
 }
 
-/* ds_open_steps.open */
-static int opening_open(void *ctx, char **err) {
-  bagz_opening *o = ctx;
-  return open_files(o->spec, &o->files, o->opts, &o->r, err);
-}
+/* ds_files_steps.stale */
+static int opening_stale(const void *r) { return bagz_stale(r); }
 
-/* ds_open_steps.stale */
-static int opening_stale(void *ctx) { return bagz_stale(((bagz_opening *)ctx)->r); }
+/* ds_files_steps.close */
+static void opening_close(void *r) { bagz_close(r); }
 
-/* ds_open_steps.close */
-static void opening_close(void *ctx) {
-  bagz_opening *o = ctx;
-  bagz_close(o->r);
-  o->r = NULL;
-}
-
-/* ds_open_steps.incomplete: the shard set's rule; with separate limits
+/* ds_files_steps.incomplete: the shard set's rule; with separate limits
  * each data file is followed by its limits file. */
-static int opening_incomplete(void *ctx, const ds_path_set *set) {
-  bagz_opening *o = ctx;
-  return ds_shard_set_incomplete(set, o->opts->limits == BAGZ_LIMITS_SEPARATE ? 2 : 1,
-                                 o->spec);
+static int opening_incomplete(const char *spec, const void *arg, const ds_path_set *set) {
+  return ds_shard_set_incomplete(
+      set, ((const bagz_options *)arg)->limits == BAGZ_LIMITS_SEPARATE ? 2 : 1, spec);
 }
 
+/* An open of a bag through ds_open_files_stable (core/open_stable.h): the
+ * files are expanded from the spec once per try; shard 0, the one a
+ * sharded writer publishes last, is opened first. */
 int bagz_open(const char *spec, const bagz_options *opts, bagz_reader **out,
               char **err) {
-  static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
-                                      opening_close, opening_incomplete};
-  bagz_opening o = {spec, opts, {NULL, 0}, NULL};
-  int rc = ds_open_stable(spec, &steps, &o, err);
-  ds_shard_list_free(&o.files);
-  *out = rc ? NULL : o.r;
-  return rc;
+  static const ds_files_steps steps = {ds_files_expand_spec, opening_side,  open_files,
+                                       opening_stale,        opening_close, opening_incomplete};
+  *out = ds_open_files_stable(spec, &steps, opts, err);
+  return *out ? 0 : -1;
 }
 
 int bagz_open_memory(const char *name, const uint8_t *data, size_t n,

@@ -4,6 +4,8 @@
  * round, then their records in another, each with many requests in
  * flight, so the cursor's reads that follow cost no request. Shard by
  * shard; local bags pay nothing. */
+#include <stdlib.h>
+
 #include "core/prefetch_rows.h"
 #include "formats/bagz/bagz.h"
 
@@ -37,13 +39,14 @@ static void one_shard(const void *ctx, size_t si, const ds_row_at *v, size_t n,
     ds_file_prefetch(s->limits, rg, n);
   }
   size_t k = 0;
+  char *err = NULL; /* a limits read that fails ends the hint; its reads report it */
   for (size_t i = 0; i < n; i++) {
     uint64_t off = s->limits_off + 8 * v[i].index, start = 0, end;
-    char *err = NULL;
     if (v[i].index && ds_file_u64le(s->limits, off - 8, &start, &err)) break;
     if (ds_file_u64le(s->limits, off, &end, &err)) break;
     if (end > start && end <= s->records_size) rg[k++] = (ds_vfs_range){start, end - start};
   }
+  free(err);
   ds_file_prefetch(&s->data, rg, k);
 }
 

@@ -578,8 +578,10 @@ static void shard_close(dd_shard *s) {
   free(s->idx_off);
 }
 
-/* Open the data files `files` (and their side files) once. */
-static int open_files(const ds_shard_list *files, datadings_reader **out, char **err) {
+/* ds_files_steps.open: the data files `files` (and their side files) once. */
+static int open_files(const char *path, const void *arg, const ds_shard_list *files,
+                      void **out, char **err) {
+  (void)path, (void)arg;
   *out = NULL;
   datadings_reader *r = calloc(1, sizeof *r);
   if (r) r->shards = calloc(files->n, sizeof *r->shards);
@@ -607,66 +609,54 @@ static int open_files(const ds_shard_list *files, datadings_reader **out, char *
   return 0;
 }
 
-/* An open through ds_open_stable (core/open_stable.h): the data files are
- * expanded once per try; each with its side files is in the set. */
-typedef struct dd_opening {
-  const char *path;
-  ds_shard_list files;
-  datadings_reader *r;
-} dd_opening;
+/* ds_files_steps.expand: the glob's files. */
+static int opening_expand(const char *path, const void *arg, ds_shard_list *files,
+                          char **err) {
+  (void)arg;
+  return datadings_expand_paths(path, files, err);
+}
 
-/* ds_open_steps.paths */
-static int opening_paths(void *ctx, ds_path_set *set, char **err) {
-  static const char *const side[] = {"", ".offsets", ".keys", ".key_hashes", ".filter",
-                                     ".index", NULL};
-  dd_opening *o = ctx;
-  ds_shard_list_free(&o->files);
-  if (datadings_expand_paths(o->path, &o->files, err)) return -1;
-  for (size_t i = 0; i < o->files.n; i++)
-    for (const char *const *x = side; *x; x++) {
-      char *p = ds_strf("%s%s", o->files.paths[i], *x);
-      int bad = !p || ds_path_set_add(set, p);
-      free(p);
-      if (bad) return ds_err(err, "out of memory");
-    }
+/* ds_files_steps.side: X.offsets, X.keys, X.key_hashes, X.filter, X.index
+ * (opening_incomplete counts on this order). */
+static int opening_side(const void *arg, const char *file, ds_path_set *set) {
+  static const char *const side[] = {".offsets", ".keys", ".key_hashes", ".filter", ".index",
+                                     NULL};
+  (void)arg;
+  for (const char *const *x = side; *x; x++) {
+    char *p = ds_strf("%s%s", file, *x);
+    int bad = !p || ds_path_set_add(set, p);
+    free(p);
+    if (bad) return -1;
+  }
   return 0;
 }
 
-/* ds_open_steps.open */
-static int opening_open(void *ctx, char **err) {
-  dd_opening *o = ctx;
-  return open_files(&o->files, &o->r, err);
-}
+/* ds_files_steps.stale */
+static int opening_stale(const void *r) { return datadings_stale(r); }
 
-/* ds_open_steps.stale */
-static int opening_stale(void *ctx) { return datadings_stale(((dd_opening *)ctx)->r); }
+/* ds_files_steps.close */
+static void opening_close(void *r) { datadings_close(r); }
 
-/* ds_open_steps.close */
-static void opening_close(void *ctx) {
-  dd_opening *o = ctx;
-  datadings_close(o->r);
-  o->r = NULL;
-}
-
-/* ds_open_steps.incomplete: a data file missing beside its .offsets or
+/* ds_files_steps.incomplete: a data file missing beside its .offsets or
  * .keys (the writer moves the old data file away first and renames the
- * new one in last, its commit point). */
-static int opening_incomplete(void *ctx, const ds_path_set *set) {
-  (void)ctx;
+ * new one in last, its commit point); each data file is followed by its
+ * five side files. */
+static int opening_incomplete(const char *path, const void *arg, const ds_path_set *set) {
+  (void)path, (void)arg;
   for (size_t i = 0; i + 2 < set->n; i += 6)
     if (set->ids[i].kind == 0 && (set->ids[i + 1].kind != 0 || set->ids[i + 2].kind != 0))
       return 1;
   return 0;
 }
 
+/* An open through ds_open_files_stable (core/open_stable.h): the data
+ * files are expanded once per try; each with its side files is in the
+ * set. */
 int datadings_open(const char *path, datadings_reader **out, char **err) {
-  static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
-                                      opening_close, opening_incomplete};
-  dd_opening o = {path, {NULL, 0}, NULL};
-  int rc = ds_open_stable(path, &steps, &o, err);
-  ds_shard_list_free(&o.files);
-  *out = rc ? NULL : o.r;
-  return rc;
+  static const ds_files_steps steps = {opening_expand, opening_side,  open_files,
+                                       opening_stale,  opening_close, opening_incomplete};
+  *out = ds_open_files_stable(path, &steps, NULL, err);
+  return *out ? 0 : -1;
 }
 
 void datadings_close(datadings_reader *r) {

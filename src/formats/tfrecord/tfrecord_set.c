@@ -8,11 +8,9 @@
 #include "formats/tfrecord/tfrecord_idx.h"
 #include "formats/tfrecord/tfrecord_set.h"
 
-/* ds_open_stable's context: the spec's files, opened into set. */
+/* ds_open_files_stable's arg: the options, and the set opened into. */
 typedef struct opening {
-  const char *spec;
   const tfrecord_options *o;
-  ds_shard_list files;
   tfrecord_set *set;
 } opening;
 
@@ -68,16 +66,12 @@ int tfrecord_set_paths(const char *spec, ds_shard_list *out, char **err) {
   return 0;
 }
 
-/* ds_open_steps.paths */
-static int opening_paths(void *ctx, ds_path_set *set, char **err) {
-  opening *o = ctx;
-  ds_shard_list_free(&o->files);
-  int partial = 0;
-  if (ds_shard_spec_expand_partial(o->spec, &o->files, &partial, err)) return partial ? 1 : -1;
-  if (expand_globs(&o->files, err)) return -1;
-  for (size_t i = 0; i < o->files.n; i++)
-    if (ds_path_set_add(set, o->files.paths[i])) return ds_err(err, "out of memory");
-  return 0;
+/* ds_files_steps.expand: the spec's files, globs expanded (1: an @* set
+ * found without its shard 0). */
+static int opening_expand(const char *spec, const void *arg, ds_shard_list *files,
+                          char **err) {
+  int rc = ds_files_expand_spec(spec, arg, files, err);
+  return rc ? rc : expand_globs(files, err);
 }
 
 /* Close the files opened so far. */
@@ -88,43 +82,44 @@ static void close_files(tfrecord_set *s) {
   s->n = 0;
 }
 
-/* ds_open_steps.open */
-static int opening_open(void *ctx, char **err) {
-  opening *o = ctx;
+/* ds_files_steps.open: the files into the set (*reader). */
+static int opening_open(const char *spec, const void *arg, const ds_shard_list *files,
+                        void **reader, char **err) {
+  const opening *o = arg;
   tfrecord_set *s = o->set;
-  if (o->files.n == 0) return ds_err(err, "%s: names no file", o->spec);
-  if (!(s->files = calloc(o->files.n, sizeof *s->files))) return ds_err(err, "out of memory");
-  for (size_t i = 0; i < o->files.n; i++) {
-    if (tfrecord_open(&s->files[i], o->files.paths[i], o->o, err)) {
+  if (files->n == 0) return ds_err(err, "%s: names no file", spec);
+  if (!(s->files = calloc(files->n, sizeof *s->files))) return ds_err(err, "out of memory");
+  for (size_t i = 0; i < files->n; i++) {
+    if (tfrecord_open(&s->files[i], files->paths[i], o->o, err)) {
       close_files(s);
       return -1;
     }
     s->n = i + 1;
   }
+  *reader = s;
   return 0;
 }
 
-/* ds_open_steps.stale */
-static int opening_stale(void *ctx) { return tfrecord_set_stale(((opening *)ctx)->set); }
+/* ds_files_steps.stale */
+static int opening_stale(const void *s) { return tfrecord_set_stale(s); }
 
-/* ds_open_steps.close */
-static void opening_close(void *ctx) { close_files(((opening *)ctx)->set); }
+/* ds_files_steps.close */
+static void opening_close(void *s) { close_files(s); }
 
-/* ds_open_steps.incomplete: the shard set's rule, one path per file. */
-static int opening_incomplete(void *ctx, const ds_path_set *set) {
-  return ds_shard_set_incomplete(set, 1, ((opening *)ctx)->spec);
+/* ds_files_steps.incomplete: the shard set's rule, one path per file. */
+static int opening_incomplete(const char *spec, const void *arg, const ds_path_set *set) {
+  (void)arg;
+  return ds_shard_set_incomplete(set, 1, spec);
 }
 
 int tfrecord_set_open(tfrecord_set *s, const char *spec, const tfrecord_options *o,
                       int use_idx, char **err) {
-  static const ds_open_steps steps = {opening_paths, opening_open, opening_stale,
-                                      opening_close, opening_incomplete};
+  static const ds_files_steps steps = {opening_expand, NULL,          opening_open,
+                                       opening_stale,  opening_close, opening_incomplete};
   memset(s, 0, sizeof *s);
   s->use_idx = use_idx;
-  opening op = {spec, o, {NULL, 0}, s};
-  int rc = ds_open_stable(spec, &steps, &op, err);
-  ds_shard_list_free(&op.files);
-  return rc;
+  opening op = {o, s};
+  return ds_open_files_stable(spec, &steps, &op, err) ? 0 : -1;
 }
 
 void tfrecord_set_close(tfrecord_set *s) {
