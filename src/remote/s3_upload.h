@@ -50,12 +50,20 @@ typedef struct ds_s3_mpu {
   char *upload_id;
   char (*etags)[200];
   size_t nparts;
+  uint64_t size;  /* the object's bytes */
+  char *local;    /* the staged file's path (malloc'd, or NULL): its MD5 is
+                   * what servers that give a completed upload the MD5 of
+                   * its bytes as ETag (s3rver) answer */
 } ds_s3_mpu;
 
 int ds_s3_mpu_begin(const ds_robj *o, int fd, uint64_t size, ds_s3_mpu *u, char **err);
 /* Complete: the object appears whole. if_none_match "*": refused by a
  * server that supports conditional writes when the key exists (S3: 412
- * PreconditionFailed). */
+ * PreconditionFailed). A retried complete answered NoSuchUpload (an
+ * earlier try completed the upload, its answer lost) is a success when
+ * the object now there is this upload's: its size, and its ETag S3's
+ * multipart one ("<MD5 of the parts' MD5s>-<parts>") or the MD5 of the
+ * staged bytes. */
 int ds_s3_mpu_complete(const ds_robj *o, ds_s3_mpu *u, const char *if_none_match,
                        char **err);
 /* Abort an upload (0 also when the server no longer knows it). */

@@ -32,8 +32,11 @@ static int p_prepare(const char *target, const char *local, void **up, char **er
     rc = ds_err(err, "%s: cannot read the staged file: %s", local, strerror(errno));
   else
     rc = ds_s3_mpu_begin(&u->obj, fd, st.size, &u->mpu, err);
+  if (rc == 0 && !(u->mpu.local = strdup(local))) rc = ds_err(err, "out of memory");
   if (fd >= 0) ds_vfs_close_fd(fd);
   if (rc) {
+    if (u->mpu.upload_id) ds_s3_mpu_abort(&u->obj, u->mpu.upload_id, NULL);
+    ds_s3_mpu_free(&u->mpu);
     ds_robj_free(&u->obj);
     free(u);
     return -1;

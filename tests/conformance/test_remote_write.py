@@ -16,6 +16,9 @@ and s3rver:
 - a 503 on a part is retried; a 403 on the complete fails the COMMIT
   with the old object intact, no upload left open, the message naming
   the URL and the code and no secret;
+- a complete whose answer is lost (the retry answered NoSuchUpload)
+  succeeds when the object there is this upload's (multipart ETag, or
+  the MD5 of the bytes as s3rver gives it);
 - a writer SIGKILLed while its parts go up leaves the target unchanged
   and an open upload, which the next writer of the target aborts;
 - http(s) targets are still refused.
@@ -352,6 +355,50 @@ def test_commit_point_fails(front, bucket_dir):
     front.match_faults = []
 
 
+def test_lost_complete(front, bucket_dir):
+    """The answer to a CompleteMultipartUpload is lost (the front completes
+    it, then drops the connection): the retry is answered NoSuchUpload,
+    and the object now there is this upload's (by S3's multipart ETag, or
+    by the MD5 of the staged bytes as s3rver gives it): the COMMIT
+    succeeds. A NoSuchUpload with no such object still fails it."""
+    want = local_copy("bagz", "l@2.bagz", "", ROWS)
+    for k, s3_etags in enumerate((True, False)):
+        front.s3_etags = s3_etags
+        front.match_faults = [("POST", "uploadId", {"reset": True})]
+        before = len(front.requests())
+        c = connect(BUILD)
+        create(c, "bagz", "s3://bkt/lc%d/l@2.bagz" % k)
+        c.execute(insert("bagz", ROWS))
+        e = error_of(c, "COMMIT")
+        C.eq(e, None, "(%d) a complete whose answer was lost: the COMMIT succeeds" % k)
+        e = error_of(c, insert("bagz", ROWS[:1]))
+        C.eq(e, None, "(%d) ... and the next statement reports no error" % k)
+        c.close()
+        completes = [r[5] for r in front.requests()[before:]
+                     if r[1] == "POST" and r[5] is not None]
+        C.check(404 in completes, "(%d) ... the retried complete was answered NoSuchUpload"
+                % k, completes)
+        C.check(tree(os.path.join(bucket_dir, "lc%d" % k)) == want,
+                "(%d) ... the objects are the local writer's bytes" % k)
+        C.eq(rows_of("bagz", "s3://bkt/lc%d/l@2.bagz" % k), sorted(ROWS),
+             "(%d) ... and read back" % k)
+        C.eq(front.uploads, {}, "(%d) ... no upload left open" % k)
+    front.s3_etags = False
+    # NoSuchUpload and no object of ours there: the COMMIT fails
+    front.match_faults = [("POST", "uploadId", {"status": 404})]
+    c = connect(BUILD)
+    create(c, "bagz", "s3://bkt/lc2/l@2.bagz")
+    c.execute(insert("bagz", ROWS))
+    e = error_of(c, "COMMIT")
+    C.check(e and "404" in e and "s3://bkt/lc2/l-0000" in e,
+            "a complete answered 404 with no object of ours there fails the COMMIT", e)
+    c.close()
+    C.check(not os.path.isdir(os.path.join(bucket_dir, "lc2")) or
+            os.listdir(os.path.join(bucket_dir, "lc2")) == [], "... and nothing is published")
+    C.eq(front.uploads, {}, "... no upload left open")
+    front.match_faults = []
+
+
 def test_killed(front, bucket_dir):
     """SIGKILL while a part goes up (the front holds it 5 s): the target
     is unchanged, one upload open; the next writer aborts it."""
@@ -626,6 +673,7 @@ def main():
         C.run(test_second_commit, front, bucket_dir)
         C.run(test_faults, front, bucket_dir)
         C.run(test_commit_point_fails, front, bucket_dir)
+        C.run(test_lost_complete, front, bucket_dir)
         C.run(test_killed, front, bucket_dir)
         C.run(test_endpoint_option, front, bucket_dir)
         C.run(test_killed_in_commit, front, bucket_dir)
