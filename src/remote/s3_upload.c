@@ -326,8 +326,8 @@ static char *xml_first(const ds_buf *b, const char *tag) {
   return strndup(s, (size_t)(e - s));
 }
 
-int ds_s3_mpu_begin(const ds_robj *o, int fd, uint64_t size, ds_s3_mpu *u, char **err) {
-  memset(u, 0, sizeof *u);
+int ds_s3_mpu_create(const ds_robj *o, char **upload_id, char **err) {
+  *upload_id = NULL;
   ds_kv q[] = {{"uploads", ""}};
   ds_s3_call c = {0};
   c.method = "POST";
@@ -336,43 +336,9 @@ int ds_s3_mpu_begin(const ds_robj *o, int fd, uint64_t size, ds_s3_mpu *u, char 
   c.fd = -1;
   c.what = " (create a multipart upload)";
   int rc = ds_s3_run(o, &c, err);
-  if (rc == 0 && !(u->upload_id = xml_first(&c.resp, "UploadId")))
+  if (rc == 0 && !(*upload_id = xml_first(&c.resp, "UploadId")))
     rc = ds_err(err, "POST %s: the answer has no UploadId", o->shown);
   ds_buf_free(&c.resp);
-  if (rc) return -1;
-  size_t n = size == 0 ? 1 : (size_t)((size + DS_S3_PART - 1) / DS_S3_PART);
-  if (n > 10000) {
-    ds_s3_mpu_abort(o, u->upload_id, NULL);
-    ds_s3_mpu_free(u);
-    return ds_err(err, "%s: %llu bytes is more than 10000 parts of %llu", o->shown,
-                  (unsigned long long)size, (unsigned long long)DS_S3_PART);
-  }
-  u->size = size;
-  u->etags = calloc(n, sizeof *u->etags);
-  if (!u->etags) rc = ds_err(err, "out of memory");
-  for (size_t i = 0; i < n && rc == 0; i++) {
-    char num[24], what[48];
-    snprintf(num, sizeof num, "%zu", i + 1);
-    snprintf(what, sizeof what, " (part %zu of %zu)", i + 1, n);
-    ds_kv pq[] = {{"partNumber", num}, {"uploadId", u->upload_id}};
-    ds_s3_call p = {0};
-    p.method = "PUT";
-    p.query = pq;
-    p.nquery = 2;
-    p.fd = fd;
-    p.off = (uint64_t)i * DS_S3_PART;
-    p.len = size - p.off < DS_S3_PART ? size - p.off : DS_S3_PART;
-    p.what = what;
-    rc = ds_s3_run(o, &p, err);
-    if (rc == 0 && !p.etag[0]) rc = ds_err(err, "PUT %s%s: the answer has no ETag", o->shown, what);
-    if (rc == 0) memcpy(u->etags[i], p.etag, sizeof p.etag);
-    ds_buf_free(&p.resp);
-    u->nparts = i + 1;
-  }
-  if (rc) {
-    ds_s3_mpu_abort(o, u->upload_id, NULL);
-    ds_s3_mpu_free(u);
-  }
   return rc;
 }
 

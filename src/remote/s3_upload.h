@@ -3,7 +3,8 @@
  * memory or from a range of a local file (streamed, never all in memory),
  * retried like reads (connection errors, 408/429/5xx, backoff with jitter,
  * at least Retry-After); and on it the multipart upload an object is
- * published with: Create, UploadPart (DS_S3_PART bytes a part), Complete
+ * published with: Create, UploadPart (DS_S3_PART bytes a part: s3_parts.h
+ * sends them, several in flight), Complete
  * (the moment the object appears, whole), Abort; DELETE; and the open
  * uploads at one key (ListMultipartUploads), to abort those a killed
  * writer left. Errors name the method, the path as given (no user info,
@@ -43,9 +44,9 @@ typedef struct ds_s3_call {
  * else -1 with *err (c->status and c->code say what the server said). */
 int ds_s3_run(const ds_robj *o, ds_s3_call *c, char **err);
 
-/* A multipart upload of the local file `fd` (its bytes [0, size)) to o:
- * begin creates the upload and sends every part; the object does not
- * exist until ds_s3_mpu_complete. */
+/* A multipart upload of a local file to o, its parts sent
+ * (remote/s3_parts.h): the object does not exist until
+ * ds_s3_mpu_complete. */
 typedef struct ds_s3_mpu {
   char *upload_id;
   char (*etags)[200];
@@ -56,7 +57,8 @@ typedef struct ds_s3_mpu {
                    * its bytes as ETag (s3rver) answer */
 } ds_s3_mpu;
 
-int ds_s3_mpu_begin(const ds_robj *o, int fd, uint64_t size, ds_s3_mpu *u, char **err);
+/* CreateMultipartUpload: the new upload's id (malloc'd) in *upload_id. */
+int ds_s3_mpu_create(const ds_robj *o, char **upload_id, char **err);
 /* Complete: the object appears whole. if_none_match "*": refused by a
  * server that supports conditional writes when the key exists (S3: 412
  * PreconditionFailed). A retried complete answered NoSuchUpload (an

@@ -1,5 +1,6 @@
 /* vfs_publish.c - the publishers of s3:// and gs:// (core/vfs_publish.h)
- * over the multipart upload of s3_upload.h. */
+ * over the multipart upload of s3_upload.h, its parts sent by s3_parts.h
+ * (several in flight). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "core/vfs.h"
 #include "core/vfs_publish.h"
 #include "remote/remote_probe.h"
+#include "remote/s3_parts.h"
 #include "remote/s3_upload.h"
 
 /* One upload: its object and the multipart upload prepared for it. */
@@ -25,18 +27,15 @@ static int p_prepare(const char *target, const char *local, void **up, char **er
     free(u);
     return -1;
   }
-  int fd = ds_vfs_open_fd(local, O_RDONLY | O_CLOEXEC);
   ds_vfs_info st;
+  ds_s3_parts *parts = NULL;
   int rc = 0;
-  if (fd < 0 || ds_vfs_stat_fd(fd, &st) != 0)
+  if (ds_vfs_stat(local, &st) != 0)
     rc = ds_err(err, "%s: cannot read the staged file: %s", local, strerror(errno));
-  else
-    rc = ds_s3_mpu_begin(&u->obj, fd, st.size, &u->mpu, err);
-  if (rc == 0 && !(u->mpu.local = strdup(local))) rc = ds_err(err, "out of memory");
-  if (fd >= 0) ds_vfs_close_fd(fd);
+  else if ((rc = ds_s3_parts_start(&u->obj, local, &parts, err)) == 0)
+    rc = ds_s3_parts_finish(parts, st.size, &u->mpu, err);
+  ds_s3_parts_free(parts);
   if (rc) {
-    if (u->mpu.upload_id) ds_s3_mpu_abort(&u->obj, u->mpu.upload_id, NULL);
-    ds_s3_mpu_free(&u->mpu);
     ds_robj_free(&u->obj);
     free(u);
     return -1;

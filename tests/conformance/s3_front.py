@@ -389,9 +389,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self._error(404, "NoSuchUpload", "no such upload", fault)
             if method == "PUT":
                 n = int(query.get("partNumber", ["0"])[0])
-                up["parts"][n] = self.body
-                return self._send(200, [("ETag", '"%s"' % hashlib.md5(self.body).hexdigest())],
-                                  b"", fault)
+                md5 = hashlib.md5(self.body)
+                up["parts"][n] = (self.body, md5)  # the MD5 kept: completes stay cheap
+                return self._send(200, [("ETag", '"%s"' % md5.hexdigest())], b"", fault)
             if method == "DELETE":
                 with srv.lock:
                     srv.uploads.pop(i, None)
@@ -399,12 +399,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             import re
             parts = re.findall(r"<PartNumber>(\d+)</PartNumber><ETag>([^<]*)</ETag>",
                                self.body.decode("utf-8", "replace"))
-            data = b""
+            chunks = []
             for n, etag in parts:
                 got = up["parts"].get(int(n))
-                if got is None or '"%s"' % hashlib.md5(got).hexdigest() != etag:
+                if got is None or '"%s"' % got[1].hexdigest() != etag:
                     return self._error(400, "InvalidPart", "part %s" % n, fault)
-                data += got
+                chunks.append(got[0])
+            data = b"".join(chunks)
             if not parts:
                 return self._error(400, "MalformedXML", "no parts", fault)
             if srv.before_complete and srv.before_complete(rel):
@@ -419,16 +420,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 f.write(data)
             os.replace(path + ".front-tmp", path)
             st = os.stat(path)
+            # S3's ETag of a multipart object (also the answer's, as S3 gives it)
             mpu = '"%s-%d"' % (hashlib.md5(b"".join(
-                hashlib.md5(up["parts"][int(n)]).digest() for n, _ in parts)).hexdigest(),
-                len(parts))
+                up["parts"][int(n)][1].digest() for n, _ in parts)).hexdigest(), len(parts))
             with srv.lock:
                 srv.uploads.pop(i, None)
                 if srv.s3_etags:
                     srv.mpu_etags[path] = (st.st_size, st.st_mtime_ns, st.st_ino, mpu)
             return self._send(200, xml, ('<CompleteMultipartUploadResult><Key>%s</Key>'
-                                         '<ETag>"%s"</ETag></CompleteMultipartUploadResult>'
-                                         % (escape(rel), hashlib.md5(data).hexdigest())).encode(),
+                                         '<ETag>%s</ETag></CompleteMultipartUploadResult>'
+                                         % (escape(rel), mpu)).encode(),
                               fault)
         if method == "PUT":
             if srv.conditional and self.headers.get("If-None-Match") == "*" \

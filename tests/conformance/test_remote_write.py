@@ -5,7 +5,8 @@ and s3rver:
 - every writer (bagz one file, name@N, name@* rows_per_shard, datadings,
   tfrecord, atlas, bcolz) writes objects byte-identical to the local
   writer's files for the same rows, read back equal through the extension
-  and through botocore; a large bagz goes up in several parts;
+  and through botocore; a large bagz goes up in several parts, sent at
+  once;
 - ROLLBACK, a failed statement, a connection closed without COMMIT: no
   object under the target, no request that writes, no open upload;
 - mode=create over an existing object is refused at CREATE, and again at
@@ -154,13 +155,19 @@ def test_big(front, bucket_dir):
     c.commit()
     c.close()
     before = len(front.requests())
+    # each part held 0.5 s by the front: sent one after another, they never overlap
+    front.match_faults = [("PUT", "partNumber", {"delay": 0.5}),
+                          ("PUT", "partNumber", {"delay": 0.5})]
+    front.max_inflight = 0
     c = connect(BUILD)
     create(c, "bagz", "s3://bkt/big/big.bagz")
     c.execute("INSERT INTO w(record) SELECT record FROM bagz(?)", (src,))
     c.commit()
     c.close()
+    front.match_faults = []
     parts = [r for r in front.requests()[before:] if r[1] == "PUT"]
     C.eq(len(parts), 2, "a 12 MiB object: 2 part uploads")
+    C.eq(front.max_inflight, 2, "... both on their way at once (several parts in flight)")
     C.check(open(os.path.join(bucket_dir, "big", "big.bagz"), "rb").read() ==
             open(src, "rb").read(), "the 12 MiB object is byte-identical to the local file")
 
