@@ -506,7 +506,7 @@ int ds_s3_delete(const ds_robj *o, char **err) {
   return rc;
 }
 
-int ds_s3_abort_open(const ds_robj *o, size_t *n, char **err) {
+int ds_s3_abort_open(const ds_robj *o, const char *keep, size_t *n, char **err) {
   *n = 0;
   ds_kv q[] = {{"prefix", o->key}, {"uploads", ""}};
   ds_s3_call c = {0};
@@ -542,7 +542,7 @@ int ds_s3_abort_open(const ds_robj *o, size_t *n, char **err) {
     one.data = (uint8_t *)s;
     one.len = (size_t)(f - s);
     char *key = xml_first(&one, "Key"), *id = xml_first(&one, "UploadId");
-    if (key && id && strcmp(key, o->key) == 0) {
+    if (key && id && strcmp(key, o->key) == 0 && !(keep && strcmp(id, keep) == 0)) {
       rc = ds_s3_mpu_abort(o, id, err);
       if (rc == 0) (*n)++;
     }

@@ -74,9 +74,10 @@ void ds_s3_mpu_free(ds_s3_mpu *u);
 
 /* DELETE the object (0 also when it was not there). */
 int ds_s3_delete(const ds_robj *o, char **err);
-/* Abort every open multipart upload whose key is exactly o's; *n gets how
- * many. A server without ListMultipartUploads (501 NotImplemented) or
- * keys without the right to list them (403) abort nothing: 1. */
-int ds_s3_abort_open(const ds_robj *o, size_t *n, char **err);
+/* Abort every open multipart upload whose key is exactly o's but the one
+ * whose id is `keep` (NULL: none kept); *n gets how many. A server
+ * without ListMultipartUploads (501 NotImplemented) or keys without the
+ * right to list them (403) abort nothing: 1. */
+int ds_s3_abort_open(const ds_robj *o, const char *keep, size_t *n, char **err);
 
 #endif

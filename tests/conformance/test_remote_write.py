@@ -172,6 +172,131 @@ def test_big(front, bucket_dir):
             open(src, "rb").read(), "the 12 MiB object is byte-identical to the local file")
 
 
+def big_source(n):
+    """A local bag of n records of 64 KiB (random bytes), made once."""
+    src = os.path.join(TMP, "src%d.bag" % n)  # .bag: not compressed
+    if not os.path.exists(src):
+        c = connect(BUILD)
+        create(c, "bagz", src)
+        c.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < %d) "
+                  "INSERT INTO w(record) SELECT randomblob(65536) FROM s" % n)
+        c.commit()
+        c.close()
+    return src
+
+
+def parts(front, since):
+    """The part uploads (PUT ...?partNumber) the front answered since
+    request number `since`, by object path."""
+    out = {}
+    for r in front.requests()[since:]:
+        if r[1] == "PUT" and r[5] == 200:
+            out[r[2]] = out.get(r[2], 0) + 1
+    return out
+
+
+def test_early(front, bucket_dir):
+    """A big staged file whose name is known goes up in parts while the
+    INSERT runs (one bagz, name@N with rows_per_shard, datadings): parts
+    are sent before COMMIT, nothing is visible under the target, COMMIT
+    sends only the rest, and the objects are the local writer's bytes.
+    A savepoint rolled back below sent parts sends them again; ROLLBACK
+    and a close without COMMIT abort the upload."""
+    src = big_source(400)  # 25 MiB: 3 whole parts and a tail
+    cases = [("bagz", "one.bagz", "", "INSERT INTO w(record) SELECT record FROM bagz(%s)"),
+             ("bagz", "sh@2.bagz", "rows_per_shard=200",
+              "INSERT INTO w(record) SELECT record FROM bagz(%s)"),
+             ("datadings", "d.msgpack", "",
+              "INSERT INTO w(key, raw) SELECT printf('k%%05d', rowid), "
+              "CAST(record AS BLOB) FROM bagz(%s)")]
+    for module, name, opts, sql in cases:
+        if module == "datadings":  # raw must be msgpack: a bin of the record
+            sql = ("INSERT INTO w(key, sample) SELECT printf('k%%05d', rowid), "
+                   "json_object('v', hex(substr(record, 1, 40000))) FROM bagz(%s)")
+        prefix = "early/%s_%s" % (module, name.replace("@", "_"))
+        d = tempfile.mkdtemp(dir=TMP)
+        c = connect(BUILD)
+        create(c, module, os.path.join(d, name), opts=opts)
+        c.execute(sql % sql_quote(src))
+        c.commit()
+        c.close()
+        want = tree(d)
+        before = len(front.requests())
+        c = connect(BUILD)
+        c.isolation_level = None
+        create(c, module, "s3://bkt/%s/%s" % (prefix, name), opts=opts)
+        c.execute("BEGIN")
+        c.execute(sql % sql_quote(src))
+        # the helpers send what is final; give them a bounded moment
+        for _ in range(100):
+            if sum(parts(front, before).values()) >= 2 * (1 if name != "sh@2.bagz" else 2):
+                break
+            time.sleep(0.1)
+        early = parts(front, before)
+        C.check(sum(early.values()) >= 2, "%s %s: parts went up during the INSERT" % (module, name),
+                early)
+        C.check(not os.path.exists(os.path.join(bucket_dir, prefix)),
+                "%s %s: ... and nothing is visible under the target before COMMIT"
+                % (module, name))
+        C.check(len(front.uploads) >= 1, "%s %s: ... an upload is open" % (module, name))
+        c.execute("COMMIT")
+        c.close()
+        sent = parts(front, before)
+        got = tree(os.path.join(bucket_dir, prefix))
+        C.check(got == want, "%s %s: the objects are the local writer's bytes" % (module, name),
+                sorted(got))
+        need = {("/bkt/%s/%s" % (prefix, k)): max(1, (len(v) + (8 << 20) - 1) // (8 << 20))
+                for k, v in want.items()}
+        C.eq({k: v for k, v in sent.items() if k in need}, need,
+             "%s %s: each part sent once (those of the INSERT not again at COMMIT)"
+             % (module, name))
+        C.eq(front.uploads, {}, "%s %s: no upload left open" % (module, name))
+    # a savepoint rolled back below sent parts: they go again, the object is right
+    src2 = big_source(401)
+    d = tempfile.mkdtemp(dir=TMP)
+    c = connect(BUILD)
+    create(c, "bagz", os.path.join(d, "sp.bagz"))
+    c.execute("INSERT INTO w(record) SELECT record FROM bagz(?) WHERE rowid < 150", (src,))
+    c.execute("INSERT INTO w(record) VALUES ('tail')")
+    c.commit()
+    c.close()
+    c = connect(BUILD)
+    c.isolation_level = None
+    create(c, "bagz", "s3://bkt/early/sp.bagz")
+    c.execute("BEGIN")
+    c.execute("INSERT INTO w(record) SELECT record FROM bagz(?) WHERE rowid < 150", (src,))
+    c.execute("SAVEPOINT s")
+    c.execute("INSERT INTO w(record) SELECT record FROM bagz(?)", (src2,))
+    time.sleep(0.5)
+    c.execute("ROLLBACK TO s")
+    c.execute("INSERT INTO w(record) VALUES ('tail')")
+    c.execute("COMMIT")
+    c.close()
+    C.check(open(os.path.join(bucket_dir, "early", "sp.bagz"), "rb").read() ==
+            open(os.path.join(d, "sp.bagz"), "rb").read(),
+            "a savepoint rolled back below sent parts: the object is the local writer's bytes")
+    C.eq(front.uploads, {}, "... no upload left open")
+    # ROLLBACK, and a close without COMMIT, after parts went up
+    for how in ("rollback", "close"):
+        before = len(front.requests())
+        c = connect(BUILD)
+        c.isolation_level = None
+        create(c, "bagz", "s3://bkt/early/%s.bagz" % how)
+        c.execute("BEGIN")
+        c.execute("INSERT INTO w(record) SELECT record FROM bagz(?)", (src,))
+        for _ in range(100):
+            if parts(front, before):
+                break
+            time.sleep(0.1)
+        C.check(parts(front, before), "%s: parts went up during the INSERT" % how)
+        if how == "rollback":
+            c.execute("ROLLBACK")
+        c.close()
+        C.check(not os.path.exists(os.path.join(bucket_dir, "early", how + ".bagz")),
+                "%s: no object under the target" % how)
+        C.eq(front.uploads, {}, "%s: the upload is aborted" % how)
+
+
 def test_not_published(front, bucket_dir):
     for how in ("rollback", "failed statement", "close"):
         target = "s3://bkt/np/%s.bagz" % how.replace(" ", "_")
@@ -512,15 +637,28 @@ def test_killed_in_insert(front, bucket_dir):
     rows = ("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 200000) "
             "INSERT INTO w(record) SELECT randomblob(100) FROM s")
     for k in range(3):
-        before = len(writes(front))
+        before = len(front.requests())
         p = writer_child("s3://bkt/ki/k%d.bagz" % k, rows, commit=False)
         time.sleep(random.uniform(0.05, 0.6))
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=30)
-        C.eq(writes(front)[before:], [], "killed at a random instant of an INSERT (%d): no "
-             "request wrote anything" % k)
-    C.check(not os.path.exists(os.path.join(bucket_dir, "ki")), "... and no object exists")
-    C.eq(front.uploads, {}, "... nor an open upload")
+        # parts may have gone up (a multipart upload, never completed)
+        C.eq([r for r in front.requests()[before:] if r[1] in ("PUT", "POST", "DELETE")
+              and (r[1], r[5]) not in (("PUT", 200), ("POST", 200))], [],
+             "killed at a random instant of an INSERT (%d): no request but parts of an "
+             "upload" % k)
+        C.check(not os.path.exists(os.path.join(bucket_dir, "ki", "k%d.bagz" % k)),
+                "(%d) ... and no object exists" % k)
+    # the next writer of each target aborts what the killed one left open
+    for k in range(3):
+        c = connect(BUILD)
+        create(c, "bagz", "s3://bkt/ki/k%d.bagz" % k)
+        c.execute(insert("bagz", ROWS[:2]))
+        c.commit()
+        c.close()
+        C.eq(rows_of("bagz", "s3://bkt/ki/k%d.bagz" % k), sorted(ROWS[:2]),
+             "(%d) the next writer publishes its rows" % k)
+    C.eq(front.uploads, {}, "... and no upload is left open after the next writers")
 
 
 def test_killed_random_commit(front, bucket_dir):
@@ -674,6 +812,7 @@ def main():
         env_for("http://127.0.0.1:%d" % front.port, "AKFRONT", SECRET)
         C.run(test_formats, front, bucket_dir)
         C.run(test_big, front, bucket_dir)
+        C.run(test_early, front, bucket_dir)
         C.run(test_not_published, front, bucket_dir)
         C.run(test_create_refused, front, bucket_dir)
         C.run(test_replace, front, bucket_dir)

@@ -77,7 +77,8 @@ static int f_remove(const char *target, char **err) {
   return 0;
 }
 
-static int f_clean(const char *target, size_t *n, char **err) {
+static int f_clean(const char *target, void *keep, size_t *n, char **err) {
+  (void)keep;
   (void)target;
   (void)err;
   cleans++;
@@ -87,8 +88,9 @@ static int f_clean(const char *target, size_t *n, char **err) {
 
 static void f_forget(const char *target) { (void)target; }
 
-static const ds_vfs_publisher fake = {"fake", f_prepare, f_commit, f_cancel,
-                                      f_remove, f_clean, f_forget};
+static const ds_vfs_publisher fake = {"fake",   f_prepare, f_commit, f_cancel, f_remove,
+                                      f_clean, f_forget, NULL,     NULL,     NULL,
+                                      NULL};
 
 static char tmp[64];
 
@@ -130,8 +132,8 @@ int main(void) {
 
   /* create, three objects (publish order: s1, s2, then s0 the commit point) */
   reset();
-  ds_rpub_item three[] = {{at("l1"), 0, at("bkt/s1")}, {at("l2"), 0, at("bkt/s2")},
-                          {at("l0"), 0, at("bkt/s0")}};
+  ds_rpub_item three[] = {{at("l1"), 0, at("bkt/s1"), NULL}, {at("l2"), 0, at("bkt/s2"), NULL},
+                          {at("l0"), 0, at("bkt/s0"), NULL}};
   CHECK(ds_rpub_prepare(&fake, three, 3, NULL, 0, 1, &r, &err) == 0);
   CHECK(has(at("bkt/s1")) && has(at("bkt/s2")));
   CHECK(!has(at("bkt/s0"))); /* the commit point waits for publish */
@@ -169,7 +171,7 @@ int main(void) {
 
   /* replace of one object: fine, the new bytes */
   reset();
-  ds_rpub_item one[] = {{at("l2"), 0, at("bkt/s0")}};
+  ds_rpub_item one[] = {{at("l2"), 0, at("bkt/s0"), NULL}};
   CHECK(ds_rpub_prepare(&fake, one, 1, NULL, 0, 0, &r, &err) == 0);
   CHECK(ds_rpub_commit(r, &err) == 0);
   ds_rpub_free(r);
@@ -183,7 +185,7 @@ int main(void) {
 
   /* the commit point fails: what prepare completed is deleted again */
   reset();
-  ds_rpub_item fresh[] = {{at("l1"), 0, at("bkt/n1")}, {at("l0"), 0, at("bkt/n0")}};
+  ds_rpub_item fresh[] = {{at("l1"), 0, at("bkt/n1"), NULL}, {at("l0"), 0, at("bkt/n0"), NULL}};
   fail_commit_of = at("bkt/n0");
   CHECK(ds_rpub_prepare(&fake, fresh, 2, NULL, 0, 1, &r, &err) == 0);
   CHECK(has(at("bkt/n1")));
@@ -221,7 +223,7 @@ int main(void) {
   mkdir(at("d/sub"), 0755);
   put(at("d/top"), "t");
   put(at("d/sub/deep"), "d");
-  ds_rpub_item dir[] = {{at("d"), 1, at("bkt/ds")}};
+  ds_rpub_item dir[] = {{at("d"), 1, at("bkt/ds"), NULL}};
   if (CHECK(ds_rpub_prepare(&fake, dir, 1, NULL, 0, 1, &r, &err) == 0)) {
     CHECK(ds_rpub_commit(r, &err) == 0);
     ds_rpub_free(r);
