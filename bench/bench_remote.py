@@ -33,8 +33,10 @@ RUNS timed runs after a warm-up. Rows (ROW picks one; default all):
   rw1      RW-B1 (issue 26): copy B1 to s3:// (the S3 front, a bucket of
            its own, 25 ms added) / copy B1 to local files: time ratio,
            INSERT INTO t(record) SELECT record FROM bagz(B1) autocommitted
-           into a writer table (mode=create, level=3, threads=2; the
-           staging folder on the same disk as the local copy); requests
+           into a writer table out@4.bagz (mode=create, level=3, threads=2,
+           rows_per_shard=250000: the 4 shards named from the start, so
+           parts go up during the INSERT; the staging folder on the same
+           disk as the local copy); requests
            made; peak RSS at full and 1/10 size (b1small)
 and peak RSS of every remote scan at 1/10 and full size (b1small, a1small,
 c1small). Prints one table; each row gives the target of issue 24 (part 2)
@@ -58,7 +60,10 @@ SLOW_S = 15.0  # a variant slower than this runs once (see Bench.measure)
 CAP_S = 180  # a run is stopped after this many seconds (its figure: "> CAP_S")
 OPEN_CAP_S = 60  # the same for each R-B1 open run (1,000 shards)
 ROWS = ("rb1scan", "rb1point", "rb1open", "rd1key", "ra1scan", "rc1scan", "rw1")
-RW1_OPTS = "mode=create, level=3, compression=zstd, threads=2"
+# rows_per_shard: B1's 4 shards of 250,000 records named from the start,
+# so a remote writer sends their parts while the INSERT runs (without it
+# name@4 is split evenly at the end, and everything goes up at COMMIT)
+RW1_OPTS = "mode=create, level=3, compression=zstd, threads=2, rows_per_shard=%d"
 B1_SCAN = "SELECT count(*), sum(length(record)) FROM t"
 A1_SCAN = "SELECT count(*), sum(length(text)) FROM t"
 C1_SCAN = ("SELECT count(*), sum(id) + sum(label) + sum(flag) + sum(length(name)) + "
@@ -420,7 +425,7 @@ class Bench:
     def rc1scan(self):
         self.folder_scan("R-C1 scan", "bcolz", "c1", C1_SCAN)
 
-    def copy_b1(self, src, remote, env=None):
+    def copy_b1(self, src, remote, env=None, rows_per_shard=250000):
         """One copy of the bag src (a shard spec) to a fresh target: the S3
         front's bucket rw1 (remote) or a local folder; (res, ms)."""
         out_local = os.path.join(self.s3root, "rw1local")
@@ -433,7 +438,7 @@ class Bench:
         sql = "INSERT INTO t(record) SELECT record FROM bagz('%s')" % src
         if remote:
             self.clear_logs()
-        res = rq(self.ext, "bagz", target, RW1_OPTS, "", sql, env or self.env)
+        res = rq(self.ext, "bagz", target, RW1_OPTS % rows_per_shard, "", sql, env or self.env)
         if remote:
             res["requests"] = len(self.s3.requests())
             res["uploaded"] = sum(os.path.getsize(os.path.join(bucket, f))
@@ -472,7 +477,7 @@ class Bench:
                 env = dict(self.env, TMPDIR=self.s3root)
                 try:
                     kib = min(self.copy_b1(os.path.join(self.dir, "b1small@4.bagz"), True,
-                                           env)[0]["maxrss_kib"] for _ in range(2))
+                                           env, 25000)[0]["maxrss_kib"] for _ in range(2))
                 except Failed as e:
                     out.append(MEM_FMT % (label, "n/a", full, "n/a", "copy failed: %s" % e))
                     continue

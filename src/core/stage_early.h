@@ -6,8 +6,11 @@
  * below sent parts (a savepoint rolled back) sends those parts again. The
  * upload stays invisible (never completed here): prepare takes it over
  * when the file is published under that name, else it is aborted. A
- * failure to start or send only turns it off: prepare uploads the file
- * whole, and reports what fails then. Knows no SQLite and no HTTP. */
+ * failure to start only turns it off (prepare uploads the file whole and
+ * reports what fails then); a part that fails after its retries fails
+ * the prepare with its error, as it would have there. An upload waiting
+ * for its file to grow holds no thread and no descriptor
+ * (remote/s3_parts.c). Knows no SQLite and no HTTP. */
 #ifndef DS_STAGE_EARLY_H
 #define DS_STAGE_EARLY_H
 

@@ -2,7 +2,10 @@
  * local file, as its bytes become final (s3_parts.h). One lock guards the
  * parts' states; helpers take the lowest part that is ready and not sent,
  * send it without the lock, and record its ETag (or drop it when the file
- * was cut below its end meanwhile). */
+ * was cut below its end meanwhile). Helpers are detached and return when
+ * nothing is ready, and each part opens the file for itself: an upload
+ * waiting for its file to grow (one per staged shard) holds no thread and
+ * no descriptor. */
 #include "remote/s3_parts.h"
 
 #include <errno.h>
@@ -28,13 +31,11 @@ typedef struct part {
 
 struct ds_s3_parts {
   const ds_robj *o;
-  int fd;              /* the local file, read with pread (thread-safe) */
-  char *local;
+  char *local;         /* the local file (each part opens it) */
   char *upload_id;     /* NULL once handed over by finish */
   pthread_mutex_t mu;
   pthread_cond_t cv;   /* broadcast on every change */
-  pthread_t th[DS_S3_PARTS_INFLIGHT];
-  int nth;
+  int running;         /* helpers alive (they return when idle) */
   part *v;             /* parts [0, cap) (zeroed: TODO) */
   size_t cap;
   size_t lo;           /* no part below lo is TODO */
@@ -93,6 +94,9 @@ static void fail(ds_s3_parts *p, char *e) {
 /* Send part i, bytes [off, off + len) of the file: its ETag into etag. */
 static int put_part(ds_s3_parts *p, size_t i, uint64_t off, uint64_t len, char *etag,
                     char **err) {
+  int fd = ds_vfs_open_fd(p->local, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return ds_err(err, "%s: cannot read the staged file: %s", p->local, strerror(errno));
   char num[24], what[48];
   snprintf(num, sizeof num, "%zu", i + 1);
   snprintf(what, sizeof what, " (part %zu)", i + 1);
@@ -101,7 +105,7 @@ static int put_part(ds_s3_parts *p, size_t i, uint64_t off, uint64_t len, char *
   c.method = "PUT";
   c.query = q;
   c.nquery = 2;
-  c.fd = p->fd;
+  c.fd = fd;
   c.off = off;
   c.len = len;
   c.what = what;
@@ -109,6 +113,7 @@ static int put_part(ds_s3_parts *p, size_t i, uint64_t off, uint64_t len, char *
   if (rc == 0 && !c.etag[0]) rc = ds_err(err, "PUT %s%s: the answer has no ETag", p->o->shown, what);
   if (rc == 0) memcpy(etag, c.etag, sizeof c.etag);
   ds_buf_free(&c.resp);
+  ds_vfs_close_fd(fd);
   return rc;
 }
 
@@ -150,33 +155,45 @@ static int stopped(void *ctx) {
   return __atomic_load_n(&p->stop, __ATOMIC_RELAXED);
 }
 
-/* A helper: send ready parts until told to stop. */
+/* A helper (detached): send ready parts until none is ready or told to
+ * stop; its last act is to count itself out (the owner may free p once
+ * running is 0 and the lock is released). */
 static void *helper(void *arg) {
   ds_s3_parts *p = arg;
   ds_cancel_scope sc;
   ds_cancel_begin(&sc, stopped, p); /* a stop interrupts a part on its way */
   pthread_mutex_lock(&p->mu);
-  while (!p->stop)
-    if (!send_one(p)) pthread_cond_wait(&p->cv, &p->mu);
-  pthread_mutex_unlock(&p->mu);
+  while (send_one(p)) {
+  }
   ds_cancel_end(&sc);
+  p->running--;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
   return NULL;
 }
 
-/* Start helpers up to `want` (called by the owner, without the lock). */
-static void more_helpers(ds_s3_parts *p, int want) {
+/* Start helpers until `want` run (under the lock); 0 when none runs and
+ * none could start. */
+static int more_helpers(ds_s3_parts *p, int want) {
   if (want > DS_S3_PARTS_INFLIGHT) want = DS_S3_PARTS_INFLIGHT;
-  while (p->nth < want && pthread_create(&p->th[p->nth], NULL, helper, p) == 0) p->nth++;
+  pthread_attr_t a;
+  if (p->running < want && pthread_attr_init(&a) == 0) {
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    while (p->running < want && !p->stop && pthread_create(&t, &a, helper, p) == 0)
+      p->running++;
+    pthread_attr_destroy(&a);
+  }
+  return p->running > 0;
 }
 
-/* Stop and join the helpers. */
+/* Stop the helpers and wait until none runs. */
 static void stop_helpers(ds_s3_parts *p) {
   pthread_mutex_lock(&p->mu);
   __atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
   pthread_cond_broadcast(&p->cv);
+  while (p->running > 0) pthread_cond_wait(&p->cv, &p->mu);
   pthread_mutex_unlock(&p->mu);
-  for (int i = 0; i < p->nth; i++) pthread_join(p->th[i], NULL);
-  p->nth = 0;
 }
 
 int ds_s3_parts_start(const ds_robj *o, const char *local, ds_s3_parts **out, char **err) {
@@ -187,15 +204,7 @@ int ds_s3_parts_start(const ds_robj *o, const char *local, ds_s3_parts **out, ch
     return ds_err(err, "out of memory");
   }
   p->o = o;
-  p->fd = ds_vfs_open_fd(local, O_RDONLY | O_CLOEXEC);
-  if (p->fd < 0) {
-    ds_err(err, "%s: cannot read the staged file: %s", local, strerror(errno));
-    free(p->local);
-    free(p);
-    return -1;
-  }
   if (ds_s3_mpu_create(o, &p->upload_id, err)) {
-    ds_vfs_close_fd(p->fd);
     free(p->local);
     free(p);
     return -1;
@@ -210,9 +219,8 @@ void ds_s3_parts_feed(ds_s3_parts *p, uint64_t final) {
   pthread_mutex_lock(&p->mu);
   if (!p->final && final > p->avail) p->avail = final;
   size_t n = ready_parts(p);
-  pthread_cond_broadcast(&p->cv);
+  if (n > 0 && !p->failed) more_helpers(p, (int)(n < DS_S3_PARTS_INFLIGHT ? n : DS_S3_PARTS_INFLIGHT));
   pthread_mutex_unlock(&p->mu);
-  if (n > 0) more_helpers(p, (int)(n < DS_S3_PARTS_INFLIGHT ? n : DS_S3_PARTS_INFLIGHT));
 }
 
 void ds_s3_parts_cut(ds_s3_parts *p, uint64_t size) {
@@ -246,12 +254,11 @@ int ds_s3_parts_finish(ds_s3_parts *p, uint64_t size, ds_s3_mpu *u, char **err) 
                     (unsigned long long)size, MAX_PARTS, (unsigned long long)DS_S3_PART));
   else if (reserve(p, n))
     fail(p, NULL);
-  pthread_cond_broadcast(&p->cv);
-  pthread_mutex_unlock(&p->mu);
-  more_helpers(p, (int)(n < DS_S3_PARTS_INFLIGHT ? n : DS_S3_PARTS_INFLIGHT));
-  pthread_mutex_lock(&p->mu);
   while (!p->failed && !all_sent(p, n)) {
-    if (p->nth == 0) { /* no helper could start: send them here */
+    /* helpers return when idle: one for each part left (4 at most) */
+    size_t left = 0;
+    for (size_t i = 0; i < n && left < DS_S3_PARTS_INFLIGHT; i++) left += p->v[i].state != SENT;
+    if (!more_helpers(p, (int)left)) { /* none could start: send them here */
       if (!send_one(p)) break;
       continue;
     }
@@ -302,7 +309,6 @@ void ds_s3_parts_free(ds_s3_parts *p) {
   free(p->upload_id);
   pthread_mutex_destroy(&p->mu);
   pthread_cond_destroy(&p->cv);
-  ds_vfs_close_fd(p->fd);
   free(p->local);
   free(p->v);
   free(p->err);

@@ -8,7 +8,9 @@
  * still on its way when it is cut is never taken: the server keeps the
  * last one sent of a part number, and the new one is sent only after it).
  * ds_s3_parts_finish sends the rest (the last part may be smaller) and
- * waits for every part. The object does not exist before
+ * waits for every part. Helpers run only while parts are ready (an
+ * upload waiting for its file holds no thread, and each part opens the
+ * file for itself). The object does not exist before
  * ds_s3_mpu_complete. Knows no SQLite. */
 #ifndef DS_S3_PARTS_H
 #define DS_S3_PARTS_H
