@@ -260,6 +260,7 @@ def test_early(front, bucket_dir):
     c.execute("INSERT INTO w(record) VALUES ('tail')")
     c.commit()
     c.close()
+    before = len(front.requests())
     c = connect(BUILD)
     c.isolation_level = None
     create(c, "bagz", "s3://bkt/early/sp.bagz")
@@ -267,7 +268,10 @@ def test_early(front, bucket_dir):
     c.execute("INSERT INTO w(record) SELECT record FROM bagz(?) WHERE rowid < 150", (src,))
     c.execute("SAVEPOINT s")
     c.execute("INSERT INTO w(record) SELECT record FROM bagz(?)", (src2,))
-    time.sleep(0.5)
+    for _ in range(100):  # part 2 (bytes 8-16 MiB, past the savepoint) sent
+        if sum(parts(front, before).values()) >= 2:
+            break
+        time.sleep(0.1)
     c.execute("ROLLBACK TO s")
     c.execute("INSERT INTO w(record) VALUES ('tail')")
     c.execute("COMMIT")
@@ -275,6 +279,9 @@ def test_early(front, bucket_dir):
     C.check(open(os.path.join(bucket_dir, "early", "sp.bagz"), "rb").read() ==
             open(os.path.join(d, "sp.bagz"), "rb").read(),
             "a savepoint rolled back below sent parts: the object is the local writer's bytes")
+    C.check(sum(parts(front, before).values()) > 2,
+            "... its 2 parts took more than 2 part uploads (the cut one went again)",
+            parts(front, before))
     C.eq(front.uploads, {}, "... no upload left open")
     # ROLLBACK, and a close without COMMIT, after parts went up
     for how in ("rollback", "close"):
