@@ -265,9 +265,9 @@ int ds_rpub_prepare(const ds_vfs_publisher *p, const ds_rpub_item *items, size_t
   if (rc == 0) rc = check_targets(r, items, n, olds, nolds, err);
   /* the uploads a killed writer left at these names: aborted */
   for (size_t i = 0; i < r->n && rc == 0; i++) {
-    size_t k;
+    size_t aborted;
     char *e = NULL;
-    if (p->clean(r->v[i].target, r->v[i].up, &k, &e) < 0) rc = ds_err(err, "%s", e);
+    if (p->clean(r->v[i].target, r->v[i].up, &aborted, &e) < 0) rc = ds_err(err, "%s", e);
     free(e);
   }
   for (size_t i = 0; i < r->n && rc == 0; i++)
