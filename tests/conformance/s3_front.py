@@ -149,6 +149,8 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
     def multipart_etag(self, path):
         """The multipart ETag of the object at path if a complete made it
         (s3_etags) and it has not changed since, else None."""
+        if not self.mpu_etags:
+            return None
         st = os.stat(path)
         with self.lock:
             m = self.mpu_etags.get(path)
