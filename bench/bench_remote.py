@@ -30,6 +30,14 @@ RUNS timed runs after a warm-up. Rows (ROW picks one; default all):
            table opened by a count(*) first): seconds, requests
   ra1scan  A1 scan over S3 / local (threads=2, the default)
   rc1scan  C1 scan over S3 / local
+  rw1      RW-B1 (issue 26): copy B1 to s3:// (the S3 front, a bucket of
+           its own, 25 ms added) / copy B1 to local files: time ratio,
+           INSERT INTO t(record) SELECT record FROM bagz(B1) autocommitted
+           into a writer table out@4.bagz (mode=create, level=3, threads=2,
+           rows_per_shard=250000: the 4 shards named from the start, so
+           parts go up during the INSERT; the staging folder on the same
+           disk as the local copy); requests
+           made; peak RSS at full and 1/10 size (b1small)
 and peak RSS of every remote scan at 1/10 and full size (b1small, a1small,
 c1small). Prints one table; each row gives the target of issue 24 (part 2)
 and issue 23's (part 1) where it had one, and met/MISSED."""
@@ -51,7 +59,12 @@ DELAY = 0.025  # seconds added to every request
 SLOW_S = 15.0  # a variant slower than this runs once (see Bench.measure)
 CAP_S = 180  # a run is stopped after this many seconds (its figure: "> CAP_S")
 OPEN_CAP_S = 60  # the same for each R-B1 open run (1,000 shards)
-ROWS = ("rb1scan", "rb1point", "rb1open", "rd1key", "ra1scan", "rc1scan")
+ROWS = ("rb1scan", "rb1point", "rb1open", "rd1key", "ra1scan", "rc1scan", "rw1")
+# rows_per_shard: B1's 4 shards of 250,000 records named from the start,
+# so a remote writer sends their parts while the INSERT runs (without it
+# name@4 is split evenly at the end, and everything goes up at COMMIT)
+RW1_SLOW_S = 60.0  # RW-B1: a variant slower than this runs once
+RW1_OPTS = "mode=create, level=3, compression=zstd, threads=2, rows_per_shard=%d"
 B1_SCAN = "SELECT count(*), sum(length(record)) FROM t"
 A1_SCAN = "SELECT count(*), sum(length(text)) FROM t"
 C1_SCAN = ("SELECT count(*), sum(id) + sum(label) + sum(flag) + sum(length(name)) + "
@@ -189,10 +202,10 @@ class Bench:
         return [r for r in srv.requests() if t0 <= r[0] <= t1]
 
     # -- measuring ---------------------------------------------------------
-    def measure(self, variants, runs=None):
+    def measure(self, variants, runs=None, slow_s=SLOW_S):
         """variants: [(Series, callable returning (res, value_ms))]; a warm-up
         round, then `runs` rounds, each running every variant once, in order.
-        A variant whose warm-up took over SLOW_S seconds is not run again:
+        A variant whose warm-up took over slow_s seconds is not run again:
         that run is its one timed run (the time bound of the whole bench)."""
         for r in range((runs or self.runs) + 1):
             for s, fn in variants:
@@ -210,7 +223,7 @@ class Bench:
                     s.error = str(e)
                     print("bench_remote: %s failed: %s" % (s.name, e), file=sys.stderr)
                     continue
-                if r == 0 and time.monotonic() - t > SLOW_S:
+                if r == 0 and time.monotonic() - t > slow_s:
                     s.slow = True
                     self.note("%s: its first run took %.0f s: that one run is its figure"
                               % (s.name, time.monotonic() - t))
@@ -225,9 +238,11 @@ class Bench:
                     what, a.name, x["r0"], x["r1"], b.name, y["r0"], y["r1"]))
                 self.bad += 1
 
-    def row(self, workload, ours, yard, value, target):
+    def row(self, workload, ours, yard, value, target, time_ratio=False):
         """A table row: times of ours and the yardstick (ms), the value
-        judged and the target text."""
+        judged and the target text; the ratio of the medians is
+        yardstick/ours (a throughput ratio), or ours/yardstick with
+        time_ratio (a row whose value is a time ratio)."""
         o = "%.1f" % ours.best() if ours is not None and ours.ok() else "n/a"
         if ours is not None and not ours.ok() and ours.stopped:
             o = ">%d000" % ours.stopped
@@ -242,7 +257,8 @@ class Bench:
         if yard is not None and yard.ok():
             sp[1] = "%.1f/%.1f" % yard.spread()
             if ours is not None and ours.ok():
-                sp[2] = "%.2f" % (yard.spread()[0] / ours.spread()[0])
+                a, b = yard.spread()[0], ours.spread()[0]
+                sp[2] = "%.2f" % (b / a if time_ratio else a / b)
         self.lines.append(ROW_FMT % (workload, o, y, v, sp[0], sp[1], sp[2], target))
 
     def note(self, text):
@@ -410,12 +426,67 @@ class Bench:
     def rc1scan(self):
         self.folder_scan("R-C1 scan", "bcolz", "c1", C1_SCAN)
 
+    def copy_b1(self, src, remote, env=None, rows_per_shard=250000):
+        """One copy of the bag src (a shard spec) to a fresh target: the S3
+        front's bucket rw1 (remote) or a local folder; (res, ms)."""
+        out_local = os.path.join(self.s3root, "rw1local")
+        bucket = os.path.join(self.s3root, "rw1")
+        for d in (out_local, bucket):
+            shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(bucket)
+        os.makedirs(out_local)
+        target = "s3://rw1/out@4.bagz" if remote else os.path.join(out_local, "out@4.bagz")
+        sql = "INSERT INTO t(record) SELECT record FROM bagz('%s')" % src
+        if remote:
+            self.clear_logs()
+        res = rq(self.ext, "bagz", target, RW1_OPTS % rows_per_shard, "", sql, env or self.env)
+        if remote:
+            res["requests"] = len(self.s3.requests())
+            res["uploaded"] = sum(os.path.getsize(os.path.join(bucket, f))
+                                  for f in os.listdir(bucket))
+        res["out_bytes"] = sum(os.path.getsize(os.path.join(d, f))
+                               for d in (out_local, bucket) for f in os.listdir(d))
+        return res, res["ms"]
+
+    def rw1(self):
+        src = os.path.join(self.dir, "b1@4.bagz")
+        # the writers stage next to the local copy (same disk)
+        env = dict(self.env, TMPDIR=self.s3root)
+        loc, rem = Series("RW-B1 copy local"), Series("RW-B1 copy s3")
+        # both sides get every run (a copy takes ~15-25 s here: ~3 min in all)
+        self.measure([(loc, lambda: self.copy_b1(src, False, env)),
+                      (rem, lambda: self.copy_b1(src, True, env))], slow_s=RW1_SLOW_S)
+        if loc.ok() and rem.ok() and loc.runs[-1]["out_bytes"] != rem.runs[-1]["out_bytes"]:
+            self.lines.append("!!!!!!!! MISMATCH: RW-B1: %d bytes written locally, %d to s3"
+                              % (loc.runs[-1]["out_bytes"], rem.runs[-1]["out_bytes"]))
+            self.bad += 1
+        ratio = rem.best() / loc.best() if loc.ok() and rem.ok() else None
+        self.row("RW-B1 copy to s3 threads=2: remote/local time", rem, loc, ratio,
+                 "<= 1.3 %s" % verdict(ratio, 1.3), time_ratio=True)
+        if rem.ok():
+            self.note("RW-B1: %d requests, %d bytes uploaded (fewest of the runs)" % (
+                min(r["requests"] for r in rem.runs), rem.runs[-1]["uploaded"]))
+            self.mem.append(("rw1", 2, rem.min_of("maxrss_kib")))
+
     def mem_rows(self):
         """Peak RSS of the remote scans at 1/10 size (fewest of 2 fresh
         processes) against the full size's (fewest of the timed runs)."""
         out = []
         for name, threads, full in self.mem:
             small = name + "small"
+            if name == "rw1":
+                label = "RW-B1 copy to s3 threads=2"
+                env = dict(self.env, TMPDIR=self.s3root)
+                try:
+                    kib = min(self.copy_b1(os.path.join(self.dir, "b1small@4.bagz"), True,
+                                           env, 25000)[0]["maxrss_kib"] for _ in range(2))
+                except Failed as e:
+                    out.append(MEM_FMT % (label, "n/a", full, "n/a", "copy failed: %s" % e))
+                    continue
+                r = full / kib
+                out.append(MEM_FMT % (label, kib, full, "%.2f" % r,
+                                      "~1.0 (flat) %s" % ("met" if r <= 1.25 else "MISSED")))
+                continue
             if name == "b1":
                 module, spec, opts, sql = ("bagz", self.http_url("b1small@4.bagz"),
                                            "threads=%d" % threads, B1_SCAN)
@@ -445,7 +516,8 @@ class Bench:
         mem = self.mem_rows()
         if mem:
             print()
-            print("mem: peak RSS of one remote scan in a fresh process (KiB), 1/10 vs full size:")
+            print("mem: peak RSS of one remote scan (or copy) in a fresh process (KiB), "
+                  "1/10 vs full size:")
             print(MEM_FMT % ("workload", "1/10 KiB", "full KiB", "ratio", "target"))
             for line in mem:
                 print(line)

@@ -22,8 +22,9 @@ SETS = [("b1", "B1", "bagz"), ("d1", "D1", "datadings"),
         ("fb1", "F-B1", "B1 fanned out on Dask: read_sql on a 2-worker LocalCluster"),
         ("tb1", "T-B1", "bagz of tf.Example records read with records=tfexample"),
         ("r", "R", "remote reading: HTTP (nginx) and S3 (the tests' S3 front), 25 ms added "
-         "per request; the ratio column is the row's value (a throughput ratio, seconds, "
-         "bytes or requests), remote against local")]
+         "per request, and RW-B1 (writing: B1 copied to s3:// through the same front); the "
+         "ratio column is the row's value (a throughput ratio, a time ratio for RW-B1, "
+         "seconds, bytes or requests), remote against local")]
 SPREAD = re.compile(r"^(-|[\d.]+)/(-|[\d.]+)$")  # "median/max" ms
 VERDICT = re.compile(r"^(.*?)\s*\b(PASS|MISS|MISSED|met|NOT FLAT|n/a)\b\s*(.*)$")
 

@@ -13,7 +13,7 @@
 # Environment: BENCH_DIR (data folder), BENCH_RUNS (timed runs, default 5),
 # BENCH_ONLY (b1, d1, a1, c1, fb1, tb1 or tf1: run only that workload; r: the
 # remote rows, or one of them: rb1scan, rb1point, rb1open, rd1key, ra1scan,
-# rc1scan; default all), BENCH_EXT (the extension the drivers load, default
+# rc1scan, rw1 (RW-B1: copying B1 to s3://); default all), BENCH_EXT (the extension the drivers load, default
 # build/datasets), BENCH_REMOTE_RUNS (timed runs of the remote rows, default
 # the smaller of BENCH_RUNS and 3). The remote rows (bench/bench_remote.py)
 # start nginx and the tests' S3 front on 127.0.0.1 (tests/conformance/).
@@ -49,9 +49,9 @@ want_r() { # want_r [ROW] : the remote rows (or remote row ROW) run
     { [ -z "${1:-}" ] && case "$ONLY" in r?*) true ;; *) false ;; esac; }
 }
 case "$ONLY" in
-  ""|b1|d1|a1|c1|fb1|w|tb1|tf1|r|rb1scan|rb1point|rb1open|rd1key|ra1scan|rc1scan) ;;
+  ""|b1|d1|a1|c1|fb1|w|tb1|tf1|r|rb1scan|rb1point|rb1open|rd1key|ra1scan|rc1scan|rw1) ;;
   *) echo "bench: BENCH_ONLY must be b1, d1, a1, c1, fb1, w, tb1, tf1, r or a remote row" \
-       "(rb1scan, rb1point, rb1open, rd1key, ra1scan, rc1scan)" >&2; exit 2 ;;
+       "(rb1scan, rb1point, rb1open, rd1key, ra1scan, rc1scan, rw1)" >&2; exit 2 ;;
 esac
 build gen_b1 bench/gen_b1.c
 build bench_b1 bench/bench_b1.c bench/bench_common.c

@@ -104,12 +104,18 @@ static int put_direct(ds_afile *f, const void *p, size_t n, char **err) {
   return 0;
 }
 
+/* Tell the follower how many bytes are on disk. */
+static void grown(ds_afile *f) {
+  if (f->on_grow) f->on_grow(f->hook_ctx, f->size - f->nbuf);
+}
+
 /* Flush the buffer to the file. On failure the bytes stay buffered. */
 int ds_afile_flush(ds_afile *f, char **err) {
   if (clean(f, err)) return -1;
   if (f->nbuf == 0) return 0;
   if (put_direct(f, f->buf, f->nbuf, err)) return -1;
   f->nbuf = 0;
+  grown(f);
   return 0;
 }
 
@@ -124,6 +130,7 @@ int ds_afile_write(ds_afile *f, const void *p, size_t n, char **err) {
     if (n >= AFILE_BUF) {
       if (put_direct(f, p, n, err)) return -1;
       f->size += n;
+      grown(f);
       return 0;
     }
   }
@@ -144,6 +151,7 @@ int ds_afile_truncate(ds_afile *f, uint64_t size, char **err) {
   if (size >= on_disk) {
     f->nbuf = (size_t)(size - on_disk);
   } else {
+    if (f->on_cut) f->on_cut(f->hook_ctx, size); /* before the bytes change */
     if (ftruncate(f->fd, (off_t)size) != 0)
       return ds_err(err, "%s: cannot truncate: %s", f->path, strerror(errno));
     f->nbuf = 0;
@@ -248,5 +256,6 @@ int ds_afile_copy_from(ds_afile *f, const char *src_path, uint64_t off,
   close(in);
   if (rc == 0) f->size += len;
   else undo_write(f);
+  if (rc == 0) grown(f);
   return rc;
 }

@@ -19,6 +19,13 @@ typedef struct ds_afile {
   size_t nbuf;
   int dirty;      /* a failed write may have left bytes past size - nbuf
                    * that could not be cut yet (append_file.c) */
+  /* Optional followers of the bytes on disk (a remote stage uploading
+   * parts as they fill, core/stage_early.h): on_grow after bytes were
+   * written (with the size on disk: those bytes stay unless cut), on_cut
+   * before the file is cut below what was written. */
+  void (*on_grow)(void *ctx, uint64_t on_disk);
+  void (*on_cut)(void *ctx, uint64_t size);
+  void *hook_ctx;
 } ds_afile;
 
 int ds_afile_write(ds_afile *f, const void *p, size_t n, char **err);

@@ -13,6 +13,7 @@
 #include "mapped_file.h"
 #include "stage.h"
 #include "stage_journal.h"
+#include "stage_early.h"
 #include "stage_remote.h"
 #include "vfs.h"
 #include "vfs_each.h"
@@ -22,6 +23,7 @@ typedef struct stage_tmp {
   ds_afile *file;  /* NULL for a directory */
   char *final;     /* NULL: not published (deleted) */
   uint64_t order;  /* position among finals */
+  ds_stage_early *early; /* a remote stage's upload while it is written */
 } stage_tmp;
 
 typedef struct stage_old {
@@ -306,6 +308,17 @@ int ds_stage_file(ds_stage *s, const char *label, ds_afile **out, char **err) {
   return 0;
 }
 
+void ds_stage_expect(ds_stage *s, const ds_afile *f, const char *final_path) {
+  if (!s->pub) return;
+  for (size_t i = 0; i < s->ntmps; i++) {
+    stage_tmp *t = &s->tmps[i];
+    if (t->file != f) continue;
+    ds_early_free(t->early);
+    t->early = ds_early_new(s->pub, s->has_ropts ? &s->ropts : NULL, t->file, final_path);
+    return;
+  }
+}
+
 int ds_stage_dir(ds_stage *s, const char *label, const char **out, char **err) {
   stage_tmp *t = new_tmp(s, label, err);
   if (!t) return -1;
@@ -451,8 +464,8 @@ static int remote_prepare(ds_stage *s, const size_t *order, size_t nf, char **er
   char **olds = calloc(s->nolds + 1, sizeof *olds);
   int rc = it && olds ? 0 : ds_err(err, "out of memory");
   for (size_t k = 0; k < nf && rc == 0; k++) {
-    const stage_tmp *t = &s->tmps[order[k]];
-    it[k] = (ds_rpub_item){t->path, t->file == NULL, t->final};
+    stage_tmp *t = &s->tmps[order[k]];
+    it[k] = (ds_rpub_item){t->path, t->file == NULL, t->final, ds_early_take(t->early, t->final)};
   }
   for (size_t i = 0; i < s->nolds && rc == 0; i++) olds[i] = s->olds[i].path;
   if (rc == 0) {
@@ -622,6 +635,8 @@ void ds_stage_discard(ds_stage *s) {
   if (s->prepared) unprepare(s, NULL);
   for (size_t i = 0; i < s->ntmps; i++) {
     stage_tmp *t = &s->tmps[i];
+    ds_early_free(t->early); /* an upload not taken by a prepare: aborted */
+    t->early = NULL;
     if (t->file) {
       if (t->file->fd >= 0) close(t->file->fd);
       free(t->file->buf);

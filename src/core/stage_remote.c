@@ -81,18 +81,24 @@ int ds_rpub_clean_stale(const char *dir, const char *key, const char *mine, char
   return rc;
 }
 
-/* Add an object to r. */
-static int add(ds_rpub *r, const char *local, const char *target, int depth, char **err) {
+/* Add an object to r (with its early upload, owned from now on). */
+static int add(ds_rpub *r, const char *local, const char *target, int depth, void *early,
+               char **err) {
   robj_item *v = ds_grow_cap(r->v, &r->cap, r->n, sizeof *v, 8);
-  if (!v) return ds_err(err, "out of memory");
+  if (!v) {
+    if (early) r->p->cancel(early);
+    return ds_err(err, "out of memory");
+  }
   r->v = v;
   memset(&v[r->n], 0, sizeof *v);
   v[r->n].local = strdup(local);
   v[r->n].target = strdup(target);
   v[r->n].depth = depth;
+  v[r->n].up = early;
   if (!v[r->n].local || !v[r->n].target) {
     free(v[r->n].local);
     free(v[r->n].target);
+    if (early) r->p->cancel(early);
     return ds_err(err, "out of memory");
   }
   r->n++;
@@ -116,7 +122,7 @@ static int walk_entry(void *ctx, const char *path, const char *name, const ds_vf
     walk sub = {w->r, t, w->depth + 1};
     rc = ds_vfs_each(path, walk_entry, &sub, err);
   } else if (st && st->kind == DS_VFS_FILE) {
-    rc = add(w->r, path, t, w->depth, err);
+    rc = add(w->r, path, t, w->depth, NULL, err);
   } else {
     rc = ds_err(err, "%s: only files and folders can be uploaded", path);
   }
@@ -223,13 +229,18 @@ int ds_rpub_prepare(const ds_vfs_publisher *p, const ds_rpub_item *items, size_t
                     char **err) {
   *out = NULL;
   ds_rpub *r = calloc(1, sizeof *r);
-  if (!r) return ds_err(err, "out of memory");
+  if (!r) {
+    for (size_t k = 0; k < n; k++)
+      if (items[k].early) p->cancel(items[k].early);
+    return ds_err(err, "out of memory");
+  }
   r->p = p;
   r->create = create;
   int rc = 0;
-  for (size_t k = 0; k < n && rc == 0; k++) {
+  size_t k = 0;
+  for (; k < n && rc == 0; k++) {
     if (!items[k].is_dir) {
-      rc = add(r, items[k].local, items[k].final, 0, err);
+      rc = add(r, items[k].local, items[k].final, 0, items[k].early, err);
       continue;
     }
     char **d = realloc(r->dirs, (r->ndirs + 1) * sizeof *d);
@@ -248,17 +259,20 @@ int ds_rpub_prepare(const ds_vfs_publisher *p, const ds_rpub_item *items, size_t
       rc = ds_err(err, "%s: an empty folder cannot be published on object storage",
                   items[k].final);
   }
+  for (; k < n; k++) /* not reached: their early uploads aborted */
+    if (items[k].early) p->cancel(items[k].early);
   if (rc == 0 && r->n == 0) rc = ds_err(err, "nothing to publish");
   if (rc == 0) rc = check_targets(r, items, n, olds, nolds, err);
   /* the uploads a killed writer left at these names: aborted */
   for (size_t i = 0; i < r->n && rc == 0; i++) {
-    size_t k;
+    size_t aborted;
     char *e = NULL;
-    if (p->clean(r->v[i].target, &k, &e) < 0) rc = ds_err(err, "%s", e);
+    if (p->clean(r->v[i].target, r->v[i].up, &aborted, &e) < 0) rc = ds_err(err, "%s", e);
     free(e);
   }
   for (size_t i = 0; i < r->n && rc == 0; i++)
-    rc = p->prepare(r->v[i].target, r->v[i].local, &r->v[i].up, err);
+    rc = r->v[i].up ? p->finish(r->v[i].up, err)
+                    : p->prepare(r->v[i].target, r->v[i].local, &r->v[i].up, err);
   /* every object but the commit point appears now: what is left for the
    * commit step is one request */
   if (rc == 0) rc = complete_upto(r, r->n - 1, err);

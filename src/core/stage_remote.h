@@ -36,6 +36,9 @@ typedef struct ds_rpub_item {
   const char *local;
   int is_dir;
   const char *final;
+  void *early; /* a file's upload started while it was written
+                * (core/stage_early.h), owned by prepare from the call
+                * on; or NULL */
 } ds_rpub_item;
 
 typedef struct ds_rpub ds_rpub;
@@ -56,8 +59,9 @@ int ds_rpub_clean_stale(const char *dir, const char *key, const char *mine, char
 /* Prepare: items in publish order (the commit point last); olds are the
  * old dataset's paths (mode=create: only what this writer published).
  * Checks every object (see the top), aborts the uploads a killed writer
- * left at each name, uploads every file, and completes all but the commit
- * point. On failure nothing is left open or completed. */
+ * left at each name (not an item's early one), uploads every file (an
+ * early upload sends only the parts it has not sent), and completes all
+ * but the commit point. On failure nothing is left open or completed. */
 int ds_rpub_prepare(const ds_vfs_publisher *p, const ds_rpub_item *items, size_t n,
                     char *const *olds, size_t nolds, int create, ds_rpub **out,
                     char **err);

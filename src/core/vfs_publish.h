@@ -10,6 +10,7 @@
 #define DS_VFS_PUBLISH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct ds_vfs_publisher {
   const char *scheme;
@@ -25,11 +26,23 @@ typedef struct ds_vfs_publisher {
   /* Delete the object at target (0 also when none). */
   int (*remove)(const char *target, char **err);
   /* Abort the uploads to exactly `target` that a killed writer left
-   * open; *n how many. 1: the server cannot list them (nothing done). */
-  int (*clean)(const char *target, size_t *n, char **err);
+   * open, but `keep` (this writer's early upload, or NULL); *n how many.
+   * 1: the server cannot list them (nothing done). */
+  int (*clean)(const char *target, void *keep, size_t *n, char **err);
   /* Forget what the readers' caches know of target (before a check that
    * must see the server's answer of now). */
   void (*forget)(const char *target);
+  /* Uploading a file while it is written (core/stage_early.h; NULL: not
+   * supported): early starts an upload of the growing file `local` for
+   * target; feed says its first `final` bytes are final (whole parts
+   * below them go up, never blocking); cut says it was cut back to
+   * `size` bytes; finish sends the rest of the file (complete now) and
+   * waits, after which *up is as prepare's (on failure it is aborted:
+   * cancel still frees it). */
+  int (*early)(const char *target, const char *local, void **up, char **err);
+  void (*feed)(void *up, uint64_t final);
+  void (*cut)(void *up, uint64_t size);
+  int (*finish)(void *up, char **err);
 } ds_vfs_publisher;
 
 /* The remote publishers (remote/vfs_publish.c). */

@@ -184,6 +184,19 @@ static int new_files(sharded_writer *w, const char *what, size_t i, sw_shard *s,
   return ds_stage_file(w->stage, label, &s->side, err);
 }
 
+/* Tell the stage the name staging shard i will have, when it is known
+ * now and its data file is what is published (a remote target uploads it
+ * while it is written). name@N without rows_per_shard is split evenly at
+ * the end (new files), name@* is named by the count: neither. */
+static void expect_name(sharded_writer *w, size_t i) {
+  if (!w->ops->data_published || !w->ops->data_published(w->fmt)) return;
+  char *name = w->plain ? (i == 0 ? strdup(w->plain) : NULL)
+               : w->fixed_n && !w->split && i < w->fixed_n ? shard_path(w, i, w->fixed_n)
+                                                          : NULL;
+  if (name) ds_stage_expect(w->stage, w->shards[i].data, name);
+  free(name);
+}
+
 /* Make shard i current: a spare slot emptied, or new files. The shard
  * before is parked (a set of thousands of shards would hold their
  * descriptors): reopened on demand. */
@@ -205,6 +218,7 @@ static int open_shard(sharded_writer *w, size_t i, char **err) {
   if (new_files(w, "shard", i, &w->shards[w->nslots], err)) return -1;
   w->nslots++;
   w->nshards = i + 1;
+  expect_name(w, i);
   return 0;
 }
 

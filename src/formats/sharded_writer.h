@@ -72,6 +72,11 @@ typedef struct sharded_writer_ops {
    * file (p->side_path, given to the stage here). */
   int (*finish)(void *fmt, ds_stage *stage, sw_shard *s, size_t k, sw_pub *p,
                 ds_afile **out, char **err);
+  /* 1 when finish publishes s->data itself (its bytes as written, maybe
+   * with more appended): a shard whose name is known from the start (one
+   * file, or name@N with rows_per_shard) is then uploaded while written
+   * (ds_stage_expect). NULL: never. */
+  int (*data_published)(void *fmt);
   void (*free)(void *fmt);
 } sharded_writer_ops;
 

@@ -6,6 +6,8 @@
 #include "remote/s3_upload.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <md5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include "remote/curl_api.h"
 #include "remote/http_parse.h"
 #include "remote/http_pool.h"
+#include "remote/remote_probe.h"
 #include "remote/s3_sign.h"
 
 /* The state of one try. */
@@ -323,8 +326,8 @@ static char *xml_first(const ds_buf *b, const char *tag) {
   return strndup(s, (size_t)(e - s));
 }
 
-int ds_s3_mpu_begin(const ds_robj *o, int fd, uint64_t size, ds_s3_mpu *u, char **err) {
-  memset(u, 0, sizeof *u);
+int ds_s3_mpu_create(const ds_robj *o, char **upload_id, char **err) {
+  *upload_id = NULL;
   ds_kv q[] = {{"uploads", ""}};
   ds_s3_call c = {0};
   c.method = "POST";
@@ -333,43 +336,98 @@ int ds_s3_mpu_begin(const ds_robj *o, int fd, uint64_t size, ds_s3_mpu *u, char 
   c.fd = -1;
   c.what = " (create a multipart upload)";
   int rc = ds_s3_run(o, &c, err);
-  if (rc == 0 && !(u->upload_id = xml_first(&c.resp, "UploadId")))
+  if (rc == 0 && !(*upload_id = xml_first(&c.resp, "UploadId")))
     rc = ds_err(err, "POST %s: the answer has no UploadId", o->shown);
   ds_buf_free(&c.resp);
-  if (rc) return -1;
-  size_t n = size == 0 ? 1 : (size_t)((size + DS_S3_PART - 1) / DS_S3_PART);
-  if (n > 10000) {
-    ds_s3_mpu_abort(o, u->upload_id, NULL);
-    ds_s3_mpu_free(u);
-    return ds_err(err, "%s: %llu bytes is more than 10000 parts of %llu", o->shown,
-                  (unsigned long long)size, (unsigned long long)DS_S3_PART);
-  }
-  u->etags = calloc(n, sizeof *u->etags);
-  if (!u->etags) rc = ds_err(err, "out of memory");
-  for (size_t i = 0; i < n && rc == 0; i++) {
-    char num[24], what[48];
-    snprintf(num, sizeof num, "%zu", i + 1);
-    snprintf(what, sizeof what, " (part %zu of %zu)", i + 1, n);
-    ds_kv pq[] = {{"partNumber", num}, {"uploadId", u->upload_id}};
-    ds_s3_call p = {0};
-    p.method = "PUT";
-    p.query = pq;
-    p.nquery = 2;
-    p.fd = fd;
-    p.off = (uint64_t)i * DS_S3_PART;
-    p.len = size - p.off < DS_S3_PART ? size - p.off : DS_S3_PART;
-    p.what = what;
-    rc = ds_s3_run(o, &p, err);
-    if (rc == 0 && !p.etag[0]) rc = ds_err(err, "PUT %s%s: the answer has no ETag", o->shown, what);
-    if (rc == 0) memcpy(u->etags[i], p.etag, sizeof p.etag);
-    ds_buf_free(&p.resp);
-    u->nparts = i + 1;
-  }
-  if (rc) {
-    ds_s3_mpu_abort(o, u->upload_id, NULL);
-    ds_s3_mpu_free(u);
-  }
   return rc;
+}
+
+/* An ETag's value without its quotes (and a weak "W/") into out. */
+static void etag_bare(const char *e, char *out, size_t cap) {
+  if (strncmp(e, "W/", 2) == 0) e += 2;
+  size_t n = strlen(e);
+  if (n >= 2 && e[0] == '"' && e[n - 1] == '"') e++, n -= 2;
+  if (n >= cap) n = cap - 1;
+  memcpy(out, e, n);
+  out[n] = 0;
+}
+
+/* The value of 16 hex digits pairs in h into b; -1 when h is not 32 hex. */
+static int hex16(const char *h, uint8_t b[16]) {
+  if (strlen(h) != 32) return -1;
+  for (int i = 0; i < 16; i++) {
+    unsigned v;
+    if (sscanf(h + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", h[2 * i]) ||
+        !strchr("0123456789abcdefABCDEF", h[2 * i + 1]))
+      return -1;
+    b[i] = (uint8_t)v;
+  }
+  return 0;
+}
+
+/* S3's ETag of a completed multipart upload: the MD5 of the parts' binary
+ * MD5s, "-", the number of parts (into out; "" when a part's ETag is not
+ * an MD5). */
+static void multipart_etag(const ds_s3_mpu *u, char *out, size_t cap) {
+  MD5_CTX m;
+  MD5Init(&m);
+  out[0] = 0;
+  for (size_t i = 0; i < u->nparts; i++) {
+    char bare[200];
+    uint8_t b[16];
+    etag_bare(u->etags[i], bare, sizeof bare);
+    if (hex16(bare, b)) return;
+    MD5Update(&m, b, 16);
+  }
+  char hex[MD5_DIGEST_STRING_LENGTH];
+  MD5End(&m, hex);
+  snprintf(out, cap, "%s-%zu", hex, u->nparts);
+}
+
+/* The MD5 of the staged file u->local (hex into out; "" when unreadable). */
+static void staged_md5(const ds_s3_mpu *u, char *out) {
+  out[0] = 0;
+  int fd = u->local ? ds_vfs_open_fd(u->local, O_RDONLY | O_CLOEXEC) : -1;
+  if (fd < 0) return;
+  MD5_CTX m;
+  MD5Init(&m);
+  static const size_t step = 1 << 20;
+  uint8_t *buf = malloc(step);
+  uint64_t off = 0;
+  while (buf && off < u->size) {
+    size_t want = u->size - off < step ? (size_t)(u->size - off) : step;
+    ssize_t got = ds_vfs_pread_fd(fd, buf, want, off);
+    if (got <= 0) break;
+    MD5Update(&m, buf, (size_t)got);
+    off += (uint64_t)got;
+  }
+  if (buf && off == u->size) MD5End(&m, out);
+  free(buf);
+  ds_vfs_close_fd(fd);
+}
+
+/* 1 when the object now at o is the one u's upload made (checked after a
+ * complete answered NoSuchUpload): its size is u's, and its ETag S3's
+ * multipart ETag of u's parts or the MD5 of the staged bytes. */
+static int upload_landed(const ds_robj *o, const ds_s3_mpu *u) {
+  ds_probe p;
+  int eno = 0;
+  ds_probe_forget(o->url);
+  if (ds_probe_get(o, 1, &p, &eno, NULL)) return 0;
+  int ok = 0;
+  if (p.kind == DS_PROBE_FILE && p.size == u->size && p.etag[0]) {
+    char got[200], want[200];
+    etag_bare(p.etag, got, sizeof got);
+    multipart_etag(u, want, sizeof want);
+    ok = want[0] && strcasecmp(got, want) == 0;
+    if (!ok && !strchr(got, '-')) {
+      staged_md5(u, want);
+      ok = want[0] && strcasecmp(got, want) == 0;
+    }
+  }
+  ds_probe_free(&p);
+  ds_probe_forget(o->url);
+  return ok;
 }
 
 int ds_s3_mpu_complete(const ds_robj *o, ds_s3_mpu *u, const char *if_none_match,
@@ -394,6 +452,10 @@ int ds_s3_mpu_complete(const ds_robj *o, ds_s3_mpu *u, const char *if_none_match
   c.if_none_match = if_none_match;
   c.what = " (complete the multipart upload)";
   int rc = ds_s3_run(o, &c, err);
+  /* a try whose answer was lost completed the upload: the retry finds
+   * it gone; the object there says whether it was ours */
+  if (rc && (c.status == 404 || strcmp(c.code, "NoSuchUpload") == 0) && upload_landed(o, u))
+    rc = 0;
   if (rc && (c.status == 412 || strcmp(c.code, "PreconditionFailed") == 0))
     ds_err_prefix(err, "the object appeared since CREATE (mode=create never overwrites)");
   ds_buf_free(&c.resp);
@@ -423,6 +485,7 @@ int ds_s3_mpu_abort(const ds_robj *o, const char *upload_id, char **err) {
 
 void ds_s3_mpu_free(ds_s3_mpu *u) {
   free(u->upload_id);
+  free(u->local);
   free(u->etags);
   memset(u, 0, sizeof *u);
 }
@@ -443,7 +506,7 @@ int ds_s3_delete(const ds_robj *o, char **err) {
   return rc;
 }
 
-int ds_s3_abort_open(const ds_robj *o, size_t *n, char **err) {
+int ds_s3_abort_open(const ds_robj *o, const char *keep, size_t *n, char **err) {
   *n = 0;
   ds_kv q[] = {{"prefix", o->key}, {"uploads", ""}};
   ds_s3_call c = {0};
@@ -479,7 +542,7 @@ int ds_s3_abort_open(const ds_robj *o, size_t *n, char **err) {
     one.data = (uint8_t *)s;
     one.len = (size_t)(f - s);
     char *key = xml_first(&one, "Key"), *id = xml_first(&one, "UploadId");
-    if (key && id && strcmp(key, o->key) == 0) {
+    if (key && id && strcmp(key, o->key) == 0 && !(keep && strcmp(id, keep) == 0)) {
       rc = ds_s3_mpu_abort(o, id, err);
       if (rc == 0) (*n)++;
     }

@@ -3,7 +3,8 @@
  * memory or from a range of a local file (streamed, never all in memory),
  * retried like reads (connection errors, 408/429/5xx, backoff with jitter,
  * at least Retry-After); and on it the multipart upload an object is
- * published with: Create, UploadPart (DS_S3_PART bytes a part), Complete
+ * published with: Create, UploadPart (DS_S3_PART bytes a part: s3_parts.h
+ * sends them, several in flight), Complete
  * (the moment the object appears, whole), Abort; DELETE; and the open
  * uploads at one key (ListMultipartUploads), to abort those a killed
  * writer left. Errors name the method, the path as given (no user info,
@@ -43,19 +44,28 @@ typedef struct ds_s3_call {
  * else -1 with *err (c->status and c->code say what the server said). */
 int ds_s3_run(const ds_robj *o, ds_s3_call *c, char **err);
 
-/* A multipart upload of the local file `fd` (its bytes [0, size)) to o:
- * begin creates the upload and sends every part; the object does not
- * exist until ds_s3_mpu_complete. */
+/* A multipart upload of a local file to o, its parts sent
+ * (remote/s3_parts.h): the object does not exist until
+ * ds_s3_mpu_complete. */
 typedef struct ds_s3_mpu {
   char *upload_id;
   char (*etags)[200];
   size_t nparts;
+  uint64_t size;  /* the object's bytes */
+  char *local;    /* the staged file's path (malloc'd, or NULL): its MD5 is
+                   * what servers that give a completed upload the MD5 of
+                   * its bytes as ETag (s3rver) answer */
 } ds_s3_mpu;
 
-int ds_s3_mpu_begin(const ds_robj *o, int fd, uint64_t size, ds_s3_mpu *u, char **err);
+/* CreateMultipartUpload: the new upload's id (malloc'd) in *upload_id. */
+int ds_s3_mpu_create(const ds_robj *o, char **upload_id, char **err);
 /* Complete: the object appears whole. if_none_match "*": refused by a
  * server that supports conditional writes when the key exists (S3: 412
- * PreconditionFailed). */
+ * PreconditionFailed). A retried complete answered NoSuchUpload (an
+ * earlier try completed the upload, its answer lost) is a success when
+ * the object now there is this upload's: its size, and its ETag S3's
+ * multipart one ("<MD5 of the parts' MD5s>-<parts>") or the MD5 of the
+ * staged bytes. */
 int ds_s3_mpu_complete(const ds_robj *o, ds_s3_mpu *u, const char *if_none_match,
                        char **err);
 /* Abort an upload (0 also when the server no longer knows it). */
@@ -64,9 +74,10 @@ void ds_s3_mpu_free(ds_s3_mpu *u);
 
 /* DELETE the object (0 also when it was not there). */
 int ds_s3_delete(const ds_robj *o, char **err);
-/* Abort every open multipart upload whose key is exactly o's; *n gets how
- * many. A server without ListMultipartUploads (501 NotImplemented) or
- * keys without the right to list them (403) abort nothing: 1. */
-int ds_s3_abort_open(const ds_robj *o, size_t *n, char **err);
+/* Abort every open multipart upload whose key is exactly o's but the one
+ * whose id is `keep` (NULL: none kept); *n gets how many. A server
+ * without ListMultipartUploads (501 NotImplemented) or keys without the
+ * right to list them (403) abort nothing: 1. */
+int ds_s3_abort_open(const ds_robj *o, const char *keep, size_t *n, char **err);
 
 #endif

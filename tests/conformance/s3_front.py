@@ -18,7 +18,8 @@ tests, run in a thread of the test (127.0.0.1, a free port):
   uploads (create, upload part, complete, abort, ListMultipartUploads by
   prefix; open uploads held in memory, `uploads`), If-None-Match: * on
   PUT and complete (412 PreconditionFailed; `conditional = False` makes
-  it ignore the header, as s3rver does);
+  it ignore the header, as s3rver does); `s3_etags = True` gives a
+  completed object S3's multipart ETag instead of its MD5;
 - logs every request (time, method, path, Range, If-Match, status) so the
   tests count them.
 Every handler is bounded: no loop waits on anything but its own request."""
@@ -85,6 +86,10 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.conditional = True
         # faults for the first request of a kind: [(method, query word, fault)]
         self.match_faults = []
+        # s3_etags=True: an object a complete made has S3's multipart ETag
+        # ("<MD5 of the parts' MD5s>-<parts>") while unchanged, not its MD5
+        self.s3_etags = False
+        self.mpu_etags = {}  # path: (size, mtime_ns, inode, etag)
         # called with "bucket/key" before a complete; a true answer drops
         # the request (the connection closed, nothing completed)
         self.before_complete = None
@@ -140,6 +145,18 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
             with self.lock:
                 self.etag_memo[key] = etag
         return st.st_size, etag
+
+    def multipart_etag(self, path):
+        """The multipart ETag of the object at path if a complete made it
+        (s3_etags) and it has not changed since, else None."""
+        if not self.mpu_etags:
+            return None
+        st = os.stat(path)
+        with self.lock:
+            m = self.mpu_etags.get(path)
+        if m and m[:3] == (st.st_size, st.st_mtime_ns, st.st_ino):
+            return m[3]
+        return None
 
     def requests(self, method=None):
         with self.lock:
@@ -292,6 +309,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with open(path, "rb") as f:
                 data = f.read()
             n, etag = len(data), '"%s"' % hashlib.md5(data).hexdigest()
+        etag = srv.multipart_etag(path) or etag
 
         def body(first, last):
             """Bytes first..last of the object (read now with etag_memo)."""
@@ -373,9 +391,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self._error(404, "NoSuchUpload", "no such upload", fault)
             if method == "PUT":
                 n = int(query.get("partNumber", ["0"])[0])
-                up["parts"][n] = self.body
-                return self._send(200, [("ETag", '"%s"' % hashlib.md5(self.body).hexdigest())],
-                                  b"", fault)
+                md5 = hashlib.md5(self.body)
+                up["parts"][n] = (self.body, md5)  # the MD5 kept: completes stay cheap
+                return self._send(200, [("ETag", '"%s"' % md5.hexdigest())], b"", fault)
             if method == "DELETE":
                 with srv.lock:
                     srv.uploads.pop(i, None)
@@ -383,12 +401,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             import re
             parts = re.findall(r"<PartNumber>(\d+)</PartNumber><ETag>([^<]*)</ETag>",
                                self.body.decode("utf-8", "replace"))
-            data = b""
+            chunks = []
             for n, etag in parts:
                 got = up["parts"].get(int(n))
-                if got is None or '"%s"' % hashlib.md5(got).hexdigest() != etag:
+                if got is None or '"%s"' % got[1].hexdigest() != etag:
                     return self._error(400, "InvalidPart", "part %s" % n, fault)
-                data += got
+                chunks.append(got[0])
+            data = b"".join(chunks)
             if not parts:
                 return self._error(400, "MalformedXML", "no parts", fault)
             if srv.before_complete and srv.before_complete(rel):
@@ -402,11 +421,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with open(path + ".front-tmp", "wb") as f:
                 f.write(data)
             os.replace(path + ".front-tmp", path)
+            st = os.stat(path)
+            # S3's ETag of a multipart object (also the answer's, as S3 gives it)
+            mpu = '"%s-%d"' % (hashlib.md5(b"".join(
+                up["parts"][int(n)][1].digest() for n, _ in parts)).hexdigest(), len(parts))
             with srv.lock:
                 srv.uploads.pop(i, None)
+                if srv.s3_etags:
+                    srv.mpu_etags[path] = (st.st_size, st.st_mtime_ns, st.st_ino, mpu)
             return self._send(200, xml, ('<CompleteMultipartUploadResult><Key>%s</Key>'
-                                         '<ETag>"%s"</ETag></CompleteMultipartUploadResult>'
-                                         % (escape(rel), hashlib.md5(data).hexdigest())).encode(),
+                                         '<ETag>%s</ETag></CompleteMultipartUploadResult>'
+                                         % (escape(rel), mpu)).encode(),
                               fault)
         if method == "PUT":
             if srv.conditional and self.headers.get("If-None-Match") == "*" \

@@ -5,7 +5,8 @@ and s3rver:
 - every writer (bagz one file, name@N, name@* rows_per_shard, datadings,
   tfrecord, atlas, bcolz) writes objects byte-identical to the local
   writer's files for the same rows, read back equal through the extension
-  and through botocore; a large bagz goes up in several parts;
+  and through botocore; a large bagz goes up in several parts, sent at
+  once;
 - ROLLBACK, a failed statement, a connection closed without COMMIT: no
   object under the target, no request that writes, no open upload;
 - mode=create over an existing object is refused at CREATE, and again at
@@ -16,6 +17,9 @@ and s3rver:
 - a 503 on a part is retried; a 403 on the complete fails the COMMIT
   with the old object intact, no upload left open, the message naming
   the URL and the code and no secret;
+- a complete whose answer is lost (the retry answered NoSuchUpload)
+  succeeds when the object there is this upload's (multipart ETag, or
+  the MD5 of the bytes as s3rver gives it);
 - a writer SIGKILLed while its parts go up leaves the target unchanged
   and an open upload, which the next writer of the target aborts;
 - http(s) targets are still refused.
@@ -142,7 +146,8 @@ def test_formats(front, bucket_dir):
 
 
 def test_big(front, bucket_dir):
-    """A bagz of ~12 MiB goes up in 2 parts of <= 8 MiB; botocore agrees."""
+    """A bagz of ~12 MiB goes up in 2 parts of <= 8 MiB, both on their way
+    at once; the object is the local file's bytes."""
     src = os.path.join(TMP, "big.bagz")
     c = connect(BUILD)
     create(c, "bagz", src)
@@ -151,15 +156,154 @@ def test_big(front, bucket_dir):
     c.commit()
     c.close()
     before = len(front.requests())
+    # each part held 3 s by the front: sent one after another, they never
+    # overlap (the first goes during the INSERT, the second at COMMIT)
+    front.match_faults = [("PUT", "partNumber", {"delay": 3}),
+                          ("PUT", "partNumber", {"delay": 3})]
+    front.max_inflight = 0
     c = connect(BUILD)
     create(c, "bagz", "s3://bkt/big/big.bagz")
     c.execute("INSERT INTO w(record) SELECT record FROM bagz(?)", (src,))
     c.commit()
     c.close()
+    front.match_faults = []
     parts = [r for r in front.requests()[before:] if r[1] == "PUT"]
     C.eq(len(parts), 2, "a 12 MiB object: 2 part uploads")
+    C.eq(front.max_inflight, 2, "... both on their way at once (several parts in flight)")
     C.check(open(os.path.join(bucket_dir, "big", "big.bagz"), "rb").read() ==
             open(src, "rb").read(), "the 12 MiB object is byte-identical to the local file")
+
+
+def big_source(n):
+    """A local bag of n records of 64 KiB (random bytes), made once."""
+    src = os.path.join(TMP, "src%d.bag" % n)  # .bag: not compressed
+    if not os.path.exists(src):
+        c = connect(BUILD)
+        create(c, "bagz", src)
+        c.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < %d) "
+                  "INSERT INTO w(record) SELECT randomblob(65536) FROM s" % n)
+        c.commit()
+        c.close()
+    return src
+
+
+def parts(front, since):
+    """The part uploads (PUT ...?partNumber) the front answered since
+    request number `since`, by object path."""
+    out = {}
+    for r in front.requests()[since:]:
+        if r[1] == "PUT" and r[5] == 200:
+            out[r[2]] = out.get(r[2], 0) + 1
+    return out
+
+
+def test_early(front, bucket_dir):
+    """A big staged file whose name is known goes up in parts while the
+    INSERT runs (one bagz, name@N with rows_per_shard, datadings): parts
+    are sent before COMMIT, nothing is visible under the target, COMMIT
+    sends only the rest, and the objects are the local writer's bytes.
+    A savepoint rolled back below sent parts sends them again; ROLLBACK
+    and a close without COMMIT abort the upload."""
+    src = big_source(400)  # 25 MiB: 3 whole parts and a tail
+    cases = [("bagz", "one.bagz", "", "INSERT INTO w(record) SELECT record FROM bagz(%s)"),
+             ("bagz", "sh@2.bagz", "rows_per_shard=200",
+              "INSERT INTO w(record) SELECT record FROM bagz(%s)"),
+             ("datadings", "d.msgpack", "",
+              "INSERT INTO w(key, raw) SELECT printf('k%%05d', rowid), "
+              "CAST(record AS BLOB) FROM bagz(%s)")]
+    for module, name, opts, sql in cases:
+        if module == "datadings":  # raw must be msgpack: a bin of the record
+            sql = ("INSERT INTO w(key, sample) SELECT printf('k%%05d', rowid), "
+                   "json_object('v', hex(substr(record, 1, 40000))) FROM bagz(%s)")
+        prefix = "early/%s_%s" % (module, name.replace("@", "_"))
+        d = tempfile.mkdtemp(dir=TMP)
+        c = connect(BUILD)
+        create(c, module, os.path.join(d, name), opts=opts)
+        c.execute(sql % sql_quote(src))
+        c.commit()
+        c.close()
+        want = tree(d)
+        before = len(front.requests())
+        c = connect(BUILD)
+        c.isolation_level = None
+        create(c, module, "s3://bkt/%s/%s" % (prefix, name), opts=opts)
+        c.execute("BEGIN")
+        c.execute(sql % sql_quote(src))
+        # the helpers send what is final; give them a bounded moment
+        for _ in range(100):
+            if sum(parts(front, before).values()) >= 2 * (1 if name != "sh@2.bagz" else 2):
+                break
+            time.sleep(0.1)
+        early = parts(front, before)
+        C.check(sum(early.values()) >= 2, "%s %s: parts went up during the INSERT" % (module, name),
+                early)
+        C.check(not os.path.exists(os.path.join(bucket_dir, prefix)),
+                "%s %s: ... and nothing is visible under the target before COMMIT"
+                % (module, name))
+        C.check(len(front.uploads) >= 1, "%s %s: ... an upload is open" % (module, name))
+        c.execute("COMMIT")
+        c.close()
+        sent = parts(front, before)
+        got = tree(os.path.join(bucket_dir, prefix))
+        C.check(got == want, "%s %s: the objects are the local writer's bytes" % (module, name),
+                sorted(got))
+        need = {("/bkt/%s/%s" % (prefix, k)): max(1, (len(v) + (8 << 20) - 1) // (8 << 20))
+                for k, v in want.items()}
+        C.eq({k: v for k, v in sent.items() if k in need}, need,
+             "%s %s: each part sent once (those of the INSERT not again at COMMIT)"
+             % (module, name))
+        C.eq(front.uploads, {}, "%s %s: no upload left open" % (module, name))
+    # a savepoint rolled back below sent parts: they go again, the object is right
+    src2 = big_source(401)
+    d = tempfile.mkdtemp(dir=TMP)
+    c = connect(BUILD)
+    create(c, "bagz", os.path.join(d, "sp.bagz"))
+    c.execute("INSERT INTO w(record) SELECT record FROM bagz(?) WHERE rowid < 150", (src,))
+    c.execute("INSERT INTO w(record) VALUES ('tail')")
+    c.commit()
+    c.close()
+    before = len(front.requests())
+    c = connect(BUILD)
+    c.isolation_level = None
+    create(c, "bagz", "s3://bkt/early/sp.bagz")
+    c.execute("BEGIN")
+    c.execute("INSERT INTO w(record) SELECT record FROM bagz(?) WHERE rowid < 150", (src,))
+    c.execute("SAVEPOINT s")
+    c.execute("INSERT INTO w(record) SELECT record FROM bagz(?)", (src2,))
+    for _ in range(100):  # part 2 (bytes 8-16 MiB, past the savepoint) sent
+        if sum(parts(front, before).values()) >= 2:
+            break
+        time.sleep(0.1)
+    c.execute("ROLLBACK TO s")
+    c.execute("INSERT INTO w(record) VALUES ('tail')")
+    c.execute("COMMIT")
+    c.close()
+    C.check(open(os.path.join(bucket_dir, "early", "sp.bagz"), "rb").read() ==
+            open(os.path.join(d, "sp.bagz"), "rb").read(),
+            "a savepoint rolled back below sent parts: the object is the local writer's bytes")
+    C.check(sum(parts(front, before).values()) > 2,
+            "... its 2 parts took more than 2 part uploads (the cut one went again)",
+            parts(front, before))
+    C.eq(front.uploads, {}, "... no upload left open")
+    # ROLLBACK, and a close without COMMIT, after parts went up
+    for how in ("rollback", "close"):
+        before = len(front.requests())
+        c = connect(BUILD)
+        c.isolation_level = None
+        create(c, "bagz", "s3://bkt/early/%s.bagz" % how)
+        c.execute("BEGIN")
+        c.execute("INSERT INTO w(record) SELECT record FROM bagz(?)", (src,))
+        for _ in range(100):
+            if parts(front, before):
+                break
+            time.sleep(0.1)
+        C.check(parts(front, before), "%s: parts went up during the INSERT" % how)
+        if how == "rollback":
+            c.execute("ROLLBACK")
+        c.close()
+        C.check(not os.path.exists(os.path.join(bucket_dir, "early", how + ".bagz")),
+                "%s: no object under the target" % how)
+        C.eq(front.uploads, {}, "%s: the upload is aborted" % how)
 
 
 def test_not_published(front, bucket_dir):
@@ -352,6 +496,50 @@ def test_commit_point_fails(front, bucket_dir):
     front.match_faults = []
 
 
+def test_lost_complete(front, bucket_dir):
+    """The answer to a CompleteMultipartUpload is lost (the front completes
+    it, then drops the connection): the retry is answered NoSuchUpload,
+    and the object now there is this upload's (by S3's multipart ETag, or
+    by the MD5 of the staged bytes as s3rver gives it): the COMMIT
+    succeeds. A NoSuchUpload with no such object still fails it."""
+    want = local_copy("bagz", "l@2.bagz", "", ROWS)
+    for k, s3_etags in enumerate((True, False)):
+        front.s3_etags = s3_etags
+        front.match_faults = [("POST", "uploadId", {"reset": True})]
+        before = len(front.requests())
+        c = connect(BUILD)
+        create(c, "bagz", "s3://bkt/lc%d/l@2.bagz" % k)
+        c.execute(insert("bagz", ROWS))
+        e = error_of(c, "COMMIT")
+        C.eq(e, None, "(%d) a complete whose answer was lost: the COMMIT succeeds" % k)
+        e = error_of(c, insert("bagz", ROWS[:1]))
+        C.eq(e, None, "(%d) ... and the next statement reports no error" % k)
+        c.close()
+        completes = [r[5] for r in front.requests()[before:]
+                     if r[1] == "POST" and r[5] is not None]
+        C.check(404 in completes, "(%d) ... the retried complete was answered NoSuchUpload"
+                % k, completes)
+        C.check(tree(os.path.join(bucket_dir, "lc%d" % k)) == want,
+                "(%d) ... the objects are the local writer's bytes" % k)
+        C.eq(rows_of("bagz", "s3://bkt/lc%d/l@2.bagz" % k), sorted(ROWS),
+             "(%d) ... and read back" % k)
+        C.eq(front.uploads, {}, "(%d) ... no upload left open" % k)
+    front.s3_etags = False
+    # NoSuchUpload and no object of ours there: the COMMIT fails
+    front.match_faults = [("POST", "uploadId", {"status": 404})]
+    c = connect(BUILD)
+    create(c, "bagz", "s3://bkt/lc2/l@2.bagz")
+    c.execute(insert("bagz", ROWS))
+    e = error_of(c, "COMMIT")
+    C.check(e and "404" in e and "s3://bkt/lc2/l-0000" in e,
+            "a complete answered 404 with no object of ours there fails the COMMIT", e)
+    c.close()
+    C.check(not os.path.isdir(os.path.join(bucket_dir, "lc2")) or
+            os.listdir(os.path.join(bucket_dir, "lc2")) == [], "... and nothing is published")
+    C.eq(front.uploads, {}, "... no upload left open")
+    front.match_faults = []
+
+
 def test_killed(front, bucket_dir):
     """SIGKILL while a part goes up (the front holds it 5 s): the target
     is unchanged, one upload open; the next writer aborts it."""
@@ -458,15 +646,27 @@ def test_killed_in_insert(front, bucket_dir):
     rows = ("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 200000) "
             "INSERT INTO w(record) SELECT randomblob(100) FROM s")
     for k in range(3):
-        before = len(writes(front))
+        before = len(front.requests())
         p = writer_child("s3://bkt/ki/k%d.bagz" % k, rows, commit=False)
         time.sleep(random.uniform(0.05, 0.6))
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=30)
-        C.eq(writes(front)[before:], [], "killed at a random instant of an INSERT (%d): no "
-             "request wrote anything" % k)
-    C.check(not os.path.exists(os.path.join(bucket_dir, "ki")), "... and no object exists")
-    C.eq(front.uploads, {}, "... nor an open upload")
+        # parts may have gone up (a multipart upload, never completed; the
+        # last part maybe cut off by the kill): nothing deleted
+        C.eq([r for r in front.requests()[before:] if r[1] == "DELETE"], [],
+             "killed at a random instant of an INSERT (%d): nothing deleted" % k)
+        C.check(not os.path.exists(os.path.join(bucket_dir, "ki", "k%d.bagz" % k)),
+                "(%d) ... and no object exists" % k)
+    # the next writer of each target aborts what the killed one left open
+    for k in range(3):
+        c = connect(BUILD)
+        create(c, "bagz", "s3://bkt/ki/k%d.bagz" % k)
+        c.execute(insert("bagz", ROWS[:2]))
+        c.commit()
+        c.close()
+        C.eq(rows_of("bagz", "s3://bkt/ki/k%d.bagz" % k), sorted(ROWS[:2]),
+             "(%d) the next writer publishes its rows" % k)
+    C.eq(front.uploads, {}, "... and no upload is left open after the next writers")
 
 
 def test_killed_random_commit(front, bucket_dir):
@@ -620,12 +820,14 @@ def main():
         env_for("http://127.0.0.1:%d" % front.port, "AKFRONT", SECRET)
         C.run(test_formats, front, bucket_dir)
         C.run(test_big, front, bucket_dir)
+        C.run(test_early, front, bucket_dir)
         C.run(test_not_published, front, bucket_dir)
         C.run(test_create_refused, front, bucket_dir)
         C.run(test_replace, front, bucket_dir)
         C.run(test_second_commit, front, bucket_dir)
         C.run(test_faults, front, bucket_dir)
         C.run(test_commit_point_fails, front, bucket_dir)
+        C.run(test_lost_complete, front, bucket_dir)
         C.run(test_killed, front, bucket_dir)
         C.run(test_endpoint_option, front, bucket_dir)
         C.run(test_killed_in_commit, front, bucket_dir)

@@ -6,7 +6,9 @@
  * refused with nothing prepared, unless the commit point is missing; a
  * failed commit point deletes what prepare completed; freeing before the
  * publish (a rollback) deletes them and cancels every upload; a failed
- * upload leaves nothing; a folder's files go up deepest first. */
+ * upload leaves nothing; a folder's files go up deepest first; an early
+ * upload (started while its file was written) is finished, not begun
+ * again, kept by the cleanup, and aborted when the prepare fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +79,11 @@ static int f_remove(const char *target, char **err) {
   return 0;
 }
 
-static int f_clean(const char *target, size_t *n, char **err) {
+static void *kept; /* the last keep a clean was given */
+static int finishes;
+
+static int f_clean(const char *target, void *keep, size_t *n, char **err) {
+  kept = keep;
   (void)target;
   (void)err;
   cleans++;
@@ -87,8 +93,25 @@ static int f_clean(const char *target, size_t *n, char **err) {
 
 static void f_forget(const char *target) { (void)target; }
 
-static const ds_vfs_publisher fake = {"fake", f_prepare, f_commit, f_cancel,
-                                      f_remove, f_clean, f_forget};
+/* An early upload's finish: it is now as prepare's. */
+static int f_finish(void *up, char **err) {
+  (void)up;
+  (void)err;
+  finishes++;
+  return 0;
+}
+
+static const ds_vfs_publisher fake = {"fake",   f_prepare, f_commit, f_cancel, f_remove,
+                                      f_clean, f_forget, NULL,     NULL,     NULL,
+                                      f_finish};
+
+/* An upload started while its file was written (what the early op makes). */
+static void *early_up(const char *target, const char *local) {
+  fake_up *u = calloc(1, sizeof *u);
+  u->target = strdup(target);
+  u->local = strdup(local);
+  return u;
+}
 
 static char tmp[64];
 
@@ -113,7 +136,8 @@ static int has(const char *path) { return access(path, F_OK) == 0; }
 
 static void reset(void) {
   order[0] = 0;
-  prepares = cancels = cleans = 0;
+  prepares = cancels = cleans = finishes = 0;
+  kept = NULL;
   fail_prepare_at = -1;
   fail_commit_of = NULL;
 }
@@ -130,8 +154,8 @@ int main(void) {
 
   /* create, three objects (publish order: s1, s2, then s0 the commit point) */
   reset();
-  ds_rpub_item three[] = {{at("l1"), 0, at("bkt/s1")}, {at("l2"), 0, at("bkt/s2")},
-                          {at("l0"), 0, at("bkt/s0")}};
+  ds_rpub_item three[] = {{at("l1"), 0, at("bkt/s1"), NULL}, {at("l2"), 0, at("bkt/s2"), NULL},
+                          {at("l0"), 0, at("bkt/s0"), NULL}};
   CHECK(ds_rpub_prepare(&fake, three, 3, NULL, 0, 1, &r, &err) == 0);
   CHECK(has(at("bkt/s1")) && has(at("bkt/s2")));
   CHECK(!has(at("bkt/s0"))); /* the commit point waits for publish */
@@ -169,7 +193,7 @@ int main(void) {
 
   /* replace of one object: fine, the new bytes */
   reset();
-  ds_rpub_item one[] = {{at("l2"), 0, at("bkt/s0")}};
+  ds_rpub_item one[] = {{at("l2"), 0, at("bkt/s0"), NULL}};
   CHECK(ds_rpub_prepare(&fake, one, 1, NULL, 0, 0, &r, &err) == 0);
   CHECK(ds_rpub_commit(r, &err) == 0);
   ds_rpub_free(r);
@@ -183,7 +207,7 @@ int main(void) {
 
   /* the commit point fails: what prepare completed is deleted again */
   reset();
-  ds_rpub_item fresh[] = {{at("l1"), 0, at("bkt/n1")}, {at("l0"), 0, at("bkt/n0")}};
+  ds_rpub_item fresh[] = {{at("l1"), 0, at("bkt/n1"), NULL}, {at("l0"), 0, at("bkt/n0"), NULL}};
   fail_commit_of = at("bkt/n0");
   CHECK(ds_rpub_prepare(&fake, fresh, 2, NULL, 0, 1, &r, &err) == 0);
   CHECK(has(at("bkt/n1")));
@@ -215,13 +239,43 @@ int main(void) {
   free(err);
   err = NULL;
 
+  /* an early upload: prepare finishes it (no new upload), the cleanup
+   * of killed writers' uploads keeps it, the commit completes it */
+  reset();
+  void *e1 = early_up(at("bkt/e1"), at("l1"));
+  ds_rpub_item early[] = {{at("l1"), 0, at("bkt/e1"), e1}};
+  if (CHECK(ds_rpub_prepare(&fake, early, 1, NULL, 0, 1, &r, &err) == 0)) {
+    CHECK(finishes == 1 && prepares == 0);
+    CHECK(kept == e1);
+    CHECK(ds_rpub_commit(r, &err) == 0);
+    ds_rpub_free(r);
+  }
+  CHECK(has(at("bkt/e1")) && cancels == 0);
+  /* ... refused (mode=create over what exists): the early upload aborted */
+  reset();
+  void *e2 = early_up(at("bkt/e1"), at("l2"));
+  ds_rpub_item refused[] = {{at("l2"), 0, at("bkt/e1"), e2}};
+  CHECK(ds_rpub_prepare(&fake, refused, 1, NULL, 0, 1, &r, &err) == -1);
+  CHECK(finishes == 0 && cancels == 1);
+  free(err);
+  err = NULL;
+  /* ... an item never reached (a folder before it fails): aborted too */
+  reset();
+  void *e3 = early_up(at("bkt/e3"), at("l0"));
+  ds_rpub_item unreached[] = {{at("nofolder"), 1, at("bkt/nf"), NULL},
+                              {at("l0"), 0, at("bkt/e3"), e3}};
+  CHECK(ds_rpub_prepare(&fake, unreached, 2, NULL, 0, 1, &r, &err) == -1);
+  CHECK(cancels == 1);
+  free(err);
+  err = NULL;
+
   /* a folder: deeper files first, the top-level ones last */
   reset();
   mkdir(at("d"), 0755);
   mkdir(at("d/sub"), 0755);
   put(at("d/top"), "t");
   put(at("d/sub/deep"), "d");
-  ds_rpub_item dir[] = {{at("d"), 1, at("bkt/ds")}};
+  ds_rpub_item dir[] = {{at("d"), 1, at("bkt/ds"), NULL}};
   if (CHECK(ds_rpub_prepare(&fake, dir, 1, NULL, 0, 1, &r, &err) == 0)) {
     CHECK(ds_rpub_commit(r, &err) == 0);
     ds_rpub_free(r);

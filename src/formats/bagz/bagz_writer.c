@@ -185,11 +185,19 @@ static void fmt_free(void *fmt) {
   free(f);
 }
 
+/* sharded_writer_ops.data_published: a shard's records file is what is
+ * published (the limits appended to it, or beside it). */
+static int data_published(void *fmt) {
+  (void)fmt;
+  return 1;
+}
+
 static const sharded_writer_ops bagz_ops = {
     .name = "bagz", .side_label = "limits", .star_needs_rows = 0,
     .side_path = limits_path, .init = init, .add = add, .drain = drain, .reset = reset,
     .copy_back = copy_back, .split_open = split_open, .split_part = split_part,
-    .split_close = split_close, .finish = finish, .free = fmt_free};
+    .split_close = split_close, .finish = finish, .data_published = data_published,
+    .free = fmt_free};
 
 int bagz_writer_open(ds_stage *stage, const char *spec, const bagz_writer_options *o,
                      sharded_writer **out, char **err) {

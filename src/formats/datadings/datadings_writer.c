@@ -165,6 +165,11 @@ int datadings_writer_begin(datadings_writer *w, char **err) {
   if (ds_stage_file(w->stage, "msgpack", &w->data, err) ||
       ds_stage_file(w->stage, "offsets", &w->offsets, err))
     return -1;
+  /* published as written: a remote target uploads them while written */
+  char *offsets_path = ds_strf("%s.offsets", w->path);
+  ds_stage_expect(w->stage, w->data, w->path);
+  if (offsets_path) ds_stage_expect(w->stage, w->offsets, offsets_path);
+  free(offsets_path);
   w->in_txn = 1;
   if (start_hasher(w, err)) return -1;
   if (!w->published) {

@@ -134,10 +134,17 @@ static int finish(void *fmt, ds_stage *stage, sw_shard *s, size_t k, sw_pub *p,
   return rc;
 }
 
+/* sharded_writer_ops.data_published: the shard itself, uncompressed. */
+static int data_published(void *fmt) {
+  const tfrecord_staged_options *o = fmt;
+  return o->compression == TFRECORD_NONE;
+}
+
 static const sharded_writer_ops tfrecord_ops = {
     .name = "tfrecord", .side_label = NULL, .star_needs_rows = 1, .add = add,
     .copy_back = copy_back, .split_open = split_open, .split_part = split_part,
-    .split_close = split_close, .finish = finish, .free = free};
+    .split_close = split_close, .finish = finish, .data_published = data_published,
+    .free = free};
 
 int tfrecord_staged_open(ds_stage *stage, const char *spec,
                          const tfrecord_staged_options *o, sharded_writer **out,
