@@ -61,10 +61,11 @@ static uint64_t cache_max(void) {
   return (uint64_t)v << sh;
 }
 
-/* DATASETS_REMOTE_CACHE_FRESH_MS (0 when unset). */
+/* DATASETS_REMOTE_CACHE_FRESH_MS (DS_RCACHE_FRESH_DEFAULT_MS when unset or
+ * empty; 0 or less: no window). */
 static long long fresh_ms(void) {
   const char *s = getenv("DATASETS_REMOTE_CACHE_FRESH_MS");
-  long long w = s ? atoll(s) : 0;
+  long long w = s && *s ? atoll(s) : DS_RCACHE_FRESH_DEFAULT_MS;
   return w > 0 ? w : 0;
 }
 

@@ -207,7 +207,7 @@ def main():
     base = dict(os.environ)
     base.pop("DATASETS_REMOTE_CACHE", None)
     base.pop("DATASETS_REMOTE_CACHE_MAX", None)
-    base.pop("DATASETS_REMOTE_CACHE_FRESH_MS", None)
+    base["DATASETS_REMOTE_CACHE_FRESH_MS"] = "0"  # no window (test_remote_fresh.py has it)
 
     def env_with(cache, **more):
         e = dict(base, DATASETS_REMOTE_CACHE_DIR=os.path.join(caches, cache))
