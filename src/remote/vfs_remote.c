@@ -188,6 +188,22 @@ static void r_prefetch(const ds_vfs_file *f, const ds_vfs_range *r, size_t n) {
   if (f->impl) ds_rfile_prefetch(f->impl, r, n);
 }
 
+static void r_prefetch_many(const ds_vfs_prefetch_set *s, size_t n) {
+  ds_rfile **fs = n ? malloc(n * sizeof *fs) : NULL;
+  const ds_vfs_range **r = n ? malloc(n * sizeof *r) : NULL;
+  size_t *c = n ? malloc(n * sizeof *c) : NULL, k = 0;
+  for (size_t i = 0; fs && r && c && i < n; i++)
+    if (s[i].f->impl) {
+      fs[k] = s[i].f->impl;
+      r[k] = s[i].r;
+      c[k++] = s[i].n;
+    }
+  if (k) ds_rfile_prefetch_many(fs, r, c, k);
+  free(fs);
+  free(r);
+  free(c);
+}
+
 static int r_restat(const ds_vfs_file *f, ds_vfs_info *st) {
   ds_rfile *rf = f->impl;
   if (!rf) {
@@ -414,7 +430,8 @@ static int r_glob(const char *pattern, int flags, ds_vfs_names *out) {
       .exists = r_exists,      .dir_open = r_dir_open, .dir_close = r_dir_close,   \
       .dir_stat = r_dir_stat,  .list_open = name##_list_open,                      \
       .list_next = r_list_next, .list_close = r_list_close, .glob = r_glob,        \
-      .hint = r_hint, .prefetch = r_prefetch, .stat_many = ds_probe_many};
+      .hint = r_hint, .prefetch = r_prefetch, .stat_many = ds_probe_many, \
+      .prefetch_many = r_prefetch_many};
 
 REMOTE_BACKEND(http, "http")
 REMOTE_BACKEND(https, "https")
