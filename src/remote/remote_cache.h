@@ -19,7 +19,7 @@
  * ~/.cache/sqlite-datasets/remote; one file per entry ("<sha256 of the
  * URL>.p" for a probe answer, ".w" for whole bytes), written to a temporary
  * file and renamed into place (concurrent processes see an old or a new
- * whole entry, never half of one), each with a SHA-256 of its content: an
+ * whole entry, never half of one), each with a CRC-32 of its content: an
  * entry that fails the check, or names another URL, is deleted and the
  * bytes fetched again. How big: DATASETS_REMOTE_CACHE_MAX bytes (K/M/G
  * suffixes; default 1G); when a process has written past it, the least
