@@ -144,7 +144,7 @@ static void work(many *m) {
     }
     size_t i = __atomic_fetch_add(&m->next, 1, __ATOMIC_RELAXED);
     if (i >= m->n) break;
-    if (!m->objs[i].url) continue;
+    if (!m->objs[i].url || m->ok[i]) continue;
     ds_probe p;
     int eno = 0;
     char *err = NULL;
@@ -167,6 +167,44 @@ static void *helper(void *arg) {
   return NULL;
 }
 
+/* The first pass, on the calling thread: what is known without a request
+ * is taken, and the paths whose first request is a suffix range GET are
+ * asked in one batch (DS_PROBE_BATCH_PARALLEL in flight, connections
+ * reused); the answers that came are taken. The count of paths left for
+ * ds_probe_get (failures, folders, missing keys, entries to confirm). */
+static size_t batch(many *m) {
+  size_t *at = malloc(m->n * sizeof *at), nb = 0, left = 0;
+  for (size_t i = 0; i < m->n; i++) {
+    if (!m->objs[i].url) continue;
+    int plan = ds_probe_plan(&m->objs[i], &m->res[i]);
+    if (plan == DS_PLAN_KNOWN) m->ok[i] = 1;
+    else if (plan == DS_PLAN_SUFFIX && at) at[nb++] = i;
+    else left++;
+  }
+  ds_http_req *rs = nb ? calloc(nb, sizeof *rs) : NULL;
+  if (!rs) {
+    free(at);
+    return left + nb;
+  }
+  for (size_t j = 0; j < nb; j++) ds_probe_suffix_req(&m->objs[at[j]], &rs[j]);
+  ds_http_opts ho;
+  ds_robj_http_opts(&m->objs[at[0]], &ho);
+  ho.max_parallel = DS_PROBE_BATCH_PARALLEL;
+  ds_http_run(rs, nb, &ho);
+  for (size_t j = 0; j < nb; j++) {
+    if (!rs[j].err) {
+      ds_probe_take(&m->objs[at[j]], &rs[j], &m->res[at[j]]);
+      m->ok[at[j]] = 1;
+    } else {
+      left++;
+    }
+    ds_http_req_free(&rs[j]);
+  }
+  free(rs);
+  free(at);
+  return left;
+}
+
 void ds_probe_many(const char *const *paths, size_t n) {
   if (n < 2) return;
   many m = {calloc(n, sizeof(ds_robj)), calloc(n, sizeof(ds_probe)), calloc(n, 1), n, 0, 0, 0};
@@ -181,7 +219,9 @@ void ds_probe_many(const char *const *paths, size_t n) {
     if (ds_robj_make(paths[i], &m.objs[i], &err)) memset(&m.objs[i], 0, sizeof m.objs[i]);
     free(err);
   }
-  size_t want = n < DS_PROBE_PARALLEL ? n - 1 : DS_PROBE_PARALLEL - 1, started = 0;
+  size_t left = batch(&m);
+  size_t want = left < DS_PROBE_PARALLEL ? (left ? left - 1 : 0) : DS_PROBE_PARALLEL - 1;
+  size_t started = 0;
   pthread_t *th = calloc(want, sizeof *th);
   for (size_t i = 0; th && i < want; i++) {
     if (pthread_create(&th[i], NULL, helper, &m) != 0) break;

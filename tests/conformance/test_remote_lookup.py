@@ -10,7 +10,10 @@ those it answers at once, max_inflight). Checked:
 - a list of 100 rows in each of 4 shards whose limits are larger than
   the tail an open fetches: the rows of the local read, each shard's
   limits fetched once (the lookups read them from memory, not again from
-  the server), and no range fetched twice.
+  the server), and no range fetched twice;
+- opening a set of 100 small shards (count(*)): the local answer, one GET
+  per shard, and more of them in flight at once than the 32 probe threads
+  could have (the probes sent as one batch).
 Usage: test_remote_lookup.py BUILD_DIR"""
 import os
 import random
@@ -99,6 +102,28 @@ def main():
                         % (name[5:], len(lim)))
             t.check(len(gets) == len(set(gets)), "no range fetched twice",
                     (len(gets), len(set(gets))))
+            conn.execute("DROP TABLE temp.b")
+
+            # -- a set of 100 shards opened: one batch of probes --
+            for i in range(100):
+                dstest.write_tail_bag(os.path.join(bkt, "m-%05d-of-00100.bag" % i),
+                                      [rng.randbytes(rng.randint(10, 200)) for _ in range(5 + i % 4)])
+            q = "SELECT count(*), sum(length(record)) FROM bagz(%s)"
+            s3.log.clear()
+            s3.max_inflight = 0
+            s3.always = {"delay": 0.1}
+            got = conn.execute(q % dstest.sql_quote(s3.url("bkt/m@100.bag"))).fetchall()
+            s3.always = {}
+            want = local.execute(q % dstest.sql_quote(os.path.join(bkt, "m@100.bag"))).fetchall()
+            t.check(got == want, "100 shards: the local answer", (got, want))
+            shard_gets = {}
+            for r in s3.requests("GET"):
+                if r[2].startswith("/bkt/m-"):
+                    shard_gets[r[2]] = shard_gets.get(r[2], 0) + 1
+            t.check(len(shard_gets) == 100 and set(shard_gets.values()) == {1},
+                    "100 shards: one GET each", (len(shard_gets), set(shard_gets.values())))
+            t.check(s3.max_inflight > 32, "100 shards: %d probes in flight at once (more than "
+                    "32 threads)" % s3.max_inflight)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     t.exit()
