@@ -377,7 +377,10 @@ void ds_probe_take(const ds_robj *o, ds_http_req *r, ds_probe *out) {
   memset(out, 0, sizeof *out);
   take(out, r);
   cache_put(o->url, out);
-  if (ds_rcache_on(o)) to_disk(o, out);
+}
+
+void ds_probe_keep(const ds_robj *o, const ds_probe *p) {
+  if (ds_rcache_on(o)) to_disk(o, p);
 }
 
 /* Forget the cached answer for url (a writer just changed the object). */
