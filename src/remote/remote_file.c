@@ -222,9 +222,12 @@ static int by_off(const void *a, const void *b) {
 }
 
 /* The extents to fetch for the ranges r[0..n) of f into *out (malloc'd,
- * sorted, merged through small gaps; the tail held is left out): their
- * count, 0 when none or out of memory. */
-static size_t plan(const ds_rfile *f, const ds_vfs_range *r, size_t n, ds_vfs_range **out) {
+ * sorted, merged through small gaps; the tail held is left out), within
+ * DS_RFILE_PREFETCH_MAX and the process-wide cap less *planned (the bytes
+ * of the batch's earlier files, which grows by these): their count, 0
+ * when none or out of memory. */
+static size_t plan(const ds_rfile *f, const ds_vfs_range *r, size_t n, ds_vfs_range **out,
+                   uint64_t *planned) {
   const ds_probe *p = &f->at_open;
   uint64_t tail_off = p->size - p->tail_len; /* the tail is held already */
   ds_vfs_range *v = n ? malloc(n * sizeof *v) : NULL;
@@ -251,7 +254,7 @@ static size_t plan(const ds_rfile *f, const ds_vfs_range *r, size_t n, ds_vfs_ra
       if ((gap < DS_RFILE_MIN || (gap < DS_RFILE_GAP && gap <= useful + v[i].len)) &&
           grown <= DS_RFILE_AHEAD_MAX) {
         if (total + (grown - x->len) > DS_RFILE_PREFETCH_MAX ||
-            !held_room(total + (grown - x->len)))
+            !held_room(*planned + total + (grown - x->len)))
           break;
         total += grown - x->len;
         x->len = grown;
@@ -259,11 +262,13 @@ static size_t plan(const ds_rfile *f, const ds_vfs_range *r, size_t n, ds_vfs_ra
         continue;
       }
     }
-    if (total + v[i].len > DS_RFILE_PREFETCH_MAX || !held_room(total + v[i].len)) break;
+    if (total + v[i].len > DS_RFILE_PREFETCH_MAX || !held_room(*planned + total + v[i].len))
+      break;
     v[e++] = v[i];
     total += v[i].len;
     useful = v[i].len;
   }
+  *planned += total;
   return e;
 }
 
@@ -298,7 +303,9 @@ void ds_rfile_prefetch_many(ds_rfile *const *fs, const ds_vfs_range *const *r,
   ds_vfs_range **ext = k ? calloc(k, sizeof *ext) : NULL;
   size_t *ne = k ? calloc(k, sizeof *ne) : NULL;
   size_t total = 0;
-  for (size_t j = 0; ext && ne && j < k; j++) total += ne[j] = plan(fs[j], r[j], n[j], &ext[j]);
+  uint64_t planned = 0;
+  for (size_t j = 0; ext && ne && j < k; j++)
+    total += ne[j] = plan(fs[j], r[j], n[j], &ext[j], &planned);
   ds_http_req *rs = total ? calloc(total, sizeof *rs) : NULL;
   if (rs) {
     for (size_t j = 0, at = 0; j < k; j++)
