@@ -3,10 +3,12 @@
  * cost N round trips in a row. First, on the calling thread, what is
  * known without a request is taken (answers of this process, the disk
  * cache inside its freshness window), and the paths whose probe starts
- * with a suffix range GET are asked in one batch of requests in flight
+ * with a suffix range GET are asked in batches of requests in flight
  * (DS_PROBE_BATCH_PARALLEL, libcurl's multi interface, connections
- * reused). The paths left (a failure, a folder, a missing key, a disk
- * entry to confirm by HEAD) are probed by up to DS_PROBE_PARALLEL threads
+ * reused; 4 x that many a batch, each batch's answers handed to the
+ * threads for their disk-cache writes while the next is on the wire).
+ * The paths left (a failure, a folder, a missing key, a disk entry to
+ * confirm by HEAD) are probed by up to DS_PROBE_PARALLEL threads
  * at once (each probe is remote_probe.c's, with its fallbacks for servers
  * that answer suffix ranges wrongly and its folder checks), made for the
  * call and joined before it returns (none when nothing is left); the
