@@ -66,14 +66,14 @@ SYNC="bench/sync_clock.c -Wl,--export-dynamic-symbol=fsync -Wl,--export-dynamic-
 build bench_w -Isrc -DSQLITE_CORE $SYNC bench/bench_w.c bench/bench_common.c bench/wd1_index.c \
   src/formats/datadings/datadings.c src/formats/datadings/simplebloom.c src/decoders/msgpack_value.c \
   src/decoders/msgpack_encode.c src/decoders/msgpack_descr.c src/decoders/msgpack_numpy.c src/decoders/pickle.c \
-  src/decoders/pickle_list.c src/core/*.c src/remote/*.c -ljansson -lpthread
+  src/decoders/pickle_list.c src/core/*.c src/remote/*.c -ljansson -lisal -lpthread
 # bench_wac (W-A1, W-C1) links the tree's pickle encoder for its yardstick
 build bench_wac -Isrc -DSQLITE_CORE $SYNC bench/bench_wac.c bench/bench_common.c \
-  src/decoders/pickle_write.c src/core/*.c src/remote/*.c -lblosc -ljansson -lpthread
+  src/decoders/pickle_write.c src/core/*.c src/remote/*.c -lblosc -ljansson -lisal -lpthread
 # bench_a1 links the tree's own pickle decoder and .npy parser (compiled
 # against libsqlite3 directly, as for the unit tests)
 build bench_a1 -Isrc -DSQLITE_CORE bench/bench_a1.c bench/bench_common.c \
-  src/decoders/pickle.c src/core/*.c src/remote/*.c -ljansson -lpthread
+  src/decoders/pickle.c src/core/*.c src/remote/*.c -ljansson -lisal -lpthread
 build gen_c1 bench/gen_c1.c -lblosc
 build bench_c1 bench/bench_c1.c bench/bench_common.c -lblosc
 # T-B1 writes and reads tf.Example records with libprotobuf-c and the code

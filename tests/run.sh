@@ -19,6 +19,11 @@ LOG=$(mktemp)
 # folder, never the user's ~/.cache
 DATASETS_REMOTE_CACHE_DIR=$(mktemp -d)
 export DATASETS_REMOTE_CACHE_DIR
+# and no freshness window (default 10 s): the tests replace objects from
+# outside the extension and read them again at once; test_remote_fresh.py
+# checks the default window itself
+DATASETS_REMOTE_CACHE_FRESH_MS=0
+export DATASETS_REMOTE_CACHE_FRESH_MS
 trap 'rm -f "$LOG"; rm -rf "$DATASETS_REMOTE_CACHE_DIR"' EXIT
 pass=0
 fail=0

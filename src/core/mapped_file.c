@@ -265,6 +265,13 @@ void ds_file_prefetch(const ds_file *f, const ds_vfs_range *r, size_t n) {
   if (ds_file_prefetchable(f)) ds_vfs_prefetch(&f->vf, r, n);
 }
 
+int ds_file_prefetch_set(const ds_file *f, const ds_vfs_range *r, size_t n,
+                         ds_vfs_prefetch_set *out) {
+  if (!ds_file_prefetchable(f)) return 0;
+  *out = (ds_vfs_prefetch_set){&f->vf, r, n};
+  return 1;
+}
+
 int ds_file_u64le(const ds_file *f, uint64_t off, uint64_t *out, char **err) {
   uint8_t b[8];
   if (ds_file_read(f, off, 8, b, err)) return -1;

@@ -30,6 +30,12 @@ typedef struct ds_prefetch_steps {
   /* The hint for rows v[0..n) of shard s (sorted by index); rg has room
    * for n ranges. */
   void (*shard)(const void *ctx, size_t s, const ds_row_at *v, size_t n, ds_vfs_range *rg);
+  /* Optional, instead of shard: the hint for every shard's rows at once
+   * (bagz: one round of limits and one of records for the whole set,
+   * ds_vfs_prefetch_many): v[0..m) sorted, shard j's rows from first[j]
+   * to first[j + 1] (ngroups groups); rg has room for m ranges. */
+  void (*all)(const void *ctx, const ds_row_at *v, size_t m, const size_t *first,
+              size_t ngroups, ds_vfs_range *rg);
 } ds_prefetch_steps;
 
 /* The hint for rows g[0..n) of a reader of nshards shards: nothing for

@@ -101,6 +101,26 @@ void ds_vfs_prefetch(const ds_vfs_file *f, const ds_vfs_range *r, size_t n) {
   if (f->be && f->be->prefetch && n > 0) f->be->prefetch(f, r, n);
 }
 
+void ds_vfs_prefetch_many(const ds_vfs_prefetch_set *s, size_t n) {
+  /* the sets of the first backend with prefetch_many go to it together
+   * (the remote backends share one implementation); the others one by one */
+  ds_vfs_prefetch_set *mine = n ? malloc(n * sizeof *mine) : NULL;
+  size_t k = 0;
+  const ds_vfs_backend *be = NULL;
+  for (size_t i = 0; i < n; i++) {
+    const ds_vfs_backend *b = s[i].f->be;
+    if (!b || s[i].n == 0) continue;
+    if (mine && b->prefetch_many && (!be || b->prefetch_many == be->prefetch_many)) {
+      be = b;
+      mine[k++] = s[i];
+    } else {
+      ds_vfs_prefetch(s[i].f, s[i].r, s[i].n);
+    }
+  }
+  if (be && k) be->prefetch_many(mine, k);
+  free(mine);
+}
+
 void ds_vfs_stat_many(const char *const *paths, size_t n) {
   /* the paths of backends that take the hint, handed to the first one's
    * (the remote backends share one implementation) */

@@ -92,6 +92,13 @@ typedef struct ds_vfs_range {
   uint64_t off, len;
 } ds_vfs_range;
 
+/* One file's ranges in a ds_vfs_prefetch_many. */
+typedef struct ds_vfs_prefetch_set {
+  const ds_vfs_file *f;
+  const ds_vfs_range *r;
+  size_t n;
+} ds_vfs_prefetch_set;
+
 /* ds_vfs_glob flags and results. */
 #define DS_VFS_GLOB_NOSORT 1 /* any order (else sorted as glob(3) sorts) */
 #define DS_VFS_NOMATCH 1     /* ds_vfs_glob: nothing matched */
@@ -126,6 +133,8 @@ struct ds_vfs_backend {
    * caller will read soon; stat_many: paths about to be looked at. */
   void (*prefetch)(const ds_vfs_file *f, const ds_vfs_range *r, size_t n);
   void (*stat_many)(const char *const *paths, size_t n);
+  /* prefetch_many: prefetch of several files of this backend at once */
+  void (*prefetch_many)(const ds_vfs_prefetch_set *s, size_t n);
 };
 
 /* The local file system's backend (vfs_local.c). */
@@ -207,6 +216,11 @@ void ds_vfs_hint(ds_vfs_file *f, unsigned hints);
  * flight, and later preads of them cost no request; the local backend
  * does nothing. Never fails (a range not fetched is read when asked). */
 void ds_vfs_prefetch(const ds_vfs_file *f, const ds_vfs_range *r, size_t n);
+/* ds_vfs_prefetch of several files at once (the shards of a set): a
+ * remote backend fetches all their ranges in one batch of requests in
+ * flight, one round for the whole list rather than one per file. Sets of
+ * files without the hint are skipped. Never fails. */
+void ds_vfs_prefetch_many(const ds_vfs_prefetch_set *s, size_t n);
 /* A hint: paths[0..n) will be stat'ed or opened soon (the shards of a
  * set). A remote backend probes them in parallel into its short-lived
  * probe cache, so that the opens that follow make no request in a row;

@@ -19,7 +19,7 @@
  * ~/.cache/sqlite-datasets/remote; one file per entry ("<sha256 of the
  * URL>.p" for a probe answer, ".w" for whole bytes), written to a temporary
  * file and renamed into place (concurrent processes see an old or a new
- * whole entry, never half of one), each with a SHA-256 of its content: an
+ * whole entry, never half of one), each with a CRC-32 of its content: an
  * entry that fails the check, or names another URL, is deleted and the
  * bytes fetched again. How big: DATASETS_REMOTE_CACHE_MAX bytes (K/M/G
  * suffixes; default 1G); when a process has written past it, the least
@@ -28,10 +28,14 @@
  *
  * Freshness: a probe entry is used only after the server confirmed its
  * ETag (a HEAD, no body) unless it was confirmed less than
- * DATASETS_REMOTE_CACHE_FRESH_MS ago (default 0: always confirmed); whole
- * bytes are used only for the ETag the open confirmed. A replaced object
- * (another ETag) is never served old bytes (within a freshness window the
- * file's later range reads still fail on the new ETag).
+ * DATASETS_REMOTE_CACHE_FRESH_MS ago (default DS_RCACHE_FRESH_DEFAULT_MS,
+ * 10 s, so that a warm open of 1,000 shards makes no request; 0: always
+ * confirmed); whole bytes are used only for the ETag the open confirmed. A
+ * replaced object (another ETag) is never served old bytes: within the
+ * window an open may still see the old size and tail (a count(*) of a bagz
+ * shard the old count), but the file's range reads fail on the new ETag
+ * (and the entry is dropped). A writer of this machine drops the entries
+ * of what it publishes or removes (vfs_publish.c).
  *
  * A guest: no printing; every failure of the cache (no folder, read-only
  * or full disk, a damaged entry) is silent and the bytes come from the
@@ -47,6 +51,7 @@
 #define DS_RCACHE_WHOLE_MAX ((uint64_t)16 << 20) /* objects read whole and kept */
 #define DS_RCACHE_TAIL_MAX ((uint64_t)1 << 20)    /* a probe entry's tail, at most */
 #define DS_RCACHE_MAX_DEFAULT ((uint64_t)1 << 30)
+#define DS_RCACHE_FRESH_DEFAULT_MS 10000 /* DATASETS_REMOTE_CACHE_FRESH_MS unset */
 
 /* What an object is (a probe answer: remote_probe.h) as the cache keeps it. */
 typedef struct ds_rcache_obj {
@@ -69,7 +74,8 @@ void ds_rcache_probe_put(const ds_robj *o, const ds_rcache_obj *p);
 /* Forget o's entries (its object changed). */
 void ds_rcache_drop(const ds_robj *o);
 
-/* 1 when a freshness window is set (DATASETS_REMOTE_CACHE_FRESH_MS > 0). */
+/* 1 when a freshness window is set (DATASETS_REMOTE_CACHE_FRESH_MS > 0, or
+ * unset: the default). */
 int ds_rcache_fresh_window(void);
 /* 1 when a probe entry confirmed age_ms ago is inside the freshness
  * window (used without a request), 0 when it must be confirmed. */

@@ -221,11 +221,18 @@ static int by_off(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-void ds_rfile_prefetch(ds_rfile *f, const ds_vfs_range *r, size_t n) {
+/* The extents to fetch for the ranges r[0..n) of f into *out (malloc'd,
+ * sorted, merged through small gaps; the tail held is left out), within
+ * DS_RFILE_PREFETCH_MAX and the process-wide cap less *planned (the bytes
+ * of the batch's earlier files, which grows by these): their count, 0
+ * when none or out of memory. */
+static size_t plan(const ds_rfile *f, const ds_vfs_range *r, size_t n, ds_vfs_range **out,
+                   uint64_t *planned) {
   const ds_probe *p = &f->at_open;
   uint64_t tail_off = p->size - p->tail_len; /* the tail is held already */
-  ds_vfs_range *v = malloc(n * sizeof *v);
-  if (!v) return;
+  ds_vfs_range *v = n ? malloc(n * sizeof *v) : NULL;
+  *out = v;
+  if (!v) return 0;
   size_t m = 0;
   for (size_t i = 0; i < n; i++) {
     uint64_t a = r[i].off, b = r[i].len > tail_off - a ? tail_off : a + r[i].len;
@@ -247,7 +254,7 @@ void ds_rfile_prefetch(ds_rfile *f, const ds_vfs_range *r, size_t n) {
       if ((gap < DS_RFILE_MIN || (gap < DS_RFILE_GAP && gap <= useful + v[i].len)) &&
           grown <= DS_RFILE_AHEAD_MAX) {
         if (total + (grown - x->len) > DS_RFILE_PREFETCH_MAX ||
-            !held_room(total + (grown - x->len)))
+            !held_room(*planned + total + (grown - x->len)))
           break;
         total += grown - x->len;
         x->len = grown;
@@ -255,31 +262,22 @@ void ds_rfile_prefetch(ds_rfile *f, const ds_vfs_range *r, size_t n) {
         continue;
       }
     }
-    if (total + v[i].len > DS_RFILE_PREFETCH_MAX || !held_room(total + v[i].len)) break;
+    if (total + v[i].len > DS_RFILE_PREFETCH_MAX || !held_room(*planned + total + v[i].len))
+      break;
     v[e++] = v[i];
     total += v[i].len;
     useful = v[i].len;
   }
-  ds_http_req *rs = e ? calloc(e, sizeof *rs) : NULL;
+  *planned += total;
+  return e;
+}
+
+/* Keep the answers rs[0..e) (those complete) as f's prefetched ranges,
+ * replacing what an earlier prefetch kept; the answers are freed. */
+static void install(ds_rfile *f, ds_http_req *rs, size_t e) {
   ds_rblock *got = e ? calloc(e, sizeof *got) : NULL;
-  if (!rs || !got) {
-    free(v);
-    free(rs);
-    free(got);
-    return;
-  }
-  for (size_t i = 0; i < e; i++) {
-    ds_robj_req(&f->obj, &rs[i], DS_HTTP_RANGE);
-    rs[i].offset = v[i].off;
-    rs[i].length = v[i].len;
-    rs[i].if_match = p->etag[0] ? p->etag : NULL;
-  }
-  ds_http_opts ho;
-  ds_robj_http_opts(&f->obj, &ho);
-  ho.max_parallel = DS_RFILE_PREFETCH_PARALLEL;
-  ds_http_run(rs, e, &ho);
   size_t ng = 0;
-  for (size_t i = 0; i < e; i++) {
+  for (size_t i = 0; got && i < e; i++) {
     if (rs[i].err || rs[i].body.len != rs[i].length) continue;
     got[ng].off = rs[i].offset;
     got[ng].len = rs[i].body.len;
@@ -290,8 +288,7 @@ void ds_rfile_prefetch(ds_rfile *f, const ds_vfs_range *r, size_t n) {
     ng++;
   }
   for (size_t i = 0; i < e; i++) ds_http_req_free(&rs[i]);
-  free(rs);
-  free(v);
+  if (!got) return;
   pthread_mutex_lock(&f->mu);
   ds_rblock *old = f->pre;
   size_t nold = f->npre;
@@ -299,4 +296,38 @@ void ds_rfile_prefetch(ds_rfile *f, const ds_vfs_range *r, size_t n) {
   f->npre = ng;
   pthread_mutex_unlock(&f->mu);
   pre_drop(old, nold);
+}
+
+void ds_rfile_prefetch_many(ds_rfile *const *fs, const ds_vfs_range *const *r,
+                            const size_t *n, size_t k) {
+  ds_vfs_range **ext = k ? calloc(k, sizeof *ext) : NULL;
+  size_t *ne = k ? calloc(k, sizeof *ne) : NULL;
+  size_t total = 0;
+  uint64_t planned = 0;
+  for (size_t j = 0; ext && ne && j < k; j++)
+    total += ne[j] = plan(fs[j], r[j], n[j], &ext[j], &planned);
+  ds_http_req *rs = total ? calloc(total, sizeof *rs) : NULL;
+  if (rs) {
+    for (size_t j = 0, at = 0; j < k; j++)
+      for (size_t i = 0; i < ne[j]; i++, at++) {
+        ds_robj_req(&fs[j]->obj, &rs[at], DS_HTTP_RANGE);
+        rs[at].offset = ext[j][i].off;
+        rs[at].length = ext[j][i].len;
+        rs[at].if_match = fs[j]->at_open.etag[0] ? fs[j]->at_open.etag : NULL;
+      }
+    ds_http_opts ho;
+    ds_robj_http_opts(&fs[0]->obj, &ho);
+    ho.max_parallel = DS_RFILE_PREFETCH_PARALLEL;
+    ds_http_run(rs, total, &ho);
+    for (size_t j = 0, at = 0; j < k; at += ne[j], j++)
+      if (ne[j]) install(fs[j], rs + at, ne[j]);
+  }
+  for (size_t j = 0; ext && j < k; j++) free(ext[j]);
+  free(ext);
+  free(ne);
+  free(rs);
+}
+
+void ds_rfile_prefetch(ds_rfile *f, const ds_vfs_range *r, size_t n) {
+  ds_rfile_prefetch_many(&f, &r, &n, 1);
 }

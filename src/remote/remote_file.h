@@ -45,7 +45,7 @@
 #define DS_RFILE_GAP ((uint64_t)1 << 20)           /* forward jumps read through */
 #define DS_RFILE_PREFETCH_MAX ((uint64_t)64 << 20) /* prefetched bytes per file */
 #define DS_REMOTE_HELD_MAX ((uint64_t)512 << 20)   /* all files' blocks */
-#define DS_RFILE_PREFETCH_PARALLEL 16              /* prefetch GETs at once */
+#define DS_RFILE_PREFETCH_PARALLEL 64              /* prefetch GETs at once */
 
 typedef struct ds_rblock {
   uint64_t off;
@@ -79,6 +79,14 @@ ssize_t ds_rfile_pread(ds_rfile *f, void *buf, size_t n, uint64_t off);
  * what an earlier prefetch kept; within DS_RFILE_PREFETCH_MAX. Failures
  * are dropped: those bytes are fetched (and their errors told) when read. */
 void ds_rfile_prefetch(ds_rfile *f, const ds_vfs_range *r, size_t n);
+
+/* ds_rfile_prefetch of k files at once: the ranges r[j][0..n[j]) of
+ * fs[j], all their GETs in one batch (DS_RFILE_PREFETCH_PARALLEL in flight
+ * on as many connections; the settings of fs[0]'s object: retries,
+ * timeouts), so that a list of rows over many shards costs one round, not
+ * one per shard. A file with no range keeps what it held. */
+void ds_rfile_prefetch_many(ds_rfile *const *fs, const ds_vfs_range *const *r,
+                            const size_t *n, size_t k);
 
 /* Bytes of blocks and prefetched ranges all open remote files hold now. */
 uint64_t ds_rfile_held_bytes(void);

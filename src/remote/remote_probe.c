@@ -296,13 +296,18 @@ static void to_disk(const ds_robj *o, const ds_probe *p) {
 
 /* o's answer from the disk cache when its ETag still holds: no request
  * while the entry is fresh, else one HEAD (no body). 1 when out has it;
- * 0 (a miss: the caller asks) when there is none or it is stale. */
-static int from_disk(const ds_robj *o, ds_probe *out) {
+ * 0 (a miss: the caller asks) when there is none or it is stale; with
+ * no_request, 2 (and no HEAD) when there is an entry to confirm. */
+static int from_disk(const ds_robj *o, ds_probe *out, int no_request) {
   int64_t age = 0;
   ds_rcache_obj c;
   if (!ds_rcache_on(o) || !ds_rcache_probe_get(o, &c, &age)) {
     ds_rstats_add(o->url, DS_RSTAT_CACHE_MISSES, 1);
     return 0;
+  }
+  if (no_request && !ds_rcache_fresh(age)) {
+    free(c.tail);
+    return 2;
   }
   out->kind = DS_PROBE_FILE;
   out->size = c.size;
@@ -341,7 +346,7 @@ int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **er
   *eno = 0;
   if (!fresh && ds_probe_warm_get(o->url, out)) return 0;
   if (!fresh && cache_get(o->url, out)) return 0;
-  if (!fresh && from_disk(o, out)) {
+  if (!fresh && from_disk(o, out, 0)) {
     cache_put(o->url, out);
     return 0;
   }
@@ -349,6 +354,33 @@ int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **er
   cache_put(o->url, out);
   if (ds_rcache_on(o)) to_disk(o, out);
   return 0;
+}
+
+int ds_probe_plan(const ds_robj *o, ds_probe *out) {
+  memset(out, 0, sizeof *out);
+  if (ds_probe_warm_get(o->url, out) || cache_get(o->url, out)) return DS_PLAN_KNOWN;
+  if (suffix_broken(o->url)) return DS_PLAN_ASK;
+  int d = from_disk(o, out, 1);
+  if (d == 1) {
+    cache_put(o->url, out);
+    return DS_PLAN_KNOWN;
+  }
+  return d == 2 ? DS_PLAN_ASK : DS_PLAN_SUFFIX;
+}
+
+void ds_probe_suffix_req(const ds_robj *o, ds_http_req *r) {
+  ds_robj_req(o, r, DS_HTTP_SUFFIX);
+  r->length = DS_PROBE_TAIL;
+}
+
+void ds_probe_take(const ds_robj *o, ds_http_req *r, ds_probe *out) {
+  memset(out, 0, sizeof *out);
+  take(out, r);
+  cache_put(o->url, out);
+}
+
+void ds_probe_keep(const ds_robj *o, const ds_probe *p) {
+  if (ds_rcache_on(o)) to_disk(o, p);
 }
 
 /* Forget the cached answer for url (a writer just changed the object). */

@@ -33,6 +33,23 @@ typedef struct ds_probe {
 /* What is at o. fresh = 1 skips the cache (restat). 0 ok (kind MISSING
  * too), -1 with *err (and *eno an errno value) when it cannot be told. */
 int ds_probe_get(const ds_robj *o, int fresh, ds_probe *out, int *eno, char **err);
+/* How ds_probe_many learns what is at o without ds_probe_get's one
+ * request in a row per path. ds_probe_plan: DS_PLAN_KNOWN with out set
+ * when no request is needed (the process's answers, the disk cache inside
+ * its freshness window); DS_PLAN_SUFFIX when the first request is the
+ * suffix range GET of ds_probe_suffix_req (those of many paths go in one
+ * batch; a success is taken by ds_probe_take, which remembers it in the
+ * process, and ds_probe_keep writes it to the disk cache (apart: the
+ * writes of many answers run on several threads); anything else goes to
+ * ds_probe_get, whose fallbacks
+ * tell folders, missing keys and servers that get suffixes wrong);
+ * DS_PLAN_ASK when ds_probe_get must ask (a disk entry to confirm, an
+ * endpoint that answers suffix ranges wrongly). */
+enum { DS_PLAN_KNOWN = 1, DS_PLAN_SUFFIX, DS_PLAN_ASK };
+int ds_probe_plan(const ds_robj *o, ds_probe *out);
+void ds_probe_suffix_req(const ds_robj *o, ds_http_req *r);
+void ds_probe_take(const ds_robj *o, ds_http_req *r, ds_probe *out);
+void ds_probe_keep(const ds_robj *o, const ds_probe *p);
 /* Forget the cached answer for url (the writers, after changing the
  * object, and before checking that one is absent). */
 void ds_probe_forget(const char *url);

@@ -122,29 +122,63 @@ static void warm_put(const char *url, ds_probe *p, int64_t t) {
 
 /* -- probing in parallel -- */
 
+/* Suffix GETs of one ds_http_run: answers are handed to the threads (their
+ * disk-cache writes) chunk by chunk, while the next chunk is on the wire. */
+#define CHUNK (4 * DS_PROBE_BATCH_PARALLEL)
+
 typedef struct many {
   ds_robj *objs;
   ds_probe *res; /* answers, by object (ok[i] says which came) */
-  char *ok;
+  char *ok;      /* 1: answered; 2: answered by the batch, to write to disk */
   size_t n;
-  size_t next;  /* the next object to probe (atomic) */
-  int stop;     /* the caller was interrupted (atomic) */
-  size_t done;  /* helper threads finished (atomic) */
+  size_t *q;     /* objects for the threads, in the order they are ready */
+  size_t qn;     /* of them published (atomic; only the caller adds) */
+  size_t qnext;  /* the next one to take (atomic) */
+  int qdone;     /* nothing more will be added (atomic) */
+  int stop;      /* the caller was interrupted (atomic) */
+  size_t done;   /* helper threads finished (atomic) */
 } many;
 
 /* The helpers' cancel callback: the caller's interrupt. */
 static int stopped(void *ctx) { return __atomic_load_n(&((many *)ctx)->stop, __ATOMIC_RELAXED); }
 
-/* Probe objects until none is left (or stop): each answer to the store. */
+/* Hand object i to the threads (the caller only). */
+static void push(many *m, size_t i) {
+  size_t k = __atomic_load_n(&m->qn, __ATOMIC_RELAXED);
+  m->q[k] = i;
+  __atomic_store_n(&m->qn, k + 1, __ATOMIC_RELEASE);
+}
+
+/* 1 when the caller was interrupted (then stop is set for all). */
+static int stopping(many *m) {
+  if (__atomic_load_n(&m->stop, __ATOMIC_RELAXED) || ds_cancel_check()) {
+    __atomic_store_n(&m->stop, 1, __ATOMIC_RELAXED);
+    return 1;
+  }
+  return 0;
+}
+
+/* Take objects from the queue until it is done and empty (or stop): a
+ * batch's answer is written to the disk cache, any other is probed (its
+ * answer to res). Waits for the caller's batch in 1 ms naps: bounded by
+ * the batch, which its timeouts and the interrupt bound. */
 static void work(many *m) {
   for (;;) {
-    if (__atomic_load_n(&m->stop, __ATOMIC_RELAXED) || ds_cancel_check()) {
-      __atomic_store_n(&m->stop, 1, __ATOMIC_RELAXED);
-      break;
+    if (stopping(m)) return;
+    size_t k = __atomic_fetch_add(&m->qnext, 1, __ATOMIC_RELAXED);
+    while (k >= __atomic_load_n(&m->qn, __ATOMIC_ACQUIRE)) {
+      if (__atomic_load_n(&m->qdone, __ATOMIC_ACQUIRE) &&
+          k >= __atomic_load_n(&m->qn, __ATOMIC_ACQUIRE))
+        return;
+      if (stopping(m)) return;
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
     }
-    size_t i = __atomic_fetch_add(&m->next, 1, __ATOMIC_RELAXED);
-    if (i >= m->n) break;
-    if (!m->objs[i].url) continue;
+    size_t i = m->q[k];
+    if (m->ok[i] == 2) {
+      ds_probe_keep(&m->objs[i], &m->res[i]);
+      continue;
+    }
     ds_probe p;
     int eno = 0;
     char *err = NULL;
@@ -167,27 +201,90 @@ static void *helper(void *arg) {
   return NULL;
 }
 
+/* The suffix GETs of objects at[0..nb), CHUNK at a time in one batch each
+ * (DS_PROBE_BATCH_PARALLEL in flight, connections reused): an answer is
+ * taken (and queued for its disk write when keep), a failure queued for
+ * ds_probe_get. On the calling thread. */
+static void batch(many *m, const size_t *at, size_t nb, int keep) {
+  ds_http_req *rs = nb ? calloc(nb < CHUNK ? nb : CHUNK, sizeof *rs) : NULL;
+  if (!rs) {
+    for (size_t j = 0; j < nb; j++) push(m, at[j]);
+    return;
+  }
+  ds_http_opts ho;
+  ds_robj_http_opts(&m->objs[at[0]], &ho);
+  ho.max_parallel = DS_PROBE_BATCH_PARALLEL;
+  for (size_t from = 0; from < nb; from += CHUNK) {
+    size_t c = nb - from < CHUNK ? nb - from : CHUNK;
+    if (stopping(m)) { /* the threads stop too; nothing more is asked */
+      break;
+    }
+    for (size_t j = 0; j < c; j++) ds_probe_suffix_req(&m->objs[at[from + j]], &rs[j]);
+    ds_http_run(rs, c, &ho);
+    for (size_t j = 0; j < c; j++) {
+      size_t i = at[from + j];
+      if (!rs[j].err) {
+        ds_probe_take(&m->objs[i], &rs[j], &m->res[i]);
+        m->ok[i] = keep ? 2 : 1;
+        if (keep) push(m, i);
+      } else {
+        push(m, i);
+      }
+      ds_http_req_free(&rs[j]);
+    }
+  }
+  free(rs);
+}
+
 void ds_probe_many(const char *const *paths, size_t n) {
   if (n < 2) return;
-  many m = {calloc(n, sizeof(ds_robj)), calloc(n, sizeof(ds_probe)), calloc(n, 1), n, 0, 0, 0};
-  if (!m.objs || !m.res || !m.ok) {
+  many m = {0};
+  m.objs = calloc(n, sizeof(ds_robj));
+  m.res = calloc(n, sizeof(ds_probe));
+  m.ok = calloc(n, 1);
+  m.q = calloc(n, sizeof *m.q);
+  size_t *at = calloc(n, sizeof *at);
+  m.n = n;
+  if (!m.objs || !m.res || !m.ok || !m.q || !at) {
     free(m.objs);
     free(m.res);
     free(m.ok);
+    free(m.q);
+    free(at);
     return;
   }
+  /* what is known without a request; the rest by a suffix GET in the
+   * batch, or by ds_probe_get on the threads */
+  size_t nb = 0, nask = 0;
   for (size_t i = 0; i < n; i++) {
     char *err = NULL;
-    if (ds_robj_make(paths[i], &m.objs[i], &err)) memset(&m.objs[i], 0, sizeof m.objs[i]);
+    if (ds_robj_make(paths[i], &m.objs[i], &err)) {
+      memset(&m.objs[i], 0, sizeof m.objs[i]);
+      free(err);
+      continue;
+    }
     free(err);
+    int plan = ds_probe_plan(&m.objs[i], &m.res[i]);
+    if (plan == DS_PLAN_KNOWN) {
+      m.ok[i] = 1;
+    } else if (plan == DS_PLAN_SUFFIX) {
+      at[nb++] = i;
+    } else {
+      push(&m, i);
+      nask++;
+    }
   }
-  size_t want = n < DS_PROBE_PARALLEL ? n - 1 : DS_PROBE_PARALLEL - 1, started = 0;
-  pthread_t *th = calloc(want, sizeof *th);
+  int keep = nb && ds_rcache_on(&m.objs[at[0]]);
+  size_t jobs = nask + (keep ? nb : 0);
+  size_t want = jobs < DS_PROBE_PARALLEL ? jobs : DS_PROBE_PARALLEL - 1, started = 0;
+  pthread_t *th = want ? calloc(want, sizeof *th) : NULL;
   for (size_t i = 0; th && i < want; i++) {
     if (pthread_create(&th[i], NULL, helper, &m) != 0) break;
     started++;
   }
-  work(&m); /* the caller probes too, under its own cancel scope */
+  batch(&m, at, nb, keep);
+  __atomic_store_n(&m.qdone, 1, __ATOMIC_RELEASE);
+  work(&m); /* the caller takes what is left too, under its own cancel scope */
   if (ds_cancel_check()) __atomic_store_n(&m.stop, 1, __ATOMIC_RELAXED);
   /* wait for the helpers, passing an interrupt on */
   while (__atomic_load_n(&m.done, __ATOMIC_ACQUIRE) < started) {
@@ -206,4 +303,6 @@ void ds_probe_many(const char *const *paths, size_t n) {
   free(m.objs);
   free(m.res);
   free(m.ok);
+  free(m.q);
+  free(at);
 }

@@ -8,6 +8,7 @@
 
 #include "core/vfs.h"
 #include "core/vfs_publish.h"
+#include "remote/remote_cache.h"
 #include "remote/remote_probe.h"
 #include "remote/s3_parts.h"
 #include "remote/s3_upload.h"
@@ -53,6 +54,7 @@ static int p_commit(void *up, int create_only, char **err) {
   if (ds_s3_mpu_complete(&u->obj, &u->mpu, create_only ? "*" : NULL, err)) return -1;
   u->committed = 1;
   ds_probe_forget(u->obj.url);
+  ds_rcache_drop(&u->obj); /* a fresh entry must not outlive what it describes */
   return 0;
 }
 
@@ -122,6 +124,7 @@ static int p_remove(const char *target, char **err) {
   if (ds_robj_make(target, &o, err)) return -1;
   int rc = ds_s3_delete(&o, err);
   ds_probe_forget(o.url);
+  ds_rcache_drop(&o);
   ds_robj_free(&o);
   return rc;
 }
@@ -139,6 +142,7 @@ static void p_forget(const char *target) {
   ds_robj o;
   if (ds_robj_make(target, &o, NULL)) return;
   ds_probe_forget(o.url);
+  ds_rcache_drop(&o);
   ds_robj_free(&o);
 }
 

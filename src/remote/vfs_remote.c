@@ -113,6 +113,17 @@ static int whole_wanted(const ds_rfile *rf) {
   return ds_rcache_whole_wanted(&rf->obj, &v);
 }
 
+/* rf's object was replaced (a read failed on its ETag): forget what this
+ * process and the disk cache know of it, so that the next open asks (an
+ * open inside the freshness window would otherwise meet the old answer
+ * again). errno kept. */
+static void forget_replaced(const ds_rfile *rf) {
+  int e = errno;
+  ds_rcache_drop(&rf->obj);
+  ds_probe_forget(rf->obj.url);
+  errno = e;
+}
+
 /* The whole object of rf into buf (its size): the disk cache's bytes for
  * the ETag of the open, else one GET (If-Match that ETag), then kept.
  * 0 ok; -1 with errno and the detail. */
@@ -154,6 +165,7 @@ static void r_hint(ds_vfs_file *f, unsigned hints) {
   char *was = ds_vfs_detail() ? strdup(ds_vfs_detail()) : NULL;
   int eno = errno;
   if (whole_of(rf, buf)) {
+    if (errno == ESTALE) forget_replaced(rf);
     free(buf);
     ds_vfs_set_detail(was); /* a hint leaves no trace */
     errno = eno;
@@ -167,11 +179,29 @@ static void r_hint(ds_vfs_file *f, unsigned hints) {
 
 static ssize_t r_pread(const ds_vfs_file *f, void *buf, size_t n, uint64_t off) {
   if (!f->impl) return fail(EISDIR, NULL);
-  return ds_rfile_pread(f->impl, buf, n, off);
+  ssize_t k = ds_rfile_pread(f->impl, buf, n, off);
+  if (k < 0 && errno == ESTALE) forget_replaced(f->impl);
+  return k;
 }
 
 static void r_prefetch(const ds_vfs_file *f, const ds_vfs_range *r, size_t n) {
   if (f->impl) ds_rfile_prefetch(f->impl, r, n);
+}
+
+static void r_prefetch_many(const ds_vfs_prefetch_set *s, size_t n) {
+  ds_rfile **fs = n ? malloc(n * sizeof *fs) : NULL;
+  const ds_vfs_range **r = n ? malloc(n * sizeof *r) : NULL;
+  size_t *c = n ? malloc(n * sizeof *c) : NULL, k = 0;
+  for (size_t i = 0; fs && r && c && i < n; i++)
+    if (s[i].f->impl) {
+      fs[k] = s[i].f->impl;
+      r[k] = s[i].r;
+      c[k++] = s[i].n;
+    }
+  if (k) ds_rfile_prefetch_many(fs, r, c, k);
+  free(fs);
+  free(r);
+  free(c);
 }
 
 static int r_restat(const ds_vfs_file *f, ds_vfs_info *st) {
@@ -400,7 +430,8 @@ static int r_glob(const char *pattern, int flags, ds_vfs_names *out) {
       .exists = r_exists,      .dir_open = r_dir_open, .dir_close = r_dir_close,   \
       .dir_stat = r_dir_stat,  .list_open = name##_list_open,                      \
       .list_next = r_list_next, .list_close = r_list_close, .glob = r_glob,        \
-      .hint = r_hint, .prefetch = r_prefetch, .stat_many = ds_probe_many};
+      .hint = r_hint, .prefetch = r_prefetch, .stat_many = ds_probe_many, \
+      .prefetch_many = r_prefetch_many};
 
 REMOTE_BACKEND(http, "http")
 REMOTE_BACKEND(https, "https")

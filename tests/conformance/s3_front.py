@@ -67,6 +67,9 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
     range and the MD5 ETag is computed once per file (see size_etag)."""
     daemon_threads = True
     allow_reuse_address = True
+    # listen backlog: socketserver's default of 5 drops the SYNs of a client
+    # opening dozens of connections at once (a 1 s retransmit each)
+    request_queue_size = 128
 
     def __init__(self, root=None, upstream=None, keys=None, region=None, etag_memo=False):
         super().__init__(("127.0.0.1", 0), Handler)

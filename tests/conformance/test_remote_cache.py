@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 import dstest
 from remote_servers import Nginx
@@ -127,11 +128,11 @@ def entries(cache):
 def parse_entry(b):
     """(kind, size, etag, payload offset, payload length) of a valid entry
     (remote_cache.c's layout), else None."""
-    if len(b) < 8 + 48 + 32 + 32 or b[:8] != b"DSRCACHE":
+    if len(b) < 8 + 48 + 32 + 4 or b[:8] != b"DSRCACH2":
         return None
     kind, _conf, size, el, vl, pl = struct.unpack("<6Q", b[8:56])
     start = 56 + 32 + el + vl
-    if start + pl + 32 != len(b) or hashlib.sha256(b[:-32]).digest() != b[-32:]:
+    if start + pl + 4 != len(b) or struct.pack("<I", zlib.crc32(b[:-4])) != b[-4:]:
         return None
     return chr(kind), size, b[88:88 + el], start, pl
 
@@ -207,7 +208,7 @@ def main():
     base = dict(os.environ)
     base.pop("DATASETS_REMOTE_CACHE", None)
     base.pop("DATASETS_REMOTE_CACHE_MAX", None)
-    base.pop("DATASETS_REMOTE_CACHE_FRESH_MS", None)
+    base["DATASETS_REMOTE_CACHE_FRESH_MS"] = "0"  # no window (test_remote_fresh.py has it)
 
     def env_with(cache, **more):
         e = dict(base, DATASETS_REMOTE_CACHE_DIR=os.path.join(caches, cache))

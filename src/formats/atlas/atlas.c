@@ -678,7 +678,7 @@ static void prefetch_blocks(const void *ctx, size_t s, const ds_row_at *v, size_
 }
 
 void atlas_prefetch(const atlas_reader *r, const uint64_t *g, size_t n) {
-  static const ds_prefetch_steps steps = {shard_prefetchable, locate_block, prefetch_blocks};
+  static const ds_prefetch_steps steps = {shard_prefetchable, locate_block, prefetch_blocks, NULL};
   ds_prefetch_rows(&steps, r, r->nshards, g, n);
 }
 

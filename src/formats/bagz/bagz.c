@@ -292,9 +292,14 @@ void bagz_io_idle(bagz_io *io) {
  * io's: a cursor often serves a single lookup. */
 static const uint8_t *limits_in_memory(bagz_shard *s) {
   const uint8_t *mem = __atomic_load_n(&s->limits_mem, __ATOMIC_ACQUIRE);
-  if (mem || __atomic_load_n(&s->limit_jumps, __ATOMIC_RELAXED) < DS_VIEW_JUMPS_TO_LOAD ||
-      s->count > ((uint64_t)1 << 26))
+  if (mem || __atomic_load_n(&s->limit_jumps, __ATOMIC_RELAXED) < DS_VIEW_JUMPS_TO_LOAD)
     return mem;
+  return bagz_limits_load(s);
+}
+
+const uint8_t *bagz_limits_load(bagz_shard *s) {
+  const uint8_t *mem = __atomic_load_n(&s->limits_mem, __ATOMIC_ACQUIRE);
+  if (mem || s->count > ((uint64_t)1 << 26)) return mem;
   char *err = NULL;
   uint8_t *copy = ds_file_copy(s->limits, s->limits_off, 8 * s->count, &err);
   free(err);

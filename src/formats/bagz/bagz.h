@@ -110,6 +110,11 @@ int bagz_read_span(const bagz_reader *r, bagz_io *io, size_t shard, uint64_t ind
  * remote files, their limits and then their records are fetched now, many
  * requests in flight (bagz_prefetch.c); elsewhere nothing happens. */
 void bagz_prefetch(bagz_reader *r, const uint64_t *g, size_t n);
+/* Shard s's limits in memory, read now if they are not (bagz_prefetch
+ * loads them for a list that jumps, as lookups would after
+ * DS_VIEW_JUMPS_TO_LOAD jumps); NULL when they cannot be (more than 2^26
+ * records, or a read failed: lookups read them entry by entry). */
+const uint8_t *bagz_limits_load(bagz_shard *s);
 
 /* 1 when any file of the bag changed on disk since it was opened. */
 int bagz_stale(const bagz_reader *r);

@@ -807,7 +807,7 @@ static void prefetch_shard(const void *ctx, size_t si, const ds_row_at *v, size_
 }
 
 void datadings_prefetch(const datadings_reader *r, const uint64_t *g, size_t n) {
-  static const ds_prefetch_steps steps = {shard_prefetchable, locate_row, prefetch_shard};
+  static const ds_prefetch_steps steps = {shard_prefetchable, locate_row, prefetch_shard, NULL};
   ds_prefetch_rows(&steps, r, r->nshards, g, n);
 }
 
