@@ -15,6 +15,10 @@ static uint64_t held_total;
 
 uint64_t ds_rfile_held_bytes(void) { return __atomic_load_n(&held_total, __ATOMIC_RELAXED); }
 
+/* All open remote files (for shed), under files_mu. */
+static pthread_mutex_t files_mu = PTHREAD_MUTEX_INITIALIZER;
+static ds_rfile *files;
+
 /* 1 when n more bytes may be held within DS_REMOTE_HELD_MAX. */
 static int held_room(uint64_t n) { return ds_rfile_held_bytes() + n <= DS_REMOTE_HELD_MAX; }
 
@@ -49,11 +53,21 @@ ds_rfile *ds_rfile_new(ds_robj *obj, ds_probe *p) {
   for (int i = 0; i < DS_RFILE_BLOCKS; i++) f->blk[i].stream = -1;
   pthread_mutex_init(&f->mu, NULL);
   pthread_cond_init(&f->cv, NULL);
+  pthread_mutex_lock(&files_mu);
+  f->next = files;
+  if (files) files->prev = f;
+  files = f;
+  pthread_mutex_unlock(&files_mu);
   return f;
 }
 
 void ds_rfile_free(ds_rfile *f) {
   if (!f) return;
+  pthread_mutex_lock(&files_mu);
+  if (f->prev) f->prev->next = f->next;
+  else files = f->next;
+  if (f->next) f->next->prev = f->prev;
+  pthread_mutex_unlock(&files_mu);
   pthread_mutex_lock(&f->mu);
   __atomic_store_n(&f->stop, 1, __ATOMIC_RELAXED);
   pthread_cond_broadcast(&f->cv);
@@ -136,6 +150,7 @@ static ds_rstream *stream_for(ds_rfile *f, uint64_t off, uint64_t n, int *follow
       if (f->blk[i].stream == k) f->blk[i].stream = -1;
     memset(lru, 0, sizeof *lru);
     lru->win = DS_RFILE_BLOCK_START;
+    lru->lo = off;
     best = lru;
   }
   best->used = ++f->tick;
@@ -172,7 +187,8 @@ static ds_rblock *free_place(ds_rfile *f) {
 }
 
 /* The end of the bytes worth fetching from q: the start of the next
- * block after q, the tail, the end of the object (f->mu held). */
+ * block after q, of another stream after q, the tail, the end of the
+ * object (f->mu held). */
 static uint64_t room_end(ds_rfile *f, uint64_t q) {
   const ds_probe *p = &f->at_open;
   uint64_t end = p->size - p->tail_len;
@@ -181,10 +197,31 @@ static uint64_t room_end(ds_rfile *f, uint64_t q) {
     const ds_rblock *b = &f->blk[i];
     if (b->state != DS_RB_EMPTY && b->off > q && b->off < end) end = b->off;
   }
+  for (int i = 0; i < DS_RFILE_STREAMS; i++) {
+    const ds_rstream *s = &f->st[i];
+    if (s->pos && s->lo > q && s->lo < end) end = s->lo;
+  }
   return end;
 }
 
 static void *helper_main(void *arg);
+
+/* Free the ready blocks fetched ahead (not the others, nor the
+ * prefetched ranges) of the open files
+ * other than f that are not busy right now (f->mu held; the others'
+ * locks only tried, so no two files wait for each other). */
+static void shed(ds_rfile *f) {
+  pthread_mutex_lock(&files_mu);
+  for (ds_rfile *g = files; g && ds_rfile_held_bytes() > DS_RFILE_SHED_AT; g = g->next) {
+    if (g == f || pthread_mutex_trylock(&g->mu) != 0) continue;
+    for (int i = 0; i < DS_RFILE_BLOCKS; i++)
+      if (g->blk[i].stream >= 0 &&
+          (g->blk[i].state == DS_RB_READY || g->blk[i].state == DS_RB_FAILED))
+        block_drop(&g->blk[i]);
+    pthread_mutex_unlock(&g->mu);
+  }
+  pthread_mutex_unlock(&files_mu);
+}
 
 /* Queue the blocks after stream k's reader, up to DS_RFILE_AHEAD_BLOCKS
  * of them, for the helper thread (started when it is not running) (f->mu
@@ -194,6 +231,7 @@ static void queue_ahead(ds_rfile *f, int k) {
   const ds_probe *p = &f->at_open;
   uint64_t end = p->size - p->tail_len;
   if (s->next < s->pos) s->next = s->pos;
+  if (ds_rfile_held_bytes() > DS_RFILE_SHED_AT) shed(f);
   int queued = 0;
   while (s->next < end && s->next - s->pos < DS_RFILE_AHEAD_BLOCKS * s->win) {
     ds_rblock *b = block_at(f, s->next);
@@ -202,6 +240,8 @@ static void queue_ahead(ds_rfile *f, int k) {
       continue;
     }
     uint64_t w = s->win, re = room_end(f, s->next);
+    if (re <= s->next || (re < end && re - s->next < DS_RFILE_MIN && !block_at(f, re)))
+      break; /* another stream's bytes start here */
     if (w > re - s->next) w = re - s->next;
     if (!held_room(w) || !(b = free_place(f))) break;
     b->off = s->next;

@@ -28,6 +28,12 @@
  * DS_RFILE_BLOCK_MAX bytes (16 MiB), plus at most DS_RFILE_PREFETCH_MAX
  * bytes of prefetched ranges, plus its tail (DS_PROBE_TAIL); a sequential
  * scan holds at most DS_RFILE_AHEAD_BLOCKS + 1 blocks per stream (8 MiB);
+ * a stream's blocks stop where another stream began (bagz records do not
+ * run on into the limits another stream reads);
+ * when all files together hold more than DS_RFILE_SHED_AT bytes, a stream
+ * about to fetch ahead first frees the ready blocks fetched ahead in the
+ * other open files (a scan of a set of shards does not keep the last blocks of each
+ * shard it finished: its memory stays flat in the number of shards);
  * all open remote files together hold at most DS_REMOTE_HELD_MAX bytes of
  * blocks and prefetched ranges: past it a read fetches just what it asks
  * and keeps nothing, and nothing is fetched ahead.
@@ -48,17 +54,18 @@
 #include "core/vfs.h"
 #include "remote/remote_probe.h"
 
-#define DS_RFILE_BLOCKS 8
+#define DS_RFILE_BLOCKS 16
 #define DS_RFILE_STREAMS 4
 #define DS_RFILE_MIN ((uint64_t)64 << 10)          /* least bytes a GET asks */
 #define DS_RFILE_BLOCK_START ((uint64_t)512 << 10) /* first block fetched ahead */
-#define DS_RFILE_BLOCK_MAX ((uint64_t)2 << 20)     /* largest block */
-#define DS_RFILE_AHEAD_BLOCKS 3                    /* blocks ahead of a stream */
+#define DS_RFILE_BLOCK_MAX ((uint64_t)1 << 20)     /* largest block */
+#define DS_RFILE_AHEAD_BLOCKS 4                    /* blocks ahead of a stream */
 #define DS_RFILE_PIECE_MIN ((uint64_t)1 << 20)     /* least bytes of one GET of a cut fetch */
 #define DS_RFILE_INFLIGHT 4                        /* GETs of one large read at once */
 #define DS_RFILE_GAP ((uint64_t)1 << 20)           /* forward jumps read through */
 #define DS_RFILE_PREFETCH_MAX ((uint64_t)64 << 20) /* prefetched bytes per file */
 #define DS_REMOTE_HELD_MAX ((uint64_t)512 << 20)   /* all files' blocks */
+#define DS_RFILE_SHED_AT ((uint64_t)8 << 20)       /* past it, other files' blocks go */
 #define DS_RFILE_PREFETCH_PARALLEL 16              /* prefetch GETs at once */
 
 /* A block's state (ds_rblock.state). */
@@ -75,6 +82,7 @@ typedef struct ds_rblock {
 
 /* Where a run of reads that follow each other is. */
 typedef struct ds_rstream {
+  uint64_t lo;   /* where its first read began */
   uint64_t pos;  /* where its last read ended (0: unused) */
   uint64_t next; /* where its blocks fetched ahead end */
   uint64_t win;  /* the size of its next block */
@@ -96,6 +104,7 @@ typedef struct ds_rfile {
   int helper_on;     /* it runs (it clears this as it returns) */
   int helper_join;   /* it was started and not joined yet */
   int stop;          /* close: the helper returns */
+  struct ds_rfile *prev, *next; /* all open remote files (remote_file.c) */
 } ds_rfile;
 
 /* Take obj and probe (both owned by the file after). */

@@ -14,7 +14,11 @@ reads two regions of the file in turn (records and limits). Checked:
 - a statement that stops early (LIMIT) closes the file while blocks are
   being fetched ahead: the next statement reads right;
 - a read-ahead that fails for good (503 on every request after the
-  first blocks) fails the scan with an error naming HTTP 503.
+  first blocks) fails the scan with an error naming HTTP 503;
+- bcolz over s3://: a scan's chunk files, larger than the 64 KiB an open
+  fetches, are fetched whole ahead (ds_vfs_load_many) in one GET each,
+  many at once: the rows of the local scan, and one GET per chunk file
+  (chunk 0, read before the scan's first hint, two).
 Usage: test_remote_scan.py BUILD_DIR"""
 import os
 import random
@@ -102,6 +106,50 @@ def main():
                                           "'retries=1')", (url,)).fetchone(),
                      "read-ahead failing for good: the error names HTTP 503", "503")
             conn.close()
+
+            # bcolz: chunk files of ~120 KB (hex of random bytes: 2 digits a byte)
+            tbl = os.path.join(bkt, "tb")
+            w = dstest.connect(BUILD)
+            w.execute("CREATE VIRTUAL TABLE temp.w USING bcolz(%s, mode=create, "
+                      "columns='a TEXT', chunklen=2000)" % dstest.sql_quote(tbl))
+            w.executemany("INSERT INTO temp.w(a) VALUES (?)",
+                          [(rng.randbytes(60).hex(),) for _ in range(40000)])
+            w.commit()
+            w.close()
+            chunks = [f for f in os.listdir(os.path.join(tbl, "a", "data"))]
+            big = sum(os.path.getsize(os.path.join(tbl, "a", "data", f)) > 65536
+                      for f in chunks)
+            t.check(big >= len(chunks) - 1, "bcolz: chunk files larger than the open's tail",
+                    (big, len(chunks)))
+            env_keys = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                        "AWS_REGION")
+            saved = {k: os.environ.get(k) for k in env_keys}
+            os.environ.update(AWS_ENDPOINT_URL=s3.url("").rstrip("/"), AWS_ACCESS_KEY_ID="t",
+                              AWS_SECRET_ACCESS_KEY="t", AWS_REGION="us-east-1")
+            try:
+                conn = dstest.connect(BUILD)
+                fresh()
+                conn.execute("CREATE VIRTUAL TABLE temp.r USING bcolz('s3://bkt/tb')")
+                fresh()
+                local.execute("CREATE VIRTUAL TABLE temp.r USING bcolz(%s)"
+                              % dstest.sql_quote(tbl))
+                got = conn.execute("SELECT rowid, a FROM temp.r").fetchall()
+                want_b = local.execute("SELECT rowid, a FROM temp.r").fetchall()
+                t.check(got == want_b and len(got) == 40000,
+                        "bcolz scan over s3: the rows of the local scan", len(got))
+                gets = [r for r in s3.requests() if r[1] == "GET" and "/data/" in r[2]]
+                t.check(len(gets) <= len(chunks) + 1, "bcolz scan: one GET per chunk file "
+                        "(fetched whole ahead, not probed then read; chunk 0, before the "
+                        "scan's first hint, both)", (len(gets), len(chunks)))
+                t.check(s3.max_inflight >= 4, "bcolz scan: chunk files fetched many at once",
+                        s3.max_inflight)
+                conn.close()
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
     finally:
         shutil.rmtree(root, ignore_errors=True)
     t.exit()
