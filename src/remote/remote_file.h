@@ -27,7 +27,7 @@
  * Memory: a file holds at most DS_RFILE_BLOCKS blocks of at most
  * DS_RFILE_BLOCK_MAX bytes (16 MiB), plus at most DS_RFILE_PREFETCH_MAX
  * bytes of prefetched ranges, plus its tail (DS_PROBE_TAIL); a sequential
- * scan holds at most DS_RFILE_AHEAD_BLOCKS + 1 blocks per stream (8 MiB);
+ * scan holds at most DS_RFILE_AHEAD_BLOCKS + 1 blocks per stream (5 MiB);
  * a stream's blocks stop where another stream began (bagz records do not
  * run on into the limits another stream reads);
  * when all files together hold more than DS_RFILE_SHED_AT bytes, a stream
