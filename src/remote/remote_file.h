@@ -65,7 +65,7 @@
 #define DS_RFILE_GAP ((uint64_t)1 << 20)           /* forward jumps read through */
 #define DS_RFILE_PREFETCH_MAX ((uint64_t)64 << 20) /* prefetched bytes per file */
 #define DS_REMOTE_HELD_MAX ((uint64_t)512 << 20)   /* all files' blocks */
-#define DS_RFILE_SHED_AT ((uint64_t)8 << 20)       /* past it, other files' blocks go */
+#define DS_RFILE_SHED_AT ((uint64_t)4 << 20)       /* past it, other files' blocks go */
 #define DS_RFILE_PREFETCH_PARALLEL 16              /* prefetch GETs at once */
 
 /* A block's state (ds_rblock.state). */
