@@ -27,7 +27,7 @@
  * Memory: a file holds at most DS_RFILE_BLOCKS blocks of at most
  * DS_RFILE_BLOCK_MAX bytes (16 MiB), plus at most DS_RFILE_PREFETCH_MAX
  * bytes of prefetched ranges, plus its tail (DS_PROBE_TAIL); a sequential
- * scan holds at most DS_RFILE_AHEAD_BLOCKS + 1 blocks per stream (5 MiB);
+ * scan holds at most DS_RFILE_AHEAD_BLOCKS + 1 blocks per stream (7 MiB);
  * a stream's blocks stop where another stream began (bagz records do not
  * run on into the limits another stream reads);
  * when all files together hold more than DS_RFILE_SHED_AT bytes, a stream
@@ -59,7 +59,7 @@
 #define DS_RFILE_MIN ((uint64_t)64 << 10)          /* least bytes a GET asks */
 #define DS_RFILE_BLOCK_START ((uint64_t)512 << 10) /* first block fetched ahead */
 #define DS_RFILE_BLOCK_MAX ((uint64_t)1 << 20)     /* largest block */
-#define DS_RFILE_AHEAD_BLOCKS 4                    /* blocks ahead of a stream */
+#define DS_RFILE_AHEAD_BLOCKS 6                    /* blocks ahead of a stream */
 #define DS_RFILE_PIECE_MIN ((uint64_t)1 << 20)     /* least bytes of one GET of a cut fetch */
 #define DS_RFILE_INFLIGHT 4                        /* GETs of one large read at once */
 #define DS_RFILE_GAP ((uint64_t)1 << 20)           /* forward jumps read through */
