@@ -11,7 +11,7 @@ SQLITE_EXTENSION_INIT1
 /* What datasets_help() lists: this library's modules, functions and the
  * codec libraries it links. */
 static const ds_help_entry *const help_parts[] = {ds_help_common, ds_bagz_help, ds_tfexample_help, NULL};
-static const ds_lib_version help_versions[] = {DS_LIB_ZSTD, DS_LIB_PROTOBUF_C, {NULL, NULL}};
+static const ds_lib_version help_versions[] = {DS_LIB_ZSTD, DS_LIB_PROTOBUF_C, DS_LIB_ISAL, {NULL, NULL}};
 static const ds_help_library help_library = {"bagz", help_parts, help_versions};
 
 DS_EXT_EXPORT

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -121,21 +122,33 @@ void ds_vfs_prefetch_many(const ds_vfs_prefetch_set *s, size_t n) {
   free(mine);
 }
 
-void ds_vfs_stat_many(const char *const *paths, size_t n) {
-  /* the paths of backends that take the hint, handed to the first one's
-   * (the remote backends share one implementation) */
+/* The paths of paths[0..n) whose backend has the hint op (the one at
+ * byte `at` of the backend's table), handed to the first such backend's
+ * op (the remote backends share one implementation). */
+static void hand_many(const char *const *paths, size_t n, size_t at) {
+  typedef void (*many_fn)(const char *const *, size_t);
   const char **mine = n > 1 ? malloc(n * sizeof *mine) : NULL;
   if (!mine) return;
   size_t k = 0;
-  const ds_vfs_backend *be = NULL;
+  many_fn fn = NULL;
   for (size_t i = 0; i < n; i++) {
     const ds_vfs_backend *b = ds_vfs_backend_for(paths[i]);
-    if (!b->stat_many || (be && b->stat_many != be->stat_many)) continue;
-    be = b;
+    many_fn g;
+    memcpy(&g, (const char *)b + at, sizeof g);
+    if (!g || (fn && g != fn)) continue;
+    fn = g;
     mine[k++] = paths[i];
   }
-  if (be && k > 1) be->stat_many(mine, k);
+  if (fn && k > 1) fn(mine, k);
   free(mine);
+}
+
+void ds_vfs_stat_many(const char *const *paths, size_t n) {
+  hand_many(paths, n, offsetof(ds_vfs_backend, stat_many));
+}
+
+void ds_vfs_load_many(const char *const *paths, size_t n) {
+  hand_many(paths, n, offsetof(ds_vfs_backend, load_many));
 }
 
 int ds_vfs_restat(const ds_vfs_file *f, ds_vfs_info *st) { return f->be->restat(f, st); }

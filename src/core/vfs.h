@@ -135,6 +135,8 @@ struct ds_vfs_backend {
   void (*stat_many)(const char *const *paths, size_t n);
   /* prefetch_many: prefetch of several files of this backend at once */
   void (*prefetch_many)(const ds_vfs_prefetch_set *s, size_t n);
+  /* load_many: whole files about to be read (may be NULL) */
+  void (*load_many)(const char *const *paths, size_t n);
 };
 
 /* The local file system's backend (vfs_local.c). */
@@ -226,6 +228,12 @@ void ds_vfs_prefetch_many(const ds_vfs_prefetch_set *s, size_t n);
  * probe cache, so that the opens that follow make no request in a row;
  * the local backend does nothing. Never fails. */
 void ds_vfs_stat_many(const char *const *paths, size_t n);
+/* A hint: the whole files paths[0..n) will be opened and read soon (the
+ * next chunk files of a bcolz scan). A remote backend fetches the small
+ * ones whole now, many requests in flight, into a short-lived store, so
+ * that each open and read that follows makes no request
+ * (remote/remote_ahead.h); the local backend does nothing. Never fails. */
+void ds_vfs_load_many(const char *const *paths, size_t n);
 /* What the open file is now (size after a truncate, ...). */
 int ds_vfs_restat(const ds_vfs_file *f, ds_vfs_info *st);
 /* Close (a file never opened or already closed is fine). */

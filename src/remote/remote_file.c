@@ -6,22 +6,35 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "core/cancel.h"
 
 /* Bytes of blocks and prefetched ranges held by all open remote files. */
 static uint64_t held_total;
 
 uint64_t ds_rfile_held_bytes(void) { return __atomic_load_n(&held_total, __ATOMIC_RELAXED); }
 
+/* All open remote files (for shed), under files_mu. */
+static pthread_mutex_t files_mu = PTHREAD_MUTEX_INITIALIZER;
+static ds_rfile *files;
+
 /* 1 when n more bytes may be held within DS_REMOTE_HELD_MAX. */
 static int held_room(uint64_t n) { return ds_rfile_held_bytes() + n <= DS_REMOTE_HELD_MAX; }
 
-/* Free a block's bytes and zero it. */
+/* The largest extent one GET of a prefetch fetches. */
+#define PRE_EXTENT_MAX ((uint64_t)16 << 20)
+/* How long a reader waits for a block before it polls its interrupt. */
+#define WAIT_NS 20000000L
+
+/* Free a block's bytes and zero it (stream -1). */
 static void block_drop(ds_rblock *b) {
   if (b->data) {
     __atomic_sub_fetch(&held_total, (uint64_t)b->len, __ATOMIC_RELAXED);
     free(b->data);
   }
   memset(b, 0, sizeof *b);
+  b->stream = -1;
 }
 
 /* Free the prefetched ranges v[0..n) and the array. */
@@ -37,23 +50,52 @@ ds_rfile *ds_rfile_new(ds_robj *obj, ds_probe *p) {
   f->at_open = *p;
   memset(obj, 0, sizeof *obj);
   memset(p, 0, sizeof *p);
+  for (int i = 0; i < DS_RFILE_BLOCKS; i++) f->blk[i].stream = -1;
   pthread_mutex_init(&f->mu, NULL);
+  pthread_cond_init(&f->cv, NULL);
+  pthread_mutex_lock(&files_mu);
+  f->next = files;
+  if (files) files->prev = f;
+  files = f;
+  pthread_mutex_unlock(&files_mu);
   return f;
 }
 
 void ds_rfile_free(ds_rfile *f) {
   if (!f) return;
+  pthread_mutex_lock(&files_mu);
+  if (f->prev) f->prev->next = f->next;
+  else files = f->next;
+  if (f->next) f->next->prev = f->prev;
+  pthread_mutex_unlock(&files_mu);
+  pthread_mutex_lock(&f->mu);
+  __atomic_store_n(&f->stop, 1, __ATOMIC_RELAXED);
+  pthread_cond_broadcast(&f->cv);
+  int join = f->helper_join;
+  f->helper_join = 0;
+  pthread_mutex_unlock(&f->mu);
+  if (join) pthread_join(f->helper, NULL);
   for (int i = 0; i < DS_RFILE_BLOCKS; i++) block_drop(&f->blk[i]);
   pre_drop(f->pre, f->npre);
   ds_probe_free(&f->at_open);
   ds_robj_free(&f->obj);
+  pthread_cond_destroy(&f->cv);
   pthread_mutex_destroy(&f->mu);
   free(f);
 }
 
-/* Copy to dst the longest prefix of [off, off + n) that the tail, a block
- * or a prefetched range holds (f->mu held): the bytes copied, 0 when none
- * holds off; *pre = 1 when they came from a prefetched range. */
+/* The block (any state but EMPTY) that holds off, or NULL (f->mu held). */
+static ds_rblock *block_at(ds_rfile *f, uint64_t off) {
+  for (int i = 0; i < DS_RFILE_BLOCKS; i++) {
+    ds_rblock *b = &f->blk[i];
+    if (b->state != DS_RB_EMPTY && off >= b->off && off - b->off < b->len) return b;
+  }
+  return NULL;
+}
+
+/* Copy to dst the longest prefix of [off, off + n) that the tail, a ready
+ * block or a prefetched range holds (f->mu held): the bytes copied, 0 when
+ * none holds off; *pre = 1 when they came from a prefetched range. */
 static size_t copy_held(ds_rfile *f, uint8_t *dst, size_t n, uint64_t off, int *pre) {
   const ds_probe *p = &f->at_open;
   uint64_t tail_off = p->size - p->tail_len;
@@ -63,12 +105,10 @@ static size_t copy_held(ds_rfile *f, uint8_t *dst, size_t n, uint64_t off, int *
     memcpy(dst, p->tail + (off - tail_off), k);
     return k;
   }
-  for (int i = 0; i < DS_RFILE_BLOCKS && !hit; i++) {
-    ds_rblock *b = &f->blk[i];
-    if (b->data && off >= b->off && off - b->off < b->len) {
-      b->used = ++f->tick;
-      hit = b;
-    }
+  ds_rblock *b = block_at(f, off);
+  if (b && b->state == DS_RB_READY) {
+    b->used = ++f->tick;
+    hit = b;
   }
   if (!hit && f->npre) { /* the last prefetched range starting at or before off */
     size_t lo = 0, hi = f->npre;
@@ -77,8 +117,8 @@ static size_t copy_held(ds_rfile *f, uint8_t *dst, size_t n, uint64_t off, int *
       if (f->pre[mid].off <= off) lo = mid;
       else hi = mid;
     }
-    const ds_rblock *b = &f->pre[lo];
-    if (off >= b->off && off - b->off < b->len) hit = b, *pre = 1;
+    const ds_rblock *x = &f->pre[lo];
+    if (off >= x->off && off - x->off < x->len) hit = x, *pre = 1;
   }
   if (!hit) return 0;
   uint64_t left = hit->len - (off - hit->off);
@@ -87,47 +127,147 @@ static size_t copy_held(ds_rfile *f, uint8_t *dst, size_t n, uint64_t off, int *
   return k;
 }
 
-/* How many bytes to fetch at q for a read that still needs n there
- * (f->mu held): a growing window when the read follows the last fetch
- * (or jumps forward less than DS_RFILE_GAP past its end), else n (at
- * least DS_RFILE_MIN); never into the tail held, never past the end, and
- * just n when the process-wide cap has no room. */
-static uint64_t want(ds_rfile *f, size_t n, uint64_t q) {
-  int seq = f->next_seq != 0 && q >= f->next_seq && q - f->next_seq < DS_RFILE_GAP;
-  if (seq)
-    f->ahead = f->ahead ? f->ahead * 2 : DS_RFILE_AHEAD_START;
-  else
-    f->ahead = 0;
-  if (f->ahead > DS_RFILE_AHEAD_MAX) f->ahead = DS_RFILE_AHEAD_MAX;
-  uint64_t w = n > f->ahead ? n : f->ahead;
-  if (w < DS_RFILE_MIN) w = DS_RFILE_MIN;
-  const ds_probe *p = &f->at_open;
-  uint64_t tail_off = p->size - p->tail_len;
-  if (q < tail_off && q + n <= tail_off && q + w > tail_off) w = tail_off - q;
-  if (w > p->size - q) w = p->size - q;
-  if (w > n && !held_room(w)) w = n;
-  return w;
+/* The stream a read of [off, off + n) belongs to (f->mu held): one whose
+ * last read ended within DS_RFILE_GAP of off (*follows = 1 from the
+ * third read of a stream on: it is read ahead), else a new
+ * one in the least recently used place (its blocks fetched ahead become
+ * plain blocks). Its end moves to off + n when that is further. */
+static ds_rstream *stream_for(ds_rfile *f, uint64_t off, uint64_t n, int *follows) {
+  ds_rstream *best = NULL, *lru = &f->st[0];
+  uint64_t dist = UINT64_MAX;
+  for (int i = 0; i < DS_RFILE_STREAMS; i++) {
+    ds_rstream *s = &f->st[i];
+    if (s->used < lru->used) lru = s;
+    if (!s->pos) continue;
+    uint64_t d = off >= s->pos ? off - s->pos : s->pos - off;
+    if (d < DS_RFILE_GAP && d < dist) best = s, dist = d;
+  }
+  if (best) best->runs++;
+  *follows = best != NULL && best->runs >= 2;
+  if (!best) {
+    int k = (int)(lru - f->st);
+    for (int i = 0; i < DS_RFILE_BLOCKS; i++)
+      if (f->blk[i].stream == k) f->blk[i].stream = -1;
+    memset(lru, 0, sizeof *lru);
+    lru->win = DS_RFILE_BLOCK_START;
+    lru->lo = off;
+    best = lru;
+  }
+  best->used = ++f->tick;
+  if (off + n > best->pos) best->pos = off + n;
+  return best;
 }
 
-/* Keep a fetched block (the least recently used one goes), unless it is
- * larger than a window or the process-wide cap has no room: then free it. */
-static void keep(ds_rfile *f, uint64_t off, uint8_t *data, uint64_t len) {
-  if (len > DS_RFILE_AHEAD_MAX || !held_room(len)) {
-    free(data);
+/* Free the blocks fetched ahead for stream k that it has read past by
+ * more than DS_RFILE_GAP (the other thread of a scan may still read just
+ * behind it) (f->mu held). */
+static void drop_passed(ds_rfile *f, int k) {
+  uint64_t pos = f->st[k].pos;
+  for (int i = 0; i < DS_RFILE_BLOCKS; i++) {
+    ds_rblock *b = &f->blk[i];
+    if (b->stream == k && b->state == DS_RB_READY && b->off + b->len + DS_RFILE_GAP <= pos)
+      block_drop(b);
+  }
+}
+
+/* A place for a new block (f->mu held): an empty one, else the least
+ * recently used ready or failed block not fetched ahead for a stream
+ * still before it; NULL when every place is busy. */
+static ds_rblock *free_place(ds_rfile *f) {
+  ds_rblock *pick = NULL;
+  for (int i = 0; i < DS_RFILE_BLOCKS; i++) {
+    ds_rblock *b = &f->blk[i];
+    if (b->state == DS_RB_EMPTY) return b;
+    if (b->state != DS_RB_READY && b->state != DS_RB_FAILED) continue;
+    if (b->stream >= 0 && f->st[b->stream].pos < b->off + b->len) continue;
+    if (!pick || b->used < pick->used) pick = b;
+  }
+  if (pick) block_drop(pick);
+  return pick;
+}
+
+/* The end of the bytes worth fetching from q: the start of the next
+ * block after q, of another stream after q, the tail, the end of the
+ * object (f->mu held). */
+static uint64_t room_end(ds_rfile *f, uint64_t q) {
+  const ds_probe *p = &f->at_open;
+  uint64_t end = p->size - p->tail_len;
+  if (q >= end) end = p->size;
+  for (int i = 0; i < DS_RFILE_BLOCKS; i++) {
+    const ds_rblock *b = &f->blk[i];
+    if (b->state != DS_RB_EMPTY && b->off > q && b->off < end) end = b->off;
+  }
+  for (int i = 0; i < DS_RFILE_STREAMS; i++) {
+    const ds_rstream *s = &f->st[i];
+    if (s->pos && s->lo > q && s->lo < end) end = s->lo;
+  }
+  return end;
+}
+
+static void *helper_main(void *arg);
+
+/* Free the ready blocks fetched ahead (not the others, nor the
+ * prefetched ranges) of the open files
+ * other than f that are not busy right now (f->mu held; the others'
+ * locks only tried, so no two files wait for each other). */
+static void shed(ds_rfile *f) {
+  pthread_mutex_lock(&files_mu);
+  for (ds_rfile *g = files; g && ds_rfile_held_bytes() > DS_RFILE_SHED_AT; g = g->next) {
+    if (g == f || pthread_mutex_trylock(&g->mu) != 0) continue;
+    for (int i = 0; i < DS_RFILE_BLOCKS; i++)
+      if (g->blk[i].stream >= 0 &&
+          (g->blk[i].state == DS_RB_READY || g->blk[i].state == DS_RB_FAILED))
+        block_drop(&g->blk[i]);
+    pthread_mutex_unlock(&g->mu);
+  }
+  pthread_mutex_unlock(&files_mu);
+}
+
+/* Queue the blocks after stream k's reader, up to DS_RFILE_AHEAD_BLOCKS
+ * of them, for the helper thread (started when it is not running) (f->mu
+ * held). */
+static void queue_ahead(ds_rfile *f, int k) {
+  ds_rstream *s = &f->st[k];
+  const ds_probe *p = &f->at_open;
+  uint64_t end = p->size - p->tail_len;
+  if (s->next < s->pos) s->next = s->pos;
+  if (ds_rfile_held_bytes() > DS_RFILE_SHED_AT) shed(f);
+  int queued = 0;
+  while (s->next < end && s->next - s->pos < DS_RFILE_AHEAD_BLOCKS * s->win) {
+    ds_rblock *b = block_at(f, s->next);
+    if (b) { /* fetched or fetching already */
+      s->next = b->off + b->len;
+      continue;
+    }
+    uint64_t w = s->win, re = room_end(f, s->next);
+    if (re <= s->next || (re < end && re - s->next < DS_RFILE_MIN && !block_at(f, re)))
+      break; /* another stream's bytes start here */
+    if (w > re - s->next) w = re - s->next;
+    if (!held_room(w) || !(b = free_place(f))) break;
+    b->off = s->next;
+    b->len = (size_t)w;
+    b->state = DS_RB_QUEUED;
+    b->stream = k;
+    b->used = ++f->tick;
+    s->next += w;
+    if (s->win < DS_RFILE_BLOCK_MAX) s->win *= 2;
+    queued++;
+  }
+  if (!queued || f->helper_on || f->stop) return;
+  if (f->helper_join) pthread_join(f->helper, NULL); /* it returned already */
+  f->helper_join = 0;
+  if (pthread_create(&f->helper, NULL, helper_main, f) == 0) {
+    f->helper_on = f->helper_join = 1;
     return;
   }
-  __atomic_add_fetch(&held_total, len, __ATOMIC_RELAXED);
-  pthread_mutex_lock(&f->mu);
-  int pick = 0;
-  for (int i = 1; i < DS_RFILE_BLOCKS; i++)
-    if (!f->blk[i].data || (f->blk[pick].data && f->blk[i].used < f->blk[pick].used))
-      pick = i;
-  block_drop(&f->blk[pick]);
-  f->blk[pick].off = off;
-  f->blk[pick].len = (size_t)len;
-  f->blk[pick].data = data;
-  f->blk[pick].used = ++f->tick;
-  pthread_mutex_unlock(&f->mu);
+  for (int i = 0; i < DS_RFILE_BLOCKS; i++) /* no thread: the reader fetches */
+    if (f->blk[i].state == DS_RB_QUEUED) block_drop(&f->blk[i]);
+}
+
+/* The helper's interrupt: the file is being closed. */
+static int helper_stopped(void *ctx) {
+  ds_rfile *f = ctx;
+  return __atomic_load_n(&f->stop, __ATOMIC_RELAXED);
 }
 
 /* Fetch [q, q + w) as up to DS_RFILE_INFLIGHT range GETs at once and put
@@ -190,29 +330,160 @@ static int fetch(ds_rfile *f, uint64_t q, uint64_t w, uint64_t need, uint8_t **d
   return rc;
 }
 
+/* The helper thread: fetch the QUEUED blocks, all at once, until none is
+ * left (then return) or the file closes. A failed block is marked so:
+ * its reader fetches it again and tells the error. */
+static void *helper_main(void *arg) {
+  ds_rfile *f = arg;
+  ds_cancel_scope scope;
+  ds_cancel_begin(&scope, helper_stopped, f);
+  ds_http_opts ho;
+  ds_robj_http_opts(&f->obj, &ho);
+  const char *etag = f->at_open.etag[0] ? f->at_open.etag : NULL;
+  pthread_mutex_lock(&f->mu);
+  for (;;) {
+    ds_http_req rs[DS_RFILE_BLOCKS];
+    ds_rblock *bs[DS_RFILE_BLOCKS];
+    size_t k = 0;
+    for (int i = 0; i < DS_RFILE_BLOCKS && !f->stop; i++)
+      if (f->blk[i].state == DS_RB_QUEUED) {
+        ds_rblock *b = &f->blk[i];
+        b->state = DS_RB_LOADING;
+        bs[k] = b;
+        ds_robj_req(&f->obj, &rs[k], DS_HTTP_RANGE);
+        rs[k].offset = b->off;
+        rs[k].length = b->len;
+        rs[k].if_match = etag;
+        k++;
+      }
+    if (k == 0) break;
+    pthread_mutex_unlock(&f->mu);
+    ho.max_parallel = (int)k;
+    ds_http_run(rs, k, &ho);
+    pthread_mutex_lock(&f->mu);
+    for (size_t i = 0; i < k; i++) {
+      ds_rblock *b = bs[i];
+      if (!rs[i].err && rs[i].body.len == b->len) {
+        b->data = rs[i].body.data;
+        rs[i].body.data = NULL;
+        rs[i].body.len = rs[i].body.cap = 0;
+        __atomic_add_fetch(&held_total, (uint64_t)b->len, __ATOMIC_RELAXED);
+        b->state = DS_RB_READY;
+      } else {
+        b->state = DS_RB_FAILED;
+      }
+      ds_http_req_free(&rs[i]);
+    }
+    pthread_cond_broadcast(&f->cv);
+  }
+  for (int i = 0; i < DS_RFILE_BLOCKS; i++) /* closing: nothing is waited for */
+    if (f->blk[i].state == DS_RB_QUEUED) block_drop(&f->blk[i]);
+  f->helper_on = 0;
+  pthread_cond_broadcast(&f->cv);
+  pthread_mutex_unlock(&f->mu);
+  ds_cancel_end(&scope);
+  return NULL;
+}
+
+/* Wait (f->mu held) for a block being fetched: 0, or -1 with errno
+ * ECANCELED when the reader's statement was interrupted meanwhile. */
+static int wait_block(ds_rfile *f) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_nsec += WAIT_NS;
+  if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+  pthread_cond_timedwait(&f->cv, &f->mu, &t);
+  if (ds_cancel_check()) {
+    ds_vfs_set_detail(strdup(DS_CANCEL_MSG));
+    errno = ECANCELED;
+    return -1;
+  }
+  return 0;
+}
+
 ssize_t ds_rfile_pread(ds_rfile *f, void *buf, size_t n, uint64_t off) {
   const ds_probe *p = &f->at_open;
   if (off >= p->size || n == 0) return 0;
   if (n > p->size - off) n = (size_t)(p->size - off);
   uint8_t *dst = buf;
-  size_t got = 0, k;
-  int pre = 0;
+  size_t got = 0;
+  int pre = 0, follows = 0, rc = 0;
   pthread_mutex_lock(&f->mu);
-  while (got < n && (k = copy_held(f, dst + got, n - got, off + got, &pre)) > 0) got += k;
-  uint64_t q = off + got, w = got < n && !pre ? want(f, n - got, q) : 0;
+  /* reads of the tail (a format's footer) belong to no stream */
+  uint64_t tail_off = p->size - p->tail_len;
+  ds_rstream *s = off < tail_off || !p->tail_len ? stream_for(f, off, n, &follows) : NULL;
+  int sk = s ? (int)(s - f->st) : -1;
+  if (follows) drop_passed(f, sk);
+  while (got < n && !rc) {
+    uint64_t q = off + got;
+    size_t k = copy_held(f, dst + got, n - got, q, &pre);
+    if (k) {
+      got += k;
+      /* a read from a prefetched range stops at its end: a window's
+       * read-ahead (core/mapped_file.c) takes what is there rather than a
+       * new request */
+      if (pre) break;
+      continue;
+    }
+    ds_rblock *b = block_at(f, q);
+    if (b && (b->state == DS_RB_QUEUED || b->state == DS_RB_LOADING)) {
+      if (follows) queue_ahead(f, sk);
+      rc = wait_block(f);
+      continue;
+    }
+    if (b) block_drop(b); /* failed ahead: fetched again here, its error told */
+    /* a miss: fetch here a block from q (a stream's next block size when
+     * the read follows one, else what is asked, at least DS_RFILE_MIN),
+     * marked as being fetched so that the other reader waits for it */
+    uint64_t need = n - got, w = follows ? s->win : 0; /* follows: s is set */
+    if (w < need) w = need;
+    if (w < DS_RFILE_MIN) w = DS_RFILE_MIN;
+    uint64_t re = room_end(f, q);
+    if (w > re - q) w = re - q < need ? need : re - q;
+    if (w > p->size - q) w = p->size - q;
+    ds_rblock *mine = NULL;
+    if (w <= DS_RFILE_BLOCK_MAX && held_room(w) && (mine = free_place(f))) {
+      mine->off = q;
+      mine->len = (size_t)w;
+      mine->state = DS_RB_LOADING;
+      mine->stream = follows ? sk : -1;
+      mine->used = ++f->tick;
+      if (follows) {
+        if (s->next < q + w) s->next = q + w;
+        if (s->win < DS_RFILE_BLOCK_MAX) s->win *= 2;
+      }
+    } else if (w > need && !held_room(w)) {
+      w = need;
+    }
+    if (follows) queue_ahead(f, sk); /* the blocks after it, meanwhile */
+    pthread_mutex_unlock(&f->mu);
+    uint8_t *data = NULL;
+    uint64_t len = 0;
+    rc = fetch(f, q, w, need, &data, &len);
+    pthread_mutex_lock(&f->mu);
+    if (rc) {
+      if (mine) block_drop(mine);
+      pthread_cond_broadcast(&f->cv);
+      break;
+    }
+    if (mine && len == mine->len) {
+      mine->data = data;
+      mine->state = DS_RB_READY;
+      __atomic_add_fetch(&held_total, len, __ATOMIC_RELAXED);
+      pthread_cond_broadcast(&f->cv);
+      continue; /* copied from it on the next turn */
+    }
+    if (mine) { /* fewer bytes than the block: keep none */
+      block_drop(mine);
+      pthread_cond_broadcast(&f->cv);
+    }
+    memcpy(dst + got, data, need);
+    got += need;
+    free(data);
+  }
+  if (!rc && follows && !pre) queue_ahead(f, sk); /* not for IN lists' ranges */
   pthread_mutex_unlock(&f->mu);
-  /* a read from a prefetched range stops at its end: a window's read-ahead
-   * (core/mapped_file.c) takes what is there rather than a new request */
-  if (got == n || pre) return (ssize_t)got;
-  uint8_t *data = NULL;
-  uint64_t len = 0;
-  if (fetch(f, q, w, n - got, &data, &len)) return -1;
-  memcpy(dst + got, data, n - got);
-  pthread_mutex_lock(&f->mu);
-  f->next_seq = q + len;
-  pthread_mutex_unlock(&f->mu);
-  keep(f, q, data, len);
-  return (ssize_t)n;
+  return rc ? -1 : (ssize_t)got;
 }
 
 /* qsort order of ranges: by offset. */
@@ -241,7 +512,7 @@ static size_t plan(const ds_rfile *f, const ds_vfs_range *r, size_t n, ds_vfs_ra
   qsort(v, m, sizeof *v, by_off);
   /* merge: through gaps under DS_RFILE_MIN always, through gaps under
    * DS_RFILE_GAP when no larger than the bytes wanted on both sides; an
-   * extent stops at DS_RFILE_AHEAD_MAX (one GET each) */
+   * extent stops at PRE_EXTENT_MAX (one GET each) */
   size_t e = 0;
   uint64_t useful = 0, total = 0;
   for (size_t i = 0; i < m; i++) {
@@ -252,7 +523,7 @@ static size_t plan(const ds_rfile *f, const ds_vfs_range *r, size_t n, ds_vfs_ra
       uint64_t gap = v[i].off > xend ? v[i].off - xend : 0;
       uint64_t grown = (end > xend ? end : xend) - x->off;
       if ((gap < DS_RFILE_MIN || (gap < DS_RFILE_GAP && gap <= useful + v[i].len)) &&
-          grown <= DS_RFILE_AHEAD_MAX) {
+          grown <= PRE_EXTENT_MAX) {
         if (total + (grown - x->len) > DS_RFILE_PREFETCH_MAX ||
             !held_room(*planned + total + (grown - x->len)))
           break;

@@ -5,26 +5,44 @@
  * per growing window, and a `rowid IN (...)` list one round for all its
  * records.
  *
- * Read-ahead: a read that follows the last one (or jumps forward less
- * than DS_RFILE_GAP: the gap is read through, not skipped with a new
- * request) fetches a window that starts at DS_RFILE_AHEAD_START and
- * doubles up to DS_RFILE_AHEAD_MAX; a window (or any fetch) larger than
- * DS_RFILE_PIECE_MIN is cut into up to DS_RFILE_INFLIGHT range GETs run at
- * once on as many connections (libcurl's multi interface, http.h), and
- * put back together in order. A read that jumps fetches what it asks (at
- * least DS_RFILE_MIN). No thread: the reader waits for its window.
+ * Read-ahead: reads are sorted into up to DS_RFILE_STREAMS streams (a
+ * scan of bagz records and one of its limits are two; the two threads of
+ * a threads=2 scan reading batches in turn are one): a read that lands
+ * within DS_RFILE_GAP of where a stream's last read ended follows it (a
+ * gap is read through, not skipped with a new request). While a stream
+ * follows itself (from its third read on: a lookup or two nearby do not
+ * start it), blocks after it are fetched ahead on a helper thread of
+ * the file (started when needed, gone when it has nothing to do, joined
+ * at close): up to DS_RFILE_AHEAD_BLOCKS blocks ahead of the reader, the
+ * first DS_RFILE_BLOCK_START bytes, doubling to DS_RFILE_BLOCK_MAX, all
+ * of them in flight at once (one ds_http_run batch, libcurl's multi
+ * interface, on as many connections), so the reader finds its next bytes
+ * there instead of waiting a round trip. A block being fetched is marked:
+ * a reader that needs it (the other thread of a scan) waits for it rather
+ * than fetching the same bytes again. A block a stream has read past is
+ * freed at once. A read that jumps fetches what it asks (at least
+ * DS_RFILE_MIN) on the reader's thread; one larger than a block is cut
+ * into up to DS_RFILE_INFLIGHT range GETs at once and not kept.
  *
  * Memory: a file holds at most DS_RFILE_BLOCKS blocks of at most
- * DS_RFILE_AHEAD_MAX bytes (the window is one of them), plus at most
- * DS_RFILE_PREFETCH_MAX bytes of prefetched ranges, plus its tail
- * (DS_PROBE_TAIL); all open remote files together hold at most
- * DS_REMOTE_HELD_MAX bytes of blocks and prefetched ranges: past it a read
- * fetches just what it asks and keeps nothing.
+ * DS_RFILE_BLOCK_MAX bytes (16 MiB), plus at most DS_RFILE_PREFETCH_MAX
+ * bytes of prefetched ranges, plus its tail (DS_PROBE_TAIL); a sequential
+ * scan holds at most DS_RFILE_AHEAD_BLOCKS + 1 blocks per stream (7 MiB);
+ * a stream's blocks stop where another stream began (bagz records do not
+ * run on into the limits another stream reads);
+ * when all files together hold more than DS_RFILE_SHED_AT bytes, a stream
+ * about to fetch ahead first frees the ready blocks fetched ahead in the
+ * other open files (a scan of a set of shards does not keep the last blocks of each
+ * shard it finished: its memory stays flat in the number of shards);
+ * all open remote files together hold at most DS_REMOTE_HELD_MAX bytes of
+ * blocks and prefetched ranges: past it a read fetches just what it asks
+ * and keeps nothing, and nothing is fetched ahead.
  *
  * Every range GET carries If-Match with the ETag of the open: a replaced
  * object fails with ESTALE (the "changed while in use" error), never mixed
- * bytes. Reads from several threads are safe (blocks under a lock;
- * requests run outside it). */
+ * bytes (a block fetched ahead that failed is fetched again by the reader,
+ * which then tells the error). Reads from several threads are safe
+ * (blocks under a lock; requests run outside it). */
 #ifndef DS_REMOTE_FILE_H
 #define DS_REMOTE_FILE_H
 
@@ -36,34 +54,57 @@
 #include "core/vfs.h"
 #include "remote/remote_probe.h"
 
-#define DS_RFILE_BLOCKS 4
+#define DS_RFILE_BLOCKS 16
+#define DS_RFILE_STREAMS 4
 #define DS_RFILE_MIN ((uint64_t)64 << 10)          /* least bytes a GET asks */
-#define DS_RFILE_AHEAD_START ((uint64_t)1 << 20)   /* first read-ahead window */
-#define DS_RFILE_AHEAD_MAX ((uint64_t)16 << 20)    /* read-ahead cap */
+#define DS_RFILE_BLOCK_START ((uint64_t)512 << 10) /* first block fetched ahead */
+#define DS_RFILE_BLOCK_MAX ((uint64_t)1 << 20)     /* largest block */
+#define DS_RFILE_AHEAD_BLOCKS 6                    /* blocks ahead of a stream */
 #define DS_RFILE_PIECE_MIN ((uint64_t)1 << 20)     /* least bytes of one GET of a cut fetch */
-#define DS_RFILE_INFLIGHT 4                        /* GETs of one window at once */
+#define DS_RFILE_INFLIGHT 4                        /* GETs of one large read at once */
 #define DS_RFILE_GAP ((uint64_t)1 << 20)           /* forward jumps read through */
 #define DS_RFILE_PREFETCH_MAX ((uint64_t)64 << 20) /* prefetched bytes per file */
 #define DS_REMOTE_HELD_MAX ((uint64_t)512 << 20)   /* all files' blocks */
+#define DS_RFILE_SHED_AT ((uint64_t)4 << 20)       /* past it, other files' blocks go */
 #define DS_RFILE_PREFETCH_PARALLEL 64              /* prefetch GETs at once */
+
+/* A block's state (ds_rblock.state). */
+enum { DS_RB_EMPTY = 0, DS_RB_READY, DS_RB_QUEUED, DS_RB_LOADING, DS_RB_FAILED };
 
 typedef struct ds_rblock {
   uint64_t off;
   size_t len;
   uint8_t *data;
   uint64_t used; /* last use (LRU) */
+  int state;     /* DS_RB_* (prefetched ranges: READY) */
+  int stream;    /* the stream it was fetched ahead for, or -1 */
 } ds_rblock;
+
+/* Where a run of reads that follow each other is. */
+typedef struct ds_rstream {
+  uint64_t lo;   /* where its first read began */
+  uint64_t pos;  /* where its last read ended (0: unused) */
+  uint64_t next; /* where its blocks fetched ahead end */
+  uint64_t win;  /* the size of its next block */
+  uint64_t used; /* last use (LRU) */
+  uint64_t runs; /* reads that followed it */
+} ds_rstream;
 
 typedef struct ds_rfile {
   ds_robj obj;
   ds_probe at_open; /* size, ETag, version, tail */
   pthread_mutex_t mu;
+  pthread_cond_t cv; /* broadcast when a block is fetched or fails */
   ds_rblock blk[DS_RFILE_BLOCKS];
+  ds_rstream st[DS_RFILE_STREAMS];
   ds_rblock *pre;    /* prefetched ranges, sorted by off, disjoint */
   size_t npre;
   uint64_t tick;
-  uint64_t next_seq; /* where the last read ended */
-  uint64_t ahead;    /* read-ahead now */
+  pthread_t helper;  /* fetches QUEUED blocks */
+  int helper_on;     /* it runs (it clears this as it returns) */
+  int helper_join;   /* it was started and not joined yet */
+  int stop;          /* close: the helper returns */
+  struct ds_rfile *prev, *next; /* all open remote files (remote_file.c) */
 } ds_rfile;
 
 /* Take obj and probe (both owned by the file after). */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/vfs.h"
+#include "remote/remote_ahead.h"
 #include "remote/remote_file.h"
 #include "remote/remote_probe_many.h"
 #include "remote/s3_list.h"
@@ -82,7 +83,8 @@ static int r_open(const ds_vfs_dir *at, const char *path, ds_vfs_file *f) {
   ds_robj o;
   ds_probe p;
   if (obj_of(at, path, &o)) return -1;
-  if (probe(&o, 0, &p)) {
+  /* a whole file fetched ahead (ds_vfs_load_many), else a probe */
+  if (!ds_rahead_take(o.url, &p) && probe(&o, 0, &p)) {
     ds_robj_free(&o);
     return -1;
   }
@@ -431,7 +433,8 @@ static int r_glob(const char *pattern, int flags, ds_vfs_names *out) {
       .dir_stat = r_dir_stat,  .list_open = name##_list_open,                      \
       .list_next = r_list_next, .list_close = r_list_close, .glob = r_glob,        \
       .hint = r_hint, .prefetch = r_prefetch, .stat_many = ds_probe_many, \
-      .prefetch_many = r_prefetch_many};
+      .prefetch_many = r_prefetch_many,                                          \
+      .load_many = ds_rahead_load};
 
 REMOTE_BACKEND(http, "http")
 REMOTE_BACKEND(https, "https")

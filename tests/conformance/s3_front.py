@@ -66,6 +66,10 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
     etag_memo=True (bench/bench_remote.py): each request reads only its
     range and the MD5 ETag is computed once per file (see size_etag)."""
     daemon_threads = True
+    # listen(2)'s backlog: socketserver's default of 5 drops the SYNs of a
+    # burst of new connections (16 parallel GETs), which the client then
+    # sends again only after 1 s
+    request_queue_size = 128
     allow_reuse_address = True
     # listen backlog: socketserver's default of 5 drops the SYNs of a client
     # opening dozens of connections at once (a 1 s retransmit each)

@@ -956,9 +956,9 @@ int bcolz_chunk_read(bcolz_table *t, size_t col, uint64_t k, ds_buf *file, ds_bu
   return rc ? -1 : chunk_rows(c, k, buf, p, rows);
 }
 
-/* Chunk files a scan announces at once (ds_vfs_stat_many: a remote
- * table's next chunk files are probed in parallel, each probe bringing a
- * small file's bytes, instead of one round trip per chunk in a row). */
+/* Chunk files a scan announces at once (ds_vfs_load_many: a remote
+ * table's next chunk files are fetched whole in parallel, instead of one
+ * or two round trips per chunk in a row). */
 #define CHUNK_HINT 16
 
 /* A scan is at chunk k (right after k - 1): every CHUNK_HINT chunks, hint
@@ -970,7 +970,7 @@ static void hint_chunks(const bcolz_col *c, uint64_t k) {
   size_t m = 0;
   for (uint64_t i = 0; i < n; i++)
     if ((v[m] = chunk_path(c, k + i))) m++;
-  ds_vfs_stat_many((const char *const *)v, m);
+  ds_vfs_load_many((const char *const *)v, m);
   for (size_t i = 0; i < m; i++) free(v[i]);
 }
 
