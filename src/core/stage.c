@@ -205,6 +205,7 @@ static int is_old(const ds_stage *s, const char *path);
 
 int ds_stage_check_absent(const ds_stage *s, const char *path, char **err) {
   ds_vfs_info st;
+  if (s->mode == DS_STAGE_CREATE && s->pub) s->pub->forget(path); /* asked anew */
   if (s->mode == DS_STAGE_CREATE && ds_vfs_lstat(path, &st) == 0 && !is_old(s, path))
     return ds_err(err, "%s: already exists (mode=create never overwrites; "
                        "use mode=replace)",
@@ -412,6 +413,7 @@ static int unprepare(ds_stage *s, char **err) {
  * owns, which then joins the old dataset. */
 static int check_final(ds_stage *s, const char *path, int commit, char **err) {
   ds_vfs_info st;
+  if (s->pub) s->pub->forget(path); /* asked anew: no cached answer decides */
   if (ds_vfs_lstat(path, &st) != 0) return 0;
   if (is_old(s, path)) return check_own(s, path, err);
   if (s->mode == DS_STAGE_CREATE)

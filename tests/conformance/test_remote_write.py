@@ -780,6 +780,39 @@ def test_two_writers(front, bucket_dir):
          "... after it closed, the next writer publishes")
 
 
+def test_deleted_outside_fresh(front, bucket_dir):
+    """With the disk cache's freshness window open (tests/run.sh shuts it
+    for the rest), a dataset deleted by another program and written again
+    with mode=create within the window: the writer's checks ask the server
+    anew, so no cached "exists" refuses the copy (issue 24's window must not
+    reach the writers' checks)."""
+    cache = tempfile.mkdtemp(dir=TMP)
+    env = dict(os.environ, DATASETS_REMOTE_CACHE_FRESH_MS="60000", XDG_CACHE_HOME=cache)
+    env.pop("DATASETS_REMOTE_CACHE_DIR", None)
+    child = ("import sys; sys.path.insert(0, %r)\n"
+             "from dstest import connect\n"
+             "c = connect(%r)\n"
+             "c.execute(\"CREATE VIRTUAL TABLE temp.w USING bagz('s3://bkt/fresh/o@2.bagz', "
+             "mode=create, rows_per_shard=3)\")\n"
+             "try:\n"
+             "    c.execute(\"INSERT INTO w(record) VALUES ('a'),('b'),('c'),('d'),('e'),('f')\")\n"
+             "    c.commit()\n"
+             "    print('ok', c.execute(\"SELECT count(*) FROM bagz('s3://bkt/fresh/o@2.bagz')\")"
+             ".fetchone()[0])\n"
+             "except Exception as e:\n"
+             "    print('ERR', e)\n") % (os.path.dirname(os.path.abspath(__file__)), BUILD)
+    folder = os.path.join(bucket_dir, "fresh")
+    for round_ in range(2):
+        shutil.rmtree(folder, ignore_errors=True)  # deleted by another program
+        out = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True,
+                             text=True, timeout=60).stdout.strip()
+        C.eq(out, "ok 6", "copy %d into a target deleted from outside, window open" % round_)
+        C.eq(sorted(os.listdir(folder)) if os.path.isdir(folder) else [],
+             ["o-00000-of-00002.bagz", "o-00001-of-00002.bagz"],
+             "copy %d: both shards published" % round_)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_http_refused():
     c = connect(BUILD)
     e = error_of(c, "CREATE VIRTUAL TABLE temp.w USING bagz("
@@ -835,6 +868,7 @@ def main():
         C.run(test_killed_random_commit, front, bucket_dir)
         C.run(test_gs, front, bucket_dir)
         C.run(test_two_writers, front, bucket_dir)
+        C.run(test_deleted_outside_fresh, front, bucket_dir)
     C.run(test_http_refused)
     if s3rver_bin():
         C.run(test_s3rver)
