@@ -108,6 +108,17 @@ def error_of(conn, sql, *args):
     return None
 
 
+def tree(folder):
+    """{relative path: bytes} of every file below folder."""
+    out = {}
+    for r, _, fs in os.walk(folder):
+        for f in fs:
+            p = os.path.join(r, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, folder)] = fh.read()
+    return out
+
+
 def write_tail_bag(path, records):
     """A bag of raw records with tail limits (one u64 end per record after
     the records), as upstream's bagz writer lays it out."""

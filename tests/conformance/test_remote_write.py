@@ -34,7 +34,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dstest  # noqa: E402
-from dstest import Checker, connect, error_of, sql_quote  # noqa: E402
+from dstest import Checker, connect, error_of, sql_quote, tree  # noqa: E402
 from remote_servers import S3rver, s3rver_bin  # noqa: E402
 from s3_front import Front  # noqa: E402
 from writer_proc import FORMATS, insert_sql  # noqa: E402
@@ -78,16 +78,6 @@ def read_sql(module):
 def create(conn, module, path, mode="create", opts="", table="w"):
     conn.execute("CREATE VIRTUAL TABLE temp.%s USING %s(%s, mode=%s%s)"
                  % (table, module, sql_quote(path), mode, (", " + opts) if opts else ""))
-
-
-def tree(folder):
-    """{relative path: bytes} of every file below folder."""
-    out = {}
-    for r, _, fs in os.walk(folder):
-        for f in fs:
-            p = os.path.join(r, f)
-            out[os.path.relpath(p, folder)] = open(p, "rb").read()
-    return out
 
 
 def rows_of(module, spec):

@@ -22,7 +22,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dstest  # noqa: E402
-from dstest import Checker, connect, sql_quote  # noqa: E402
+from dstest import Checker, connect, sql_quote, tree  # noqa: E402
 from remote_servers import S3rver, s3rver_bin  # noqa: E402
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
@@ -151,15 +151,6 @@ def rows(module, spec, opts=""):
         return "error: %s" % e
     finally:
         c.close()
-
-
-def tree(folder):
-    out = {}
-    for r, _, fs in os.walk(folder):
-        for f in fs:
-            p = os.path.join(r, f)
-            out[os.path.relpath(p, folder)] = open(p, "rb").read()
-    return out
 
 
 def downloaded(cl, prefix, into):
