@@ -101,14 +101,11 @@ static int put_part(ds_s3_parts *p, size_t i, uint64_t off, uint64_t len, char *
   snprintf(num, sizeof num, "%zu", i + 1);
   snprintf(what, sizeof what, " (part %zu)", i + 1);
   ds_kv q[] = {{"partNumber", num}, {"uploadId", p->upload_id}};
-  ds_s3_call c = {0};
-  c.method = "PUT";
-  c.query = q;
-  c.nquery = 2;
+  ds_s3_call c;
+  ds_s3_call_init(&c, "PUT", q, 2, what);
   c.fd = fd;
   c.off = off;
   c.len = len;
-  c.what = what;
   int rc = ds_s3_run(p->o, &c, err);
   if (rc == 0 && !c.etag[0]) rc = ds_err(err, "PUT %s%s: the answer has no ETag", p->o->shown, what);
   if (rc == 0) memcpy(etag, c.etag, sizeof c.etag);

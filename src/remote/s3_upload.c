@@ -241,6 +241,16 @@ static int pause_ms(long ms) {
   return 0;
 }
 
+void ds_s3_call_init(ds_s3_call *c, const char *method, const ds_kv *query, size_t nquery,
+                     const char *what) {
+  memset(c, 0, sizeof *c);
+  c->method = method;
+  c->query = query;
+  c->nquery = nquery;
+  c->fd = -1;
+  c->what = what;
+}
+
 int ds_s3_run(const ds_robj *o, ds_s3_call *c, char **err) {
   const ds_curl_api *api = ds_curl_get(err);
   if (!api) return -1;
@@ -329,12 +339,8 @@ static char *xml_first(const ds_buf *b, const char *tag) {
 int ds_s3_mpu_create(const ds_robj *o, char **upload_id, char **err) {
   *upload_id = NULL;
   ds_kv q[] = {{"uploads", ""}};
-  ds_s3_call c = {0};
-  c.method = "POST";
-  c.query = q;
-  c.nquery = 1;
-  c.fd = -1;
-  c.what = " (create a multipart upload)";
+  ds_s3_call c;
+  ds_s3_call_init(&c, "POST", q, 1, " (create a multipart upload)");
   int rc = ds_s3_run(o, &c, err);
   if (rc == 0 && !(*upload_id = xml_first(&c.resp, "UploadId")))
     rc = ds_err(err, "POST %s: the answer has no UploadId", o->shown);
@@ -442,15 +448,11 @@ int ds_s3_mpu_complete(const ds_robj *o, ds_s3_mpu *u, const char *if_none_match
     return ds_err(err, "out of memory");
   }
   ds_kv q[] = {{"uploadId", u->upload_id}};
-  ds_s3_call c = {0};
-  c.method = "POST";
-  c.query = q;
-  c.nquery = 1;
+  ds_s3_call c;
+  ds_s3_call_init(&c, "POST", q, 1, " (complete the multipart upload)");
   c.body = b.data;
   c.body_len = b.len;
-  c.fd = -1;
   c.if_none_match = if_none_match;
-  c.what = " (complete the multipart upload)";
   int rc = ds_s3_run(o, &c, err);
   /* a try whose answer was lost completed the upload: the retry finds
    * it gone; the object there says whether it was ours */
@@ -465,12 +467,8 @@ int ds_s3_mpu_complete(const ds_robj *o, ds_s3_mpu *u, const char *if_none_match
 
 int ds_s3_mpu_abort(const ds_robj *o, const char *upload_id, char **err) {
   ds_kv q[] = {{"uploadId", upload_id}};
-  ds_s3_call c = {0};
-  c.method = "DELETE";
-  c.query = q;
-  c.nquery = 1;
-  c.fd = -1;
-  c.what = " (abort the multipart upload)";
+  ds_s3_call c;
+  ds_s3_call_init(&c, "DELETE", q, 1, " (abort the multipart upload)");
   char *e = NULL;
   int rc = ds_s3_run(o, &c, &e);
   if (rc && (c.status == 404 || strcmp(c.code, "NoSuchUpload") == 0)) rc = 0;
@@ -491,9 +489,8 @@ void ds_s3_mpu_free(ds_s3_mpu *u) {
 }
 
 int ds_s3_delete(const ds_robj *o, char **err) {
-  ds_s3_call c = {0};
-  c.method = "DELETE";
-  c.fd = -1;
+  ds_s3_call c;
+  ds_s3_call_init(&c, "DELETE", NULL, 0, NULL);
   char *e = NULL;
   int rc = ds_s3_run(o, &c, &e);
   if (rc && c.status == 404) rc = 0; /* not there: fine */
@@ -509,13 +506,9 @@ int ds_s3_delete(const ds_robj *o, char **err) {
 int ds_s3_abort_open(const ds_robj *o, const char *keep, size_t *n, char **err) {
   *n = 0;
   ds_kv q[] = {{"prefix", o->key}, {"uploads", ""}};
-  ds_s3_call c = {0};
-  c.method = "GET";
-  c.query = q;
-  c.nquery = 2;
+  ds_s3_call c;
+  ds_s3_call_init(&c, "GET", q, 2, " (list open multipart uploads)");
   c.bucket_only = 1;
-  c.fd = -1;
-  c.what = " (list open multipart uploads)";
   char *e = NULL;
   int rc = ds_s3_run(o, &c, &e);
   /* a server without the call, or keys without the right to list

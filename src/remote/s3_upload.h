@@ -40,6 +40,11 @@ typedef struct ds_s3_call {
   char code[64];        /* the S3 error code of a failure, "" when none */
 } ds_s3_call;
 
+/* Start c as a call with no body (fd -1: a zeroed call would read fd 0):
+ * everything zero but the method, the query pairs and `what`. */
+void ds_s3_call_init(ds_s3_call *c, const char *method, const ds_kv *query, size_t nquery,
+                     const char *what);
+
 /* Run c against o with retries; 0 on a 2xx that carries no <Error>,
  * else -1 with *err (c->status and c->code say what the server said). */
 int ds_s3_run(const ds_robj *o, ds_s3_call *c, char **err);
