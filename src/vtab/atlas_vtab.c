@@ -50,6 +50,7 @@
 #include "sql/sqlite_api.h"
 #include "sql/column_value.h"
 #include "sql/value_sql.h"
+#include "vtab/atlas_options.h"
 #include "vtab/atlas_write.h"
 #include "vtab/dataset.h"
 #include "vtab/interrupt.h"
@@ -60,51 +61,8 @@
 #include "vtab/vtab_util.h"
 
 #define MOD "atlas"
-#define DEFAULT_INFER 100
 
 typedef enum { SHAPE_DICT, SHAPE_SEQ, SHAPE_VALUE } example_shape;
-
-/* The module's options, bound once (TEXT values valid while the table
- * is created). */
-typedef struct at_opts {
-  int64_t infer;           /* CREATE form: examples read to infer the columns */
-  const char *columns;     /* CREATE form: the columns given instead */
-  int64_t unsupported;     /* 1: placeholder */
-  int64_t cache_mb, threads;
-  const char *dictionary;
-  atlas_write_opts write;
-  int64_t mode;
-  ds_common_opts common;
-  ds_row_window_opts window;
-} at_opts;
-
-static const char *const unsupported_names[] = {"error", "placeholder", NULL};
-/* dictionary= is entry ATLAS_SPEC_DICTIONARY (atlas_write.h). */
-const ds_opt_spec atlas_read_specs[] = {
-    {.name = "infer", .forms = DS_FORMS_CREATE, .kind = DS_OPT_COUNT, .min = 0,
-     .max = INT64_MAX, .def = DEFAULT_INFER,
-     .help = "examples read to infer the columns (all: every example)",
-     .at = offsetof(at_opts, infer)},
-    {.name = "columns", .forms = DS_FORMS_CREATE, .kind = DS_OPT_TEXT,
-     .help = "the columns, 'name TYPE, ...' (no inference)", .at = offsetof(at_opts, columns)},
-    {.name = "unsupported", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM,
-     .names = unsupported_names, .def = 0,
-     .help = "a pickled object off the decoder's allow-list: an error, or a placeholder",
-     .at = offsetof(at_opts, unsupported)},
-    {.name = "cache_mb", .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = 0,
-     .max = (int64_t)(SIZE_MAX >> 21), .def = 0,
-     .help = "MiB of decoded blocks kept between queries", .at = offsetof(at_opts, cache_mb)},
-    {.name = "threads", .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = 1, .max = 2,
-     .def = 2, .help = "2: scans decode ahead (writing: compress) on a second thread",
-     .at = offsetof(at_opts, threads)},
-    {.name = "dictionary", .forms = DS_FORMS_READ, .kind = DS_OPT_TEXT,
-     .help = "the shared zstd dictionary of a shard folder opened alone",
-     .at = offsetof(at_opts, dictionary)},
-    {0}};
-const ds_opt_group ds_atlas_option_groups[] = {
-    {atlas_read_specs, 0},
-    DS_WRITING_MODULE_OPTION_GROUPS(at_opts, atlas_write_specs),
-    {0}};
 
 typedef struct at_dataset {
   ds_dataset base;    /* refcount, cache key, path, change detection */

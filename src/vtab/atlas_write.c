@@ -20,6 +20,7 @@
 #include "formats/atlas/atlas.h"
 #include "formats/atlas/atlas_replay.h"
 #include "formats/atlas/atlas_writer.h"
+#include "vtab/atlas_options.h"
 #include "vtab/atlas_write.h"
 #include "vtab/dir_table_write.h"
 

@@ -8,22 +8,8 @@
 #include "core/options.h"
 #include "core/schema.h"
 #include "sql/sqlite_api.h"
+#include "vtab/atlas_options.h"
 #include "vtab/table_writer.h"
-
-/* block_size=, strategy=, level=, dict_size=, shard_size= (writer form
- * only; atlas_write.c). */
-typedef struct atlas_write_opts {
-  int64_t block_size, strategy, level, shard_size;
-  double dict_size;
-} atlas_write_opts;
-extern const ds_opt_spec atlas_write_specs[];
-/* The reading options of the atlas module (atlas_vtab.c);
- * atlas_read_specs[ATLAS_SPEC_DICTIONARY] is dictionary= (dataset_shards
- * passes it on). */
-extern const ds_opt_spec atlas_read_specs[];
-enum { ATLAS_SPEC_DICTIONARY = 5 };
-/* Every option of the atlas module (atlas_vtab.c). */
-extern const ds_opt_group ds_atlas_option_groups[];
 
 /* Open the writer of a CREATE-form table on directory `path` (mode 1
  * create, 2 replace) with the bound writer options v and threads=. */

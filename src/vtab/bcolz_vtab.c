@@ -57,6 +57,7 @@
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
 #include "sql/value_sql.h"
+#include "vtab/bcolz_options.h"
 #include "vtab/bcolz_write.h"
 #include "vtab/dataset.h"
 #include "vtab/interrupt.h"
@@ -72,34 +73,6 @@
 #define FEW_ROWS 64
 /* At most this many column comparisons are pushed into one scan. */
 #define MAX_PUSHED 16
-
-/* Default cache_mb: decompressed chunks kept for row lookups. */
-#define DEFAULT_CACHE_MB 1024
-
-/* The module's options, bound once (TEXT values valid while the table
- * is created). */
-typedef struct bz_opts {
-  int64_t bytes;     /* 1: blob */
-  int64_t cache_mb;
-  bcolz_write_opts write;
-  int64_t mode;
-  ds_common_opts common;
-  ds_row_window_opts window;
-} bz_opts;
-
-static const char *const bytes_names[] = {"text", "blob", NULL};
-static const ds_opt_spec bz_specs[] = {
-    {.name = "bytes", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM, .names = bytes_names,
-     .def = 0, .help = "bytes (S) columns as TEXT or BLOB", .at = offsetof(bz_opts, bytes)},
-    {.name = "cache_mb", .forms = DS_FORMS_ALL, .kind = DS_OPT_INT, .min = 0,
-     .max = INT64_C(1) << 40, .def = DEFAULT_CACHE_MB,
-     .help = "MiB of decompressed chunks kept for row lookups (0: none)",
-     .at = offsetof(bz_opts, cache_mb)},
-    {0}};
-const ds_opt_group ds_bcolz_option_groups[] = {
-    {bz_specs, 0},
-    DS_WRITING_MODULE_OPTION_GROUPS(bz_opts, bcolz_write_specs),
-    {0}};
 
 typedef struct bz_dataset {
   ds_dataset base; /* refcount, cache key, path, change detection */

@@ -19,6 +19,7 @@
 #include "core/common.h"
 #include "formats/bcolz/bcolz_replay.h"
 #include "sql/value_sql.h"
+#include "vtab/bcolz_options.h"
 #include "vtab/bcolz_write.h"
 #include "vtab/dir_table_write.h"
 

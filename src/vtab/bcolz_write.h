@@ -8,17 +8,8 @@
 #include "core/options.h"
 #include "formats/bcolz/bcolz_writer.h"
 #include "sql/sqlite_api.h"
+#include "vtab/bcolz_options.h"
 #include "vtab/table_writer.h"
-
-/* columns=, chunklen=, expectedlen=, cname=, clevel=, shuffle= (writer
- * form only; bcolz_write.c). */
-typedef struct bcolz_write_opts {
-  const char *columns;
-  int64_t chunklen, expectedlen, cname, clevel, shuffle;
-} bcolz_write_opts;
-extern const ds_opt_spec bcolz_write_specs[];
-/* Every option of the bcolz module (bcolz_vtab.c). */
-extern const ds_opt_group ds_bcolz_option_groups[];
 
 /* The declared columns: columns='name type, ...' (types as
  * bcolz_write_parse_type takes them), or without columns= one column

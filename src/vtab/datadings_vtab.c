@@ -35,6 +35,7 @@
 #include "sql/value_sql.h"
 #include "vtab/datadings_write.h"
 #include "vtab/dataset.h"
+#include "vtab/datadings_options.h"
 #include "vtab/list.h"
 #include "vtab/module_help.h"
 #include "vtab/module_options.h"
@@ -43,34 +44,9 @@
 #include "vtab/vtab_util.h"
 
 #define MOD "datadings"
-#define DEFAULT_INFER 100
 
 /* An opened dataset, shared (reference-counted) by a table and its
  * cursors. */
-/* The module's options, bound once (TEXT values valid while the table
- * is created). */
-typedef struct dd_opts {
-  int64_t infer;       /* CREATE form: samples read to infer the columns */
-  const char *columns; /* CREATE form: the columns given instead */
-  datadings_write_opts write;
-  int64_t mode;
-  ds_common_opts common;
-  ds_row_window_opts window;
-} dd_opts;
-
-static const ds_opt_spec dd_specs[] = {
-    {.name = "infer", .forms = DS_FORMS_CREATE, .kind = DS_OPT_COUNT, .min = 0,
-     .max = INT64_MAX, .def = DEFAULT_INFER,
-     .help = "samples read to infer the columns (all: every sample)",
-     .at = offsetof(dd_opts, infer)},
-    {.name = "columns", .forms = DS_FORMS_CREATE, .kind = DS_OPT_TEXT,
-     .help = "the columns, 'name TYPE, ...' (no inference)", .at = offsetof(dd_opts, columns)},
-    {0}};
-const ds_opt_group ds_datadings_option_groups[] = {
-    {dd_specs, 0},
-    DS_WRITING_MODULE_OPTION_GROUPS(dd_opts, datadings_write_specs),
-    {0}};
-
 typedef struct dd_dataset {
   ds_dataset base; /* refcount, cache key, path, change detection */
   datadings_reader *reader;

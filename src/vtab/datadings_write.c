@@ -18,6 +18,7 @@
 
 #include "core/common.h"
 #include "formats/datadings/datadings_writer.h"
+#include "vtab/datadings_options.h"
 #include "vtab/datadings_write.h"
 
 /* The format writer's steps; what the table reopens after a commit is

@@ -8,21 +8,14 @@
 #include "core/options.h"
 #include "core/schema.h"
 #include "sql/sqlite_api.h"
+#include "vtab/datadings_options.h"
 #include "vtab/table_writer.h"
-
-/* writer=file|raw (writer form only). */
-typedef struct datadings_write_opts {
-  int64_t writer; /* 1: raw */
-} datadings_write_opts;
-extern const ds_opt_spec datadings_write_specs[];
 
 /* Open the writer of a CREATE-form table on `path` (mode 1 create, 2
  * replace); `s` are the table's field columns (refused: the reserved
  * names nd and complex). */
 int datadings_write_open(const char *path, const ds_options *o, int mode,
                          const ds_schema *s, ds_table_writer **out, char **err);
-/* Every option of the datadings module (datadings_vtab.c). */
-extern const ds_opt_group ds_datadings_option_groups[];
 
 /* One row: vals[0] the key, vals[1..s->n] the field columns, vals[sample]
  * and vals[raw] the HIDDEN ones. check_raw: raw bytes must be one map

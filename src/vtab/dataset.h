@@ -37,14 +37,18 @@ typedef struct ds_dataset_ops {
 /* mode=read|create|replace: the option of every writing module's CREATE
  * form (0, 1, 2; vtab/table_writer.h). */
 extern const ds_opt_spec ds_mode_specs[];
-/* The option groups every writing module ends its list with, bound into
- * its options struct `type` (fields mode, write, common, window): mode=,
- * the format writer's options, the common options (core/option_spec.h)
- * and the row window (core/row_window.h). */
-#define DS_WRITING_MODULE_OPTION_GROUPS(type, write_specs)                                   \
-  {ds_mode_specs, offsetof(type, mode)}, {write_specs, offsetof(type, write)},               \
-      {ds_common_option_specs, offsetof(type, common)},                                      \
-      {ds_row_window_specs, offsetof(type, window)}
+/* The option groups `var` of a writing module (atlas, bcolz, datadings):
+ * its own specs, bound at the start of its options struct `type`, then
+ * what every writing module takes, bound into the fields mode, write,
+ * common and window: mode=, the format writer's options, the common
+ * options (core/option_spec.h) and the row window (core/row_window.h). */
+#define DS_WRITING_MODULE_OPTIONS(var, type, own_specs, write_specs)                          \
+  const ds_opt_group var[] = {{own_specs, 0},                                                 \
+                              {ds_mode_specs, offsetof(type, mode)},                          \
+                              {write_specs, offsetof(type, write)},                           \
+                              {ds_common_option_specs, offsetof(type, common)},               \
+                              {ds_row_window_specs, offsetof(type, window)},                  \
+                              {0}}
 /* The module's usage: its call and its options (malloc'd; NULL: out of
  * memory). */
 char *ds_dataset_usage(const ds_dataset_ops *ops);

@@ -17,7 +17,7 @@
 
 #include "core/common.h"
 #include "formats/shards.h"
-#include "vtab/atlas_write.h"
+#include "vtab/atlas_options.h"
 #include "vtab/bagz_options.h"
 #include "vtab/dataset.h"
 #include "vtab/module_options.h"

@@ -12,10 +12,10 @@
 #include "decoders/tfexample_cell.h"
 #include "sql/column_value.h"
 #include "sql/value_sql.h"
+#include "vtab/infer_options.h"
 #include "vtab/table_writer.h"
 #include "vtab/vtab_util.h"
 
-#define DEFAULT_INFER 100
 
 static const char *const records_names[] = {"none", "tfexample", NULL};
 static const char *const bytes_names[] = {"blob", "text", NULL};
@@ -30,7 +30,7 @@ const ds_opt_spec ds_tfex_columns_specs[] = {
      .def = 0, .help = "records=tfexample: bytes features as BLOB or TEXT",
      .at = offsetof(ds_tfex_columns_opts, bytes)},
     {.name = "infer", .forms = DS_FORMS_CREATE, .kind = DS_OPT_INT, .min = 0,
-     .max = INT64_MAX, .def = DEFAULT_INFER,
+     .max = INT64_MAX, .def = DS_DEFAULT_INFER,
      .help = "records=tfexample: records read to infer the feature columns",
      .at = offsetof(ds_tfex_columns_opts, infer)},
     {.name = "columns", .forms = DS_FORMS_CREATE, .kind = DS_OPT_TEXT,

@@ -11,7 +11,7 @@
 /* The remote options every module takes after max_value_bytes
  * (core/option_spec.c). */
 #define REMOTE ", endpoint, region, url_style, anonymous, retries, timeout_ms, remote_cache"
-#include "vtab/atlas_write.h"
+#include "vtab/atlas_options.h"
 #include "vtab/bagz_options.h"
 
 typedef struct test_opts {
