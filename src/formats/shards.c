@@ -19,8 +19,7 @@ static int add(ds_shard_listing *l, const ds_shard_info *s, uint64_t a,
   e->path = strdup(s->path);
   e->dictionary = s->dictionary ? strdup(s->dictionary) : NULL;
   if (!e->path || (s->dictionary && !e->dictionary)) {
-    free(e->path);
-    free(e->dictionary);
+    ds_shard_entry_free(e);
     return ds_err(err, "out of memory");
   }
   e->shard = s->shard;
@@ -55,11 +54,13 @@ int ds_shards_list(const char *path, const ds_detected *d,
   return rc;
 }
 
+void ds_shard_entry_free(ds_shard_entry *e) {
+  free(e->path);
+  free(e->dictionary);
+}
+
 void ds_shard_listing_free(ds_shard_listing *l) {
-  for (size_t i = 0; i < l->n; i++) {
-    free(l->items[i].path);
-    free(l->items[i].dictionary);
-  }
+  for (size_t i = 0; i < l->n; i++) ds_shard_entry_free(&l->items[i]);
   free(l->items);
   memset(l, 0, sizeof *l);
 }

@@ -59,6 +59,9 @@ typedef struct ds_shards_options {
 int ds_shards_list(const char *path, const ds_detected *d,
                    const ds_shards_options *o, ds_shard_listing *out, char **err);
 void ds_shard_listing_free(ds_shard_listing *l);
+/* Free the strings of one entry (path, dictionary), e.g. of one taken
+ * out of a listing. */
+void ds_shard_entry_free(ds_shard_entry *e);
 
 /* For the formats' list_shards (format.h): one shard as the format sees
  * it, before it is cut into ranges. */

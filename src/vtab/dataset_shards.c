@@ -113,10 +113,8 @@ static int shards_collect(ds_list_cursor *c, const char *path, const char *opts,
     r->e = l.items[i];
     r->step = step;
   }
-  for (size_t j = i; j < l.n; j++) { /* not moved: out of memory */
-    free(l.items[j].path);
-    free(l.items[j].dictionary);
-  }
+  /* not moved: out of memory */
+  for (size_t j = i; j < l.n; j++) ds_shard_entry_free(&l.items[j]);
   free(l.items);
   return i == l.n ? 0 : ds_err(err, "out of memory");
 }
@@ -124,10 +122,7 @@ static int shards_collect(ds_list_cursor *c, const char *path, const char *opts,
 /* ds_list_def.clear: the rows' strings. */
 static void shards_clear(ds_list_cursor *c) {
   shard_row *rows = c->rows;
-  for (size_t i = 0; i < c->n; i++) {
-    free(rows[i].e.path);
-    free(rows[i].e.dictionary);
-  }
+  for (size_t i = 0; i < c->n; i++) ds_shard_entry_free(&rows[i].e);
 }
 
 /* The options that open only entry r, numbered as the whole dataset
