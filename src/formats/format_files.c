@@ -48,6 +48,16 @@ int ds_fmt_exists_join(const char *a, const char *sep, const char *b) {
   return ok;
 }
 
+int ds_fmt_detect_dir_by(const char *dir, const char *first, unsigned first_detail,
+                         const char *second, unsigned *detail) {
+  if (ds_fmt_exists_join(dir, "/", first)) {
+    *detail = first_detail;
+    return 1;
+  }
+  *detail = 0;
+  return ds_fmt_exists_join(dir, "/", second);
+}
+
 int ds_fmt_ends_with(const char *s, const char *suffix) {
   size_t a = strlen(s), b = strlen(suffix);
   return a >= b && memcmp(s + a - b, suffix, b) == 0;

@@ -31,6 +31,17 @@ int ds_fmt_dir_bytes(const char *dir, uint64_t *total, char **err);
  * bcolz): *total = the sizes of the files under it (detail unused), or
  * DS_BYTES_UNKNOWN when the file system cannot list folders (http(s)). */
 int ds_fmt_folder_bytes(const char *path, unsigned detail, uint64_t *total, char **err);
+/* format.h detect_dir of a format kept in a folder and told by a file in
+ * it: 1 when dir holds `first` (*detail = first_detail) or else `second`
+ * (*detail = 0); 0 when neither. */
+int ds_fmt_detect_dir_by(const char *dir, const char *first, unsigned first_detail,
+                         const char *second, unsigned *detail);
+/* The descriptor (format.h) of a format kept in a folder (atlas, bcolz):
+ * told by `detect` (`rule` says what it looks for), its bytes and a
+ * shard's those of the files under the folder, its shards from `list`. */
+#define DS_FOLDER_FORMAT(fmt_name, detect, rule, list)                                        \
+  {.name = fmt_name, .detect_dir = detect, .dir_rule = rule, .bytes = ds_fmt_folder_bytes,   \
+   .shard_bytes = ds_fmt_folder_bytes, .list_shards = list}
 /* mode=replace's first look at the path of a dataset kept in a folder:
  * 0 when nothing is there, 1 when it is a directory (the writer then
  * looks inside), else an error: not a directory, so not `what` (e.g.

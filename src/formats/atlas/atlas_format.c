@@ -10,14 +10,9 @@
 #include "formats/format_files.h"
 #include "formats/shards.h"
 
-/* format.h detect_dir */
+/* format.h detect_dir: index.npy (a shard) or meta.json (a dataset). */
 static int detect_dir(const char *path, unsigned *detail) {
-  if (ds_fmt_exists_join(path, "/", "index.npy")) {
-    *detail = DS_ATLAS_DETECT_SHARD;
-    return 1;
-  }
-  *detail = 0;
-  return ds_fmt_exists_join(path, "/", "meta.json");
+  return ds_fmt_detect_dir_by(path, "index.npy", DS_ATLAS_DETECT_SHARD, "meta.json", detail);
 }
 
 /* shards.h ds_range_bytes_fn: the blocks that hold rows [a, b). */
@@ -52,11 +47,5 @@ static int list_shards(const char *path, const ds_detected *d,
   return rc;
 }
 
-const ds_format_bytes ds_atlas_format = {
-    .name = "atlas",
-    .detect_dir = detect_dir,
-    .dir_rule = "index.npy or meta.json (an atlas shard or dataset)",
-    .bytes = ds_fmt_folder_bytes,
-    .shard_bytes = ds_fmt_folder_bytes,
-    .list_shards = list_shards,
-};
+const ds_format_bytes ds_atlas_format = DS_FOLDER_FORMAT(
+    "atlas", detect_dir, "index.npy or meta.json (an atlas shard or dataset)", list_shards);

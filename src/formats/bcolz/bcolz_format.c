@@ -13,14 +13,10 @@
 #include "formats/format_files.h"
 #include "formats/shards.h"
 
-/* format.h detect_dir */
+/* format.h detect_dir: __rootdirs__ (a ctable) or meta/storage (a carray). */
 static int detect_dir(const char *path, unsigned *detail) {
-  if (ds_fmt_exists_join(path, "/", "__rootdirs__")) {
-    *detail = DS_BCOLZ_DETECT_CTABLE;
-    return 1;
-  }
-  *detail = 0;
-  return ds_fmt_exists_join(path, "/", "meta/storage");
+  return ds_fmt_detect_dir_by(path, "__rootdirs__", DS_BCOLZ_DETECT_CTABLE, "meta/storage",
+                              detail);
 }
 
 /* shards.h ds_range_bytes_fn: sizes of the chunk files of every column
@@ -58,11 +54,5 @@ static int list_shards(const char *path, const ds_detected *d,
   return rc;
 }
 
-const ds_format_bytes ds_bcolz_format = {
-    .name = "bcolz",
-    .detect_dir = detect_dir,
-    .dir_rule = "__rootdirs__ or meta/storage (a bcolz ctable or carray)",
-    .bytes = ds_fmt_folder_bytes,
-    .shard_bytes = ds_fmt_folder_bytes,
-    .list_shards = list_shards,
-};
+const ds_format_bytes ds_bcolz_format = DS_FOLDER_FORMAT(
+    "bcolz", detect_dir, "__rootdirs__ or meta/storage (a bcolz ctable or carray)", list_shards);
