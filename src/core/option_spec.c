@@ -50,7 +50,14 @@ const ds_opt_spec ds_common_option_specs[] = {
      .at = offsetof(ds_common_opts, remote.remote_cache)},
     {0}};
 
+static const char *const false_true[] = {"false", "true", NULL};
+
 int ds_opt_is_yes_no(const ds_opt_spec *s) { return s->names == yes_no; }
+
+/* The names an ENUM or BOOL spec takes, by position. */
+static const char *const *names_of(const ds_opt_spec *s) {
+  return s->kind == DS_OPT_BOOL ? false_true : s->names;
+}
 
 /* The spec named `name` that groups hold (NULL: none). */
 static const ds_opt_spec *find(const ds_opt_group *groups, const char *name) {
@@ -106,12 +113,14 @@ static int read_one(const ds_opt_spec *s, const char *v, void *p, char **err) {
     *(double *)p = d;
     return 0;
   }
-  case DS_OPT_ENUM: {
+  case DS_OPT_ENUM:
+  case DS_OPT_BOOL: {
+    const char *const *names = names_of(s);
     int64_t x = s->def;
     if (v) {
       x = -1;
-      for (int i = 0; s->names[i] && x < 0; i++)
-        if (strcasecmp(v, s->names[i]) == 0) x = i;
+      for (int i = 0; names[i] && x < 0; i++)
+        if (strcasecmp(v, names[i]) == 0) x = i;
       if (x < 0) {
         char names[256];
         ds_opt_values_text(s, names, sizeof names);
@@ -161,7 +170,8 @@ const char *ds_opt_given(const ds_options *o, const ds_opt_spec *s) {
 
 void ds_opt_default_text(const ds_opt_spec *s, char *buf, size_t n) {
   if (s->def_text) snprintf(buf, n, "%s", s->def_text);
-  else if (s->kind == DS_OPT_ENUM) snprintf(buf, n, "%s", s->def >= 0 ? s->names[s->def] : "");
+  else if (s->kind == DS_OPT_ENUM || s->kind == DS_OPT_BOOL)
+    snprintf(buf, n, "%s", s->def >= 0 ? names_of(s)[s->def] : "");
   else if (s->kind == DS_OPT_FRACTION) snprintf(buf, n, "%g", s->def_real);
   else if (s->kind == DS_OPT_TEXT) snprintf(buf, n, "%s", "");
   else snprintf(buf, n, "%lld", (long long)s->def);
@@ -172,8 +182,9 @@ void ds_opt_values_text(const ds_opt_spec *s, char *buf, size_t n) {
   buf[0] = 0;
   switch (s->kind) {
   case DS_OPT_ENUM:
-    for (int i = 0; s->names[i] && k < n; i++)
-      k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? "|" : "", s->names[i]);
+  case DS_OPT_BOOL:
+    for (int i = 0; names_of(s)[i] && k < n; i++)
+      k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? "|" : "", names_of(s)[i]);
     break;
   case DS_OPT_INT:
     if (s->max - s->min <= 3) {

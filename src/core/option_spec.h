@@ -1,7 +1,7 @@
 /* option_spec.h - one declarative spec per module option: its name, the
  * forms that take it, its kind (integer with a range, count, enum with
- * names, text, fraction), its default, a one-line help and where it goes
- * (offsetof into the struct it is bound into). From the specs come the
+ * names, false|true, text, fraction), its default, a one-line help and
+ * where it goes (offsetof into the struct it is bound into). From the specs come the
  * binding of a table's options into a struct (one pass, which also gives
  * the "unknown option", range and enum errors), the "known options" list
  * of those errors (only what the form takes), the usage texts of the
@@ -36,6 +36,8 @@ typedef enum ds_opt_kind {
   DS_OPT_INT,      /* decimal integer in [min, max] -> int64_t */
   DS_OPT_COUNT,    /* the same, or `all` (INT64_MAX) -> int64_t */
   DS_OPT_ENUM,     /* one of names (any case) -> int64_t, its position */
+  DS_OPT_BOOL,     /* false or true (any case) -> int64_t 0 or 1: an enum
+                      whose names the kind gives */
   DS_OPT_TEXT,     /* any text (a path, a column list) -> const char *
                       (points into the ds_options; NULL when absent) */
   DS_OPT_FRACTION  /* a decimal in (0, 1] -> double (def_real) */
@@ -47,7 +49,7 @@ typedef struct ds_opt_spec {
   ds_opt_kind kind;
   int64_t min, max;         /* DS_OPT_INT, DS_OPT_COUNT */
   const char *const *names; /* DS_OPT_ENUM, NULL-terminated */
-  int64_t def;              /* INT, COUNT, ENUM (a position; -1: none) */
+  int64_t def;              /* INT, COUNT, ENUM, BOOL (a position; -1: none) */
   double def_real;          /* FRACTION */
   const char *def_text;     /* the default as documented (NULL: from def) */
   const char *help;         /* one line */

@@ -66,18 +66,17 @@ typedef struct tfr_cursor {
 } tfr_cursor;
 
 static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
-static const char *const bool_names[] = {"false", "true", NULL};
 
 const ds_opt_spec tfr_read_specs[] = {
     {.name = "compression", .forms = DS_FORMS_ALL, .kind = DS_OPT_ENUM,
      .names = compression_names, .def = 0,
      .help = "auto: detected from each file's bytes (writing: none)",
      .at = offsetof(tfr_read_opts, compression)},
-    {.name = "verify", .forms = DS_FORMS_READ, .kind = DS_OPT_ENUM, .names = bool_names,
-     .def = 1, .help = "false: the data CRCs are not checked (the length CRCs always are)",
+    {.name = "verify", .forms = DS_FORMS_READ, .kind = DS_OPT_BOOL, .def = 1,
+     .help = "false: the data CRCs are not checked (the length CRCs always are)",
      .at = offsetof(tfr_read_opts, verify)},
-    {.name = "idx", .forms = DS_FORMS_READ, .kind = DS_OPT_ENUM, .names = bool_names,
-     .def = 1, .help = "use a <file>.idx sidecar (offset size lines) that checks out",
+    {.name = "idx", .forms = DS_FORMS_READ, .kind = DS_OPT_BOOL, .def = 1,
+     .help = "use a <file>.idx sidecar (offset size lines) that checks out",
      .at = offsetof(tfr_read_opts, idx)},
     {0}};
 const ds_opt_group ds_tfrecord_option_groups[] = {

@@ -36,6 +36,23 @@ static const ds_opt_spec own[] = {
     {0}};
 static const ds_opt_group groups[] = {
     {own, 0}, {ds_common_option_specs, offsetof(test_opts, common)}, {0}};
+/* A BOOL option alone: its names come from the kind. */
+static const ds_opt_spec flag_specs[] = {
+    {.name = "check", .forms = DS_FORMS_ALL, .kind = DS_OPT_BOOL, .def = 1, .help = "a check"},
+    {0}};
+static const ds_opt_group flag_groups[] = {{flag_specs, 0}, {0}};
+
+/* Bind `list` to flag_groups: the return code, *x and *err. */
+static int bind_flag(const char *list, int64_t *x, char **err) {
+  ds_options o = {0};
+  free(*err);
+  *err = NULL;
+  *x = -7;
+  int rc = ds_options_add_list(&o, list, err);
+  if (rc == 0) rc = ds_opt_bind(flag_groups, DS_FORM_TVF, &o, x, err);
+  ds_options_free(&o);
+  return rc;
+}
 
 /* Bind `list` in `form`: the return code, *v and *err. */
 static int bind(const char *list, unsigned form, test_opts *v, char **err) {
@@ -74,6 +91,20 @@ int main(void) {
   CHECK(v.common.remote.anonymous == 1);
   for (const ds_opt_spec *s = ds_common_option_specs; s->name; s++)
     CHECK(ds_opt_is_yes_no(s) == ds_options_is_flag(s->name));
+  /* a BOOL: false|true in any case, its default, nothing else */
+  int64_t x;
+  CHECK(bind_flag("", &x, &err) == 0 && x == 1);
+  CHECK(bind_flag("check=FALSE", &x, &err) == 0 && x == 0);
+  CHECK(bind_flag("check=true", &x, &err) == 0 && x == 1);
+  CHECK(bind_flag("check=yes", &x, &err) == -1);
+  CHECK_STR(err, "option check='yes' is not one of false|true");
+  {
+    char t[32];
+    ds_opt_default_text(&flag_specs[0], t, sizeof t);
+    CHECK_STR(t, "true");
+    ds_opt_values_text(&flag_specs[0], t, sizeof t);
+    CHECK_STR(t, "false|true");
+  }
   /* errors: range, enum, count, fraction */
   CHECK(bind("level=10", DS_FORM_CREATE, &v, &err) == -1);
   CHECK_STR(err, "option level='10' must be an integer from 1 to 9");
