@@ -57,6 +57,9 @@ struct bcolz_writer {
   size_t ncols;
   uint64_t rows;
   int all_fast;          /* every column takes the shortcut of bcolz_cell_fast.h */
+  bcolz_fast *fast;      /* all_fast: each column's shortcut (bcolz_writer_cells) */
+  uint8_t **cells;       /* all_fast: each column's place for the next row, */
+  int cells_ok;          /* kept by bcolz_writer_add_placed while cells_ok */
   bcolz_chunk_writer *cw; /* compresses and writes the chunk files */
   ds_buf obj, val;       /* one pickle, one spilled value */
   int finished;
@@ -220,6 +223,8 @@ void bcolz_writer_free(bcolz_writer *w) {
   bcolz_chunk_writer_free(w->cw); /* first: it may hold the columns' buffers */
   for (size_t i = 0; i < w->ncols; i++) free_col(&w->cols[i]);
   free(w->cols);
+  free(w->fast);
+  free(w->cells);
   ds_buf_free(&w->obj);
   ds_buf_free(&w->val);
   free(w->dir);
@@ -286,6 +291,9 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
   w->all_fast = 1;
   for (size_t i = 0; i < ncols; i++)
     if (!w->cols[i].fast.kind || w->cols[i].width_unknown) w->all_fast = 0;
+  if (w->all_fast && (w->fast = malloc(ncols * sizeof *w->fast)) &&
+      (w->cells = malloc(ncols * sizeof *w->cells)))
+    for (size_t i = 0; i < ncols; i++) w->fast[i] = w->cols[i].fast;
   *out = w;
   return 0;
 }
@@ -364,21 +372,14 @@ static int cell_error(const bcolz_writer *w, const bw_col *c, char **err) {
 
 int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
   if (w->finished) return ds_err(err, "the table is already finished");
+  w->cells_ok = 0; /* bcolz_writer_cells works them out again */
   size_t i = 0;
   if (w->all_fast) { /* the common row: every cell through its shortcut */
     for (; i < w->ncols; i++) {
       bw_col *c = &w->cols[i];
       if (!bcolz_fast_put(&c->fast, &row[i], c->chunk + c->slot * c->dt.atom)) break;
     }
-    if (i == w->ncols) { /* advance each column; the first to fill up flushes */
-      for (i = 0; i < w->ncols && ++w->cols[i].slot < w->cols[i].chunklen; i++) continue;
-      if (i == w->ncols) {
-        w->rows++;
-        return 0;
-      }
-      w->cols[i].slot--; /* advance_fixed moves it again */
-      return advance_fixed(w, i, err);
-    }
+    if (i == w->ncols) return bcolz_writer_add_placed(w, err);
   }
   /* check and place every (other) cell first: a refused row changes nothing */
   for (; i < w->ncols; i++) {
@@ -425,6 +426,38 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
 }
 
 uint64_t bcolz_writer_count(const bcolz_writer *w) { return w->rows; }
+
+uint8_t *const *bcolz_writer_cells(bcolz_writer *w, const bcolz_fast **fast) {
+  if (!w->cells || w->finished) return NULL;
+  if (!w->cells_ok) {
+    for (size_t i = 0; i < w->ncols; i++) {
+      const bw_col *c = &w->cols[i];
+      w->cells[i] = c->chunk + c->slot * c->dt.atom;
+    }
+    w->cells_ok = 1;
+  }
+  *fast = w->fast;
+  return w->cells;
+}
+
+int bcolz_writer_add_placed(bcolz_writer *w, char **err) {
+  /* advance each column (and its cell, when kept); the first to fill up
+   * flushes, and the cells are worked out again */
+  size_t i = 0;
+  if (w->cells_ok) {
+    for (; i < w->ncols && ++w->cols[i].slot < w->cols[i].chunklen; i++)
+      w->cells[i] += w->cols[i].dt.atom;
+  } else {
+    for (; i < w->ncols && ++w->cols[i].slot < w->cols[i].chunklen; i++) continue;
+  }
+  if (i == w->ncols) {
+    w->rows++;
+    return 0;
+  }
+  w->cells_ok = 0;
+  w->cols[i].slot--; /* advance_fixed moves it again */
+  return advance_fixed(w, i, err);
+}
 
 /* ------------------------------------------------------------ truncate */
 
@@ -497,6 +530,7 @@ int bcolz_writer_truncate(bcolz_writer *w, uint64_t rows, char **err) {
   if (rows > w->rows)
     return ds_err(err, "cannot truncate to %llu rows, there are %llu",
                   (unsigned long long)rows, (unsigned long long)w->rows);
+  w->cells_ok = 0; /* bcolz_writer_cells works them out again */
   if (bcolz_chunk_drain(w->cw, err)) return -1;
   for (size_t i = 0; i < w->ncols; i++) {
     bw_col *c = &w->cols[i];
