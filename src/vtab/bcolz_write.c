@@ -297,24 +297,24 @@ static int row_value(sqlite3_value *sv, int json, ds_arena *a, ds_value *out, ch
  * sqlite3_value_type call and one fetch per value, no ds_value between. */
 static int put_cells(sqlite3_value **vals, const int *json, const bcolz_fast *f,
                      uint8_t *const *cells, size_t n) {
+  /* the API's entries once (through sqlite3_api, each call would load them) */
+  int (*vtype)(sqlite3_value *) = sqlite3_value_type;
+  sqlite3_int64 (*vint)(sqlite3_value *) = sqlite3_value_int64;
+  double (*vdouble)(sqlite3_value *) = sqlite3_value_double;
   for (size_t i = 0; i < n; i++) {
     sqlite3_value *sv = vals[i];
-    switch (sqlite3_value_type(sv)) {
-      case SQLITE_INTEGER:
-        if (!bcolz_fast_put_int(&f[i], sqlite3_value_int64(sv), cells[i])) return 0;
-        break;
-      case SQLITE_FLOAT:
-        if (!bcolz_fast_put_f8(&f[i], sqlite3_value_double(sv), cells[i])) return 0;
-        break;
-      case SQLITE_TEXT: {
-        if (f[i].kind != BCOLZ_FAST_S || json[i] || sqlite3_value_subtype(sv) == DS_JSON_SUBTYPE)
-          return 0;
-        const uint8_t *p = sqlite3_value_text(sv);
-        size_t len = (size_t)sqlite3_value_bytes(sv);
-        if (!p || !bcolz_fast_put_s(&f[i], p, len, cells[i])) return 0;
-        break;
-      }
-      default: return 0;
+    int t = vtype(sv);
+    if (t == SQLITE_INTEGER) {
+      if (!bcolz_fast_put_int(&f[i], vint(sv), cells[i])) return 0;
+    } else if (t == SQLITE_FLOAT) {
+      if (!bcolz_fast_put_f8(&f[i], vdouble(sv), cells[i])) return 0;
+    } else if (t == SQLITE_TEXT && f[i].kind == BCOLZ_FAST_S && !json[i] &&
+               sqlite3_value_subtype(sv) != DS_JSON_SUBTYPE) {
+      const uint8_t *p = sqlite3_value_text(sv);
+      size_t len = (size_t)sqlite3_value_bytes(sv);
+      if (!p || !bcolz_fast_put_s(&f[i], p, len, cells[i])) return 0;
+    } else {
+      return 0;
     }
   }
   return 1;

@@ -61,8 +61,30 @@ static inline int bcolz_fast_put_f8(const bcolz_fast *f, double d, uint8_t *out)
 static inline int bcolz_fast_put_s(const bcolz_fast *f, const uint8_t *p, size_t n,
                                    uint8_t *out) {
   if (f->kind != BCOLZ_FAST_S || n > f->size || (n && p[n - 1] == 0)) return 0;
-  if (n) memcpy(out, p, n);
-  memset(out + n, 0, f->size - n);
+  size_t z = f->size - n;
+  /* up to 16 bytes in two overlapping fixed-size copies (no call) */
+  if (n >= 8 && n <= 16) {
+    memcpy(out, p, 8);
+    memcpy(out + n - 8, p + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    memcpy(out, p, 4);
+    memcpy(out + n - 4, p + n - 4, 4);
+  } else {
+    for (size_t i = 0; i < n && i < 4; i++) out[i] = p[i];
+    if (n > 16) memcpy(out + 4, p + 4, n - 4);
+  }
+  static const uint8_t zeros[16] = {0};
+  if (z >= 8 && z <= 16) {
+    memcpy(out + n, zeros, 8);
+    memcpy(out + f->size - 8, zeros, 8);
+  } else if (z >= 4 && z < 8) {
+    memcpy(out + n, zeros, 4);
+    memcpy(out + f->size - 4, zeros, 4);
+  } else if (z < 4) {
+    for (size_t i = n; i < f->size; i++) out[i] = 0;
+  } else {
+    memset(out + n, 0, z);
+  }
   return 1;
 }
 
