@@ -58,9 +58,9 @@ struct bcolz_writer {
   uint64_t rows;
   int all_fast;          /* every column takes the shortcut of bcolz_cell_fast.h */
   bcolz_fast *fast;      /* all_fast: each column's shortcut (bcolz_writer_cells) */
-  uint8_t **cells;       /* all_fast: each column's place for the next row, */
-  int cells_ok;          /* kept by bcolz_writer_add_placed while cells_ok; */
-  size_t *atoms;         /* each column's cell size */
+  uint8_t **cells;       /* all_fast: each column's place for the next row */
+  int cells_ok;          /* cells and room are current (bcolz_writer_cells) */
+  size_t *atoms;         /* all_fast: each column's cell size */
   uint64_t room;         /* rows the cells can take before a column fills up */
   uint64_t lag;          /* rows added since the slots were last moved on */
   bcolz_chunk_writer *cw; /* compresses and writes the chunk files */
