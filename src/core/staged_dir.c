@@ -145,3 +145,4 @@ const char *ds_staged_dir_published(void *vd) {
 }
 
 const void *ds_staged_dir_config(const ds_staged_dir *d) { return d->cfg; }
+void *ds_staged_dir_writer(const ds_staged_dir *d) { return d->w; }

@@ -60,6 +60,9 @@ int ds_staged_dir_publish(void *d, char **err);
 void ds_staged_dir_abort(void *d);
 /* The cfg given to ds_staged_dir_open. */
 const void *ds_staged_dir_config(const ds_staged_dir *d);
+/* The format writer of this transaction (what the format's open made),
+ * or NULL before its first row: for a format's shortcut past add. */
+void *ds_staged_dir_writer(const ds_staged_dir *d);
 /* The published directory, or NULL before the first publish. */
 const char *ds_staged_dir_published(void *d);
 

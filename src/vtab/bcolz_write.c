@@ -17,6 +17,7 @@
 
 #include "core/codec.h"
 #include "core/common.h"
+#include "formats/bcolz/bcolz_cell_fast.h"
 #include "formats/bcolz/bcolz_replay.h"
 #include "sql/value_sql.h"
 #include "vtab/bcolz_options.h"
@@ -290,18 +291,57 @@ static int row_value(sqlite3_value *sv, int json, ds_arena *a, ds_value *out, ch
   return ds_dir_write_value(sv, json, DS_DECL_NONE, a, out, err); /* bcolz checks its dtypes */
 }
 
+/* The row's cells put straight into the writer's open chunks, for rows
+ * whose every value is what row_value and bcolz_fast_put would take the
+ * shortcut with (an INTEGER, REAL, or TEXT that is not JSON): 1, else 0
+ * (some cells placed, none added: the caller goes the long way). One
+ * sqlite3_value_type call and one fetch per value, no ds_value between. */
+static int put_cells(sqlite3_value **vals, const int *json, const bcolz_fast *f,
+                     uint8_t *const *cells, size_t n) {
+  /* the API's entries once (through sqlite3_api, each call would load them) */
+  int (*vtype)(sqlite3_value *) = sqlite3_value_type;
+  sqlite3_int64 (*vint)(sqlite3_value *) = sqlite3_value_int64;
+  double (*vdouble)(sqlite3_value *) = sqlite3_value_double;
+  for (size_t i = 0; i < n; i++) {
+    sqlite3_value *sv = vals[i];
+    int t = vtype(sv);
+    if (t == SQLITE_INTEGER) {
+      if (!bcolz_fast_put_int(&f[i], vint(sv), cells[i])) return 0;
+    } else if (t == SQLITE_FLOAT) {
+      if (!bcolz_fast_put_f8(&f[i], vdouble(sv), cells[i])) return 0;
+    } else if (t == SQLITE_TEXT && f[i].kind == BCOLZ_FAST_S && !json[i] &&
+               sqlite3_value_subtype(sv) != DS_JSON_SUBTYPE) {
+      const uint8_t *p = sqlite3_value_text(sv);
+      size_t len = (size_t)sqlite3_value_bytes(sv);
+      if (!p || !bcolz_fast_put_s(&f[i], p, len, cells[i])) return 0;
+    } else {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 int bcolz_table_write_row(ds_table_writer *tw, sqlite3_value **vals, uint64_t row,
                           char **err) {
   ds_staged_dir *d = ds_dir_write_target(tw);
   const bz_cfg *cfg = ds_staged_dir_config(d);
   size_t n = cfg->cols.n;
+  const bz_lazy *l = ds_staged_dir_writer(d);
+  uint8_t *const *cells;
+  const bcolz_fast *fast;
   ds_arena a = {0}; /* allocates only for JSON values (and wide rows) */
-  ds_value stack_v[32];
-  ds_value *v = n <= 32 ? stack_v : ds_arena_get(&a, n * sizeof *v, err);
-  int rc = v ? 0 : -1;
-  for (size_t i = 0; i < n && rc == 0; i++)
-    rc = row_value(vals[i], cfg->cols.json[i], &a, &v[i], err);
-  if (rc == 0) rc = ds_staged_dir_add(d, v, err);
+  int rc;
+  if (l && l->w && (cells = bcolz_writer_cells(l->w, &fast)) &&
+      put_cells(vals, cfg->cols.json, fast, cells, n)) {
+    rc = bcolz_writer_add_placed(l->w, err);
+  } else {
+    ds_value stack_v[32];
+    ds_value *v = n <= 32 ? stack_v : ds_arena_get(&a, n * sizeof *v, err);
+    rc = v ? 0 : -1;
+    for (size_t i = 0; i < n && rc == 0; i++)
+      rc = row_value(vals[i], cfg->cols.json[i], &a, &v[i], err);
+    if (rc == 0) rc = ds_staged_dir_add(d, v, err);
+  }
   if (rc && !strstr(*err ? *err : "", "row ")) {
     char where[32];
     snprintf(where, sizeof where, "row %llu", (unsigned long long)row);

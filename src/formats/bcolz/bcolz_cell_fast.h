@@ -32,33 +32,71 @@ typedef struct bcolz_fast {
 /* The shortcut for cells of dtype dt (kind BCOLZ_FAST_NONE: none). */
 void bcolz_fast_for(const bcolz_dtype *dt, bcolz_fast *out);
 
+/* The shortcut's cell for an integer (BCOLZ_FAST_INT in range, or
+ * BCOLZ_FAST_BOOL of 0 or 1) at out: 1, else 0 (nothing written). */
+static inline int bcolz_fast_put_int(const bcolz_fast *f, int64_t i, uint8_t *out) {
+  if (f->kind == BCOLZ_FAST_BOOL) {
+    if ((uint64_t)i > 1) return 0;
+    out[0] = (uint8_t)i;
+    return 1;
+  }
+  if (f->kind != BCOLZ_FAST_INT || i < f->lo || i > f->hi) return 0;
+  switch (f->size) {
+    case 8: memcpy(out, &i, 8); return 1;
+    case 4: { int32_t x = (int32_t)i; memcpy(out, &x, 4); return 1; }
+    case 2: { int16_t x = (int16_t)i; memcpy(out, &x, 2); return 1; }
+    default: out[0] = (uint8_t)i; return 1;
+  }
+}
+
+/* The shortcut's cell for a float64 (BCOLZ_FAST_F8) at out: 1, else 0. */
+static inline int bcolz_fast_put_f8(const bcolz_fast *f, double d, uint8_t *out) {
+  if (f->kind != BCOLZ_FAST_F8) return 0;
+  memcpy(out, &d, 8);
+  return 1;
+}
+
+/* The shortcut's cell for n bytes at p (BCOLZ_FAST_S, at most size bytes,
+ * not ending in NUL: bcolz_cell_encode refuses those) at out: 1, else 0. */
+static inline int bcolz_fast_put_s(const bcolz_fast *f, const uint8_t *p, size_t n,
+                                   uint8_t *out) {
+  if (f->kind != BCOLZ_FAST_S || n > f->size || (n && p[n - 1] == 0)) return 0;
+  size_t z = f->size - n;
+  /* up to 16 bytes in two overlapping fixed-size copies (no call) */
+  if (n >= 8 && n <= 16) {
+    memcpy(out, p, 8);
+    memcpy(out + n - 8, p + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    memcpy(out, p, 4);
+    memcpy(out + n - 4, p + n - 4, 4);
+  } else {
+    for (size_t i = 0; i < n && i < 4; i++) out[i] = p[i];
+    if (n > 16) memcpy(out + 4, p + 4, n - 4);
+  }
+  static const uint8_t zeros[16] = {0};
+  if (z >= 8 && z <= 16) {
+    memcpy(out + n, zeros, 8);
+    memcpy(out + f->size - 8, zeros, 8);
+  } else if (z >= 4 && z < 8) {
+    memcpy(out + n, zeros, 4);
+    memcpy(out + f->size - 4, zeros, 4);
+  } else if (z < 4) {
+    for (size_t i = n; i < f->size; i++) out[i] = 0;
+  } else {
+    memset(out + n, 0, z);
+  }
+  return 1;
+}
+
 /* Write v as a cell at out when the shortcut applies: 1, else 0 (nothing
  * written; bcolz_cell_encode decides). */
 static inline int bcolz_fast_put(const bcolz_fast *f, const ds_value *v, uint8_t *out) {
-  switch (f->kind) {
-    case BCOLZ_FAST_INT:
-      if (v->type != DS_V_INT || v->u.i < f->lo || v->u.i > f->hi) return 0;
-      switch (f->size) {
-        case 8: memcpy(out, &v->u.i, 8); return 1;
-        case 4: { int32_t x = (int32_t)v->u.i; memcpy(out, &x, 4); return 1; }
-        case 2: { int16_t x = (int16_t)v->u.i; memcpy(out, &x, 2); return 1; }
-        default: out[0] = (uint8_t)v->u.i; return 1;
-      }
-    case BCOLZ_FAST_BOOL:
-      if ((v->type != DS_V_INT && v->type != DS_V_BOOL) || (uint64_t)v->u.i > 1) return 0;
-      out[0] = (uint8_t)v->u.i;
-      return 1;
-    case BCOLZ_FAST_F8:
-      if (v->type != DS_V_FLOAT) return 0;
-      memcpy(out, &v->u.f, 8);
-      return 1;
-    case BCOLZ_FAST_S:
-      if ((v->type != DS_V_TEXT && v->type != DS_V_BYTES) || v->u.s.n > f->size ||
-          (v->u.s.n && v->u.s.p[v->u.s.n - 1] == 0)) /* refused by bcolz_cell_encode */
-        return 0;
-      memcpy(out, v->u.s.p, v->u.s.n);
-      memset(out + v->u.s.n, 0, f->size - v->u.s.n);
-      return 1;
+  switch (v->type) {
+    case DS_V_INT: return bcolz_fast_put_int(f, v->u.i, out);
+    case DS_V_BOOL: return f->kind == BCOLZ_FAST_BOOL && bcolz_fast_put_int(f, v->u.i, out);
+    case DS_V_FLOAT: return bcolz_fast_put_f8(f, v->u.f, out);
+    case DS_V_TEXT:
+    case DS_V_BYTES: return bcolz_fast_put_s(f, v->u.s.p, v->u.s.n, out);
     default: return 0;
   }
 }

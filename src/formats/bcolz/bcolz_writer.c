@@ -57,6 +57,12 @@ struct bcolz_writer {
   size_t ncols;
   uint64_t rows;
   int all_fast;          /* every column takes the shortcut of bcolz_cell_fast.h */
+  bcolz_fast *fast;      /* all_fast: each column's shortcut (bcolz_writer_cells) */
+  uint8_t **cells;       /* all_fast: each column's place for the next row */
+  int cells_ok;          /* cells and room are current (bcolz_writer_cells) */
+  size_t *atoms;         /* all_fast: each column's cell size */
+  uint64_t room;         /* rows the cells can take before a column fills up */
+  uint64_t lag;          /* rows added since the slots were last moved on */
   bcolz_chunk_writer *cw; /* compresses and writes the chunk files */
   ds_buf obj, val;       /* one pickle, one spilled value */
   int finished;
@@ -220,6 +226,9 @@ void bcolz_writer_free(bcolz_writer *w) {
   bcolz_chunk_writer_free(w->cw); /* first: it may hold the columns' buffers */
   for (size_t i = 0; i < w->ncols; i++) free_col(&w->cols[i]);
   free(w->cols);
+  free(w->fast);
+  free(w->cells);
+  free(w->atoms);
   ds_buf_free(&w->obj);
   ds_buf_free(&w->val);
   free(w->dir);
@@ -286,6 +295,13 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
   w->all_fast = 1;
   for (size_t i = 0; i < ncols; i++)
     if (!w->cols[i].fast.kind || w->cols[i].width_unknown) w->all_fast = 0;
+  if (w->all_fast && (w->fast = malloc(ncols * sizeof *w->fast)) &&
+      (w->atoms = malloc(ncols * sizeof *w->atoms)) &&
+      (w->cells = malloc(ncols * sizeof *w->cells)))
+    for (size_t i = 0; i < ncols; i++) {
+      w->fast[i] = w->cols[i].fast;
+      w->atoms[i] = w->cols[i].dt.atom;
+    }
   *out = w;
   return 0;
 }
@@ -362,23 +378,26 @@ static int cell_error(const bcolz_writer *w, const bw_col *c, char **err) {
   return -1;
 }
 
+/* The rows bcolz_writer_add_placed added without moving the slots: the
+ * slots moved on by them, and the cells to be worked out again (before
+ * anything else reads a slot). */
+static void catch_up(bcolz_writer *w) {
+  if (w->lag)
+    for (size_t i = 0; i < w->ncols; i++) w->cols[i].slot += w->lag;
+  w->lag = 0;
+  w->cells_ok = 0;
+}
+
 int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
   if (w->finished) return ds_err(err, "the table is already finished");
+  catch_up(w); /* bcolz_writer_cells works the cells out again */
   size_t i = 0;
   if (w->all_fast) { /* the common row: every cell through its shortcut */
     for (; i < w->ncols; i++) {
       bw_col *c = &w->cols[i];
       if (!bcolz_fast_put(&c->fast, &row[i], c->chunk + c->slot * c->dt.atom)) break;
     }
-    if (i == w->ncols) { /* advance each column; the first to fill up flushes */
-      for (i = 0; i < w->ncols && ++w->cols[i].slot < w->cols[i].chunklen; i++) continue;
-      if (i == w->ncols) {
-        w->rows++;
-        return 0;
-      }
-      w->cols[i].slot--; /* advance_fixed moves it again */
-      return advance_fixed(w, i, err);
-    }
+    if (i == w->ncols) return bcolz_writer_add_placed(w, err);
   }
   /* check and place every (other) cell first: a refused row changes nothing */
   for (; i < w->ncols; i++) {
@@ -425,6 +444,42 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
 }
 
 uint64_t bcolz_writer_count(const bcolz_writer *w) { return w->rows; }
+
+uint8_t *const *bcolz_writer_cells(bcolz_writer *w, const bcolz_fast **fast) {
+  if (!w->cells || w->finished) return NULL;
+  if (!w->cells_ok) {
+    catch_up(w);
+    w->room = UINT64_MAX;
+    for (size_t i = 0; i < w->ncols; i++) {
+      const bw_col *c = &w->cols[i];
+      w->cells[i] = c->chunk + c->slot * c->dt.atom;
+      if (c->chunklen - c->slot < w->room) w->room = c->chunklen - c->slot;
+    }
+    w->cells_ok = 1;
+  }
+  *fast = w->fast;
+  return w->cells;
+}
+
+int bcolz_writer_add_placed(bcolz_writer *w, char **err) {
+  if (w->cells_ok && w->room > 1) { /* no column fills up: only the cells move */
+    w->room--;
+    w->lag++;
+    w->rows++;
+    for (size_t i = 0; i < w->ncols; i++) w->cells[i] += w->atoms[i];
+    return 0;
+  }
+  catch_up(w);
+  /* advance each column; the first to fill up flushes */
+  size_t i;
+  for (i = 0; i < w->ncols && ++w->cols[i].slot < w->cols[i].chunklen; i++) continue;
+  if (i == w->ncols) {
+    w->rows++;
+    return 0;
+  }
+  w->cols[i].slot--; /* advance_fixed moves it again */
+  return advance_fixed(w, i, err);
+}
 
 /* ------------------------------------------------------------ truncate */
 
@@ -497,6 +552,7 @@ int bcolz_writer_truncate(bcolz_writer *w, uint64_t rows, char **err) {
   if (rows > w->rows)
     return ds_err(err, "cannot truncate to %llu rows, there are %llu",
                   (unsigned long long)rows, (unsigned long long)w->rows);
+  catch_up(w); /* the slots current (resync_slots sets them again) */
   if (bcolz_chunk_drain(w->cw, err)) return -1;
   for (size_t i = 0; i < w->ncols; i++) {
     bw_col *c = &w->cols[i];
@@ -657,6 +713,7 @@ static int json_ascii(ds_buf *b, const char *s) {
 
 int bcolz_writer_finish(bcolz_writer *w, char **err) {
   if (w->finished) return 0;
+  catch_up(w);
   for (size_t i = 0; i < w->ncols; i++)
     if (w->cols[i].width_unknown && finish_spill(w, &w->cols[i], err)) return -1;
   if (bcolz_chunk_drain(w->cw, err)) return -1; /* every chunk's cbytes */

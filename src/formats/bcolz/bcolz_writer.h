@@ -31,6 +31,7 @@
 
 
 typedef struct bcolz_writer bcolz_writer;
+typedef struct bcolz_fast bcolz_fast; /* bcolz_cell_fast.h */
 
 /* Start a ctable (carray = 0) or a carray (carray = 1, one column) in
  * directory `dir`, which must exist and be empty. */
@@ -41,6 +42,16 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
 /* Append one row (ncols values). On error nothing was added. */
 int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err);
 uint64_t bcolz_writer_count(const bcolz_writer *w);
+/* The shortcut row, when every column takes a shortcut of
+ * bcolz_cell_fast.h (the common copy): cells[i] is column i's place for
+ * the next row (ncols of them) and *fast the columns' shortcuts; NULL
+ * when not (bcolz_writer_add it is). The caller puts each cell with
+ * bcolz_fast_put_int / _f8 / _s and, once all are in place,
+ * bcolz_writer_add_placed adds the row (and moves the cells on); a row
+ * left half placed (a cell the shortcut refused, then bcolz_writer_add)
+ * changes nothing. */
+uint8_t *const *bcolz_writer_cells(bcolz_writer *w, const bcolz_fast **fast);
+int bcolz_writer_add_placed(bcolz_writer *w, char **err);
 /* Go back to the first `rows` rows (a savepoint). */
 int bcolz_writer_truncate(bcolz_writer *w, uint64_t rows, char **err);
 /* Write the last chunks, meta/sizes and the JSON files. */
