@@ -230,9 +230,11 @@ void ds_vfs_prefetch_many(const ds_vfs_prefetch_set *s, size_t n);
 void ds_vfs_stat_many(const char *const *paths, size_t n);
 /* A hint: the whole files paths[0..n) will be opened and read soon (the
  * next chunk files of a bcolz scan). A remote backend fetches the small
- * ones whole now, many requests in flight, into a short-lived store, so
- * that each open and read that follows makes no request
- * (remote/remote_ahead.h); the local backend does nothing. Never fails. */
+ * ones whole on a helper thread, many requests in flight, into a
+ * short-lived store, and returns at once, so that each open and read that
+ * follows makes no request (an open of a file still in flight waits for
+ * it) (remote/remote_ahead.h); the local backend does nothing. Never
+ * fails. */
 void ds_vfs_load_many(const char *const *paths, size_t n);
 /* What the open file is now (size after a truncate, ...). */
 int ds_vfs_restat(const ds_vfs_file *f, ds_vfs_info *st);

@@ -451,6 +451,7 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
     c->next = rs->ranges[0].lo > rs->lo ? rs->ranges[0].lo : rs->lo;
     c->end = rs->ranges[0].hi < rs->hi ? rs->ranges[0].hi : rs->hi;
     if (c->fast == 2) base->row = c->next - 1; /* bz_next steps to c->next first */
+    bcolz_scan_from(d->table, c->next);
   }
   return 0;
 }

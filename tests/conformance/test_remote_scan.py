@@ -18,7 +18,14 @@ reads two regions of the file in turn (records and limits). Checked:
 - bcolz over s3://: a scan's chunk files, larger than the 64 KiB an open
   fetches, are fetched whole ahead (ds_vfs_load_many) in one GET each,
   many at once: the rows of the local scan, and one GET per chunk file
-  (chunk 0, read before the scan's first hint, two).
+  (chunk 0, read before the scan's first hint, two); they are fetched on
+  a helper thread while the scan reads: with 0.3 s added to every
+  request, the GET of chunk 1 reaches the server before the second
+  request of chunk 0 (the scan's first chunk announces the next ones
+  before it is opened), and an open of a chunk file still being fetched
+  waits for it (never a second GET of it); the next statement checks
+  the chunk files the table keeps for a change with requests in
+  parallel.
 Usage: test_remote_scan.py BUILD_DIR"""
 import os
 import random
@@ -116,6 +123,7 @@ def main():
                           [(rng.randbytes(60).hex(),) for _ in range(40000)])
             w.commit()
             w.close()
+            shutil.copytree(tbl, os.path.join(bkt, "tb2"))
             chunks = [f for f in os.listdir(os.path.join(tbl, "a", "data"))]
             big = sum(os.path.getsize(os.path.join(tbl, "a", "data", f)) > 65536
                       for f in chunks)
@@ -143,6 +151,37 @@ def main():
                         "scan's first hint, both)", (len(gets), len(chunks)))
                 t.check(s3.max_inflight >= 4, "bcolz scan: chunk files fetched many at once",
                         s3.max_inflight)
+                conn.close()
+                # a table never read before (no probe of it kept): the next
+                # chunk files are in flight while chunk 0 is read
+                conn = dstest.connect(BUILD)
+                fresh()
+                conn.execute("CREATE VIRTUAL TABLE temp.r2 USING bcolz('s3://bkt/tb2')")
+                fresh(always={"delay": 0.3})
+                got = conn.execute("SELECT count(*), sum(length(a)) FROM temp.r2").fetchone()
+                t.check(got == (40000, 40000 * 120), "bcolz scan (0.3 s a request): the rows",
+                        got)
+                log = [r for r in s3.requests() if r[1] == "GET" and "/data/" in r[2]]
+                first = {}
+                for r in log:
+                    first.setdefault(os.path.basename(r[2]), []).append(r[0])
+                c0, c1 = first.get("__0.blp", []), first.get("__1.blp", [0])
+                t.check(len(c0) == 2 and c1[0] < c0[1], "bcolz scan: chunk 1 asked for before "
+                        "chunk 0 was read (fetched ahead on a helper thread)",
+                        (len(c0), [round(x - log[0][0], 3) for x in c0 + c1]))
+                t.check(all(len(v) == 1 for k, v in first.items() if k != "__0.blp") and
+                        len(first) == len(chunks), "bcolz scan (0.3 s a request): one GET of "
+                        "every other chunk file (opens wait for the fetch in flight)",
+                        sorted((k, len(v)) for k, v in first.items() if len(v) > 1))
+                # the next statement checks the chunk files it keeps for a
+                # change: all at once, not one round trip each in a row
+                fresh(always={"delay": 0.3})
+                got = conn.execute("SELECT a FROM temp.r2 WHERE rowid = 5").fetchone()
+                t.check(got == want_b[5][1:], "bcolz: a lookup after the scan", got)
+                probes = [r for r in s3.requests() if "/data/" in r[2]]
+                t.check(len(probes) >= 4 and s3.max_inflight >= 4, "bcolz: the kept chunk "
+                        "files checked for a change in parallel (ds_vfs_stat_many)",
+                        (len(probes), s3.max_inflight))
                 conn.close()
             finally:
                 for k, v in saved.items():

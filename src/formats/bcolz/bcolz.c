@@ -54,6 +54,8 @@ typedef struct bcolz_col {
   chunk_map maps[MAP_SLOTS];
   ds_file *cf;
   uint64_t last_whole; /* the chunk bcolz_chunk decompressed last (+1 = a scan) */
+  uint64_t hinted_to;  /* a scan announced the chunk files before it (hint_chunks) */
+  uint64_t scan_first; /* a scan begins at chunk scan_first - 1 (0: none; bcolz_scan_from) */
   uint64_t *decodes; /* this column directory's counter (see below) */
 } bcolz_col;
 
@@ -956,22 +958,35 @@ int bcolz_chunk_read(bcolz_table *t, size_t col, uint64_t k, ds_buf *file, ds_bu
   return rc ? -1 : chunk_rows(c, k, buf, p, rows);
 }
 
-/* Chunk files a scan announces at once (ds_vfs_load_many: a remote
- * table's next chunk files are fetched whole in parallel, instead of one
- * or two round trips per chunk in a row). */
-#define CHUNK_HINT 16
+/* Chunk files a scan keeps announced ahead of it (ds_vfs_load_many: a
+ * remote table's next chunk files are fetched whole in parallel on a
+ * helper thread while the scan decodes the ones before them, instead of
+ * one or two round trips per chunk in a row): those of the next
+ * AHEAD_ROWS rows, at least 2 and at most AHEAD_MAX chunk files. Counted
+ * in rows, so that the columns of a table, whatever their chunk lengths,
+ * are announced about as far ahead in time (a file fetched ahead is kept
+ * only a short while: remote/remote_ahead.h). */
+#define AHEAD_ROWS ((uint64_t)1 << 20)
+#define AHEAD_MAX 32
 
-/* A scan is at chunk k (right after k - 1): every CHUNK_HINT chunks, hint
- * the next CHUNK_HINT chunk files of column c. */
-static void hint_chunks(const bcolz_col *c, uint64_t k) {
-  if (k % CHUNK_HINT != 1 || k >= c->nchunks) return;
-  uint64_t n = c->nchunks - k < CHUNK_HINT ? c->nchunks - k : CHUNK_HINT;
-  char *v[CHUNK_HINT];
+/* A scan is at chunk k (right after k - 1): when less than half of the
+ * window ahead of it is announced, announce the rest, so that one half
+ * is fetched while the one before it is decoded. */
+static void hint_chunks(bcolz_col *c, uint64_t k) {
+  uint64_t rows = c->dt.kind == 'O' ? 1 : c->chunklen; /* of a chunk */
+  uint64_t ahead = AHEAD_ROWS / rows;
+  if (ahead < 2) ahead = 2;
+  if (ahead > AHEAD_MAX) ahead = AHEAD_MAX;
+  if (c->hinted_to < k) c->hinted_to = k;
+  if (c->hinted_to >= k + ahead / 2 + 1 || c->hinted_to >= c->nchunks) return;
+  uint64_t end = k + ahead < c->nchunks ? k + ahead : c->nchunks;
+  char *v[AHEAD_MAX] = {0};
   size_t m = 0;
-  for (uint64_t i = 0; i < n; i++)
-    if ((v[m] = chunk_path(c, k + i))) m++;
+  for (uint64_t i = c->hinted_to; i < end; i++)
+    if ((v[m] = chunk_path(c, i))) m++;
   ds_vfs_load_many((const char *const *)v, m);
   for (size_t i = 0; i < m; i++) free(v[i]);
+  c->hinted_to = end;
 }
 
 /* Decompress chunk k of a column into buf, then release its mapped pages. */
@@ -980,7 +995,15 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   if (col >= t->ncols) return ds_err(err, "%s: no column %zu", t->path, col);
   bcolz_col *c = &t->cols[col];
   uint64_t nbytes;
-  if (k > 0 && c->last_whole == k - 1) hint_chunks(c, k);
+  if (k > 0 && c->last_whole == k - 1) {
+    hint_chunks(c, k);
+  } else {
+    c->hinted_to = k + 1; /* not (yet) a scan: nothing announced after k */
+    /* the first chunk of a scan: its next chunk files are fetched while
+     * this one is read */
+    if (c->scan_first == k + 1) hint_chunks(c, k + 1);
+  }
+  c->scan_first = 0;
   if (map_chunk(c, k, &nbytes, err)) return -1;
   count_decode(c);
   int rc = decompress(c->cf->data + 16, nbytes, c->cf->path, buf, err);
@@ -997,6 +1020,11 @@ int bcolz_chunk(bcolz_table *t, size_t col, uint64_t k, ds_buf *buf,
   }
   c->last_whole = k;
   return rc ? -1 : chunk_rows(c, k, buf, p, rows);
+}
+
+void bcolz_scan_from(bcolz_table *t, uint64_t row) {
+  for (size_t i = 0; i < t->ncols; i++)
+    t->cols[i].scan_first = row < t->nrows ? bcolz_col_chunk_of(t, i, row) + 1 : 0;
 }
 
 /* 1 when chunk k of a column is one Blosc block (c-blosc 1.x writes one
@@ -1226,9 +1254,24 @@ int bcolz_cell_value(const bcolz_dtype *dt, const uint8_t *p, size_t n,
 /* 1 when a mapped chunk file changed on disk since it was mapped. */
 int bcolz_saw_change(const bcolz_table *t) { return t && t->moved; }
 
+/* The chunk files bcolz_stale checks, stat'ed at once (ds_vfs_stat_many:
+ * a remote table probes them in parallel, not one round trip each in a
+ * row at the start of every statement). */
+static void stat_maps(const bcolz_table *t) {
+  size_t n = 0;
+  const char **v = t->ncols ? malloc(t->ncols * MAP_SLOTS * sizeof *v) : NULL;
+  for (size_t i = 0; v && i < t->ncols; i++)
+    for (int j = 0; j < MAP_SLOTS; j++)
+      if (t->cols[i].maps[j].open && t->cols[i].maps[j].f.on_disk)
+        v[n++] = t->cols[i].maps[j].f.path;
+  if (n > 1) ds_vfs_stat_many(v, n);
+  free(v);
+}
+
 int bcolz_stale(const bcolz_table *t) {
   if (!t) return 0;
   if (root_moved(t)) return 1;
+  stat_maps(t);
   for (size_t i = 0; i < t->ncols; i++)
     for (int j = 0; j < MAP_SLOTS; j++)
       if (t->cols[i].maps[j].open && ds_file_stale(&t->cols[i].maps[j].f)) return 1;

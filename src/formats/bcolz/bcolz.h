@@ -94,6 +94,11 @@ int bcolz_check_chunk_file(const uint8_t *p, uint64_t size, const char *name,
 int bcolz_decode_chunk_file(const uint8_t *p, uint64_t size, const char *name,
                             ds_buf *buf, char **err);
 
+/* A scan of rows from `row` on begins: the first chunk each column reads
+ * there starts announcing the chunk files after it (a remote table
+ * fetches them while that chunk is read), not only the second one. */
+void bcolz_scan_from(bcolz_table *t, uint64_t row);
+
 /* Decompress chunk k of a column into buf (reused between calls; grown
  * as needed; buf->max, when set, is max_value_bytes: a larger chunk, or
  * in bcolz_row_atom a larger row, is an error). On success *p points at the first row's bytes in buf,
