@@ -171,6 +171,9 @@ class Bench:
         self.proxy.always = {"delay": DELAY}
         self.s3 = Front(root=self.s3root, etag_memo=True).__enter__()
         self.s3.always = {"delay": DELAY}
+        # RW-B1's objects keep the ETag their complete gave them, as on S3
+        # (not an MD5 of the whole object computed at its first read)
+        self.s3.s3_etags = True
         self.env.update(AWS_ENDPOINT_URL=self.s3.url("").rstrip("/"), AWS_ACCESS_KEY_ID="bench",
                         AWS_SECRET_ACCESS_KEY="bench", AWS_REGION="us-east-1")
         return self

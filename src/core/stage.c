@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "mapped_file.h"
+#include "parallel.h"
 #include "stage.h"
 #include "stage_journal.h"
 #include "stage_early.h"
@@ -363,11 +364,19 @@ static int sync_tree(const char *dir, char **err) {
   return rc ? rc : ds_fsync_path(dir, err);
 }
 
-/* flush and fsync every temporary to be published */
+/* flush and fsync every temporary to be published. A remote target's
+ * temporaries are only flushed: they are uploaded from the page cache,
+ * and after a crash nothing is published from them (the next writer
+ * deletes them; what must last is the server's copy), so an fsync would
+ * only wait for the disk. */
 static int sync_temporaries(ds_stage *s, char **err) {
   for (size_t i = 0; i < s->ntmps; i++) {
     stage_tmp *t = &s->tmps[i];
     if (!t->final) continue; /* scratch: never published */
+    if (s->pub) {
+      if (t->file && t->file->fd >= 0 && ds_afile_flush(t->file, err)) return -1;
+      continue;
+    }
     if (t->file && t->file->fd < 0) { /* parked (ds_stage_park): flushed */
       if (ds_fsync_path(t->path, err)) return -1;
     } else if (t->file) {
@@ -411,16 +420,31 @@ static int unprepare(ds_stage *s, char **err) {
 /* The checks of a final path at prepare: mode=create, nothing there (the
  * writer's own earlier publish aside); mode=replace, only what the format
  * owns, which then joins the old dataset. */
-static int check_final(ds_stage *s, const char *path, int commit, char **err) {
-  ds_vfs_info st;
-  if (s->pub) s->pub->forget(path); /* asked anew: no cached answer decides */
-  if (ds_vfs_lstat(path, &st) != 0) return 0;
+static int check_final(ds_stage *s, const char *path, int commit, int there, char **err) {
+  if (!there) return 0;
   if (is_old(s, path)) return check_own(s, path, err);
   if (s->mode == DS_STAGE_CREATE)
     return ds_err(err, "%s: appeared after CREATE (mode=create never "
                        "overwrites: nothing was published)",
                   path);
   return check_own(s, path, err) || add_old(s, path, commit, err) ? -1 : 0;
+}
+
+/* Whether something is at each final path (asked of all at once). */
+typedef struct finals_probe {
+  const ds_stage *s;
+  const size_t *order;
+  int *there;
+} finals_probe;
+
+/* ds_task_fn: is something at the k-th final path? Asked anew: no
+ * cached answer decides. */
+static void probe_final(void *ctx, size_t k) {
+  finals_probe *x = ctx;
+  const char *path = x->s->tmps[x->order[k]].final;
+  ds_vfs_info st;
+  if (x->s->pub) x->s->pub->forget(path);
+  x->there[k] = ds_vfs_lstat(path, &st) == 0;
 }
 
 /* The journal of a multi-file publish: every old file that exists, each
@@ -491,9 +515,17 @@ int ds_stage_sync(ds_stage *s, char **err) {
     if (s->tmps[i].final) order[nf++] = i;
   qsort_r(order, nf, sizeof *order, by_order, s->tmps);
   int rc = 0;
-  /* 1. what is at the final names and the old ones may be replaced */
-  for (size_t k = 0; k < nf && rc == 0; k++)
-    rc = check_final(s, s->tmps[order[k]].final, k + 1 == nf, err);
+  /* 1. what is at the final names and the old ones may be replaced (on
+   *    object storage every name asked at once: one round trip) */
+  int *there = calloc(nf + 1, sizeof *there);
+  if (!there) rc = ds_err(err, "out of memory");
+  finals_probe fp = {s, order, there};
+  if (rc == 0 && s->pub) ds_parallel(nf, probe_final, &fp);
+  for (size_t k = 0; k < nf && rc == 0; k++) {
+    if (!s->pub) probe_final(&fp, k);
+    rc = check_final(s, s->tmps[order[k]].final, k + 1 == nf, there[k], err);
+  }
+  free(there);
   for (size_t i = 0; i < s->nolds && rc == 0; i++) rc = check_own(s, s->olds[i].path, err);
   if (rc || nf == 0) {
     free(order);

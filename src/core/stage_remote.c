@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mapped_file.h" /* ds_path_join */
+#include "parallel.h"
 #include "vfs.h"
 #include "vfs_each.h"
 
@@ -16,6 +17,7 @@ typedef struct robj_item {
   char *local, *target;
   int depth;  /* folder levels below its item (top-level files last) */
   int own;    /* the object was published by this writer: no If-None-Match */
+  int done;   /* completed (it is visible) */
   void *up;   /* its upload once prepared */
 } robj_item;
 
@@ -24,7 +26,6 @@ struct ds_rpub {
   robj_item *v;
   size_t n, cap;
   int create;
-  size_t committed; /* v[0..committed) are completed */
   int published;    /* all of them: the dataset is out */
   char **dirs;      /* the folders' final paths (their listings change) */
   size_t ndirs;
@@ -151,6 +152,20 @@ static int exists(const ds_vfs_publisher *p, const char *path, char **err) {
   return ds_err(err, "%s: cannot tell whether it exists: %s", path, d ? d : strerror(errno));
 }
 
+/* The answers of exists() for many paths, asked at once. */
+typedef struct exists_set {
+  const ds_vfs_publisher *p;
+  const robj_item *v;
+  int *there;  /* exists()'s answer for v[i].target */
+  char **errs; /* its error (-1) */
+} exists_set;
+
+/* ds_task_fn: exists() of one target. */
+static void exists_task(void *ctx, size_t i) {
+  exists_set *x = ctx;
+  x->there[i] = exists(x->p, x->v[i].target, &x->errs[i]);
+}
+
 /* 1 when path is one of olds. */
 static int among(const char *path, char *const *olds, size_t nolds) {
   for (size_t i = 0; i < nolds; i++)
@@ -174,21 +189,40 @@ static int stray_old(ds_rpub *r, char *const *olds, size_t nolds) {
 static int check_targets(ds_rpub *r, const ds_rpub_item *items, size_t n, char *const *olds,
                          size_t nolds, char **err) {
   const char *there = NULL;
-  for (size_t i = 0; i < r->n; i++) {
+  /* every target asked at once (one round trip, not one per object) */
+  int *ans = calloc(r->n, sizeof *ans);
+  char **errs = calloc(r->n, sizeof *errs);
+  if (!ans || !errs) {
+    free(ans);
+    free(errs);
+    return ds_err(err, "out of memory");
+  }
+  exists_set x = {r->p, r->v, ans, errs};
+  ds_parallel(r->n, exists_task, &x);
+  int rc = 0;
+  for (size_t i = 0; i < r->n && rc == 0; i++) {
     robj_item *o = &r->v[i];
-    int e = exists(r->p, o->target, err);
-    if (e < 0) return -1;
+    int e = ans[i];
+    if (e < 0) {
+      rc = ds_err(err, "%s", errs[i] ? errs[i] : "out of memory");
+      break;
+    }
     o->own = among(o->target, olds, nolds);
     for (size_t k = 0; k < n && !o->own; k++)
       o->own = items[k].is_dir && among(items[k].final, olds, nolds) &&
                strncmp(o->target, items[k].final, strlen(items[k].final)) == 0;
     if (!e) continue;
     if (r->create && !o->own)
-      return ds_err(err, "%s: appeared after CREATE (mode=create never overwrites: "
-                         "nothing was published)",
-                    o->target);
-    there = o->target;
+      rc = ds_err(err, "%s: appeared after CREATE (mode=create never overwrites: "
+                       "nothing was published)",
+                  o->target);
+    else
+      there = o->target;
   }
+  for (size_t i = 0; i < r->n; i++) free(errs[i]);
+  free(errs);
+  free(ans);
+  if (rc) return -1;
   for (size_t k = 0; k < n && !there; k++) /* a folder's old objects */
     if (items[k].is_dir) {
       int e = exists(r->p, items[k].final, err);
@@ -222,7 +256,68 @@ static int check_targets(ds_rpub *r, const ds_rpub_item *items, size_t n, char *
   return 0;
 }
 
-static int complete_upto(ds_rpub *r, size_t end, char **err);
+static int complete_range(ds_rpub *r, size_t from, size_t end, char **err);
+
+/* The per-object steps of one round, run at once (parallel.h): each
+ * object's answer in rcs, its error in errs. */
+typedef struct round {
+  ds_rpub *r;
+  size_t base; /* task i is object base + i */
+  int *rcs;
+  char **errs;
+} round;
+
+/* A round's arrays for r's objects; -1 when out of memory. */
+static int round_new(round *x, ds_rpub *r) {
+  x->r = r;
+  x->base = 0;
+  x->rcs = calloc(r->n, sizeof *x->rcs);
+  x->errs = calloc(r->n, sizeof *x->errs);
+  if (x->rcs && x->errs) return 0;
+  free(x->rcs);
+  free(x->errs);
+  return -1;
+}
+
+/* The first failure of a round (in object order) into *err, the round
+ * freed: 0 when every object's step went well. */
+static int round_end(round *x, size_t n, char **err) {
+  int rc = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (x->rcs[i] && rc == 0)
+      rc = ds_err(err, "%s", x->errs[i] ? x->errs[i] : "out of memory");
+    free(x->errs[i]);
+  }
+  free(x->rcs);
+  free(x->errs);
+  return rc;
+}
+
+/* ds_task_fn: object i's uploads that a killed writer left at its name
+ * aborted (its own early upload kept), then its file uploaded (the parts
+ * not sent yet; a file not followed, whole). */
+static void upload_task(void *ctx, size_t i) {
+  round *x = ctx;
+  ds_rpub *r = x->r;
+  robj_item *o = &r->v[i];
+  size_t aborted;
+  if (r->p->clean(o->target, o->up, &aborted, &x->errs[i]) < 0) {
+    x->rcs[i] = -1;
+    return;
+  }
+  free(x->errs[i]); /* a server that cannot list them: nothing done */
+  x->errs[i] = NULL;
+  x->rcs[i] = o->up ? r->p->finish(o->up, &x->errs[i])
+                    : r->p->prepare(o->target, o->local, &o->up, &x->errs[i]);
+}
+
+/* Every object uploaded (invisible), all of them at once. */
+static int upload_all(ds_rpub *r, char **err) {
+  round x;
+  if (round_new(&x, r)) return ds_err(err, "out of memory");
+  ds_parallel(r->n, upload_task, &x);
+  return round_end(&x, r->n, err);
+}
 
 int ds_rpub_prepare(const ds_vfs_publisher *p, const ds_rpub_item *items, size_t n,
                     char *const *olds, size_t nolds, int create, ds_rpub **out,
@@ -263,19 +358,10 @@ int ds_rpub_prepare(const ds_vfs_publisher *p, const ds_rpub_item *items, size_t
     if (items[k].early) p->cancel(items[k].early);
   if (rc == 0 && r->n == 0) rc = ds_err(err, "nothing to publish");
   if (rc == 0) rc = check_targets(r, items, n, olds, nolds, err);
-  /* the uploads a killed writer left at these names: aborted */
-  for (size_t i = 0; i < r->n && rc == 0; i++) {
-    size_t aborted;
-    char *e = NULL;
-    if (p->clean(r->v[i].target, r->v[i].up, &aborted, &e) < 0) rc = ds_err(err, "%s", e);
-    free(e);
-  }
-  for (size_t i = 0; i < r->n && rc == 0; i++)
-    rc = r->v[i].up ? p->finish(r->v[i].up, err)
-                    : p->prepare(r->v[i].target, r->v[i].local, &r->v[i].up, err);
+  if (rc == 0) rc = upload_all(r, err);
   /* every object but the commit point appears now: what is left for the
    * commit step is one request */
-  if (rc == 0) rc = complete_upto(r, r->n - 1, err);
+  if (rc == 0) rc = complete_range(r, 0, r->n - 1, err);
   if (rc) {
     ds_rpub_free(r);
     return -1;
@@ -293,41 +379,62 @@ static void forget_dirs(ds_rpub *r) {
  * of whose objects existed gets here with more than one); 0 when all
  * went. */
 static int undo_completed(ds_rpub *r) {
-  size_t undone = 0, n = r->committed;
-  for (size_t i = 0; i < n; i++) undone += r->p->remove(r->v[i].target, NULL) == 0;
-  r->committed = 0;
+  size_t undone = 0, n = 0;
+  for (size_t i = 0; i < r->n; i++) n += r->v[i].done;
+  if (n == 0) return 0;
+  n = 0;
+  for (size_t i = 0; i < r->n; i++) {
+    if (!r->v[i].done) continue;
+    n++;
+    undone += r->p->remove(r->v[i].target, NULL) == 0;
+    r->v[i].done = 0;
+  }
   forget_dirs(r);
   return undone == n ? 0 : -1;
 }
 
-/* Complete the uploads up to (not including) `end`, in order. On failure
- * the ones completed are deleted again: -1, nothing published. */
-static int complete_upto(ds_rpub *r, size_t end, char **err) {
-  for (; r->committed < end; r->committed++) {
-    robj_item *o = &r->v[r->committed];
-    if (r->p->commit(o->up, r->create && !o->own, err) == 0) continue;
-    size_t had = r->committed;
-    int gone = undo_completed(r);
-    ds_err_prefix(err, had == 0 ? "nothing was published"
-                       : gone == 0 ? "nothing was published (the objects completed before "
-                                     "this one were deleted again)"
-                                   : "nothing was published, but some objects completed "
-                                     "before this one could not be deleted again");
-    return -1;
+/* ds_task_fn: complete object i. */
+static void complete_task(void *ctx, size_t i) {
+  round *x = ctx;
+  i += x->base;
+  robj_item *o = &x->r->v[i];
+  x->rcs[i] = x->r->p->commit(o->up, x->r->create && !o->own, &x->errs[i]);
+  if (x->rcs[i] == 0) o->done = 1;
+}
+
+/* Complete the uploads of objects [from, end) all at once: either all
+ * but the commit point (no reader sees a whole set without it, whatever
+ * their order), or the commit point alone. On failure the ones completed
+ * are deleted again: -1, nothing published. */
+static int complete_range(ds_rpub *r, size_t from, size_t end, char **err) {
+  round x;
+  if (round_new(&x, r)) return ds_err(err, "out of memory");
+  x.base = from;
+  ds_parallel(end - from, complete_task, &x);
+  size_t had = 0;
+  for (size_t i = 0; i < end; i++) had += r->v[i].done;
+  if (round_end(&x, end, err) == 0) {
+    forget_dirs(r);
+    return 0;
   }
-  forget_dirs(r);
-  return 0;
+  int gone = undo_completed(r);
+  ds_err_prefix(err, had == 0 ? "nothing was published"
+                     : gone == 0 ? "nothing was published (the objects completed with "
+                                   "this one were deleted again)"
+                                 : "nothing was published, but some objects completed "
+                                   "with this one could not be deleted again");
+  return -1;
 }
 
 int ds_rpub_commit(ds_rpub *r, char **err) {
-  if (complete_upto(r, r->n, err)) return -1;
+  if (complete_range(r, r->n - 1, r->n, err)) return -1;
   r->published = 1;
   return 0;
 }
 
 void ds_rpub_free(ds_rpub *r) {
   if (!r) return;
-  if (!r->published && r->committed) undo_completed(r); /* rolled back */
+  if (!r->published) undo_completed(r); /* rolled back: what was completed */
   for (size_t i = 0; i < r->ndirs; i++) free(r->dirs[i]);
   free(r->dirs);
   for (size_t i = 0; i < r->n; i++) {

@@ -309,14 +309,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         path = os.path.join(srv.root, rel)
         if "/" not in rel or not os.path.isfile(path) or ".." in rel.split("/"):
             return self._error(404, "NoSuchKey", "The specified key does not exist.", fault)
+        mpu = srv.multipart_etag(path)
         if srv.etag_memo is not None:
-            n, etag = srv.size_etag(path)
+            # an object a complete made has its ETag already (as on S3):
+            # no MD5 of the whole object at its first read
+            n, etag = (os.path.getsize(path), mpu) if mpu else srv.size_etag(path)
             data = None
         else:
             with open(path, "rb") as f:
                 data = f.read()
             n, etag = len(data), '"%s"' % hashlib.md5(data).hexdigest()
-        etag = srv.multipart_etag(path) or etag
+        etag = mpu or etag
 
         def body(first, last):
             """Bytes first..last of the object (read now with etag_memo)."""
@@ -414,7 +417,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if got is None or '"%s"' % got[1].hexdigest() != etag:
                     return self._error(400, "InvalidPart", "part %s" % n, fault)
                 chunks.append(got[0])
-            data = b"".join(chunks)
             if not parts:
                 return self._error(400, "MalformedXML", "no parts", fault)
             if srv.before_complete and srv.before_complete(rel):
@@ -426,7 +428,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                    fault)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path + ".front-tmp", "wb") as f:
-                f.write(data)
+                f.writelines(chunks)  # part by part: no joined copy of the object
             os.replace(path + ".front-tmp", path)
             st = os.stat(path)
             # S3's ETag of a multipart object (also the answer's, as S3 gives it)

@@ -180,6 +180,30 @@ static bagz_reader *reader_new(const bagz_options *opts, size_t nshards) {
   return r;
 }
 
+/* Shards [0, n) of r opened with tail limits: the first limit of each,
+ * which locate_tail reads and which lies outside the tail a remote open
+ * fetched when the limits are long, fetched for all of them in one round
+ * (ds_vfs_prefetch_many) instead of one round trip per shard. Local files
+ * take no hint; a read that fails here is reported by locate_tail. */
+static void prefetch_first_limits(bagz_reader *r, size_t n) {
+  ds_vfs_prefetch_set *sets = calloc(n + 1, sizeof *sets);
+  ds_vfs_range *rg = calloc(n + 1, sizeof *rg);
+  size_t ns = 0;
+  for (size_t i = 0; sets && rg && i < n; i++) {
+    const ds_file *f = &r->shards[i].data;
+    uint64_t end;
+    char *err = NULL;
+    if (f->size >= 16 && ds_file_u64le(f, f->size - 8, &end, &err) == 0 && end <= f->size - 16) {
+      rg[ns] = (ds_vfs_range){end, 8};
+      ns += (size_t)ds_file_prefetch_set(f, &rg[ns], 1, &sets[ns]);
+    }
+    free(err);
+  }
+  if (ns > 1) ds_vfs_prefetch_many(sets, ns);
+  free(sets);
+  free(rg);
+}
+
 /* ds_files_steps.open (arg: the bagz_options): the files of a bag
  * (expanded from spec) once. */
 static int open_files(const char *spec, const void *arg, const ds_shard_list *files,
@@ -189,15 +213,20 @@ static int open_files(const char *spec, const void *arg, const ds_shard_list *fi
   bagz_reader *r = reader_new(opts, files->n);
   if (!r) return ds_err(err, "out of memory");
   int rc = 0;
+  int tail = opts->limits != BAGZ_LIMITS_SEPARATE && files->n > 1;
+  /* with tail limits and several shards: every file opened first, then
+   * their first limits fetched at once, then each located */
   for (size_t i = 0; i < files->n && rc == 0; i++) {
     bagz_shard *s = &r->shards[i];
     r->nshards = i + 1;
     rc = ds_file_open(&s->data, files->paths[i], err);
-    if (rc == 0)
+    if (rc == 0 && !tail)
       rc = opts->limits == BAGZ_LIMITS_SEPARATE ? locate_separate(s, err)
                                                 : locate_tail(s, err);
     s->zstd = shard_is_zstd(opts, files->paths[i]);
   }
+  if (rc == 0 && tail) prefetch_first_limits(r, files->n);
+  for (size_t i = 0; i < files->n && rc == 0 && tail; i++) rc = locate_tail(&r->shards[i], err);
   if (rc == 0) rc = finish_open(r, spec, err);
   if (rc) {
     bagz_close(r);
