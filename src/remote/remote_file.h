@@ -74,7 +74,7 @@
 #define DS_REMOTE_HELD_MAX ((uint64_t)512 << 20)   /* all files' blocks */
 #define DS_RFILE_SHED_AT ((uint64_t)4 << 20)       /* past it, other files' blocks go */
 #define DS_RFILE_PREFETCH_PARALLEL 64              /* prefetch GETs at once */
-#define DS_RFILE_SHED_AFTER 64                     /* reads elsewhere before a stream's blocks shed */
+#define DS_RFILE_SHED_AFTER 8                      /* reads elsewhere before a stream's blocks shed */
 
 /* A block's state (ds_rblock.state). */
 enum { DS_RB_EMPTY = 0, DS_RB_READY, DS_RB_QUEUED, DS_RB_LOADING, DS_RB_FAILED };
