@@ -265,6 +265,10 @@ void ds_file_prefetch(const ds_file *f, const ds_vfs_range *r, size_t n) {
   if (ds_file_prefetchable(f)) ds_vfs_prefetch(&f->vf, r, n);
 }
 
+void ds_file_read_ahead(const ds_file *f, uint64_t off, uint64_t len) {
+  if (ds_file_prefetchable(f)) ds_vfs_read_ahead(&f->vf, off, len);
+}
+
 int ds_file_prefetch_set(const ds_file *f, const ds_vfs_range *r, size_t n,
                          ds_vfs_prefetch_set *out) {
   if (!ds_file_prefetchable(f)) return 0;

@@ -68,6 +68,9 @@ int ds_file_slice(const ds_file *f, uint64_t off, uint64_t len,
 int ds_file_prefetchable(const ds_file *f);
 /* ds_vfs_prefetch of a streamed file (a no-op for loaded ones). */
 void ds_file_prefetch(const ds_file *f, const ds_vfs_range *r, size_t n);
+/* ds_vfs_read_ahead of a streamed file (a no-op for loaded ones): it
+ * will be read in order from off soon. */
+void ds_file_read_ahead(const ds_file *f, uint64_t off, uint64_t len);
 /* The seam's prefetch set of ranges r[0..n) of f into *out (for
  * ds_vfs_prefetch_many: many files' ranges in one round): 1, or 0 when f
  * takes no hint (loaded, or local). */

@@ -102,6 +102,10 @@ void ds_vfs_prefetch(const ds_vfs_file *f, const ds_vfs_range *r, size_t n) {
   if (f->be && f->be->prefetch && n > 0) f->be->prefetch(f, r, n);
 }
 
+void ds_vfs_read_ahead(const ds_vfs_file *f, uint64_t off, uint64_t len) {
+  if (f->be && f->be->read_ahead && len > 0) f->be->read_ahead(f, off, len);
+}
+
 void ds_vfs_prefetch_many(const ds_vfs_prefetch_set *s, size_t n) {
   /* the sets of the first backend with prefetch_many go to it together
    * (the remote backends share one implementation); the others one by one */

@@ -137,6 +137,8 @@ struct ds_vfs_backend {
   void (*prefetch_many)(const ds_vfs_prefetch_set *s, size_t n);
   /* load_many: whole files about to be read (may be NULL) */
   void (*load_many)(const char *const *paths, size_t n);
+  /* read_ahead: f is about to be read in order from off (may be NULL) */
+  void (*read_ahead)(const ds_vfs_file *f, uint64_t off, uint64_t len);
 };
 
 /* The local file system's backend (vfs_local.c). */
@@ -236,6 +238,11 @@ void ds_vfs_stat_many(const char *const *paths, size_t n);
  * it) (remote/remote_ahead.h); the local backend does nothing. Never
  * fails. */
 void ds_vfs_load_many(const char *const *paths, size_t n);
+/* A hint: f will be read in order from off soon (the next shard of a
+ * scan, while the last part of the one before is read). A remote backend
+ * starts fetching its first len bytes ahead now, without waiting, so that
+ * the scan finds them there; the local backend does nothing. Never fails. */
+void ds_vfs_read_ahead(const ds_vfs_file *f, uint64_t off, uint64_t len);
 /* What the open file is now (size after a truncate, ...). */
 int ds_vfs_restat(const ds_vfs_file *f, ds_vfs_info *st);
 /* Close (a file never opened or already closed is fine). */

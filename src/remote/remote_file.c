@@ -15,6 +15,9 @@ static uint64_t held_total;
 
 uint64_t ds_rfile_held_bytes(void) { return __atomic_load_n(&held_total, __ATOMIC_RELAXED); }
 
+/* Reads of streams so far, all files (a clock for shed). */
+static uint64_t reads_clock;
+
 /* All open remote files (for shed), under files_mu. */
 static pthread_mutex_t files_mu = PTHREAD_MUTEX_INITIALIZER;
 static ds_rfile *files;
@@ -138,11 +141,11 @@ static ds_rstream *stream_for(ds_rfile *f, uint64_t off, uint64_t n, int *follow
   for (int i = 0; i < DS_RFILE_STREAMS; i++) {
     ds_rstream *s = &f->st[i];
     if (s->used < lru->used) lru = s;
-    if (!s->pos) continue;
+    if (!s->used) continue;
     uint64_t d = off >= s->pos ? off - s->pos : s->pos - off;
     if (d < DS_RFILE_GAP && d < dist) best = s, dist = d;
   }
-  if (best) best->runs++;
+  if (best) best->runs++, best->hint_end = 0; /* read now: shed as any */
   *follows = best != NULL && best->runs >= 2;
   if (!best) {
     int k = (int)(lru - f->st);
@@ -154,6 +157,7 @@ static ds_rstream *stream_for(ds_rfile *f, uint64_t off, uint64_t n, int *follow
     best = lru;
   }
   best->used = ++f->tick;
+  best->seen = __atomic_add_fetch(&reads_clock, 1, __ATOMIC_RELAXED);
   if (off + n > best->pos) best->pos = off + n;
   return best;
 }
@@ -199,7 +203,7 @@ static uint64_t room_end(ds_rfile *f, uint64_t q) {
   }
   for (int i = 0; i < DS_RFILE_STREAMS; i++) {
     const ds_rstream *s = &f->st[i];
-    if (s->pos && s->lo > q && s->lo < end) end = s->lo;
+    if (s->used && s->lo > q && s->lo < end) end = s->lo;
   }
   return end;
 }
@@ -207,31 +211,40 @@ static uint64_t room_end(ds_rfile *f, uint64_t q) {
 static void *helper_main(void *arg);
 
 /* Free the ready blocks fetched ahead (not the others, nor the
- * prefetched ranges) of the open files
- * other than f that are not busy right now (f->mu held; the others'
- * locks only tried, so no two files wait for each other). */
+ * prefetched ranges) of the open files other than f that are not busy
+ * right now, for streams not read in the last DS_RFILE_SHED_AFTER reads
+ * (the other thread of a scan may still be reading the end of the shard
+ * before) and not hinted (f->mu held; the others' locks only tried, so
+ * no two files wait for each other). */
 static void shed(ds_rfile *f) {
+  uint64_t now = __atomic_load_n(&reads_clock, __ATOMIC_RELAXED);
   pthread_mutex_lock(&files_mu);
   for (ds_rfile *g = files; g && ds_rfile_held_bytes() > DS_RFILE_SHED_AT; g = g->next) {
     if (g == f || pthread_mutex_trylock(&g->mu) != 0) continue;
-    for (int i = 0; i < DS_RFILE_BLOCKS; i++)
-      if (g->blk[i].stream >= 0 &&
-          (g->blk[i].state == DS_RB_READY || g->blk[i].state == DS_RB_FAILED))
+    for (int i = 0; i < DS_RFILE_BLOCKS; i++) {
+      const ds_rblock *b = &g->blk[i];
+      const ds_rstream *s = b->stream >= 0 ? &g->st[b->stream] : NULL;
+      if (s && !s->hint_end && s->seen + DS_RFILE_SHED_AFTER <= now &&
+          (b->state == DS_RB_READY || b->state == DS_RB_FAILED))
         block_drop(&g->blk[i]);
+    }
     pthread_mutex_unlock(&g->mu);
   }
   pthread_mutex_unlock(&files_mu);
 }
 
 /* Queue the blocks after stream k's reader, up to DS_RFILE_AHEAD_BLOCKS
- * of them, for the helper thread (started when it is not running) (f->mu
- * held). */
+ * of them (a hinted stream not read yet: up to its hint_end), for the
+ * helper thread (started when it is not running) (f->mu held). A read
+ * sheds the other files' blocks first when all hold too much; a hint does
+ * not (the file before it in a scan is still being read). */
 static void queue_ahead(ds_rfile *f, int k) {
   ds_rstream *s = &f->st[k];
   const ds_probe *p = &f->at_open;
   uint64_t end = p->size - p->tail_len;
+  if (s->hint_end && s->hint_end < end) end = s->hint_end;
   if (s->next < s->pos) s->next = s->pos;
-  if (ds_rfile_held_bytes() > DS_RFILE_SHED_AT) shed(f);
+  if (!s->hint_end && ds_rfile_held_bytes() > DS_RFILE_SHED_AT) shed(f);
   int queued = 0;
   while (s->next < end && s->next - s->pos < DS_RFILE_AHEAD_BLOCKS * s->win) {
     ds_rblock *b = block_at(f, s->next);
@@ -243,6 +256,7 @@ static void queue_ahead(ds_rfile *f, int k) {
     if (re <= s->next || (re < end && re - s->next < DS_RFILE_MIN && !block_at(f, re)))
       break; /* another stream's bytes start here */
     if (w > re - s->next) w = re - s->next;
+    if (w > end - s->next) w = end - s->next;
     if (!held_room(w) || !(b = free_place(f))) break;
     b->off = s->next;
     b->len = (size_t)w;
@@ -262,6 +276,38 @@ static void queue_ahead(ds_rfile *f, int k) {
   }
   for (int i = 0; i < DS_RFILE_BLOCKS; i++) /* no thread: the reader fetches */
     if (f->blk[i].state == DS_RB_QUEUED) block_drop(&f->blk[i]);
+}
+
+void ds_rfile_ahead(ds_rfile *f, uint64_t off, uint64_t len) {
+  const ds_probe *p = &f->at_open;
+  if (len == 0 || off >= p->size - p->tail_len) return;
+  pthread_mutex_lock(&f->mu);
+  ds_rstream *lru = &f->st[0], *near = NULL;
+  for (int i = 0; i < DS_RFILE_STREAMS; i++) {
+    ds_rstream *s = &f->st[i];
+    if (s->used < lru->used) lru = s;
+    uint64_t d = !s->used ? UINT64_MAX : off >= s->pos ? off - s->pos : s->pos - off;
+    if (d < DS_RFILE_GAP) near = s;
+  }
+  if (near && near->runs >= 2) { /* read ahead already */
+    pthread_mutex_unlock(&f->mu);
+    return;
+  }
+  ds_rstream *s = near; /* a read or two there (the open's): it goes on */
+  if (!s) {
+    s = lru;
+    for (int i = 0; i < DS_RFILE_BLOCKS; i++)
+      if (f->blk[i].stream == (int)(s - f->st)) f->blk[i].stream = -1;
+    memset(s, 0, sizeof *s);
+    s->win = DS_RFILE_BLOCK_START;
+    s->lo = s->pos = off;
+  }
+  uint64_t from = s->pos > off ? s->pos : off;
+  s->runs = 1; /* its next read follows it */
+  s->hint_end = from + len > from ? from + len : UINT64_MAX;
+  s->used = ++f->tick;
+  queue_ahead(f, (int)(s - f->st));
+  pthread_mutex_unlock(&f->mu);
 }
 
 /* The helper's interrupt: the file is being closed. */

@@ -32,8 +32,15 @@
  * run on into the limits another stream reads);
  * when all files together hold more than DS_RFILE_SHED_AT bytes, a stream
  * about to fetch ahead first frees the ready blocks fetched ahead in the
- * other open files (a scan of a set of shards does not keep the last blocks of each
- * shard it finished: its memory stays flat in the number of shards);
+ * other open files for streams not read in the last DS_RFILE_SHED_AFTER
+ * reads of any file (a scan of a set of shards does not keep the last
+ * blocks of each shard it finished: its memory stays flat in the number
+ * of shards; the other thread of a threads=2 scan may still be reading
+ * the end of the shard before);
+ * a scan hints its next shard (ds_rfile_ahead): that shard's first blocks,
+ * at most the len asked (a bagz scan: 1 MiB of records, 512 KiB of limits),
+ * are fetched before the scan gets there and are not freed by other
+ * files until their stream is read;
  * all open remote files together hold at most DS_REMOTE_HELD_MAX bytes of
  * blocks and prefetched ranges: past it a read fetches just what it asks
  * and keeps nothing, and nothing is fetched ahead.
@@ -67,6 +74,7 @@
 #define DS_REMOTE_HELD_MAX ((uint64_t)512 << 20)   /* all files' blocks */
 #define DS_RFILE_SHED_AT ((uint64_t)4 << 20)       /* past it, other files' blocks go */
 #define DS_RFILE_PREFETCH_PARALLEL 64              /* prefetch GETs at once */
+#define DS_RFILE_SHED_AFTER 8                      /* reads elsewhere before a stream's blocks shed */
 
 /* A block's state (ds_rblock.state). */
 enum { DS_RB_EMPTY = 0, DS_RB_READY, DS_RB_QUEUED, DS_RB_LOADING, DS_RB_FAILED };
@@ -88,6 +96,9 @@ typedef struct ds_rstream {
   uint64_t win;  /* the size of its next block */
   uint64_t used; /* last use (LRU) */
   uint64_t runs; /* reads that followed it */
+  uint64_t seen; /* the process-wide read count at its last read */
+  uint64_t hint_end; /* a hinted stream not read yet (ds_rfile_ahead):
+                        its blocks end here and are not shed; 0: none */
 } ds_rstream;
 
 typedef struct ds_rfile {
@@ -128,6 +139,13 @@ void ds_rfile_prefetch(ds_rfile *f, const ds_vfs_range *r, size_t n);
  * one per shard. A file with no range keeps what it held. */
 void ds_rfile_prefetch_many(ds_rfile *const *fs, const ds_vfs_range *const *r,
                             const size_t *n, size_t k);
+
+/* A hint: f will be read in order from off, soon (the next shard of a
+ * scan). A stream starts at off as if two reads had followed each other
+ * there, and its first blocks, up to len bytes (within a stream's usual window), are queued for the helper thread now: the call
+ * does not wait. Its blocks are not shed until the stream is read. No-op
+ * when a stream is near off already, for the tail, or past the cap. */
+void ds_rfile_ahead(ds_rfile *f, uint64_t off, uint64_t len);
 
 /* Bytes of blocks and prefetched ranges all open remote files hold now. */
 uint64_t ds_rfile_held_bytes(void);

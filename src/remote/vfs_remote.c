@@ -190,6 +190,10 @@ static void r_prefetch(const ds_vfs_file *f, const ds_vfs_range *r, size_t n) {
   if (f->impl) ds_rfile_prefetch(f->impl, r, n);
 }
 
+static void r_read_ahead(const ds_vfs_file *f, uint64_t off, uint64_t len) {
+  if (f->impl) ds_rfile_ahead(f->impl, off, len);
+}
+
 static void r_prefetch_many(const ds_vfs_prefetch_set *s, size_t n) {
   ds_rfile **fs = n ? malloc(n * sizeof *fs) : NULL;
   const ds_vfs_range **r = n ? malloc(n * sizeof *r) : NULL;
@@ -434,7 +438,7 @@ static int r_glob(const char *pattern, int flags, ds_vfs_names *out) {
       .list_next = r_list_next, .list_close = r_list_close, .glob = r_glob,        \
       .hint = r_hint, .prefetch = r_prefetch, .stat_many = ds_probe_many, \
       .prefetch_many = r_prefetch_many,                                          \
-      .load_many = ds_rahead_load};
+      .load_many = ds_rahead_load, .read_ahead = r_read_ahead};
 
 REMOTE_BACKEND(http, "http")
 REMOTE_BACKEND(https, "https")

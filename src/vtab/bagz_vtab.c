@@ -29,6 +29,7 @@
 #include "formats/bagz/bagz.h"
 #include "formats/bagz/bagz_readahead.h"
 #include "formats/bagz/bagz_records.h"
+#include "formats/bagz/bagz_scan_ahead.h"
 #include "formats/bagz/bagz_format.h"
 #include "formats/bagz/bagz_shards.h"
 #include "sql/plan.h"
@@ -81,6 +82,7 @@ typedef struct bagz_cursor {
   int rec_ok;            /* without read-ahead: ra_rec holds row rec_row, so */
   uint64_t rec_row;      /* a query using record twice decompresses it once */
   int located;           /* row/shard/shard_index are valid */
+  bagz_scan_ahead ahead; /* without read-ahead: remote shards' hints */
 } bagz_cursor;
 
 /* idxNum flag (module-specific bit of plan.h's encoding): the query reads
@@ -236,6 +238,7 @@ static void cursor_reset(ds_cursor *base) {
   c->ra = NULL;
   c->located = 0;
   c->rec_ok = 0;
+  c->ahead.hi = 0;
   ds_tfex_columns_row_reset(&c->rec.tfex);
 }
 
@@ -333,6 +336,7 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
       rowset_has(&base->rs, READAHEAD_MIN_ROWS) &&
       bagz_readahead_start(d->reader, &base->rs, base->ds->max_value_bytes, &c->ra, err))
     return -1;
+  bagz_scan_ahead_init(&c->ahead, d->reader, reads && !c->ra ? rs : NULL);
   return 0;
 }
 
@@ -356,6 +360,7 @@ static void arrive(ds_cursor *base, uint64_t g) {
   else
     ds_shard_map_locate(map, g, &c->rec.shard, &c->rec.shard_index);
   c->located = 1;
+  bagz_scan_ahead_row(&c->ahead, BAG(base->ds)->reader, c->rec.shard, c->rec.shard_index);
 }
 
 /* ds_record_module.record: the record of the current row (from the

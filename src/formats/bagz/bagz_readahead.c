@@ -31,6 +31,7 @@
 
 #include "core/common.h"
 #include "core/worker.h"
+#include "formats/bagz/bagz_scan_ahead.h"
 
 #define NSLOTS 6
 #define BATCH_ROWS 1024
@@ -67,6 +68,7 @@ typedef struct slot {
 struct bagz_readahead {
   const bagz_reader *r;
   ds_rowiter it;        /* shared: guarded by mu */
+  bagz_scan_ahead ahead; /* remote shards' hints of the claims: guarded by mu */
   int walk_done;
   uint64_t next_claim;  /* next batch number to claim */
   uint64_t consumer;    /* batch the cursor is reading */
@@ -115,6 +117,7 @@ static void claim(bagz_readahead *ra, slot *s, uint64_t b) {
     pl->ok = 0;
     if (g >= bagz_count(ra->r)) continue;
     ds_shard_map_locate(&ra->r->map, g, &pl->shard, &pl->index);
+    bagz_scan_ahead_row(&ra->ahead, ra->r, pl->shard, pl->index);
     pl->ok = bagz_stored_range(ra->r, &ra->io_claim, pl->shard, pl->index, &pl->start,
                                &pl->end, &err) == 0;
     free(err);
@@ -290,6 +293,7 @@ int bagz_readahead_start(const bagz_reader *r, const ds_rowset *rs,
   if (!ra) return ds_err(err, "out of memory");
   ra->r = r;
   ds_rowiter_init(&ra->it, rs);
+  bagz_scan_ahead_init(&ra->ahead, r, rs);
   ds_zstd_ctx_init(&ra->zworker, r->dict);
   ds_zstd_ctx_init(&ra->zcursor, r->dict);
   ra->tmp_worker.max = ra->tmp_cursor.max = (size_t)max_value_bytes;

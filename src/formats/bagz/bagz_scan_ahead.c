@@ -1,0 +1,56 @@
+/* bagz_scan_ahead.c - read-ahead hints of a scan's shards (see
+ * bagz_scan_ahead.h). */
+#include "formats/bagz/bagz_scan_ahead.h"
+
+/* The most bytes of a shard's records, and of its limits, one hint asks for. */
+#define HINT_RECORDS ((uint64_t)1 << 20)
+#define HINT_LIMITS ((uint64_t)512 << 10)
+/* The next shard is hinted once the walk is this near the end of a shard
+ * (estimated at the shard's mean record size). */
+#define NEAR_END ((uint64_t)4 << 20)
+
+void bagz_scan_ahead_init(bagz_scan_ahead *a, const bagz_reader *r, const ds_rowset *rs) {
+  a->hi = 0;
+  a->next = 0;
+  if (!rs || rs->kind != DS_RS_RANGES || rs->desc || rs->limit != UINT64_MAX ||
+      rs->nranges == 0 || r->map.layout != DS_LAYOUT_CONCATENATED)
+    return;
+  uint64_t hi = rs->ranges[rs->nranges - 1].hi;
+  a->hi = hi < rs->hi ? hi : rs->hi;
+}
+
+/* The smaller of a and b. */
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* Hint shard s from record `index`, up to the walk's end row hi (the
+ * shard's first row is `first`): its limits, and its records when the
+ * walk starts at record 0 (else where they start is not known yet). */
+static void hint_shard(const bagz_shard *s, uint64_t first, uint64_t index, uint64_t hi) {
+  if (index >= s->count || first + index >= hi) return;
+  uint64_t rows = min64(s->count, hi - first) - index; /* the walk's rows here */
+  if (!__atomic_load_n(&s->limits_mem, __ATOMIC_ACQUIRE)) {
+    uint64_t at = s->limits_off + 8 * (index ? index - 1 : 0);
+    ds_file_read_ahead(s->limits, at, min64(HINT_LIMITS, 8 * (rows + 1)));
+  }
+  if (index == 0 && s->records_size) {
+    /* the bytes of `rows` records at the shard's mean record size */
+    double est = (double)s->records_size * (double)rows / (double)s->count;
+    uint64_t n = est >= (double)HINT_RECORDS ? HINT_RECORDS : (uint64_t)est + 1;
+    ds_file_read_ahead(&s->data, 0, min64(n, s->records_size));
+  }
+}
+
+void bagz_scan_ahead_row(bagz_scan_ahead *a, const bagz_reader *r, size_t shard,
+                         uint64_t index) {
+  if (!a->hi || shard >= r->nshards) return;
+  const bagz_shard *s = &r->shards[shard];
+  if (shard >= a->next) {
+    hint_shard(s, r->map.first[shard], index, a->hi);
+    a->next = shard + 1;
+  }
+  if (a->next != shard + 1 || shard + 1 >= r->nshards || index >= s->count) return;
+  double left = (double)s->records_size * (double)(s->count - index) / (double)s->count;
+  if (left > (double)NEAR_END) return;
+  a->next = shard + 2;
+  hint_shard(&r->shards[shard + 1], r->map.first[shard + 1], 0, a->hi);
+}
