@@ -44,6 +44,7 @@
 #include "formats/atlas/atlas_cache.h"
 #include "formats/atlas/atlas_decode.h"
 #include "formats/atlas/atlas_readahead.h"
+#include "formats/atlas/atlas_scan_ahead.h"
 #include "decoders/pickle.h"
 #include "decoders/pickle_list.h"
 #include "sql/plan.h"
@@ -127,6 +128,7 @@ typedef struct at_cursor {
   int single;            /* the rowset is one row */
   atlas_readahead *ra;   /* a scan decoding ahead on a second thread */
   int blk_ra;            /* blk belongs to ra */
+  atlas_scan_ahead ahead; /* without ra: remote shards' hints */
   uint64_t loads;        /* blocks loaded since the filter */
   at_res r;
 } at_cursor;
@@ -419,6 +421,7 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   (void)err;
   const ds_rowset *rs = &base->rs;
   ((at_cursor *)base)->single = rs->kind == DS_RS_LIST && rs->nids == 1;
+  atlas_scan_ahead_init(&((at_cursor *)base)->ahead, AT(base->ds)->reader, rs);
   if (rs->kind == DS_RS_LIST && rs->nids > 1 && rs->limit == UINT64_MAX)
     atlas_prefetch(AT(base->ds)->reader, rs->ids, rs->nids);
   return 0;
@@ -450,6 +453,7 @@ static int load_block(at_cursor *c, char **err) {
   at_dataset *d = AT(c->base.ds);
   drop_block(c);
   c->blk_ra = 0;
+  if (!c->ra) atlas_scan_ahead_block(&c->ahead, d->reader, c->shard, c->block);
   if (d->cache.limit) {
     atlas_dblock *b = atlas_cache_get(&d->cache, c->shard, c->block);
     if (!b) {

@@ -677,6 +677,10 @@ static void prefetch_blocks(const void *ctx, size_t s, const ds_row_at *v, size_
   if (k) ds_file_prefetch(&r->shards[s].data, rg, k);
 }
 
+void atlas_read_ahead(const atlas_reader *r, size_t shard, uint64_t off, uint64_t len) {
+  if (shard < r->nshards) ds_file_read_ahead(&r->shards[shard].data, off, len);
+}
+
 void atlas_prefetch(const atlas_reader *r, const uint64_t *g, size_t n) {
   static const ds_prefetch_steps steps = {shard_prefetchable, locate_block, prefetch_blocks, NULL};
   ds_prefetch_rows(&steps, r, r->nshards, g, n);

@@ -111,6 +111,11 @@ void atlas_locate(const atlas_reader *r, uint64_t g, size_t *shard,
  * files their blocks are fetched now, many requests in flight (core/vfs.h
  * ds_vfs_prefetch); elsewhere nothing happens. */
 void atlas_prefetch(const atlas_reader *r, const uint64_t *g, size_t n);
+/* A hint: the shard's data.bin is read in order from off next, len bytes
+ * or more (a scan nearing it). On remote files a stream starts fetching
+ * it now, without waiting (core/vfs.h ds_vfs_read_ahead); elsewhere
+ * nothing happens. */
+void atlas_read_ahead(const atlas_reader *r, size_t shard, uint64_t off, uint64_t len);
 /* The first global index of a shard. */
 uint64_t atlas_shard_first(const atlas_reader *r, size_t shard);
 /* Examples block `block` of `shard` must hold. */

@@ -1,0 +1,128 @@
+"""test_remote_scan_atlas.py - a scan over a remote atlas dataset asks for
+each shard's first data.bin bytes ahead (src/formats/atlas/
+atlas_scan_ahead.c, ds_vfs_read_ahead; src/remote/remote_file.c
+ds_rfile_ahead), against the S3 front (s3_front.py) over http:// with a
+small delay on every request (s3://, as a dataset root is listed). A dataset of 3 uncompressed shards (~1.7 MB
+of data.bin each). Checked, for threads=1 and threads=2:
+- the rows of the local scan;
+- each byte fetched about once (<= 1.02 x the files);
+- each shard's data.bin is first fetched as a block read ahead (the hint:
+  at least DS_RFILE_BLOCK_START, 512 KiB, from byte 0), not by the scan's
+  first 64 KiB read (ATLAS_VIEW_AHEAD) that then waits a round trip
+  before the read-ahead starts (shards 1 and 2: the open fetched shard
+  0's first 64 KiB already);
+- after the first row of a scan, shard 1's data.bin is asked for (the
+  hint of the next shard, shard 0 being within 4 MiB of its end);
+and a scan that stops early (LIMIT, within the first shard) fetches no
+more than a few MiB (a hint asks for at most 1 MiB of a shard).
+Usage: test_remote_scan_atlas.py BUILD_DIR"""
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+
+import dstest
+from s3_front import Front
+from test_remote_scan_shards import fetched, first_at_zero
+
+BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
+BUILD = os.path.join(dstest.ROOT, BUILD) if not os.path.isabs(BUILD) else BUILD
+SHARDS = 3
+ROWS = 8000  # a shard
+
+
+def main():
+    t = dstest.Checker()
+    rng = random.Random(2426)
+    root = tempfile.mkdtemp(prefix="ds-ratlas-")
+    ds = os.path.join(root, "bkt", "ds")
+    os.makedirs(os.path.dirname(ds))
+    w = dstest.connect(BUILD)
+    w.execute("CREATE VIRTUAL TABLE temp.w USING atlas(%s, mode=create, strategy=0, "
+              "block_size=16, shard_size=%d)" % (dstest.sql_quote(ds), ROWS))
+    w.execute("BEGIN")
+    w.executemany("INSERT INTO temp.w(example) VALUES (?)",
+                  [(json.dumps({"i": i, "s": rng.randbytes(rng.randint(40, 160)).hex()}),)
+                   for i in range(SHARDS * ROWS)])
+    w.execute("COMMIT")
+    w.close()
+    files = [os.path.join(ds, "%d" % i, "data.bin") for i in range(SHARDS)]
+    sizes = [os.path.getsize(f) for f in files]
+    t.check(all(s > (1 << 20) for s in sizes), "shards larger than a hint", sizes)
+    local = dstest.connect(BUILD)
+    want = local.execute("SELECT rowid, example FROM atlas(?)", (ds,)).fetchall()
+    t.check(len(want) == SHARDS * ROWS, "the local scan reads what was written", len(want))
+    env_keys = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
+                "XDG_CACHE_HOME")
+    saved = {k: os.environ.get(k) for k in env_keys}
+    try:
+        with Front(root) as s3:
+            os.environ.update(AWS_ENDPOINT_URL=s3.url("").rstrip("/"), AWS_ACCESS_KEY_ID="t",
+                              AWS_SECRET_ACCESS_KEY="t", AWS_REGION="us-east-1",
+                              XDG_CACHE_HOME=os.path.join(root, "cache"))
+            url = "s3://bkt/ds"
+            for threads in (1, 2):
+                conn = dstest.connect(BUILD)
+                conn.execute("CREATE VIRTUAL TABLE temp.r USING atlas('%s', threads=%d)"
+                             % (url, threads))
+                conn.execute("SELECT count(*) FROM temp.r").fetchone()  # opened
+                s3.log.clear()
+                s3.always = {"delay": 0.01}
+                got = conn.execute("SELECT rowid, example FROM temp.r").fetchall()
+                t.check(got == want, "threads=%d: the rows of the local scan" % threads,
+                        (len(got), len(want)))
+                log = s3.requests()
+                n = fetched(log)
+                t.check(n <= 1.02 * sum(sizes), "threads=%d: bytes fetched <= 1.02 x the "
+                        "data.bin files" % threads, (n, sum(sizes)))
+                for i in range(1, SHARDS):  # shard 0's first 64 KiB came with the open
+                    r = first_at_zero(log, "%d/data.bin" % i)
+                    t.check(r is not None and r[1] + 1 >= 512 << 10,
+                            "threads=%d: shard %d's data.bin first fetched as a block read "
+                            "ahead (>= 512 KiB from byte 0), not the scan's first 64 KiB "
+                            "read" % (threads, i), r)
+                # stopping early within the first shard: the hints stay small
+                s3.log.clear()
+                got = conn.execute("SELECT rowid, example FROM temp.r LIMIT 100").fetchall()
+                t.check(got == want[:100], "threads=%d: LIMIT 100: the first rows" % threads,
+                        len(got))
+                n = fetched(s3.requests())
+                t.check(n <= 4 << 20, "threads=%d: LIMIT 100 fetches at most a few MiB"
+                        % threads, n)
+                conn.close()
+                conn = dstest.connect(BUILD)
+                conn.execute("CREATE VIRTUAL TABLE temp.r USING atlas('%s', threads=%d)"
+                             % (url, threads))
+                conn.execute("SELECT count(*) FROM temp.r").fetchone()  # opened
+                # a fresh table's first scan, one row read: shard 1 is asked for
+                # already (shard 0 is within 4 MiB of its end) while the scan
+                # stands at row 0
+                s3.log.clear()
+                cur = conn.execute("SELECT rowid, example FROM temp.r")
+                row = cur.fetchone()
+                asked = []
+                for _ in range(50):  # the hint's GET goes out on a helper thread: <= 5 s
+                    asked = [r for r in s3.requests() if r[1] == "GET" and
+                             r[2].endswith("/1/data.bin")]
+                    if asked:
+                        break
+                    time.sleep(0.1)
+                t.check(row == want[0] and asked, "threads=%d: at row 0, shard 1's data.bin "
+                        "asked for ahead" % threads, (row == want[0], len(asked)))
+                cur.close()
+                conn.close()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(root, ignore_errors=True)
+    t.exit()
+
+
+if __name__ == "__main__":
+    main()
