@@ -556,9 +556,9 @@ static size_t plan(const ds_rfile *f, const ds_vfs_range *r, size_t n, ds_vfs_ra
     if (a < tail_off && b > a) v[m++] = (ds_vfs_range){a, b - a};
   }
   qsort(v, m, sizeof *v, by_off);
-  /* merge: through gaps under DS_RFILE_MIN always, through gaps under
-   * DS_RFILE_GAP when no larger than the bytes wanted on both sides; an
-   * extent stops at PRE_EXTENT_MAX (one GET each) */
+  /* merge: through gaps under DS_RFILE_PREFETCH_GAP always, through gaps
+   * under DS_RFILE_GAP when no larger than the bytes wanted on both
+   * sides; an extent stops at PRE_EXTENT_MAX (one GET each) */
   size_t e = 0;
   uint64_t useful = 0, total = 0;
   for (size_t i = 0; i < m; i++) {
@@ -568,7 +568,7 @@ static size_t plan(const ds_rfile *f, const ds_vfs_range *r, size_t n, ds_vfs_ra
       uint64_t xend = x->off + x->len;
       uint64_t gap = v[i].off > xend ? v[i].off - xend : 0;
       uint64_t grown = (end > xend ? end : xend) - x->off;
-      if ((gap < DS_RFILE_MIN || (gap < DS_RFILE_GAP && gap <= useful + v[i].len)) &&
+      if ((gap < DS_RFILE_PREFETCH_GAP || (gap < DS_RFILE_GAP && gap <= useful + v[i].len)) &&
           grown <= PRE_EXTENT_MAX) {
         if (total + (grown - x->len) > DS_RFILE_PREFETCH_MAX ||
             !held_room(*planned + total + (grown - x->len)))

@@ -11,6 +11,10 @@ those it answers at once, max_inflight). Checked:
   the tail an open fetches: the rows of the local read, each shard's
   limits fetched once (the lookups read them from memory, not again from
   the server), and no range fetched twice;
+- a list of 20 rows of one shard about 100 KB apart (1,000 records of
+  60-140 bytes): the rows of the local read, and their records fetched
+  with at most 2 GETs (read through gaps under 128 KiB), within the bytes
+  from the first row's record to the last's;
 - opening a set of 100 small shards (count(*)): the local answer, one GET
   per shard, and more of them in flight at once than the 32 probe threads
   could have (the probes sent as one batch).
@@ -102,6 +106,24 @@ def main():
                         % (name[5:], len(lim)))
             t.check(len(gets) == len(set(gets)), "no range fetched twice",
                     (len(gets), len(set(gets))))
+            conn.execute("DROP TABLE temp.b")
+
+            # -- rows ~100 KB apart in one shard: their records in 1-2 GETs --
+            conn.execute("CREATE VIRTUAL TABLE temp.b USING bagz(%s)" % dstest.sql_quote(url))
+            ids = list(range(500, 20500, 1000))
+            got, want, log = run(ids, 0.02)
+            t.check(got == want and len(got) == len(ids), "rows ~100 KB apart: the rows of the "
+                    "local read", (len(got), len(want)))
+            name = "/bkt/p-00000-of-%05d.bag" % NSHARD
+            first = sum(len(r) for r in recs[:ids[0]])
+            last = sum(len(r) for r in recs[:ids[-1] + 1])
+            rec_gets = [span(r[3]) for r in log if r[1] == "GET" and r[2] == name and r[3] and
+                        not r[3].startswith("bytes=-") and span(r[3])[0] < limits_at[name]]
+            t.check(1 <= len(rec_gets) <= 2, "rows ~100 KB apart: %d rows' records in %d GETs "
+                    "(at most 2)" % (len(ids), len(rec_gets)), rec_gets)
+            fetched = sum(b - a + 1 for a, b in rec_gets)
+            t.check(fetched <= last - first, "rows ~100 KB apart: %d bytes of records fetched, "
+                    "at most the %d from the first row's to the last's" % (fetched, last - first))
             conn.execute("DROP TABLE temp.b")
 
             # -- a set of 100 shards opened: one batch of probes --
