@@ -30,7 +30,7 @@
  * DS_RFILE_BLOCK_MAX bytes (32 MiB), plus at most DS_RFILE_PREFETCH_MAX
  * bytes of prefetched ranges, plus its tail (DS_PROBE_TAIL); a sequential
  * scan holds per stream less than DS_RFILE_AHEAD_MAX + DS_RFILE_BLOCK_MAX
- * bytes from its reader on, plus the block it just passed (14 MiB);
+ * bytes from its reader on, plus the block it just passed (10 MiB);
  * a stream's blocks stop where another stream began (bagz records do not
  * run on into the limits another stream reads);
  * when all files together hold more than DS_RFILE_SHED_AT bytes, a stream
@@ -71,7 +71,7 @@
 #define DS_RFILE_BLOCK_MAX ((uint64_t)2 << 20)     /* largest block */
 #define DS_RFILE_AHEAD_BLOCKS 6                    /* blocks ahead of a stream */
 #define DS_RFILE_AHEAD_INFLIGHT 8                  /* the helper's GETs in flight */
-#define DS_RFILE_AHEAD_MAX ((uint64_t)8 << 20)     /* bytes ahead of a stream */
+#define DS_RFILE_AHEAD_MAX ((uint64_t)6 << 20)     /* bytes ahead of a stream */
 #define DS_RFILE_PIECE_MIN ((uint64_t)1 << 20)     /* least bytes of one GET of a cut fetch */
 #define DS_RFILE_INFLIGHT 4                        /* GETs of one large read at once */
 #define DS_RFILE_GAP ((uint64_t)1 << 20)           /* forward jumps read through */
