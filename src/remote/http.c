@@ -310,6 +310,68 @@ static void count_batch(const ds_http_req *reqs, size_t n, int64_t ns) {
   }
 }
 
+/* Fail x when its request cannot be sent (a scheme other than http(s),
+ * a range of 0 bytes): 1 when it failed (done), else 0. */
+static int check_req(ds_http_xfer *x) {
+  ds_http_req *r = x->r;
+  if (!r->url || !scheme_ok(r->url)) {
+    char u[1024];
+    ds_http_url_for_message(r->url ? r->url : "", u, sizeof u);
+    fail(x, ds_strf("%s: only http:// and https:// URLs are fetched", u));
+    return 1;
+  }
+  if ((r->kind == DS_HTTP_RANGE || r->kind == DS_HTTP_SUFFIX) && r->length == 0) {
+    fail(x, ds_strf("a range of 0 bytes"));
+    return 1;
+  }
+  return 0;
+}
+
+/* Clear what a request's last run answered (before it runs). */
+static void reset_answer(ds_http_req *r) {
+  ds_buf_free(&r->body);
+  free(r->err);
+  r->err = NULL;
+  r->size = DS_HTTP_SIZE_UNKNOWN;
+  r->etag[0] = 0;
+  r->version_id[0] = 0;
+  r->status = 0;
+  r->tries = 0;
+  r->changed = 0;
+}
+
+/* A run that goes on (o->refill): count the requests that ended since
+ * the last turn, then offer every idle slot to the callback; the slots
+ * refilled. */
+static size_t refill_idle(ds_http_xfer *xs, size_t n, const ds_http_opts *o) {
+  size_t again = 0;
+  for (size_t i = 0; i < n; i++) {
+    ds_http_xfer *x = &xs[i];
+    if (!x->done) continue;
+    if (!x->counted) count_batch(x->r, 1, 0);
+    x->counted = 1;
+    if (!o->refill(o->refill_ctx, i)) continue;
+    ds_http_req *r = x->r;
+    reset_answer(r);
+    x->done = x->counted = 0;
+    x->start_at_ns = 0;
+    if (check_req(x)) continue; /* failed at once: offered again next turn */
+    again++;
+  }
+  return again;
+}
+
+/* The wall time of a run that goes on, once, to the endpoint of its
+ * first slot (its requests were counted one by one). */
+static void count_wait(const ds_http_req *reqs, size_t n, int64_t ns) {
+  if (!n || !reqs[0].url) return;
+  uint64_t v[DS_RSTAT_NFIELDS] = {0};
+  char e[128];
+  ds_rstats_endpoint(reqs[0].url, e);
+  v[DS_RSTAT_WAIT_US] = ns > 0 ? (uint64_t)ns / 1000 : 0;
+  ds_rstats_add_row(e, v);
+}
+
 int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
   ds_http_opts o;
   if (opts)
@@ -318,18 +380,7 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
     ds_http_opts_default(&o);
   if (o.max_parallel < 1) o.max_parallel = 1;
   if (o.retries < 0) o.retries = 0;
-  for (size_t i = 0; i < n; i++) {
-    ds_http_req *r = &reqs[i];
-    ds_buf_free(&r->body);
-    free(r->err);
-    r->err = NULL;
-    r->size = DS_HTTP_SIZE_UNKNOWN;
-    r->etag[0] = 0;
-    r->version_id[0] = 0;
-    r->status = 0;
-    r->tries = 0;
-    r->changed = 0;
-  }
+  for (size_t i = 0; i < n && !o.refill; i++) reset_answer(&reqs[i]);
   if (n == 0) return 0;
   int64_t t0 = now_ns();
   char *err = NULL;
@@ -350,23 +401,21 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
   for (size_t i = 0; i < n; i++) {
     xs[i].r = &reqs[i];
     xs[i].body.max = 0;
-    if (!reqs[i].url || !scheme_ok(reqs[i].url)) {
-      char u[1024];
-      ds_http_url_for_message(reqs[i].url ? reqs[i].url : "", u, sizeof u);
-      fail(&xs[i], ds_strf("%s: only http:// and https:// URLs are fetched", u));
+    if (o.refill) { /* a slot: idle until refilled */
+      xs[i].done = xs[i].counted = 1;
       left--;
-    } else if ((reqs[i].kind == DS_HTTP_RANGE || reqs[i].kind == DS_HTTP_SUFFIX) &&
-               reqs[i].length == 0) {
-      fail(&xs[i], ds_strf("a range of 0 bytes"));
+    } else if (check_req(&xs[i])) {
       left--;
     }
   }
   int cancelled = 0;
-  while (left > 0) {
+  for (;;) {
     if (ds_cancel_check()) {
       cancelled = 1;
       break;
     }
+    if (o.refill) left += refill_idle(xs, n, &o);
+    if (left == 0) break;
     /* start what may start */
     int64_t t = now_ns(), next = INT64_MAX;
     int inflight = 0;
@@ -391,9 +440,10 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
     int running = 0;
     c->multi_perform(s->multi, &running);
     CURLMsg *m;
-    int q;
+    int q, ended = 0;
     while ((m = c->multi_info_read(s->multi, &q))) {
       if (m->msg != CURLMSG_DONE) continue;
+      ended++;
       ds_http_xfer *x = NULL;
       c->easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
       CURLcode rc = m->data.result;
@@ -423,7 +473,8 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
       }
       ds_buf_free(&x->body);
     }
-    if (left == 0) break;
+    if (left == 0 && !o.refill) break;
+    if (o.refill && ended) continue; /* their slots are refilled at once */
     /* wait for traffic, a retry's time, or 50 ms (then poll cancel) */
     long wait_ms = 50;
     if (next != INT64_MAX) {
@@ -445,8 +496,14 @@ int ds_http_run(ds_http_req *reqs, size_t n, const ds_http_opts *opts) {
     failed |= reqs[i].err != NULL;
     if (reqs[i].err) ds_buf_free(&reqs[i].body);
   }
+  if (o.refill) { /* the answers were counted as they ended */
+    for (size_t i = 0; i < n; i++)
+      if (!xs[i].counted) count_batch(&reqs[i], 1, 0);
+    count_wait(reqs, n, now_ns() - t0);
+  } else {
+    count_batch(reqs, n, now_ns() - t0);
+  }
   free(xs);
   ds_http_session_put(c, s);
-  count_batch(reqs, n, now_ns() - t0);
   return failed ? -1 : 0;
 }

@@ -4,7 +4,8 @@
  *
  * ds_http_run() runs a batch of requests in parallel on the calling thread
  * (libcurl's multi interface) and returns when each has its bytes or its
- * error. Every response is checked: a range GET must answer 206 with a
+ * error; or, with opts.refill, a run that goes on: its requests are slots
+ * a callback fills again as they end (a read-ahead window). Every response is checked: a range GET must answer 206 with a
  * Content-Range equal to the range asked (clipped at the object's end) and
  * exactly that many bytes; a 200 to a range request (a server ignoring
  * Range) is refused unless the whole object is at most opts.small_whole

@@ -15,6 +15,7 @@ typedef struct ds_http_xfer {
   char errbuf[CURL_ERROR_SIZE];
   int64_t start_at_ns;    /* next try not before (0: now) */
   int done;
+  int counted;            /* its answer is in the stats (a run that goes on) */
   /* the response of the try in flight (reset on each status line) */
   long status;
   int have_range;

@@ -36,6 +36,16 @@ typedef struct ds_http_opts {
   long retry_after_max_ms; /* Retry-After honoured up to this (30000) */
   int max_parallel;        /* transfers in flight at once (16) */
   const char *ca_file;     /* NULL: CURL_CA_BUNDLE, SSL_CERT_FILE, system */
+  /* Optional (NULL: a plain batch): a run that goes on. The n requests
+   * are slots, all idle at first (their inputs unread); on every turn of
+   * the loop (each wake-up: traffic, or 50 ms) refill(refill_ctx, i) is
+   * called on the calling thread for each idle slot i, right after its
+   * request ended (its answer final: the callback takes body and err)
+   * and again while it idles; it returns 1 when it has set new inputs in
+   * reqs[i] (answer fields cleared; the slot runs again), else 0. The run
+   * returns when no slot runs and none was refilled in a turn. */
+  int (*refill)(void *ctx, size_t i);
+  void *refill_ctx;
 } ds_http_opts;
 
 /* One request and, after ds_http_run, its answer. Zero it, then set the

@@ -210,6 +210,13 @@ static uint64_t room_end(ds_rfile *f, uint64_t q) {
 
 static void *helper_main(void *arg);
 
+/* How far ahead of its reader stream s is read: DS_RFILE_AHEAD_BLOCKS
+ * of its next block size, at most DS_RFILE_AHEAD_MAX. */
+static uint64_t ahead_bytes(const ds_rstream *s) {
+  uint64_t a = DS_RFILE_AHEAD_BLOCKS * s->win;
+  return a < DS_RFILE_AHEAD_MAX ? a : DS_RFILE_AHEAD_MAX;
+}
+
 /* Free the ready blocks fetched ahead (not the others, nor the
  * prefetched ranges) of the open files other than f that are not busy
  * right now, for streams not read in the last DS_RFILE_SHED_AFTER reads
@@ -246,7 +253,7 @@ static void queue_ahead(ds_rfile *f, int k) {
   if (s->next < s->pos) s->next = s->pos;
   if (!s->hint_end && ds_rfile_held_bytes() > DS_RFILE_SHED_AT) shed(f);
   int queued = 0;
-  while (s->next < end && s->next - s->pos < DS_RFILE_AHEAD_BLOCKS * s->win) {
+  while (s->next < end && s->next - s->pos < ahead_bytes(s)) {
     ds_rblock *b = block_at(f, s->next);
     if (b) { /* fetched or fetching already */
       s->next = b->off + b->len;
@@ -376,57 +383,93 @@ static int fetch(ds_rfile *f, uint64_t q, uint64_t w, uint64_t need, uint8_t **d
   return rc;
 }
 
-/* The helper thread: fetch the QUEUED blocks, all at once, until none is
- * left (then return) or the file closes. A failed block is marked so:
- * its reader fetches it again and tells the error. */
+/* The helper's run: its slots (range GETs in flight on one thread,
+ * libcurl's multi interface) and the block each fetches. */
+typedef struct helper_run {
+  ds_rfile *f;
+  const char *etag;
+  ds_http_req rs[DS_RFILE_AHEAD_INFLIGHT];
+  ds_rblock *bs[DS_RFILE_AHEAD_INFLIGHT]; /* NULL: the slot idles */
+} helper_run;
+
+/* Keep slot i's answer in its block (READY, or FAILED: its reader
+ * fetches it again and tells the error) (f->mu held). */
+static void slot_done(helper_run *h, size_t i) {
+  ds_rblock *b = h->bs[i];
+  ds_http_req *r = &h->rs[i];
+  if (!r->err && r->body.len == b->len) {
+    b->data = r->body.data;
+    r->body.data = NULL;
+    r->body.len = r->body.cap = 0;
+    __atomic_add_fetch(&held_total, (uint64_t)b->len, __ATOMIC_RELAXED);
+    b->state = DS_RB_READY;
+  } else {
+    b->state = DS_RB_FAILED;
+  }
+  ds_http_req_free(r);
+  h->bs[i] = NULL;
+}
+
+/* ds_http_opts.refill of the helper: keep slot i's answer when it has
+ * one, then give the slot the QUEUED block queued first (1), or none
+ * (0; the file closing: none). */
+static int helper_refill(void *ctx, size_t i) {
+  helper_run *h = ctx;
+  ds_rfile *f = h->f;
+  pthread_mutex_lock(&f->mu);
+  if (h->bs[i]) {
+    slot_done(h, i);
+    pthread_cond_broadcast(&f->cv);
+  }
+  ds_rblock *b = NULL;
+  for (int j = 0; j < DS_RFILE_BLOCKS && !f->stop; j++)
+    if (f->blk[j].state == DS_RB_QUEUED && (!b || f->blk[j].used < b->used)) b = &f->blk[j];
+  if (b) {
+    b->state = DS_RB_LOADING;
+    h->bs[i] = b;
+    ds_robj_req(&f->obj, &h->rs[i], DS_HTTP_RANGE);
+    h->rs[i].offset = b->off;
+    h->rs[i].length = b->len;
+    h->rs[i].if_match = h->etag;
+  }
+  pthread_mutex_unlock(&f->mu);
+  return b != NULL;
+}
+
+/* The helper thread: fetch the QUEUED blocks, up to
+ * DS_RFILE_AHEAD_INFLIGHT at once, starting the next as soon as one
+ * ends (the pipe never empties while blocks are queued), until none is
+ * left (then return) or the file closes. */
 static void *helper_main(void *arg) {
   ds_rfile *f = arg;
   ds_cancel_scope scope;
   ds_cancel_begin(&scope, helper_stopped, f);
-  ds_http_opts ho;
-  ds_robj_http_opts(&f->obj, &ho);
-  const char *etag = f->at_open.etag[0] ? f->at_open.etag : NULL;
+  helper_run *h = calloc(1, sizeof *h);
   pthread_mutex_lock(&f->mu);
-  for (;;) {
-    ds_http_req rs[DS_RFILE_BLOCKS];
-    ds_rblock *bs[DS_RFILE_BLOCKS];
-    size_t k = 0;
-    for (int i = 0; i < DS_RFILE_BLOCKS && !f->stop; i++)
-      if (f->blk[i].state == DS_RB_QUEUED) {
-        ds_rblock *b = &f->blk[i];
-        b->state = DS_RB_LOADING;
-        bs[k] = b;
-        ds_robj_req(&f->obj, &rs[k], DS_HTTP_RANGE);
-        rs[k].offset = b->off;
-        rs[k].length = b->len;
-        rs[k].if_match = etag;
-        k++;
-      }
-    if (k == 0) break;
+  while (h && !f->stop) {
+    int queued = 0;
+    for (int i = 0; i < DS_RFILE_BLOCKS; i++) queued |= f->blk[i].state == DS_RB_QUEUED;
+    if (!queued) break; /* the lock held on: a block queued later starts a new helper */
     pthread_mutex_unlock(&f->mu);
-    ho.max_parallel = (int)k;
-    ds_http_run(rs, k, &ho);
+    h->f = f;
+    h->etag = f->at_open.etag[0] ? f->at_open.etag : NULL;
+    ds_http_opts ho;
+    ds_robj_http_opts(&f->obj, &ho);
+    ho.max_parallel = DS_RFILE_AHEAD_INFLIGHT;
+    ho.refill = helper_refill;
+    ho.refill_ctx = h;
+    ds_http_run(h->rs, DS_RFILE_AHEAD_INFLIGHT, &ho);
     pthread_mutex_lock(&f->mu);
-    for (size_t i = 0; i < k; i++) {
-      ds_rblock *b = bs[i];
-      if (!rs[i].err && rs[i].body.len == b->len) {
-        b->data = rs[i].body.data;
-        rs[i].body.data = NULL;
-        rs[i].body.len = rs[i].body.cap = 0;
-        __atomic_add_fetch(&held_total, (uint64_t)b->len, __ATOMIC_RELAXED);
-        b->state = DS_RB_READY;
-      } else {
-        b->state = DS_RB_FAILED;
-      }
-      ds_http_req_free(&rs[i]);
-    }
+    for (size_t i = 0; i < DS_RFILE_AHEAD_INFLIGHT; i++) /* cut short: closing */
+      if (h->bs[i]) slot_done(h, i);
     pthread_cond_broadcast(&f->cv);
   }
-  for (int i = 0; i < DS_RFILE_BLOCKS; i++) /* closing: nothing is waited for */
+  for (int i = 0; i < DS_RFILE_BLOCKS; i++) /* closing, or no memory: nothing is waited for */
     if (f->blk[i].state == DS_RB_QUEUED) block_drop(&f->blk[i]);
   f->helper_on = 0;
   pthread_cond_broadcast(&f->cv);
   pthread_mutex_unlock(&f->mu);
+  free(h);
   ds_cancel_end(&scope);
   return NULL;
 }

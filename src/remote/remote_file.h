@@ -13,11 +13,13 @@
  * follows itself (from its third read on: a lookup or two nearby do not
  * start it), blocks after it are fetched ahead on a helper thread of
  * the file (started when needed, gone when it has nothing to do, joined
- * at close): up to DS_RFILE_AHEAD_BLOCKS blocks ahead of the reader, the
- * first DS_RFILE_BLOCK_START bytes, doubling to DS_RFILE_BLOCK_MAX, all
- * of them in flight at once (one ds_http_run batch, libcurl's multi
- * interface, on as many connections), so the reader finds its next bytes
- * there instead of waiting a round trip. A block being fetched is marked:
+ * at close): up to DS_RFILE_AHEAD_BLOCKS blocks and DS_RFILE_AHEAD_MAX
+ * bytes ahead of the reader, the first DS_RFILE_BLOCK_START bytes,
+ * doubling to DS_RFILE_BLOCK_MAX, up to DS_RFILE_AHEAD_INFLIGHT in flight
+ * as a window that never empties (one ds_http_run that goes on,
+ * libcurl's multi interface on as many connections: as soon as a GET
+ * ends, the next queued block is sent), so the reader finds its next
+ * bytes there instead of waiting a round trip. A block being fetched is marked:
  * a reader that needs it (the other thread of a scan) waits for it rather
  * than fetching the same bytes again. A block a stream has read past is
  * freed at once. A read that jumps fetches what it asks (at least
@@ -25,9 +27,10 @@
  * into up to DS_RFILE_INFLIGHT range GETs at once and not kept.
  *
  * Memory: a file holds at most DS_RFILE_BLOCKS blocks of at most
- * DS_RFILE_BLOCK_MAX bytes (16 MiB), plus at most DS_RFILE_PREFETCH_MAX
+ * DS_RFILE_BLOCK_MAX bytes (32 MiB), plus at most DS_RFILE_PREFETCH_MAX
  * bytes of prefetched ranges, plus its tail (DS_PROBE_TAIL); a sequential
- * scan holds at most DS_RFILE_AHEAD_BLOCKS + 1 blocks per stream (7 MiB);
+ * scan holds per stream less than DS_RFILE_AHEAD_MAX + DS_RFILE_BLOCK_MAX
+ * bytes from its reader on, plus the block it just passed (10 MiB);
  * a stream's blocks stop where another stream began (bagz records do not
  * run on into the limits another stream reads);
  * when all files together hold more than DS_RFILE_SHED_AT bytes, a stream
@@ -65,8 +68,10 @@
 #define DS_RFILE_STREAMS 4
 #define DS_RFILE_MIN ((uint64_t)64 << 10)          /* least bytes a GET asks */
 #define DS_RFILE_BLOCK_START ((uint64_t)512 << 10) /* first block fetched ahead */
-#define DS_RFILE_BLOCK_MAX ((uint64_t)1 << 20)     /* largest block */
+#define DS_RFILE_BLOCK_MAX ((uint64_t)2 << 20)     /* largest block */
 #define DS_RFILE_AHEAD_BLOCKS 6                    /* blocks ahead of a stream */
+#define DS_RFILE_AHEAD_INFLIGHT 8                  /* the helper's GETs in flight */
+#define DS_RFILE_AHEAD_MAX ((uint64_t)6 << 20)     /* bytes ahead of a stream */
 #define DS_RFILE_PIECE_MIN ((uint64_t)1 << 20)     /* least bytes of one GET of a cut fetch */
 #define DS_RFILE_INFLIGHT 4                        /* GETs of one large read at once */
 #define DS_RFILE_GAP ((uint64_t)1 << 20)           /* forward jumps read through */

@@ -84,6 +84,7 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.region = region
         self.faults = []
         self.always = {}
+        self.delayed = []  # (arrival, path, delay) of each request a delay held
         self.log = []
         self.inflight = 0
         self.max_inflight = 0
@@ -283,6 +284,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     fault = dict(fault, **srv.match_faults.pop(k)[2])
                     break
         if "delay" in fault:
+            with srv.lock:
+                srv.delayed.append((self.entry[0], self.entry[2], float(fault["delay"])))
             time.sleep(min(float(fault["delay"]), 30.0))
         bad = self._check_signature()
         if bad:
