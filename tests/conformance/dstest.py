@@ -3,6 +3,7 @@ Debian's python3 sqlite3, decode the fixtures' typed JSON, and report each
 assertion as a "PASS name" / "FAIL name: detail" line for tests/run.sh.
 A check function that raises is one FAIL (Checker.run), and the script goes
 on; an exception outside one still ends the script with a FAIL line."""
+import contextlib
 import os
 import sqlite3
 import struct
@@ -129,3 +130,43 @@ def write_tail_bag(path, records):
     with open(path, "wb") as f:
         f.write(b"".join(records) + struct.pack("<%dQ" % len(ends), *ends))
     return path
+
+
+def range_gets(log, name=None, status=None):
+    """(arrival, start, end) of the GETs with an explicit byte range in a
+    request log of the tests' S3 front (s3_front.Front.requests()), of the
+    object whose path ends in "/name" if given, answered `status` if given."""
+    out = []
+    for when, method, path, rng, _, st in log:
+        if (method == "GET" and rng and not rng.startswith("bytes=-")
+                and (name is None or path.endswith("/" + name))
+                and (status is None or st == status)):
+            a, b = rng[len("bytes="):].split("-")
+            out.append((when, int(a), int(b)))
+    return out
+
+
+def fetched(log):
+    """Body bytes the answered (206) explicit range GETs of the log asked for."""
+    return sum(b - a + 1 for _, a, b in range_gets(log, status=206))
+
+
+def first_at_zero(log, name):
+    """(start, end) of the first range GET of `name` that starts at byte 0."""
+    return next(((a, b) for _, a, b in range_gets(log, name) if a == 0), None)
+
+
+@contextlib.contextmanager
+def environ(**values):
+    """Set environment variables for the block, then restore each one (unset
+    again if it was unset before)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

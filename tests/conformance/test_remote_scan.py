@@ -129,12 +129,8 @@ def main():
                       for f in chunks)
             t.check(big >= len(chunks) - 1, "bcolz: chunk files larger than the open's tail",
                     (big, len(chunks)))
-            env_keys = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-                        "AWS_REGION")
-            saved = {k: os.environ.get(k) for k in env_keys}
-            os.environ.update(AWS_ENDPOINT_URL=s3.url("").rstrip("/"), AWS_ACCESS_KEY_ID="t",
-                              AWS_SECRET_ACCESS_KEY="t", AWS_REGION="us-east-1")
-            try:
+            with dstest.environ(AWS_ENDPOINT_URL=s3.url("").rstrip("/"), AWS_ACCESS_KEY_ID="t",
+                                AWS_SECRET_ACCESS_KEY="t", AWS_REGION="us-east-1"):
                 conn = dstest.connect(BUILD)
                 fresh()
                 conn.execute("CREATE VIRTUAL TABLE temp.r USING bcolz('s3://bkt/tb')")
@@ -183,12 +179,6 @@ def main():
                         "files checked for a change in parallel (ds_vfs_stat_many)",
                         (len(probes), s3.max_inflight))
                 conn.close()
-            finally:
-                for k, v in saved.items():
-                    if v is None:
-                        os.environ.pop(k, None)
-                    else:
-                        os.environ[k] = v
     finally:
         shutil.rmtree(root, ignore_errors=True)
     t.exit()

@@ -26,7 +26,6 @@ import time
 
 import dstest
 from s3_front import Front
-from test_remote_scan_shards import fetched, first_at_zero
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 BUILD = os.path.join(dstest.ROOT, BUILD) if not os.path.isabs(BUILD) else BUILD
@@ -55,14 +54,11 @@ def main():
     local = dstest.connect(BUILD)
     want = local.execute("SELECT rowid, example FROM atlas(?)", (ds,)).fetchall()
     t.check(len(want) == SHARDS * ROWS, "the local scan reads what was written", len(want))
-    env_keys = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
-                "XDG_CACHE_HOME")
-    saved = {k: os.environ.get(k) for k in env_keys}
     try:
-        with Front(root) as s3:
-            os.environ.update(AWS_ENDPOINT_URL=s3.url("").rstrip("/"), AWS_ACCESS_KEY_ID="t",
-                              AWS_SECRET_ACCESS_KEY="t", AWS_REGION="us-east-1",
-                              XDG_CACHE_HOME=os.path.join(root, "cache"))
+        with Front(root) as s3, dstest.environ(
+                AWS_ENDPOINT_URL=s3.url("").rstrip("/"), AWS_ACCESS_KEY_ID="t",
+                AWS_SECRET_ACCESS_KEY="t", AWS_REGION="us-east-1",
+                XDG_CACHE_HOME=os.path.join(root, "cache")):
             url = "s3://bkt/ds"
             for threads in (1, 2):
                 conn = dstest.connect(BUILD)
@@ -75,11 +71,11 @@ def main():
                 t.check(got == want, "threads=%d: the rows of the local scan" % threads,
                         (len(got), len(want)))
                 log = s3.requests()
-                n = fetched(log)
+                n = dstest.fetched(log)
                 t.check(n <= 1.02 * sum(sizes), "threads=%d: bytes fetched <= 1.02 x the "
                         "data.bin files" % threads, (n, sum(sizes)))
                 for i in range(1, SHARDS):  # shard 0's first 64 KiB came with the open
-                    r = first_at_zero(log, "%d/data.bin" % i)
+                    r = dstest.first_at_zero(log, "%d/data.bin" % i)
                     t.check(r is not None and r[1] + 1 >= 512 << 10,
                             "threads=%d: shard %d's data.bin first fetched as a block read "
                             "ahead (>= 512 KiB from byte 0), not the scan's first 64 KiB "
@@ -89,7 +85,7 @@ def main():
                 got = conn.execute("SELECT rowid, example FROM temp.r LIMIT 100").fetchall()
                 t.check(got == want[:100], "threads=%d: LIMIT 100: the first rows" % threads,
                         len(got))
-                n = fetched(s3.requests())
+                n = dstest.fetched(s3.requests())
                 t.check(n <= 4 << 20, "threads=%d: LIMIT 100 fetches at most a few MiB"
                         % threads, n)
                 conn.close()
@@ -115,11 +111,6 @@ def main():
                 cur.close()
                 conn.close()
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         shutil.rmtree(root, ignore_errors=True)
     t.exit()
 

@@ -29,24 +29,6 @@ SHARDS = 3
 ROWS = 15000  # a shard
 
 
-def first_at_zero(log, name):
-    """(start, end) of the first range GET of `name` that starts at byte 0."""
-    for _, method, path, rng, _, status in log:
-        if method == "GET" and path.endswith("/" + name) and rng and rng.startswith("bytes=0-"):
-            return 0, int(rng[len("bytes=0-"):])
-    return None
-
-
-def fetched(log):
-    """Body bytes the range GETs of the log asked for (explicit ranges)."""
-    total = 0
-    for _, method, _path, rng, _, status in log:
-        if method == "GET" and status == 206 and rng and not rng.startswith("bytes=-"):
-            a, b = rng[len("bytes="):].split("-")
-            total += int(b) - int(a) + 1
-    return total
-
-
 def main():
     t = dstest.Checker()
     rng = random.Random(2425)
@@ -81,11 +63,11 @@ def main():
                 t.check(got == want, "threads=%d: the rows of the local scan" % threads,
                         (len(got), len(want)))
                 log = s3.requests()
-                n = fetched(log)
+                n = dstest.fetched(log)
                 t.check(n <= 1.02 * sum(sizes), "threads=%d: bytes fetched <= 1.02 x the "
                         "files" % threads, (n, sum(sizes)))
                 for i, name in enumerate(names):
-                    r = first_at_zero(log, name)
+                    r = dstest.first_at_zero(log, name)
                     t.check(r is not None and r[1] + 1 >= 512 << 10,
                             "threads=%d: shard %d's records first fetched as a block read "
                             "ahead (>= 512 KiB from byte 0), not the scan's first small "
@@ -95,7 +77,7 @@ def main():
                 got = conn.execute("SELECT rowid, record FROM temp.r LIMIT 100").fetchall()
                 t.check(got == want[:100], "threads=%d: LIMIT 100: the first rows" % threads,
                         len(got))
-                n = fetched(s3.requests())
+                n = dstest.fetched(s3.requests())
                 t.check(n <= 4 << 20, "threads=%d: LIMIT 100 fetches at most a few MiB"
                         % threads, n)
                 conn.close()

@@ -31,16 +31,6 @@ SLOW = 0.5
 SCAN = "SELECT rowid, record, length(hex(hex(record))) FROM %s"
 
 
-def ranges(log, name):
-    """(arrival, start, end) of the range GETs of `name` (explicit ranges)."""
-    out = []
-    for when, method, path, rng, _, status in log:
-        if method == "GET" and path.endswith("/" + name) and rng and not rng.startswith("bytes=-"):
-            a, b = rng[len("bytes="):].split("-")
-            out.append((when, int(a), int(b)))
-    return out
-
-
 def main():
     t = dstest.Checker()
     rng = random.Random(2426)
@@ -73,7 +63,7 @@ def main():
                 s3.always = {}
                 t.check(got == want, "threads=%d: the rows of the local scan" % threads,
                         (len(got), len(want)))
-                rs = ranges(s3.requests(), "w.bagz")
+                rs = dstest.range_gets(s3.requests(), "w.bagz")
                 n = sum(b - a + 1 for _, a, b in rs)
                 t.check(n <= 1.02 * size, "threads=%d: bytes fetched <= 1.02 x the file"
                         % threads, (n, size))
