@@ -123,6 +123,14 @@ void ds_rowset_clip(ds_rowset *rs, uint64_t lo, uint64_t hi) {
   if (hi < rs->hi) rs->hi = hi;
 }
 
+uint64_t ds_rowset_scan_end(const ds_rowset *rs) {
+  if (!rs || rs->kind != DS_RS_RANGES || rs->desc || rs->limit != UINT64_MAX ||
+      rs->nranges == 0)
+    return 0;
+  uint64_t hi = rs->ranges[rs->nranges - 1].hi;
+  return hi < rs->hi ? hi : rs->hi;
+}
+
 int ds_rowset_contains(const ds_rowset *rs, uint64_t g) {
   if (g < rs->lo || g >= rs->hi) return 0;
   switch (rs->kind) {

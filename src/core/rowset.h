@@ -55,6 +55,10 @@ int ds_rowset_init_shards(ds_rowset *rs, int strided, const uint64_t *first,
 void ds_rowset_clip(ds_rowset *rs, uint64_t lo, uint64_t hi);
 /* Is row g in the set (ignoring offset/limit)? */
 int ds_rowset_contains(const ds_rowset *rs, uint64_t g);
+/* The row an ascending, unlimited walk of ranges ends before (what a
+ * scan's read-ahead hints may reach); 0 for lists, descending, limited
+ * or empty walks, which get no hints. */
+uint64_t ds_rowset_scan_end(const ds_rowset *rs);
 void ds_rowset_free(ds_rowset *rs);
 
 typedef struct ds_rowiter {

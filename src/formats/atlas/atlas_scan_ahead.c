@@ -10,13 +10,8 @@
 
 void atlas_scan_ahead_init(atlas_scan_ahead *a, const atlas_reader *r, const ds_rowset *rs) {
   (void)r;
-  a->hi = 0;
+  a->hi = ds_rowset_scan_end(rs);
   a->next = 0;
-  if (!rs || rs->kind != DS_RS_RANGES || rs->desc || rs->limit != UINT64_MAX ||
-      rs->nranges == 0)
-    return;
-  uint64_t hi = rs->ranges[rs->nranges - 1].hi;
-  a->hi = hi < rs->hi ? hi : rs->hi;
 }
 
 /* The smaller of a and b. */

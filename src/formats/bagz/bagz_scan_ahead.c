@@ -10,13 +10,9 @@
 #define NEAR_END ((uint64_t)4 << 20)
 
 void bagz_scan_ahead_init(bagz_scan_ahead *a, const bagz_reader *r, const ds_rowset *rs) {
-  a->hi = 0;
+  /* interleaved bags: a shard's rows are not one stretch of the walk */
+  a->hi = r->map.layout == DS_LAYOUT_CONCATENATED ? ds_rowset_scan_end(rs) : 0;
   a->next = 0;
-  if (!rs || rs->kind != DS_RS_RANGES || rs->desc || rs->limit != UINT64_MAX ||
-      rs->nranges == 0 || r->map.layout != DS_LAYOUT_CONCATENATED)
-    return;
-  uint64_t hi = rs->ranges[rs->nranges - 1].hi;
-  a->hi = hi < rs->hi ? hi : rs->hi;
 }
 
 /* The smaller of a and b. */
