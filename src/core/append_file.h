@@ -19,6 +19,11 @@ typedef struct ds_afile {
   size_t nbuf;
   int dirty;      /* a failed write may have left bytes past size - nbuf
                    * that could not be cut yet (append_file.c) */
+  /* Set by the owner for a file fsynced at commit: every DS_AFILE_WRITEBACK
+   * bytes on disk, their disk write is started (sync_file_range, no wait),
+   * so that fsync finds them written. handed: the bytes started so far. */
+  int writeback;
+  uint64_t handed;
   /* Optional followers of the bytes on disk (a remote stage uploading
    * parts as they fill, core/stage_early.h): on_grow after bytes were
    * written (with the size on disk: those bytes stay unless cut), on_cut
@@ -27,6 +32,9 @@ typedef struct ds_afile {
   void (*on_cut)(void *ctx, uint64_t size);
   void *hook_ctx;
 } ds_afile;
+
+/* The bytes a writeback file gathers on disk before their write starts. */
+#define DS_AFILE_WRITEBACK ((uint64_t)8 << 20)
 
 int ds_afile_write(ds_afile *f, const void *p, size_t n, char **err);
 /* write(2) all of p to fd, retrying short writes and EINTR; errors name

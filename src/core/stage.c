@@ -310,8 +310,11 @@ int ds_stage_file(ds_stage *s, const char *label, ds_afile **out, char **err) {
   return 0;
 }
 
-void ds_stage_expect(ds_stage *s, const ds_afile *f, const char *final_path) {
-  if (!s->pub) return;
+void ds_stage_expect(ds_stage *s, ds_afile *f, const char *final_path) {
+  if (!s->pub) { /* fsynced at commit: start its disk writes as it grows */
+    f->writeback = 1;
+    return;
+  }
   for (size_t i = 0; i < s->ntmps; i++) {
     stage_tmp *t = &s->tmps[i];
     if (t->file != f) continue;

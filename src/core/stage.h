@@ -79,9 +79,11 @@ int ds_stage_check_absent(const ds_stage *s, const char *path, char **err);
 int ds_stage_file(ds_stage *s, const char *label, ds_afile **out, char **err);
 /* The temporary file f will most likely be published as final_path (a
  * name known before the rows end): a remote stage uploads its bytes in
- * parts as they are written (core/stage_early.h); elsewhere nothing. A
- * different final name at prepare only costs the parts sent. */
-void ds_stage_expect(ds_stage *s, const ds_afile *f, const char *final_path);
+ * parts as they are written (core/stage_early.h); a local one starts their
+ * disk writes as they are written (f->writeback), so that its fsync at
+ * commit waits for little. A different final name at prepare only costs
+ * the parts sent (or written early). */
+void ds_stage_expect(ds_stage *s, ds_afile *f, const char *final_path);
 /* A new temporary directory (its path in *out, owned by the stage). */
 int ds_stage_dir(ds_stage *s, const char *label, const char **out, char **err);
 /* Publish temporary `tmp_path` (a file's f->path or a directory from

@@ -174,6 +174,76 @@ static void test_pwrite_pread(void) {
   free_file(f);
 }
 
+/* sync_file_range, interposed (the executable's definition wins over
+ * libc's for the library code linked into it): the calls are recorded,
+ * nothing is written. */
+#define MAX_SFR 64
+static struct { int fd; off_t off, n; unsigned flags; } sfr[MAX_SFR];
+static int nsfr;
+int sync_file_range(int fd, off_t off, off_t n, unsigned int flags) {
+  if (nsfr < MAX_SFR) {
+    sfr[nsfr].fd = fd;
+    sfr[nsfr].off = off;
+    sfr[nsfr].n = n;
+    sfr[nsfr].flags = flags;
+  }
+  nsfr++;
+  return 0;
+}
+
+/* The disk writes started for fd: contiguous from 0, each of at least
+ * DS_AFILE_WRITEBACK bytes, SYNC_FILE_RANGE_WRITE alone; their end, or
+ * -1 when they are not so. */
+static long long started_end(int fd) {
+  long long end = 0;
+  for (int i = 0; i < nsfr && i < MAX_SFR; i++) {
+    if (sfr[i].fd != fd) continue;
+    if (sfr[i].off != end || sfr[i].n < (off_t)DS_AFILE_WRITEBACK ||
+        sfr[i].flags != SYNC_FILE_RANGE_WRITE)
+      return -1;
+    end += sfr[i].n;
+  }
+  return end;
+}
+
+/* A writeback file starts the disk write of every DS_AFILE_WRITEBACK bytes
+ * written (buffered or direct), from where the last one ended, again
+ * after a cut; a plain file never does. */
+static void test_writeback(void) {
+  char *err = NULL;
+  size_t piece = 64 * KB, total = 2 * DS_AFILE_WRITEBACK + 3 * KB * KB;
+  uint8_t *a = bytes(piece, 7);
+  ds_afile *plain = new_file(), *f = new_file();
+  f->writeback = 1;
+  nsfr = 0;
+  for (size_t at = 0; at < total; at += piece) {
+    CHECK(ds_afile_write(plain, a, piece, &err) == 0);
+    CHECK(ds_afile_write(f, a, piece, &err) == 0);
+  }
+  CHECK(ds_afile_flush(plain, &err) == 0 && ds_afile_flush(f, &err) == 0);
+  CHECK_MSG(started_end(plain->fd) == 0, "%d calls for a plain file", nsfr);
+  long long end = started_end(f->fd);
+  CHECK_MSG(end >= (long long)(2 * DS_AFILE_WRITEBACK) && end <= (long long)f->size &&
+                f->handed == (uint64_t)end,
+            "writes started up to %lld of %llu bytes (handed %llu)", end,
+            (unsigned long long)f->size, (unsigned long long)f->handed);
+  /* a cut below what was started: the next starts from the cut */
+  uint64_t cut = DS_AFILE_WRITEBACK / 2;
+  CHECK(ds_afile_truncate(f, cut, &err) == 0 && f->handed == cut);
+  nsfr = 0;
+  uint8_t *big = bytes(DS_AFILE_WRITEBACK + KB, 9); /* written direct */
+  CHECK(ds_afile_write(f, big, DS_AFILE_WRITEBACK + KB, &err) == 0);
+  CHECK_MSG(nsfr == 1 && sfr[0].off == (off_t)cut &&
+                sfr[0].n == (off_t)(DS_AFILE_WRITEBACK + KB),
+            "%d calls, the first at %lld for %lld bytes", nsfr, (long long)sfr[0].off,
+            (long long)sfr[0].n);
+  free(big);
+  free(a);
+  free(err);
+  free_file(plain);
+  free_file(f);
+}
+
 int main(void) {
   snprintf(tmp, sizeof tmp, "/tmp/ds_afile_XXXXXX");
   if (!mkdtemp(tmp)) {
@@ -185,6 +255,7 @@ int main(void) {
   test_direct_short();
   test_copy_short();
   test_pwrite_pread();
+  test_writeback();
   for (int i = 0; i < seq; i++) {
     char p[128];
     snprintf(p, sizeof p, "%s/f%d", tmp, i);

@@ -212,6 +212,25 @@ static void test_journal_recovery(void) {
   free(err);
 }
 
+/* A local stage's file that is published as written (ds_stage_expect)
+ * starts its disk writes as it grows (fsynced at commit anyway); a scratch
+ * file does not. */
+static void test_expect_writeback(void) {
+  char *err = NULL;
+  ds_stage *s;
+  ds_afile *data, *scratch;
+  CHECK(ds_stage_open(tmp, "wb.bin", DS_STAGE_CREATE, &s, &err) == 0);
+  if (!s) return;
+  CHECK(ds_stage_file(s, "data", &data, &err) == 0);
+  CHECK(ds_stage_file(s, "scratch", &scratch, &err) == 0);
+  ds_stage_expect(s, data, at(0, "wb.bin"));
+  CHECK_MSG(data->writeback == 1 && scratch->writeback == 0, "writeback %d and %d",
+            data->writeback, scratch->writeback);
+  ds_stage_discard(s);
+  ds_stage_close(s);
+  free(err);
+}
+
 int main(void) {
   snprintf(tmp, sizeof tmp, "/tmp/ds_stage_XXXXXX");
   if (!mkdtemp(tmp)) return 1;
@@ -219,6 +238,7 @@ int main(void) {
   test_append_and_publish();
   test_directories();
   test_journal_recovery();
+  test_expect_writeback();
   char *err = NULL;
   ds_remove_tree(tmp, &err);
   free(err);

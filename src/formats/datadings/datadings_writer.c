@@ -168,6 +168,7 @@ int datadings_writer_begin(datadings_writer *w, char **err) {
   /* published as written: a remote target uploads them while written */
   char *offsets_path = ds_strf("%s.offsets", w->path);
   ds_stage_expect(w->stage, w->data, w->path);
+  w->data->writeback = 0; /* its md5 follower starts the disk writes, off this thread */
   if (offsets_path) ds_stage_expect(w->stage, w->offsets, offsets_path);
   free(offsets_path);
   w->in_txn = 1;
