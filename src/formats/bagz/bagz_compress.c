@@ -8,9 +8,12 @@
 #include "core/common.h"
 #include "formats/bagz/bagz_compress.h"
 
-#define BATCH_BYTES ((size_t)1 << 20)
-#define BATCH_ROWS 8192
-#define NBATCH 4 /* the ring: memory stays at NBATCH batches */
+/* Batches of 256 KiB: the last one left when the rows end (compressed by
+ * one thread while the other has nothing left) costs a few ms, not the
+ * ~25 ms of a 1 MiB batch of small records. */
+#define BATCH_BYTES ((size_t)256 << 10)
+#define BATCH_ROWS 2048
+#define NBATCH 8 /* the ring: memory stays at NBATCH batches */
 
 /* Where a batch of the ring is. */
 enum { B_FREE, B_FILLING, B_READY, B_CLAIMED, B_DONE };

@@ -3,9 +3,10 @@
  * (ZSTD_compress_usingCDict with a CDict of the dictionary, empty when
  * there is none: content size in the header, no checksum); empty records
  * pass through as 0 bytes. With two threads, records are gathered in
- * batches of about 1 MiB: a helper thread compresses one batch while the
- * caller's thread fills and compresses the next, and batches come out in
- * order, so memory stays at two batches. Knows no SQLite. */
+ * batches of about 256 KiB: a helper thread compresses one batch while the
+ * caller's thread fills the next (and compresses one itself when the ring
+ * of eight is full), and batches come out in order, so memory stays at the
+ * ring's eight batches. Knows no SQLite. */
 #ifndef DS_BAGZ_COMPRESS_H
 #define DS_BAGZ_COMPRESS_H
 
