@@ -55,6 +55,7 @@ typedef struct bz_lazy {
   char *dir;
   bz_cfg *cfg;
   bcolz_writer *w;
+  bcolz_window *win; /* w's shortcut window, once asked for (it lives as long as w) */
 } bz_lazy;
 
 void bcolz_wcols_free(bcolz_wcols *c) {
@@ -326,14 +327,14 @@ int bcolz_table_write_row(ds_table_writer *tw, sqlite3_value **vals, uint64_t ro
   ds_staged_dir *d = ds_dir_write_target(tw);
   const bz_cfg *cfg = ds_staged_dir_config(d);
   size_t n = cfg->cols.n;
-  const bz_lazy *l = ds_staged_dir_writer(d);
-  uint8_t *const *cells;
-  const bcolz_fast *fast;
+  bz_lazy *l = ds_staged_dir_writer(d);
+  bcolz_window *win = l ? l->win : NULL;
   ds_arena a = {0}; /* allocates only for JSON values (and wide rows) */
   int rc;
-  if (l && l->w && (cells = bcolz_writer_cells(l->w, &fast)) &&
-      put_cells(vals, cfg->cols.json, fast, cells, n)) {
-    rc = bcolz_writer_add_placed(l->w, err);
+  if (l && l->w && (!win || !win->room)) /* not current: the writer makes it so */
+    win = l->win = bcolz_writer_window(l->w);
+  if (win && put_cells(vals, cfg->cols.json, win->fast, win->cells, n)) {
+    rc = bcolz_window_add(win) ? 0 : bcolz_writer_add_placed(l->w, err);
   } else {
     ds_value stack_v[32];
     ds_value *v = n <= 32 ? stack_v : ds_arena_get(&a, n * sizeof *v, err);

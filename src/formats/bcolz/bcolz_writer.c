@@ -57,12 +57,8 @@ struct bcolz_writer {
   size_t ncols;
   uint64_t rows;
   int all_fast;          /* every column takes the shortcut of bcolz_cell_fast.h */
-  bcolz_fast *fast;      /* all_fast: each column's shortcut (bcolz_writer_cells) */
-  uint8_t **cells;       /* all_fast: each column's place for the next row */
-  int cells_ok;          /* cells and room are current (bcolz_writer_cells) */
-  size_t *atoms;         /* all_fast: each column's cell size */
-  uint64_t room;         /* rows the cells can take before a column fills up */
-  uint64_t lag;          /* rows added since the slots were last moved on */
+  bcolz_window win;      /* all_fast: the shortcut rows' window (bcolz_writer_window);
+                            its lag: rows added since the slots were last moved on */
   bcolz_chunk_writer *cw; /* compresses and writes the chunk files */
   ds_buf obj, val;       /* one pickle, one spilled value */
   int finished;
@@ -226,9 +222,9 @@ void bcolz_writer_free(bcolz_writer *w) {
   bcolz_chunk_writer_free(w->cw); /* first: it may hold the columns' buffers */
   for (size_t i = 0; i < w->ncols; i++) free_col(&w->cols[i]);
   free(w->cols);
-  free(w->fast);
-  free(w->cells);
-  free(w->atoms);
+  free((void *)w->win.fast);
+  free(w->win.cells);
+  free((void *)w->win.atoms);
   ds_buf_free(&w->obj);
   ds_buf_free(&w->val);
   free(w->dir);
@@ -295,12 +291,16 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
   w->all_fast = 1;
   for (size_t i = 0; i < ncols; i++)
     if (!w->cols[i].fast.kind || w->cols[i].width_unknown) w->all_fast = 0;
-  if (w->all_fast && (w->fast = malloc(ncols * sizeof *w->fast)) &&
-      (w->atoms = malloc(ncols * sizeof *w->atoms)) &&
-      (w->cells = malloc(ncols * sizeof *w->cells)))
+  w->win.rows = &w->rows;
+  w->win.ncols = ncols;
+  bcolz_fast *fast = w->all_fast ? malloc(ncols * sizeof *fast) : NULL;
+  size_t *atoms = fast ? malloc(ncols * sizeof *atoms) : NULL;
+  w->win.fast = fast;
+  w->win.atoms = atoms;
+  if (atoms && (w->win.cells = malloc(ncols * sizeof *w->win.cells)))
     for (size_t i = 0; i < ncols; i++) {
-      w->fast[i] = w->cols[i].fast;
-      w->atoms[i] = w->cols[i].dt.atom;
+      fast[i] = w->cols[i].fast;
+      atoms[i] = w->cols[i].dt.atom;
     }
   *out = w;
   return 0;
@@ -382,15 +382,15 @@ static int cell_error(const bcolz_writer *w, const bw_col *c, char **err) {
  * slots moved on by them, and the cells to be worked out again (before
  * anything else reads a slot). */
 static void catch_up(bcolz_writer *w) {
-  if (w->lag)
-    for (size_t i = 0; i < w->ncols; i++) w->cols[i].slot += w->lag;
-  w->lag = 0;
-  w->cells_ok = 0;
+  if (w->win.lag)
+    for (size_t i = 0; i < w->ncols; i++) w->cols[i].slot += w->win.lag;
+  w->win.lag = 0;
+  w->win.room = 0;
 }
 
 int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
   if (w->finished) return ds_err(err, "the table is already finished");
-  catch_up(w); /* bcolz_writer_cells works the cells out again */
+  catch_up(w); /* bcolz_writer_window works the cells out again */
   size_t i = 0;
   if (w->all_fast) { /* the common row: every cell through its shortcut */
     for (; i < w->ncols; i++) {
@@ -445,30 +445,22 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
 
 uint64_t bcolz_writer_count(const bcolz_writer *w) { return w->rows; }
 
-uint8_t *const *bcolz_writer_cells(bcolz_writer *w, const bcolz_fast **fast) {
-  if (!w->cells || w->finished) return NULL;
-  if (!w->cells_ok) {
+bcolz_window *bcolz_writer_window(bcolz_writer *w) {
+  if (!w->win.cells || w->finished) return NULL;
+  if (!w->win.room) {
     catch_up(w);
-    w->room = UINT64_MAX;
+    w->win.room = UINT64_MAX;
     for (size_t i = 0; i < w->ncols; i++) {
       const bw_col *c = &w->cols[i];
-      w->cells[i] = c->chunk + c->slot * c->dt.atom;
-      if (c->chunklen - c->slot < w->room) w->room = c->chunklen - c->slot;
+      w->win.cells[i] = c->chunk + c->slot * c->dt.atom;
+      if (c->chunklen - c->slot < w->win.room) w->win.room = c->chunklen - c->slot;
     }
-    w->cells_ok = 1;
   }
-  *fast = w->fast;
-  return w->cells;
+  return &w->win;
 }
 
 int bcolz_writer_add_placed(bcolz_writer *w, char **err) {
-  if (w->cells_ok && w->room > 1) { /* no column fills up: only the cells move */
-    w->room--;
-    w->lag++;
-    w->rows++;
-    for (size_t i = 0; i < w->ncols; i++) w->cells[i] += w->atoms[i];
-    return 0;
-  }
+  if (bcolz_window_add(&w->win)) return 0; /* no column fills up: only the cells move */
   catch_up(w);
   /* advance each column; the first to fill up flushes */
   size_t i;

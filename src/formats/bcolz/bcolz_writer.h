@@ -42,15 +42,39 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
 /* Append one row (ncols values). On error nothing was added. */
 int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err);
 uint64_t bcolz_writer_count(const bcolz_writer *w);
-/* The shortcut row, when every column takes a shortcut of
+/* The shortcut rows' window, when every column takes a shortcut of
  * bcolz_cell_fast.h (the common copy): cells[i] is column i's place for
- * the next row (ncols of them) and *fast the columns' shortcuts; NULL
- * when not (bcolz_writer_add it is). The caller puts each cell with
- * bcolz_fast_put_int / _f8 / _s and, once all are in place,
- * bcolz_writer_add_placed adds the row (and moves the cells on); a row
- * left half placed (a cell the shortcut refused, then bcolz_writer_add)
- * changes nothing. */
-uint8_t *const *bcolz_writer_cells(bcolz_writer *w, const bcolz_fast **fast);
+ * the next row and fast[i] its shortcut. The caller puts each cell with
+ * bcolz_fast_put_int / _f8 / _s and, once all are in place, adds the row
+ * with bcolz_window_add (inline, no call, while no column fills up) or
+ * else bcolz_writer_add_placed; a row left half placed (a cell the
+ * shortcut refused, then bcolz_writer_add) changes nothing. The window
+ * lives as long as the writer; room 0 means "not current": ask
+ * bcolz_writer_window again (every other writer call may make it so). */
+typedef struct bcolz_window {
+  uint8_t **cells;        /* each column's place for the next row */
+  const bcolz_fast *fast; /* each column's shortcut */
+  const size_t *atoms;    /* each column's cell size */
+  size_t ncols;
+  uint64_t room;          /* rows the cells take before a column fills up; 0: not current */
+  uint64_t lag;           /* rows added since the columns' slots last moved */
+  uint64_t *rows;         /* the writer's row count */
+} bcolz_window;
+
+/* The writer's window, made current; NULL when not every column takes a
+ * shortcut, or the table is finished. */
+bcolz_window *bcolz_writer_window(bcolz_writer *w);
+/* Add the row placed in win's cells: 1, or 0 when the window cannot (a
+ * column fills up with it, or the window is not current): then
+ * bcolz_writer_add_placed adds it. */
+static inline int bcolz_window_add(bcolz_window *win) {
+  if (win->room <= 1) return 0;
+  win->room--;
+  win->lag++;
+  (*win->rows)++;
+  for (size_t i = 0; i < win->ncols; i++) win->cells[i] += win->atoms[i];
+  return 1;
+}
 int bcolz_writer_add_placed(bcolz_writer *w, char **err);
 /* Go back to the first `rows` rows (a savepoint). */
 int bcolz_writer_truncate(bcolz_writer *w, uint64_t rows, char **err);
