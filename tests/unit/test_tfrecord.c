@@ -1167,6 +1167,121 @@ static void test_regressions(void) {
   CHECK(inputs > 0 && disagree == 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* The index pass over many windows                                     */
+
+#define WIN_RECORDS 20000
+#define WIN_DAMAGED 15000 /* past the first MiB: not in the first windows */
+
+/* The bytes of WIN_RECORDS records of mixed sizes (the first 2,500 bytes,
+ * so the offsets array reserved from it is too small and grows; the rest
+ * 0-199, every 1,000th 3,000, record WIN_DAMAGED the longest, 3,500),
+ * each record's offset in off[0..WIN_RECORDS] (the last: the end); the
+ * bytes' count in *size. */
+static uint8_t *window_file(uint64_t *off, size_t *size) {
+  size_t cap = (size_t)WIN_RECORDS * (200 + TFR_OVERHEAD) + 32 * 3500;
+  uint8_t *b = malloc(cap);
+  size_t at = 0;
+  for (size_t i = 0; b && i < WIN_RECORDS; i++) {
+    size_t len = i == 0                  ? 2500
+                 : i == WIN_DAMAGED       ? 3500
+                 : i % 1000 == 0          ? 3000
+                                          : (i * 37) % 200;
+    off[i] = at;
+    tfr_frame_header(b + at, len);
+    for (size_t k = 0; k < len; k++) b[at + TFR_HEADER + k] = (uint8_t)(i + k);
+    tfr_frame_footer(b + at + TFR_HEADER + len, b + at + TFR_HEADER, len);
+    at += TFR_OVERHEAD + len;
+  }
+  off[WIN_RECORDS] = at;
+  *size = at;
+  return b;
+}
+
+/* Index bytes b[0..size) (a file `name` in tmpdir when !memory, else the
+ * bytes themselves) with max_record: 0 with *t indexed, or -1. */
+static int index_bytes(const char *name, const uint8_t *b, size_t size, int memory,
+                       uint64_t max_record, tfrecord_file *t, char **path) {
+  tfrecord_options o = {.compression = TFRECORD_NONE, .max_record = max_record};
+  char *err = NULL;
+  *path = ds_strf("%s/%s", tmpdir, name);
+  int rc = -1;
+  if (memory) {
+    rc = tfrecord_open_memory(t, *path, b, size, &o, &err);
+  } else {
+    FILE *f = fopen(*path, "wb");
+    if (f && fwrite(b, 1, size, f) == size && fclose(f) == 0)
+      rc = tfrecord_open(t, *path, &o, &err);
+    else if (f)
+      fclose(f);
+  }
+  if (rc == 0) rc = tfrecord_index(t, &err);
+  if (rc) check_note("    %s: %s\n", name, err ? err : "cannot write");
+  free(err);
+  return rc;
+}
+
+/* The index pass over a file of many read windows (it walks the headers
+ * each window holds): the offsets equal the ones written, from a file and
+ * from memory; a damaged record past the first MiB (its length CRC, a
+ * length over max_record, the file cut inside it) stops the index there,
+ * the error naming the file, the record and its offset. */
+static void test_index_windows(void) {
+  uint64_t *off = malloc((WIN_RECORDS + 1) * sizeof *off);
+  size_t size = 0;
+  uint8_t *b = off ? window_file(off, &size) : NULL;
+  CHECK(b && size > ((size_t)2 << 20) && off[WIN_DAMAGED] > ((uint64_t)1 << 20));
+  if (!b) {
+    free(off);
+    return;
+  }
+  for (int memory = 0; memory < 2; memory++) {
+    tfrecord_file t;
+    char *path = NULL;
+    CHECK(index_bytes("windows.tfrecord", b, size, memory, 0, &t, &path) == 0);
+    CHECK(t.indexed && t.count == WIN_RECORDS && !t.tail_err);
+    CHECK(t.indexed && memcmp(t.offsets, off, (WIN_RECORDS + 1) * sizeof *off) == 0);
+    tfrecord_close(&t);
+    free(path);
+    /* the damage: 0 the length CRC, 1 a length over max_record, 2 a cut */
+    for (int kind = 0; kind < 3; kind++) {
+      uint64_t at = off[WIN_DAMAGED];
+      size_t n = kind == 2 ? (size_t)at + TFR_HEADER + 10 : size;
+      uint64_t max = kind == 1 ? (off[WIN_DAMAGED + 1] - at - TFR_OVERHEAD) - 1 : 0;
+      uint8_t *d = malloc(size);
+      if (!d) break;
+      memcpy(d, b, size);
+      if (kind == 0) d[at + 8] ^= 0x10;
+      if (kind == 1) { /* every other record within the limit */
+        for (size_t i = 0; i < WIN_RECORDS; i++)
+          if (i != WIN_DAMAGED && off[i + 1] - off[i] - TFR_OVERHEAD > max) {
+            max = 0;
+            break;
+          }
+        CHECK(max > 0);
+      }
+      static const char *const what[] = {"length CRC mismatch", "max_value_bytes=",
+                                         "cut short"};
+      char name[64], want[128];
+      snprintf(name, sizeof name, "windows-damaged-%d.tfrecord", kind);
+      snprintf(want, sizeof want, "windows-damaged-%d.tfrecord: record %d at offset %llu: ",
+               kind, WIN_DAMAGED, (unsigned long long)at);
+      CHECK(index_bytes(name, d, n, memory, max, &t, &path) == 0);
+      check_note("    %s, %s: %llu records, %s\n", name, memory ? "memory" : "file",
+                 (unsigned long long)t.count, t.tail_err ? t.tail_err : "no error");
+      CHECK(t.indexed && t.count == WIN_DAMAGED);
+      CHECK(t.indexed && memcmp(t.offsets, off, (WIN_DAMAGED + 1) * sizeof *off) == 0);
+      CHECK_CONTAINS(t.tail_err, want);
+      CHECK_CONTAINS(t.tail_err, what[kind]);
+      tfrecord_close(&t);
+      free(path);
+      free(d);
+    }
+  }
+  free(b);
+  free(off);
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/ds-tfrecord-XXXXXX");
   if (!mkdtemp(tmpdir)) {
@@ -1183,6 +1298,7 @@ int main(void) {
   test_big_records();
   test_max_record();
   test_cancel();
+  test_index_windows();
   test_probe();
   test_set();
   test_staged();

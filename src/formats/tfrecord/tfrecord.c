@@ -8,10 +8,17 @@
 #include "formats/tfrecord/tfrecord.h"
 #include "formats/tfrecord/tfrecord_frame.h"
 #include "formats/tfrecord/tfrecord_inflate.h"
+#include "formats/tfrecord/tfrecord_walk.h"
 
 /* The most index entries reserved before any is known to be needed (16M
  * records: 256 MiB for both arrays, in pages touched only as filled). */
 #define TFR_GUESS_MAX ((size_t)1 << 24)
+/* The index pass: records walked between two checks for cancellation,
+ * and the read-ahead window on a local file (256 KiB: the headers are
+ * walked while the kernel's copy is still in the CPU's cache; 1 MiB
+ * windows measured ~1.1x slower on AMD EPYC with 1 MiB of L2). */
+#define TFR_WALK_MAX 1024
+#define TFR_INDEX_AHEAD ((uint64_t)256 << 10)
 
 static int header(tfrecord_cursor *c, uint64_t *len, char **err);
 
@@ -323,30 +330,55 @@ static int grow(uint64_t **offs, size_t *cap, uint64_t n, uint64_t guess) {
   return 0;
 }
 
+/* The index pass's fast path (tfrecord_walk.h), for an uncompressed file:
+ * from c->off on, the records whose header c's window holds, good and not
+ * cut, at most `room` of them: their offsets stored from offs[c->rec],
+ * c->rec and c->off moved past them. Anything else (the window's end, a
+ * damaged header, a cut record, a full array) stops it; the pass's slow
+ * path then reads on or says what is wrong. A file in memory (loaded, or
+ * bytes given) is one window. */
+static void walk(tfrecord_cursor *c, uint64_t *offs, uint64_t room) {
+  const tfrecord_file *t = c->t;
+  tfr_window w = {t->file.data, 0, t->file.size, t->file.size, t->max_record};
+  if (!t->file.data) { /* streamed: the window the last read left */
+    if (!ds_view_held(&c->view, &t->file, c->off, TFR_HEADER)) return;
+    w.data = c->view.buf.data;
+    w.off = c->view.off;
+    w.len = c->view.buf.len;
+  }
+  tfr_walk(&w, &c->off, offs, &c->rec, c->rec + room);
+}
+
 int tfrecord_index(tfrecord_file *t, char **err) {
   if (t->indexed) return 0;
   tfrecord_cursor c;
   if (tfrecord_cursor_init(&c, t, err)) return -1;
-  uint64_t *offs = NULL;
+  /* a local file in windows that stay in the CPU's cache while walked */
+  if (!c.z && !ds_file_prefetchable(&t->file)) c.view.max_ahead = TFR_INDEX_AHEAD;
+  uint64_t *offs = NULL, checked = 0;
   size_t cap = 0;
   char *tail = NULL;
   int rc = 0;
   for (;;) {
+    if (c.rec - checked >= TFR_WALK_MAX) {
+      checked = c.rec;
+      if (ds_cancel_check()) {
+        rc = ds_err(err, DS_CANCEL_MSG);
+        break;
+      }
+    }
+    /* the common case: the headers the window holds, walked in a tight
+     * loop (room for them and the end's entry) */
+    if (!c.z && cap > c.rec + 1) {
+      uint64_t room = cap - c.rec - 1, at = c.rec;
+      walk(&c, offs, room < TFR_WALK_MAX ? room : TFR_WALK_MAX);
+      if (c.rec > at) continue;
+    }
+    /* one record the slow way: the next window read, the first record,
+     * the array grown, or what is wrong with the record said */
     uint64_t len;
-    if ((c.rec & 1023) == 1023 && ds_cancel_check()) {
-      rc = ds_err(err, DS_CANCEL_MSG);
-      break;
-    }
-    /* uncompressed, the header in the window with a good CRC: the common
-     * case, parsed here; anything else takes header() (which reads the
-     * next window, or says what is wrong) */
-    const uint8_t *hp = c.z ? NULL : ds_view_held(&c.view, &t->file, c.off, TFR_HEADER);
-    if (!hp || (len = ds_le64(hp)) > t->max_record ||
-        ds_le32(hp + 8) != tfr_mask(tfr_crc32c(hp, 8))) {
-      int h = header(&c, &len, &tail);
-      if (h == 0) break;
-      if (h < 0) break; /* the records stop here: tail says why */
-    }
+    int h = header(&c, &len, &tail);
+    if (h <= 0) break; /* the end, or the records stop here: tail says why */
     uint64_t got = 0;
     int cut_here;
     if (c.z) {
@@ -364,7 +396,8 @@ int tfrecord_index(tfrecord_file *t, char **err) {
       cut(&c, len, (size_t)got, &tail);
       break;
     }
-    uint64_t guess = c.z ? 0 : t->file.size / (TFR_OVERHEAD + len);
+    /* the first record's size says how many there may be */
+    uint64_t guess = cap || c.z ? 0 : t->file.size / (TFR_OVERHEAD + len);
     if (grow(&offs, &cap, c.rec + 1, guess + guess / 8 + 16)) { /* and the end's entry */
       rc = ds_err(err, "%s: out of memory indexing record %llu", t->file.path,
                   (unsigned long long)c.rec);

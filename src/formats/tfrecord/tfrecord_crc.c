@@ -61,6 +61,13 @@ uint32_t tfr_crc32c(const void *p, size_t n) {
   return ~(uint32_t)crc;
 }
 
+uint32_t tfr_crc32c_8(const uint8_t p[8]) {
+#ifdef TFR_HW_CRC
+  if (__builtin_cpu_supports("sse4.2")) return ~crc_hw(p, 8, 0xffffffffu);
+#endif
+  return ~(uint32_t)crc32_iscsi_base((unsigned char *)p, 8, 0xffffffffu);
+}
+
 /* core/lib_versions.h: ISA-L has no version call; the version of the
  * headers it was built against (the library's soname follows its major). */
 #define TFR_STR2(x) #x

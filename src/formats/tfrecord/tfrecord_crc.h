@@ -13,6 +13,10 @@
  * B.4: 32 zero bytes give 0x8a9136aa). Any n (ISA-L takes an int: longer
  * buffers go in pieces). */
 uint32_t tfr_crc32c(const void *p, size_t n);
+/* tfr_crc32c(p, 8), for a record's length field: the CPU's CRC-32C
+ * instruction once when it has one (no length dispatch), else the same
+ * as tfr_crc32c. */
+uint32_t tfr_crc32c_8(const uint8_t p[8]);
 
 #define TFR_MASK_DELTA 0xa282ead8u
 

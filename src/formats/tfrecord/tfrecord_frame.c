@@ -20,7 +20,7 @@ int tfr_frame_parse(const uint8_t hdr[TFR_HEADER], uint64_t *n,
                     uint32_t *stored, uint32_t *computed) {
   *n = ds_le64(hdr);
   *stored = ds_le32(hdr + 8);
-  *computed = tfr_mask(tfr_crc32c(hdr, 8));
+  *computed = tfr_mask(tfr_crc32c_8(hdr));
   return *stored == *computed ? 0 : -1;
 }
 
