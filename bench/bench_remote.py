@@ -43,6 +43,7 @@ c1small). Prints one table; each row gives the target of issue 24 (part 2)
 and issue 23's (part 1) where it had one, and met/MISSED."""
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -91,11 +92,13 @@ def rq(ext, module, spec, opts, pre, sql, env=None, limit=CAP_S):
     maxrss_kib); Failed with its stderr when it fails, Stopped when it
     takes over `limit` seconds."""
     tool = os.path.join(ROOT, "build", "bench", "bench_rq")
+    cpu0 = cpu_now()
     try:
         p = subprocess.run([tool, ext, module, spec, opts, pre, sql], capture_output=True,
                            text=True, timeout=limit, env=env)
     except subprocess.TimeoutExpired:
         raise Stopped(limit, "%s %s" % (module, spec))
+    cpu = {k: cpu_now()[k] - v for k, v in cpu0.items()}
     line = next((x for x in p.stdout.splitlines() if x.startswith("rq ")), None)
     if p.returncode != 0 or line is None:
         raise Failed("%s %s: %s" % (module, spec, (p.stderr or p.stdout).strip()[-600:]))
@@ -103,6 +106,26 @@ def rq(ext, module, spec, opts, pre, sql, env=None, limit=CAP_S):
     for item in line.split()[1:]:
         k, _, v = item.partition("=")
         out[k] = float(v) if "." in v else int(v)
+    out.update(("cpu_" + k, v) for k, v in cpu.items())
+    return out
+
+
+NGINX_PID = []  # the bench's nginx, whose CPU time cpu_now reads
+
+
+def cpu_now():
+    """CPU seconds (user + system) so far of: the bench_rq children reaped
+    (client), this process (the S3 front and the fault proxy are threads of
+    it; its main thread only waits), and nginx (from /proc/PID/stat)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = {"client": ru.ru_utime + ru.ru_stime, "front": time.process_time(), "nginx": 0.0}
+    for pid in NGINX_PID:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            out["nginx"] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
     return out
 
 
@@ -167,6 +190,7 @@ class Bench:
     # -- servers ---------------------------------------------------------
     def __enter__(self):
         self.http = Nginx(self.dir).__enter__()
+        NGINX_PID[:] = [self.http.proc.pid]
         self.proxy = Front(upstream=("127.0.0.1", self.http.port)).__enter__()
         self.proxy.always = {"delay": DELAY}
         self.s3 = Front(root=self.s3root, etag_memo=True).__enter__()
@@ -285,6 +309,22 @@ class Bench:
             res["nginx_bytes"] = sum(r[5] for r in self.http.requests())
         return res, res["ms"]
 
+    def cpu_note(self, label, loc, rem):
+        """Where the 2 CPUs went (median of the timed runs, CPU seconds):
+        our client, the S3 front / fault proxy (threads of this process),
+        nginx, against the local scan's client."""
+        if not (loc.ok() and rem.ok()):
+            return
+
+        def med(series, key):
+            v = sorted(r[key] for r in series.runs)
+            return v[len(v) // 2]
+        self.note("%s CPU s (median): remote client %.2f, front %.2f, nginx %.2f "
+                  "(servers %.2f); local client %.2f; remote wall %.2f, local wall %.2f"
+                  % (label, med(rem, "cpu_client"), med(rem, "cpu_front"),
+                     med(rem, "cpu_nginx"), med(rem, "cpu_front") + med(rem, "cpu_nginx"),
+                     med(loc, "cpu_client"), rem.spread()[0] / 1e3, loc.spread()[0] / 1e3))
+
     def throughput(self, loc, rem):
         return loc.best() / rem.best() if loc.ok() and rem.ok() else None
 
@@ -297,6 +337,7 @@ class Bench:
                                       os.path.join(self.dir, "b1@4.bagz"),
                                       self.http_url("b1@4.bagz"), opts, B1_SCAN)
             tp = self.throughput(loc, rem)
+            self.cpu_note("threads=%d" % threads, loc, rem)
             self.row("R-B1 scan http %s: local/remote time" % opts, rem, loc, tp,
                      ">= 0.90 %s (issue 23: >= 0.60 %s)" % (verdict(tp, 0.90, True),
                                                              verdict(tp, 0.60, True)))
@@ -419,6 +460,7 @@ class Bench:
         loc, rem = self.scan_pair(label, module, os.path.join(self.dir, name),
                                   self.s3_url(name), "", sql)
         tp = self.throughput(loc, rem)
+        self.cpu_note(label, loc, rem)
         self.row("%s s3: local/remote time" % label, rem, loc, tp,
                  ">= 0.85 %s" % verdict(tp, 0.85, True))
         if rem.ok():
