@@ -39,7 +39,9 @@ RUNS timed runs after a warm-up. Rows (ROW picks one; default all):
            disk as the local copy); requests
            made; peak RSS at full and 1/10 size (b1small)
 and peak RSS of every remote scan at 1/10 and full size (b1small, a1small,
-c1small). Prints one table; each row gives the target of issue 24 (part 2)
+c1small). Under each scan row a line gives the CPU seconds (medians) of
+the remote client, the S3 front / fault proxy (threads of this process),
+nginx, and the local client: the servers share the scan's CPUs here. Prints one table; each row gives the target of issue 24 (part 2)
 and issue 23's (part 1) where it had one, and met/MISSED."""
 import os
 import random
@@ -337,7 +339,6 @@ class Bench:
                                       os.path.join(self.dir, "b1@4.bagz"),
                                       self.http_url("b1@4.bagz"), opts, B1_SCAN)
             tp = self.throughput(loc, rem)
-            self.cpu_note("threads=%d" % threads, loc, rem)
             self.row("R-B1 scan http %s: local/remote time" % opts, rem, loc, tp,
                      ">= 0.90 %s (issue 23: >= 0.60 %s)" % (verdict(tp, 0.90, True),
                                                              verdict(tp, 0.60, True)))
@@ -350,6 +351,7 @@ class Bench:
                 self.note("threads=%d: %d requests, %d bytes fetched, %d needed (the 4 shards)"
                           % (threads, min(r["requests"] for r in rem.runs), fetched, needed))
                 self.mem.append(("b1", threads, rem.min_of("maxrss_kib")))
+            self.cpu_note("threads=%d" % threads, loc, rem)
 
     def rb1point(self):
         rng = random.Random(0xB1B1)
@@ -460,13 +462,13 @@ class Bench:
         loc, rem = self.scan_pair(label, module, os.path.join(self.dir, name),
                                   self.s3_url(name), "", sql)
         tp = self.throughput(loc, rem)
-        self.cpu_note(label, loc, rem)
         self.row("%s s3: local/remote time" % label, rem, loc, tp,
                  ">= 0.85 %s" % verdict(tp, 0.85, True))
         if rem.ok():
             self.note("%s: %d requests (fewest of the runs)"
                       % (label, min(r["requests"] for r in rem.runs)))
             self.mem.append((name, 0, rem.min_of("maxrss_kib")))
+        self.cpu_note(label, loc, rem)
 
     def ra1scan(self):
         self.folder_scan("R-A1 scan", "atlas", "a1", A1_SCAN)
