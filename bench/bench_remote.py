@@ -39,10 +39,13 @@ RUNS timed runs after a warm-up. Rows (ROW picks one; default all):
            disk as the local copy); requests
            made; peak RSS at full and 1/10 size (b1small)
 and peak RSS of every remote scan at 1/10 and full size (b1small, a1small,
-c1small). Prints one table; each row gives the target of issue 24 (part 2)
+c1small). Under each scan row a line gives the CPU seconds (medians) of
+the remote client, the S3 front / fault proxy (threads of this process),
+nginx, and the local client: the servers share the scan's CPUs here. Prints one table; each row gives the target of issue 24 (part 2)
 and issue 23's (part 1) where it had one, and met/MISSED."""
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -91,11 +94,13 @@ def rq(ext, module, spec, opts, pre, sql, env=None, limit=CAP_S):
     maxrss_kib); Failed with its stderr when it fails, Stopped when it
     takes over `limit` seconds."""
     tool = os.path.join(ROOT, "build", "bench", "bench_rq")
+    cpu0 = cpu_now()
     try:
         p = subprocess.run([tool, ext, module, spec, opts, pre, sql], capture_output=True,
                            text=True, timeout=limit, env=env)
     except subprocess.TimeoutExpired:
         raise Stopped(limit, "%s %s" % (module, spec))
+    cpu = {k: cpu_now()[k] - v for k, v in cpu0.items()}
     line = next((x for x in p.stdout.splitlines() if x.startswith("rq ")), None)
     if p.returncode != 0 or line is None:
         raise Failed("%s %s: %s" % (module, spec, (p.stderr or p.stdout).strip()[-600:]))
@@ -103,6 +108,26 @@ def rq(ext, module, spec, opts, pre, sql, env=None, limit=CAP_S):
     for item in line.split()[1:]:
         k, _, v = item.partition("=")
         out[k] = float(v) if "." in v else int(v)
+    out.update(("cpu_" + k, v) for k, v in cpu.items())
+    return out
+
+
+NGINX_PID = []  # the bench's nginx, whose CPU time cpu_now reads
+
+
+def cpu_now():
+    """CPU seconds (user + system) so far of: the bench_rq children reaped
+    (client), this process (the S3 front and the fault proxy are threads of
+    it; its main thread only waits), and nginx (from /proc/PID/stat)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = {"client": ru.ru_utime + ru.ru_stime, "front": time.process_time(), "nginx": 0.0}
+    for pid in NGINX_PID:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            out["nginx"] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
     return out
 
 
@@ -167,6 +192,7 @@ class Bench:
     # -- servers ---------------------------------------------------------
     def __enter__(self):
         self.http = Nginx(self.dir).__enter__()
+        NGINX_PID[:] = [self.http.proc.pid]
         self.proxy = Front(upstream=("127.0.0.1", self.http.port)).__enter__()
         self.proxy.always = {"delay": DELAY}
         self.s3 = Front(root=self.s3root, etag_memo=True).__enter__()
@@ -285,6 +311,22 @@ class Bench:
             res["nginx_bytes"] = sum(r[5] for r in self.http.requests())
         return res, res["ms"]
 
+    def cpu_note(self, label, loc, rem):
+        """Where the 2 CPUs went (median of the timed runs, CPU seconds):
+        our client, the S3 front / fault proxy (threads of this process),
+        nginx, against the local scan's client."""
+        if not (loc.ok() and rem.ok()):
+            return
+
+        def med(series, key):
+            v = sorted(r[key] for r in series.runs)
+            return v[len(v) // 2]
+        self.note("%s CPU s (median): remote client %.2f, front %.2f, nginx %.2f "
+                  "(servers %.2f); local client %.2f; remote wall %.2f, local wall %.2f"
+                  % (label, med(rem, "cpu_client"), med(rem, "cpu_front"),
+                     med(rem, "cpu_nginx"), med(rem, "cpu_front") + med(rem, "cpu_nginx"),
+                     med(loc, "cpu_client"), rem.spread()[0] / 1e3, loc.spread()[0] / 1e3))
+
     def throughput(self, loc, rem):
         return loc.best() / rem.best() if loc.ok() and rem.ok() else None
 
@@ -309,6 +351,7 @@ class Bench:
                 self.note("threads=%d: %d requests, %d bytes fetched, %d needed (the 4 shards)"
                           % (threads, min(r["requests"] for r in rem.runs), fetched, needed))
                 self.mem.append(("b1", threads, rem.min_of("maxrss_kib")))
+            self.cpu_note("threads=%d" % threads, loc, rem)
 
     def rb1point(self):
         rng = random.Random(0xB1B1)
@@ -425,6 +468,7 @@ class Bench:
             self.note("%s: %d requests (fewest of the runs)"
                       % (label, min(r["requests"] for r in rem.runs)))
             self.mem.append((name, 0, rem.min_of("maxrss_kib")))
+        self.cpu_note(label, loc, rem)
 
     def ra1scan(self):
         self.folder_scan("R-A1 scan", "atlas", "a1", A1_SCAN)

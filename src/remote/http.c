@@ -105,6 +105,16 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *u) {
   int reason = k == DS_HTTP_WHOLE ? ABORT_TOO_BIG : ABORT_TOO_LONG;
   if (ranged && x->status == 206) {
     limit = x->r->length;
+    /* the answer's length is known: one buffer of exactly that size at
+     * its first bytes (not grown by doubling: no copy of what came, no
+     * room over; a read-ahead block of 2 MiB was copied ~once more) */
+    if (x->body.len == 0 && x->body.cap < limit && limit >= n &&
+        (!x->body.max || limit <= x->body.max)) {
+      uint8_t *d = realloc(x->body.data, (size_t)limit);
+      if (!d) return 0;
+      x->body.data = d;
+      x->body.cap = (size_t)limit;
+    }
   } else if (ranged) {
     limit = x->body_cap; /* small_whole: the whole object instead */
     reason = ABORT_IGNORED_RANGE;

@@ -16,10 +16,20 @@ static void what(const ds_http_req *r, char *out, size_t cap) {
   snprintf(out, cap, "%s %s", r->kind == DS_HTTP_HEAD ? "HEAD" : "GET", u);
 }
 
-/* Move the bytes [from, from + n) of x->body into r->body. */
+/* Move the bytes [from, from + n) of x->body into r->body: the buffer
+ * itself when they are all of it (no copy of a range's answer), else a
+ * copy. */
 static int take_body(ds_http_xfer *x, uint64_t from, uint64_t n) {
   ds_http_req *r = x->r;
   r->body.len = 0;
+  if (from == 0 && n == x->body.len && n && (!r->body.max || n <= r->body.max)) {
+    size_t max = r->body.max;
+    ds_buf_free(&r->body);
+    r->body = x->body;
+    r->body.max = max;
+    memset(&x->body, 0, sizeof x->body);
+    return 0;
+  }
   if (n && ds_buf_append(&r->body, x->body.data + from, n))
     return ds_err(&r->err, "out of memory");
   return 0;

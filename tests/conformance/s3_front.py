@@ -213,11 +213,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.command == "HEAD":
             return
         if "short" in fault:
-            self.wfile.write(body[:fault["short"]])
+            self._write_body(body, fault["short"])
             self.wfile.flush()
             self.close_connection = True
             return
-        self.wfile.write(body)
+        self._write_body(body, len(body))
+
+    def _write_body(self, body, count):
+        """The first count bytes of body (bytes, a FileRange or an
+        UpstreamBody) to the client."""
+        count = min(count, len(body))
+        if isinstance(body, (bytes, bytearray)):
+            self.wfile.write(body[:count])
+        else:
+            body.send(self, count)
 
     def _error(self, status, code, message, fault, extra=()):
         self._send(status, [("Content-Type", "application/xml")] + list(extra),
@@ -325,12 +334,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         etag = mpu or etag
 
         def body(first, last):
-            """Bytes first..last of the object (read now with etag_memo)."""
+            """Bytes first..last of the object (with etag_memo a FileRange
+            that _send passes to the socket by sendfile)."""
             if data is not None:
                 return data[first:last + 1]
-            with open(path, "rb") as f:
-                f.seek(first)
-                return f.read(last + 1 - first)
+            return FileRange(path, first, last + 1 - first)
         im = self.headers.get("If-Match")
         if im is not None and im != etag and not fault.get("ignore_if_match"):
             return self._error(412, "PreconditionFailed",
@@ -509,22 +517,109 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def _forward(self, fault):
         """Pass the request to the upstream server; its answer, with the
-        fault, back."""
-        host, port = self.server.upstream
-        conn = http.client.HTTPConnection(host, port, timeout=30)
+        fault, back. The upstream connection is kept for the next request
+        of this client connection (keep-alive, as a real proxy does) and
+        the body streamed through; a connection the upstream closed while
+        idle is opened again once."""
         hdrs = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
+        for attempt in (0, 1):
+            conn = getattr(self, "upconn", None)
+            reused = conn is not None
+            if conn is None:
+                host, port = self.server.upstream
+                conn = self.upconn = http.client.HTTPConnection(host, port, timeout=30)
+            try:
+                conn.request(self.command, self.path, body=self.body or None, headers=hdrs)
+                resp = conn.getresponse()
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError,
+                    ConnectionResetError):
+                self._drop_upstream()
+                if not reused or attempt:
+                    raise
+        keep = False
         try:
-            conn.request(self.command, self.path, body=self.body or None, headers=hdrs)
-            resp = conn.getresponse()
-            body = resp.read()
             headers = [(k, v) for k, v in resp.getheaders()
                        if k.lower() not in ("connection", "transfer-encoding",
                                             "keep-alive", "content-length")]
+            length = resp.getheader("Content-Length")
             if self.command == "HEAD":
                 headers.append(("Content-Length", resp.getheader("Content-Length", "0")))
+                body, keep = b"", True
+                resp.read()
+            elif length is not None and resp.getheader("Transfer-Encoding") is None:
+                body = UpstreamBody(resp, int(length))
+            else:
+                body, keep = resp.read(), True
             self._send(resp.status, headers, body, fault)
+            if isinstance(body, UpstreamBody):
+                keep = body.done
+            keep = keep and not resp.will_close
         finally:
+            if not keep:
+                self._drop_upstream()
+
+    def _drop_upstream(self):
+        conn = getattr(self, "upconn", None)
+        self.upconn = None
+        if conn is not None:
             conn.close()
+
+    def finish(self):
+        self._drop_upstream()
+        super().finish()
+
+
+class FileRange:
+    """Bytes [offset, offset + count) of a file, sent by os.sendfile from
+    the page cache to the socket (no copy through Python: the front's CPU
+    per byte would otherwise be taken from the client it serves on the
+    same machine)."""
+
+    def __init__(self, path, offset, count):
+        self.path, self.offset, self.count = path, offset, count
+
+    def __len__(self):
+        return self.count
+
+    def send(self, handler, count):
+        """Send the first count bytes; a file shorter than asked (changed
+        since its stat) ends the answer early, as a read would have."""
+        handler.wfile.flush()
+        sock = handler.connection.fileno()
+        with open(self.path, "rb") as f:
+            off, left = self.offset, count
+            while left > 0:
+                n = os.sendfile(sock, f.fileno(), off, min(left, 1 << 24))
+                if n == 0:
+                    break
+                off += n
+                left -= n
+
+
+class UpstreamBody:
+    """The body of an upstream answer, streamed to the client in 1 MiB
+    pieces as it arrives (never held whole); length from the upstream's
+    Content-Length. `done` says the upstream answer was read to its end
+    (its connection can serve the next request)."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, resp, length):
+        self.resp, self.length, self.done = resp, length, length == 0
+
+    def __len__(self):
+        return self.length
+
+    def send(self, handler, count):
+        left = count
+        while left > 0:
+            piece = self.resp.read(min(left, self.CHUNK))
+            if not piece:
+                break
+            handler.wfile.write(piece)
+            left -= len(piece)
+        self.done = count == self.length and left == 0
 
 
 def utc_now_amz():

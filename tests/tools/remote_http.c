@@ -22,7 +22,7 @@
  *            --sign-s3 REGION (sign http URLs with the s3:// config)
  *            --endpoint URL  --region R  --anonymous  --url-style path|virtual
  *   out: {"ok", "err", "status", "size", "etag", "version_id", "tries", "changed",
- *         "len", "sha256"} ... then {"requests", "retries", "bytes",
+ *         "len", "cap" (the body buffer's size), "sha256"} ... then {"requests", "retries", "bytes",
  *         "failures", "curl_before", "curl_after"} */
 #include <jansson.h>
 #include <pthread.h>
@@ -194,6 +194,7 @@ static void print_results(ds_http_req *r) {
     json_object_set_new(o, "tries", json_integer(r[i].tries));
     json_object_set_new(o, "changed", json_boolean(r[i].changed));
     json_object_set_new(o, "len", json_integer((json_int_t)r[i].body.len));
+    json_object_set_new(o, "cap", json_integer((json_int_t)r[i].body.cap));
     json_object_set_new(o, "sha256", json_string(hex));
     char *t = json_dumps(o, JSON_COMPACT);
     printf("%s\n", t);

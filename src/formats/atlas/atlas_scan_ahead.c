@@ -2,8 +2,14 @@
  * atlas_scan_ahead.h). */
 #include "formats/atlas/atlas_scan_ahead.h"
 
-/* The most bytes of a shard's data.bin one hint asks for. */
+/* The most bytes of a shard's data.bin the hint at the walk's first
+ * block asks for (its read-ahead window follows at once). */
 #define HINT_DATA ((uint64_t)1 << 20)
+/* The most bytes of the next shard's data.bin asked for near the end of
+ * a shard: what the walk reads there while the window behind it takes a
+ * round trip to arrive (1 MiB lasted 12 ms of an A1 scan, the window's
+ * next blocks 30-50 ms: the walk waited at every shard). */
+#define HINT_NEXT ((uint64_t)4 << 20)
 /* The next shard is hinted once the walk is this near the end of a
  * shard's data.bin. */
 #define NEAR_END ((uint64_t)4 << 20)
@@ -18,15 +24,16 @@ void atlas_scan_ahead_init(atlas_scan_ahead *a, const atlas_reader *r, const ds_
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 /* Hint shard s's data.bin from block `block`, up to the walk's end row
- * hi: at most HINT_DATA bytes, and no more than the blocks of its rows. */
-static void hint_shard(const atlas_reader *r, size_t s, uint64_t block, uint64_t hi) {
+ * hi: at most `most` bytes, and no more than the blocks of its rows. */
+static void hint_shard(const atlas_reader *r, size_t s, uint64_t block, uint64_t hi,
+                       uint64_t most) {
   uint64_t first = atlas_shard_first(r, s), count = atlas_shard_count(r, s);
   uint64_t bs = atlas_block_size(r, s), nb = atlas_num_blocks(r, s);
   if (!atlas_has_data(r, s) || block >= nb || first + block * bs >= hi) return;
   uint64_t rows = min64(count, hi - first);      /* the walk's rows of s */
   uint64_t end_block = min64(nb, (rows + bs - 1) / bs);
   uint64_t from = atlas_index_entry(r, s, block), to = atlas_index_entry(r, s, end_block);
-  if (to > from) atlas_read_ahead(r, s, from, min64(HINT_DATA, to - from));
+  if (to > from) atlas_read_ahead(r, s, from, min64(most, to - from));
 }
 
 void atlas_scan_ahead_block(atlas_scan_ahead *a, const atlas_reader *r, size_t shard,
@@ -34,7 +41,7 @@ void atlas_scan_ahead_block(atlas_scan_ahead *a, const atlas_reader *r, size_t s
   size_t n = atlas_nshards(r);
   if (!a->hi || shard >= n) return;
   if (shard >= a->next) {
-    hint_shard(r, shard, block, a->hi);
+    hint_shard(r, shard, block, a->hi, HINT_DATA);
     a->next = shard + 1;
   }
   if (a->next != shard + 1 || shard + 1 >= n || block >= atlas_num_blocks(r, shard)) return;
@@ -44,5 +51,5 @@ void atlas_scan_ahead_block(atlas_scan_ahead *a, const atlas_reader *r, size_t s
   size_t s = shard + 1;
   while (s + 1 < n && atlas_shard_count(r, s) == 0) s++;
   a->next = s + 1;
-  hint_shard(r, s, 0, a->hi);
+  hint_shard(r, s, 0, a->hi, HINT_NEXT);
 }

@@ -25,7 +25,7 @@ typedef struct atlas_scan_ahead {
 void atlas_scan_ahead_init(atlas_scan_ahead *a, const atlas_reader *r, const ds_rowset *rs);
 /* The walk is at block `block` of shard `shard`: the first time in a
  * shard, its data.bin from that block is hinted; within about 4 MiB of a
- * shard's end, the next shard's first bytes are (at most 1 MiB per shard,
+ * shard's end, the next shard's first bytes are (at most 4 MiB per shard,
  * fewer when the walk ends sooner). */
 void atlas_scan_ahead_block(atlas_scan_ahead *a, const atlas_reader *r, size_t shard,
                             uint64_t block);

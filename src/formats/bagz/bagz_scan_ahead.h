@@ -24,7 +24,7 @@ void bagz_scan_ahead_init(bagz_scan_ahead *a, const bagz_reader *r, const ds_row
 /* The walk is at record `index` of shard `shard`: the first time in a
  * shard, its limits from there (and its records when at record 0) are
  * hinted; within about 4 MiB of a shard's end, the next shard's first
- * bytes are (at most 1 MiB of records and 512 KiB of limits per shard,
+ * bytes are (at most 4 MiB of records and 512 KiB of limits per shard,
  * fewer when the walk ends sooner). */
 void bagz_scan_ahead_row(bagz_scan_ahead *a, const bagz_reader *r, size_t shard,
                          uint64_t index);
