@@ -71,6 +71,7 @@ int ds_table_declare(ds_table *t, const char *sql, char **err) {
 static void table_free(ds_table *t) {
   if (t->def->table_free) t->def->table_free(t);
   ds_dataset_unref(t->ds);
+  sqlite3_free(t->spare_cursor);
   free(t->unavailable);
   free(t->captured);
   sqlite3_free(t->base.zErrMsg);
@@ -191,9 +192,13 @@ int ds_cursor_error(ds_cursor *c, char *err) {
   return ds_vtab_error(c->base.pVtab, ds_table_of(&c->base)->def->name, err);
 }
 
+/* xOpen: the table's spare cursor memory (zeroed again), or new. */
 int ds_cursor_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
-  const ds_table_def *def = ((ds_table *)vtab)->def;
-  ds_cursor *c = sqlite3_malloc64(def->cursor_size);
+  ds_table *t = (ds_table *)vtab;
+  const ds_table_def *def = t->def;
+  ds_cursor *c = t->spare_cursor;
+  t->spare_cursor = NULL;
+  if (!c) c = sqlite3_malloc64(def->cursor_size);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, def->cursor_size);
   c->base.pVtab = vtab; /* hooks may look at the table */
@@ -216,12 +221,15 @@ static void cursor_reset(ds_cursor *c) {
   c->eof = 1;
 }
 
+/* xClose: the cursor's memory is kept as the table's spare when it has
+ * none (a table is used by one connection at a time). */
 int ds_cursor_close(sqlite3_vtab_cursor *cur) {
   ds_cursor *c = (ds_cursor *)cur;
-  const ds_table_def *def = ds_table_of(cur)->def;
+  ds_table *t = ds_table_of(cur);
   cursor_reset(c);
-  if (def->cursor_free) def->cursor_free(c);
-  sqlite3_free(c);
+  if (t->def->cursor_free) t->def->cursor_free(c);
+  if (!t->spare_cursor) t->spare_cursor = c;
+  else sqlite3_free(c);
   return SQLITE_OK;
 }
 
