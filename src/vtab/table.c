@@ -208,8 +208,11 @@ int ds_cursor_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
   return SQLITE_OK;
 }
 
-/* Drop what one xFilter set up: the module's part, then the shared one. */
+/* Drop what one xFilter set up: the module's part, then the shared one
+ * (nothing when no xFilter ran since the last reset: a fresh cursor). */
 static void cursor_reset(ds_cursor *c) {
+  if (!c->filtered) return;
+  c->filtered = 0;
   const ds_table_def *def = ds_table_of(&c->base)->def;
   if (def->cursor_reset) def->cursor_reset(c);
   ds_rowset_free(&c->rs);
@@ -364,6 +367,7 @@ static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
   ds_table *t = ds_table_of(&c->base);
   const ds_table_def *def = t->def;
   cursor_reset(c);
+  c->filtered = 1; /* from here on the cursor may hold rows, a dataset, hooks' state */
   char *err = NULL;
   ds_plan_args a;
   ds_rows r;

@@ -144,6 +144,7 @@ struct ds_cursor {
   int eof;
   uint64_t row;       /* the current row (rowid) */
   char *path_arg, *options_arg; /* the HIDDEN columns (sqlite3_malloc'd) */
+  int filtered;       /* an xFilter ran since the last reset: state to drop */
 };
 
 /* The module's table / cursor of an SQLite one. */
