@@ -71,6 +71,7 @@ int ds_table_declare(ds_table *t, const char *sql, char **err) {
 static void table_free(ds_table *t) {
   if (t->def->table_free) t->def->table_free(t);
   ds_dataset_unref(t->ds);
+  sqlite3_free(t->spare_cursor);
   free(t->unavailable);
   free(t->captured);
   sqlite3_free(t->base.zErrMsg);
@@ -191,9 +192,13 @@ int ds_cursor_error(ds_cursor *c, char *err) {
   return ds_vtab_error(c->base.pVtab, ds_table_of(&c->base)->def->name, err);
 }
 
+/* xOpen: the table's spare cursor memory (zeroed again), or new. */
 int ds_cursor_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
-  const ds_table_def *def = ((ds_table *)vtab)->def;
-  ds_cursor *c = sqlite3_malloc64(def->cursor_size);
+  ds_table *t = (ds_table *)vtab;
+  const ds_table_def *def = t->def;
+  ds_cursor *c = t->spare_cursor;
+  t->spare_cursor = NULL;
+  if (!c) c = sqlite3_malloc64(def->cursor_size);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, def->cursor_size);
   c->base.pVtab = vtab; /* hooks may look at the table */
@@ -203,8 +208,11 @@ int ds_cursor_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out) {
   return SQLITE_OK;
 }
 
-/* Drop what one xFilter set up: the module's part, then the shared one. */
+/* Drop what one xFilter set up: the module's part, then the shared one
+ * (nothing when no xFilter ran since the last reset: a fresh cursor). */
 static void cursor_reset(ds_cursor *c) {
+  if (!c->filtered) return;
+  c->filtered = 0;
   const ds_table_def *def = ds_table_of(&c->base)->def;
   if (def->cursor_reset) def->cursor_reset(c);
   ds_rowset_free(&c->rs);
@@ -216,12 +224,15 @@ static void cursor_reset(ds_cursor *c) {
   c->eof = 1;
 }
 
+/* xClose: the cursor's memory is kept as the table's spare when it has
+ * none (a table is used by one connection at a time). */
 int ds_cursor_close(sqlite3_vtab_cursor *cur) {
   ds_cursor *c = (ds_cursor *)cur;
-  const ds_table_def *def = ds_table_of(cur)->def;
+  ds_table *t = ds_table_of(cur);
   cursor_reset(c);
-  if (def->cursor_free) def->cursor_free(c);
-  sqlite3_free(c);
+  if (t->def->cursor_free) t->def->cursor_free(c);
+  if (!t->spare_cursor) t->spare_cursor = c;
+  else sqlite3_free(c);
   return SQLITE_OK;
 }
 
@@ -356,6 +367,7 @@ static int filter(ds_cursor *c, int idxNum, const char *idxStr, int argc,
   ds_table *t = ds_table_of(&c->base);
   const ds_table_def *def = t->def;
   cursor_reset(c);
+  c->filtered = 1; /* from here on the cursor may hold rows, a dataset, hooks' state */
   char *err = NULL;
   ds_plan_args a;
   ds_rows r;

@@ -131,6 +131,9 @@ struct ds_table {
                          its declare hook gave (not declared to SQLite) */
   int capture;
   uint64_t publishes; /* writer tables: the writer's publishes ds shows */
+  void *spare_cursor; /* a closed cursor's memory for the next xOpen (SQLite
+                         opens and closes a cursor per statement run: a point
+                         lookup then pays no allocation), or NULL */
 };
 
 struct ds_cursor {
@@ -141,6 +144,7 @@ struct ds_cursor {
   int eof;
   uint64_t row;       /* the current row (rowid) */
   char *path_arg, *options_arg; /* the HIDDEN columns (sqlite3_malloc'd) */
+  int filtered;       /* an xFilter ran since the last reset: state to drop */
 };
 
 /* The module's table / cursor of an SQLite one. */

@@ -13,9 +13,21 @@
  * (estimated at the shard's mean record size). */
 #define NEAR_END ((uint64_t)4 << 20)
 
+/* Does any shard's file take hints (a remote one)? Local files ignore
+ * them (ds_file_read_ahead is a no-op), so a local walk skips the
+ * bookkeeping of every row. */
+static int any_hinted(const bagz_reader *r) {
+  for (size_t i = 0; i < r->nshards; i++) {
+    const bagz_shard *s = &r->shards[i];
+    if (ds_file_prefetchable(&s->data) || (s->limits && ds_file_prefetchable(s->limits)))
+      return 1;
+  }
+  return 0;
+}
+
 void bagz_scan_ahead_init(bagz_scan_ahead *a, const bagz_reader *r, const ds_rowset *rs) {
   /* interleaved bags: a shard's rows are not one stretch of the walk */
-  a->hi = r->map.layout == DS_LAYOUT_CONCATENATED ? ds_rowset_scan_end(rs) : 0;
+  a->hi = r->map.layout == DS_LAYOUT_CONCATENATED && any_hinted(r) ? ds_rowset_scan_end(rs) : 0;
   a->next = 0;
 }
 
