@@ -128,7 +128,7 @@ typedef struct at_cursor {
   int single;            /* the rowset is one row */
   atlas_readahead *ra;   /* a scan decoding ahead on a second thread */
   int blk_ra;            /* blk belongs to ra */
-  atlas_scan_ahead ahead; /* without ra: remote shards' hints */
+  ds_scan_ahead ahead; /* without ra: remote shards' hints */
   uint64_t loads;        /* blocks loaded since the filter */
   at_res r;
 } at_cursor;
@@ -421,7 +421,7 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   (void)err;
   const ds_rowset *rs = &base->rs;
   ((at_cursor *)base)->single = rs->kind == DS_RS_LIST && rs->nids == 1;
-  atlas_scan_ahead_init(&((at_cursor *)base)->ahead, AT(base->ds)->reader, rs);
+  ds_scan_ahead_init(&((at_cursor *)base)->ahead, rs);
   if (rs->kind == DS_RS_LIST && rs->nids > 1 && rs->limit == UINT64_MAX)
     atlas_prefetch(AT(base->ds)->reader, rs->ids, rs->nids);
   return 0;

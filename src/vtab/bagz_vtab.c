@@ -82,7 +82,7 @@ typedef struct bagz_cursor {
   int rec_ok;            /* without read-ahead: ra_rec holds row rec_row, so */
   uint64_t rec_row;      /* a query using record twice decompresses it once */
   int located;           /* row/shard/shard_index are valid */
-  bagz_scan_ahead ahead; /* without read-ahead: remote shards' hints */
+  ds_scan_ahead ahead; /* without read-ahead: remote shards' hints */
 } bagz_cursor;
 
 /* idxNum flag (module-specific bit of plan.h's encoding): the query reads
