@@ -606,8 +606,7 @@ const ds_table_def ds_atlas_def = {
     .update = at_update}; /* mode=create|replace */
 
 const ds_help_entry ds_atlas_help[] = {
-    {"module", "atlas", "atlas('dataset/dir' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
-     "USING atlas('dataset/dir', name=value, ...)", ds_atlas_option_groups, DS_HELP_FORMS},
+    DS_HELP_MODULE("atlas", "'dataset/dir'", "'dataset/dir'", ds_atlas_option_groups),
     {NULL, NULL, NULL, NULL, 0}};
 
 /* module_options.h */

@@ -405,8 +405,7 @@ const ds_table_def ds_bagz_def = {
     .module = &bagz_records_module};
 
 const ds_help_entry ds_bagz_help[] = {
-    {"module", "bagz", "bagz('file.bagz' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
-     "USING bagz('data@*.bagz', name=value, ...)", ds_bagz_option_groups, DS_HELP_FORMS},
+    DS_HELP_MODULE("bagz", "'file.bagz'", "'data@*.bagz'", ds_bagz_option_groups),
     {NULL, NULL, NULL, NULL, 0}};
 
 /* module_options.h */
