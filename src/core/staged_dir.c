@@ -65,8 +65,7 @@ void ds_staged_dir_close(ds_staged_dir *d) {
   free(d);
 }
 
-int ds_staged_dir_begin(void *vd, char **err) {
-  ds_staged_dir *d = vd;
+int ds_staged_dir_begin(ds_staged_dir *d, char **err) {
   if (d->w) return 0;
   if (ds_stage_dir(d->stage, d->fmt->name, &d->tmp, err)) return -1;
   if (d->fmt->open(d->tmp, d->cfg, &d->w, err)) {
@@ -87,13 +86,11 @@ int ds_staged_dir_add(ds_staged_dir *d, const ds_value *v, char **err) {
   return d->fmt->add(d->w, v, err);
 }
 
-uint64_t ds_staged_dir_count(void *vd) {
-  ds_staged_dir *d = vd;
+uint64_t ds_staged_dir_count(const ds_staged_dir *d) {
   return d->w ? d->fmt->count(d->w) : 0;
 }
 
-int ds_staged_dir_mark(void *vd, void **mark, char **err) {
-  ds_staged_dir *d = vd;
+int ds_staged_dir_mark(ds_staged_dir *d, void **mark, char **err) {
   if (!d->w && ds_staged_dir_begin(d, err)) return -1;
   uint64_t *m = malloc(sizeof *m);
   if (!m) return ds_err(err, "out of memory");
@@ -102,15 +99,13 @@ int ds_staged_dir_mark(void *vd, void **mark, char **err) {
   return 0;
 }
 
-int ds_staged_dir_rollback_to(void *vd, const void *mark, char **err) {
-  ds_staged_dir *d = vd;
+int ds_staged_dir_rollback_to(ds_staged_dir *d, const void *mark, char **err) {
   uint64_t n = *(const uint64_t *)mark;
   if (!d->w || d->fmt->count(d->w) == n) return 0;
   return d->fmt->truncate(d->w, n, err);
 }
 
-int ds_staged_dir_prepare(void *vd, char **err) {
-  ds_staged_dir *d = vd;
+int ds_staged_dir_prepare(ds_staged_dir *d, char **err) {
   if (!d->w && ds_staged_dir_begin(d, err)) return -1;
   if (d->fmt->finish(d->w, err)) {
     ds_err_prefix(err, d->path);
@@ -120,8 +115,7 @@ int ds_staged_dir_prepare(void *vd, char **err) {
   return ds_stage_sync(d->stage, err);
 }
 
-int ds_staged_dir_publish(void *vd, char **err) {
-  ds_staged_dir *d = vd;
+int ds_staged_dir_publish(ds_staged_dir *d, char **err) {
   int rc = ds_stage_publish(d->stage, err); /* 1: published, with an error */
   if (rc < 0) return -1;
   d->fmt->free(d->w);
@@ -131,16 +125,14 @@ int ds_staged_dir_publish(void *vd, char **err) {
   return rc;
 }
 
-void ds_staged_dir_abort(void *vd) {
-  ds_staged_dir *d = vd;
+void ds_staged_dir_abort(ds_staged_dir *d) {
   if (d->w) d->fmt->free(d->w);
   d->w = NULL;
   d->tmp = NULL;
   ds_stage_discard(d->stage);
 }
 
-const char *ds_staged_dir_published(void *vd) {
-  ds_staged_dir *d = vd;
+const char *ds_staged_dir_published(const ds_staged_dir *d) {
   return d->published ? d->path : NULL;
 }
 

@@ -21,6 +21,7 @@
 
 #include "core/stage.h"
 #include "core/value.h"
+#include "core/writer_steps.h"
 
 typedef struct ds_dir_format {
   const char *name;   /* "atlas", for messages */
@@ -49,21 +50,16 @@ void ds_staged_dir_close(ds_staged_dir *d);
 /* Directory and lock key (malloc'd) for a target directory path. */
 int ds_staged_dir_target(const char *path, char **dir, char **key, char **err);
 
+/* The transaction: ds_staged_dir_begin, _count, _mark, _rollback_to,
+ * _prepare, _publish and _abort (core/writer_steps.h). */
+DS_WRITER_STEPS(ds_staged_dir, ds_staged_dir);
 int ds_staged_dir_add(ds_staged_dir *d, const ds_value *v, char **err);
-uint64_t ds_staged_dir_count(void *d);
-/* The writer_txn steps. */
-int ds_staged_dir_begin(void *d, char **err);
-int ds_staged_dir_mark(void *d, void **mark, char **err);
-int ds_staged_dir_rollback_to(void *d, const void *mark, char **err);
-int ds_staged_dir_prepare(void *d, char **err);
-int ds_staged_dir_publish(void *d, char **err);
-void ds_staged_dir_abort(void *d);
 /* The cfg given to ds_staged_dir_open. */
 const void *ds_staged_dir_config(const ds_staged_dir *d);
 /* The format writer of this transaction (what the format's open made),
  * or NULL before its first row: for a format's shortcut past add. */
 void *ds_staged_dir_writer(const ds_staged_dir *d);
 /* The published directory, or NULL before the first publish. */
-const char *ds_staged_dir_published(void *d);
+const char *ds_staged_dir_published(const ds_staged_dir *d);
 
 #endif

@@ -93,6 +93,10 @@ int ds_detect_shard_bytes(const char *shard, const ds_detected *d,
                           uint64_t *bytes, char **err) {
   *bytes = 0;
   if (!d->format) return ds_err(err, "%s: unknown format", shard);
+  if (d->format->file_bytes) {
+    *bytes = d->format->file_bytes(shard, d->detail);
+    return 0;
+  }
   return d->format->shard_bytes(shard, d->detail, bytes, err);
 }
 
@@ -100,5 +104,8 @@ int ds_detect_bytes(const char *path, const ds_detected *d, uint64_t *bytes,
                     char **err) {
   *bytes = 0;
   if (!d->format) return ds_err(err, "%s: unknown format", path);
+  if (d->format->expand)
+    return ds_fmt_listed_bytes(path, d->detail, d->format->expand, d->format->file_bytes, bytes,
+                               err);
   return d->format->bytes(path, d->detail, bytes, err);
 }

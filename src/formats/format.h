@@ -17,6 +17,7 @@
 struct ds_detected;
 struct ds_shards_options;
 struct ds_shard_listing;
+struct ds_shard_list;
 
 typedef struct ds_format_bytes {
   const char *name; /* "bagz": the format and the module that reads it */
@@ -37,10 +38,16 @@ typedef struct ds_format_bytes {
    * (NULL: no such rule); in file_rule "{}" stands for the file's name. */
   const char *dir_rule;
   const char *file_rule;
-  /* Bytes on disk of the dataset at `path` / of one shard of it. */
+  /* Bytes on disk of the dataset at `path` / of one shard of it (NULL:
+   * those of a format kept in files, from expand and file_bytes). */
   int (*bytes)(const char *path, unsigned detail, uint64_t *bytes, char **err);
   int (*shard_bytes)(const char *shard, unsigned detail, uint64_t *bytes,
                      char **err);
+  /* A format kept in files (bagz, datadings, tfrecord; formats/
+   * format_files.h DS_FILE_FORMAT): the files the spec `path` names, and
+   * the bytes on disk of one of them with its side files. */
+  int (*expand)(const char *path, struct ds_shard_list *out, char **err);
+  uint64_t (*file_bytes)(const char *file, unsigned detail);
   /* The shard listing (formats/shards.h): out is zeroed, out->format set. */
   int (*list_shards)(const char *path, const struct ds_detected *d,
                      const struct ds_shards_options *o,

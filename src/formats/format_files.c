@@ -14,21 +14,21 @@
 
 #define MAX_DEPTH 64 /* directory nesting followed by ds_fmt_dir_bytes */
 
-int ds_fmt_listed_bytes(const char *path, int (*expand)(const char *, ds_shard_list *, char **),
-                        uint64_t (*file_bytes)(const char *), uint64_t *total, char **err) {
+int ds_fmt_listed_bytes(const char *path, unsigned detail,
+                        int (*expand)(const char *, ds_shard_list *, char **),
+                        uint64_t (*file_bytes)(const char *, unsigned), uint64_t *total,
+                        char **err) {
   ds_shard_list l;
   *total = 0;
   if (expand(path, &l, err)) return -1;
-  for (size_t i = 0; i < l.n; i++) *total += file_bytes(l.paths[i]);
+  for (size_t i = 0; i < l.n; i++) *total += file_bytes(l.paths[i], detail);
   ds_shard_list_free(&l);
   return 0;
 }
 
-int ds_fmt_shard_file_bytes(const char *shard, unsigned detail, uint64_t *bytes, char **err) {
+uint64_t ds_fmt_file_bytes(const char *file, unsigned detail) {
   (void)detail;
-  (void)err;
-  *bytes = ds_fmt_file_size(shard);
-  return 0;
+  return ds_fmt_file_size(file);
 }
 
 int ds_fmt_is_dir(const char *path) {

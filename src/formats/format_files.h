@@ -18,12 +18,15 @@ int ds_fmt_exists_join(const char *a, const char *sep, const char *b);
 int ds_fmt_ends_with(const char *s, const char *suffix);
 /* Size of the regular file path, 0 when it is none. */
 uint64_t ds_fmt_file_size(const char *path);
-/* format.h bytes of a format whose spec lists its files: *total = the
- * sum of file_bytes over the files expand(path) lists. */
-int ds_fmt_listed_bytes(const char *path, int (*expand)(const char *, ds_shard_list *, char **),
-                        uint64_t (*file_bytes)(const char *), uint64_t *total, char **err);
-/* format.h shard_bytes of a format whose shard is one file: its size. */
-int ds_fmt_shard_file_bytes(const char *shard, unsigned detail, uint64_t *bytes, char **err);
+/* The bytes of a format kept in files (format.h expand, file_bytes):
+ * *total = the sum of file_bytes over the files expand(path) lists. */
+int ds_fmt_listed_bytes(const char *path, unsigned detail,
+                        int (*expand)(const char *, ds_shard_list *, char **),
+                        uint64_t (*file_bytes)(const char *, unsigned), uint64_t *total,
+                        char **err);
+/* format.h file_bytes of a format whose files have no side files: the
+ * file's size. */
+uint64_t ds_fmt_file_bytes(const char *file, unsigned detail);
 /* Add the sizes of the regular files under dir to *total (lstat: links
  * are not followed). */
 int ds_fmt_dir_bytes(const char *dir, uint64_t *total, char **err);
@@ -42,6 +45,13 @@ int ds_fmt_detect_dir_by(const char *dir, const char *first, unsigned first_deta
 #define DS_FOLDER_FORMAT(fmt_name, detect, rule, list)                                        \
   {.name = fmt_name, .detect_dir = detect, .dir_rule = rule, .bytes = ds_fmt_folder_bytes,   \
    .shard_bytes = ds_fmt_folder_bytes, .list_shards = list}
+/* The descriptor (format.h) of a format kept in files (bagz, datadings,
+ * tfrecord): told by `file` and `pattern` (`rule` says what they look
+ * for), its files those `spec_files` lists, each `bytes_of` bytes on
+ * disk, its shards from `list`. */
+#define DS_FILE_FORMAT(fmt_name, file, pattern, rule, spec_files, bytes_of, list)            \
+  {.name = fmt_name, .detect_file = file, .detect_pattern = pattern, .file_rule = rule,      \
+   .expand = spec_files, .file_bytes = bytes_of, .list_shards = list}
 /* mode=replace's first look at the path of a dataset kept in a folder:
  * 0 when nothing is there, 1 when it is a directory (the writer then
  * looks inside), else an error: not a directory, so not `what` (e.g.

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "core/stage.h"
+#include "core/writer_steps.h"
 
 /* A staging shard: its records, its side file (or NULL), its count. */
 typedef struct sw_shard {
@@ -96,24 +97,15 @@ int sharded_writer_open(ds_stage *stage, const char *spec, uint64_t rows_per_sha
                         char **err);
 void sharded_writer_close(sharded_writer *w);
 
-/* Start a transaction (continues the published dataset, if any). */
-int sharded_writer_begin(sharded_writer *w, char **err);
+/* The transaction: sharded_writer_begin, _count, _mark, _rollback_to,
+ * _prepare (every file split, finished by the format, named and fsynced),
+ * _publish (shard 0 last: the commit point) and _abort, as
+ * core/writer_steps.h says. */
+DS_WRITER_STEPS(sharded_writer, sharded_writer);
 /* Append one record. */
 int sharded_writer_add(sharded_writer *w, const uint8_t *p, size_t n, char **err);
-/* Records so far (published and staged). */
-uint64_t sharded_writer_count(const sharded_writer *w);
 /* The staging shard records go to now. */
 sw_shard *sharded_writer_current(sharded_writer *w);
-/* A savepoint (opaque, malloc'd; free()) and going back to it. */
-int sharded_writer_mark(sharded_writer *w, void **mark, char **err);
-int sharded_writer_rollback_to(sharded_writer *w, const void *mark, char **err);
-/* Finish every file (split, the format's finish, names) and fsync: then
- * only publish or abort remain. Shard 0 is published last: the commit point. */
-int sharded_writer_prepare(sharded_writer *w, char **err);
-/* 0 published; 1 published with *err (the directory's fsync); -1 not. */
-int sharded_writer_publish(sharded_writer *w, char **err);
-/* Forget the transaction: back to the last published state. */
-void sharded_writer_abort(sharded_writer *w);
 /* The spec a reader opens to see the published dataset (NULL before the
  * first publish), e.g. "dir/train@3.tfrecord". */
 const char *sharded_writer_published_spec(const sharded_writer *w);

@@ -128,7 +128,7 @@ typedef struct at_cursor {
   int single;            /* the rowset is one row */
   atlas_readahead *ra;   /* a scan decoding ahead on a second thread */
   int blk_ra;            /* blk belongs to ra */
-  atlas_scan_ahead ahead; /* without ra: remote shards' hints */
+  ds_scan_ahead ahead; /* without ra: remote shards' hints */
   uint64_t loads;        /* blocks loaded since the filter */
   at_res r;
 } at_cursor;
@@ -421,7 +421,7 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   (void)err;
   const ds_rowset *rs = &base->rs;
   ((at_cursor *)base)->single = rs->kind == DS_RS_LIST && rs->nids == 1;
-  atlas_scan_ahead_init(&((at_cursor *)base)->ahead, AT(base->ds)->reader, rs);
+  ds_scan_ahead_init(&((at_cursor *)base)->ahead, rs);
   if (rs->kind == DS_RS_LIST && rs->nids > 1 && rs->limit == UINT64_MAX)
     atlas_prefetch(AT(base->ds)->reader, rs->ids, rs->nids);
   return 0;
@@ -606,8 +606,7 @@ const ds_table_def ds_atlas_def = {
     .update = at_update}; /* mode=create|replace */
 
 const ds_help_entry ds_atlas_help[] = {
-    {"module", "atlas", "atlas('dataset/dir' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
-     "USING atlas('dataset/dir', name=value, ...)", ds_atlas_option_groups, DS_HELP_FORMS},
+    DS_HELP_MODULE("atlas", "'dataset/dir'", "'dataset/dir'", ds_atlas_option_groups),
     {NULL, NULL, NULL, NULL, 0}};
 
 /* module_options.h */

@@ -82,7 +82,7 @@ typedef struct bagz_cursor {
   int rec_ok;            /* without read-ahead: ra_rec holds row rec_row, so */
   uint64_t rec_row;      /* a query using record twice decompresses it once */
   int located;           /* row/shard/shard_index are valid */
-  bagz_scan_ahead ahead; /* without read-ahead: remote shards' hints */
+  ds_scan_ahead ahead; /* without read-ahead: remote shards' hints */
 } bagz_cursor;
 
 /* idxNum flag (module-specific bit of plan.h's encoding): the query reads
@@ -405,8 +405,7 @@ const ds_table_def ds_bagz_def = {
     .module = &bagz_records_module};
 
 const ds_help_entry ds_bagz_help[] = {
-    {"module", "bagz", "bagz('file.bagz' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
-     "USING bagz('data@*.bagz', name=value, ...)", ds_bagz_option_groups, DS_HELP_FORMS},
+    DS_HELP_MODULE("bagz", "'file.bagz'", "'data@*.bagz'", ds_bagz_option_groups),
     {NULL, NULL, NULL, NULL, 0}};
 
 /* module_options.h */

@@ -949,8 +949,7 @@ const ds_table_def ds_bcolz_def = {
     .update = bz_update}; /* mode=create|replace */
 
 const ds_help_entry ds_bcolz_help[] = {
-    {"module", "bcolz", "bcolz('table/dir' [, 'name=value,...']), or CREATE VIRTUAL TABLE t "
-     "USING bcolz('table/dir', name=value, ...)", ds_bcolz_option_groups, DS_HELP_FORMS},
+    DS_HELP_MODULE("bcolz", "'table/dir'", "'table/dir'", ds_bcolz_option_groups),
     {"function", "bcolz_attrs", "SELECT * FROM bcolz_attrs('table/dir'): the user attributes",
      NULL, 0},
     {"function", "bcolz_stats", "SELECT * FROM bcolz_stats('table/dir'): per-chunk statistics",

@@ -265,9 +265,7 @@ const ds_table_def ds_tfrecord_def = {
     .module = &tfr_records_module};
 
 const ds_help_entry ds_tfrecord_help[] = {
-    {"module", MOD, "tfrecord('file.tfrecord' [, 'name=value,...']), or CREATE VIRTUAL "
-     "TABLE t USING tfrecord('train@*.tfrecord', name=value, ...)",
-     ds_tfrecord_option_groups, DS_HELP_FORMS},
+    DS_HELP_MODULE(MOD, "'file.tfrecord'", "'train@*.tfrecord'", ds_tfrecord_option_groups),
     {NULL, NULL, NULL, NULL, 0}};
 
 /* module_options.h: the set a dataset opened (NULL: a writer's table). */

@@ -20,6 +20,15 @@
 #include "core/prefetch_rows.h"
 #include "core/vfs.h"
 
+/* A dictionary file, loaded: the dictionary, its file and its
+ * dictionary ID (0: raw content). What a shard's own dictionary and the
+ * reader's shared one both are. */
+typedef struct atlas_dict {
+  ds_zstd_dict *zd;
+  char *path;
+  unsigned id;
+} atlas_dict;
+
 /* One shard directory, opened and checked. */
 typedef struct atlas_shard {
   char *dir;                /* directory path, for messages */
@@ -34,11 +43,9 @@ typedef struct atlas_shard {
   char dtype[8];            /* "|u1", "<u2", ... */
   ds_file data;             /* data.bin, streamed (size 0 when absent) */
   int has_data;
-  ds_zstd_dict *own_dict;   /* strategy 3: <shard>/zstd_dict.bin */
-  const ds_zstd_dict *dict; /* what blocks decode with (own or shared) */
-  const char *dict_path;    /* its file (borrowed), NULL when none */
-  unsigned dict_id;
-  char *own_dict_path;
+  atlas_dict own;           /* strategy 3: <shard>/zstd_dict.bin */
+  const atlas_dict *dict;   /* what blocks decode with (own or the reader's
+                             * shared one), NULL when none */
   uint64_t *checked;        /* a bit per block: checked whole (atomic) */
 } atlas_shard;
 
@@ -49,9 +56,7 @@ struct atlas_reader {
   atlas_shard *shards;
   size_t nshards;
   uint64_t count;
-  ds_zstd_dict *shared;     /* ROOT/zstd_dict.bin (or the given file) */
-  char *shared_path;
-  unsigned shared_id;
+  atlas_dict shared;        /* ROOT/zstd_dict.bin (or the given file) */
 };
 
 /* ----------------------------------------------------------- helpers */
@@ -301,34 +306,38 @@ static int check_offsets(const atlas_shard *s, char **err) {
 
 /* ---------------------------------------------------- dictionaries */
 
-/* Load a dictionary file; *id gets its dictionary ID (0: raw content). */
-static int load_dict(const char *path, ds_zstd_dict **out, unsigned *id,
-                     char **err) {
+/* Load the dictionary file d->path into d (zd, id). */
+static int load_dict(atlas_dict *d, char **err) {
   ds_file f;
-  if (ds_file_load_index(&f, path, err)) return -1;
+  if (ds_file_load_index(&f, d->path, err)) return -1;
   int rc = 0;
-  if (f.size == 0) rc = ds_err(err, "%s: empty dictionary file", path);
-  else if (ds_zstd_dict_new(f.data, (size_t)f.size, out, err) == 0)
-    *id = ZSTD_getDictID_fromDict(f.data, (size_t)f.size);
+  if (f.size == 0) rc = ds_err(err, "%s: empty dictionary file", d->path);
+  else if (ds_zstd_dict_new(f.data, (size_t)f.size, &d->zd, err) == 0)
+    d->id = ZSTD_getDictID_fromDict(f.data, (size_t)f.size);
   else {
-    ds_err_prefix(err, path);
+    ds_err_prefix(err, d->path);
     rc = -1;
   }
   ds_file_close(&f);
   return rc;
 }
 
+/* Free what d holds (not d itself). */
+static void free_dict(atlas_dict *d) {
+  ds_zstd_dict_free(d->zd);
+  free(d->path);
+}
+
 /* Strategy 3: the shard's own zstd_dict.bin. */
 static int load_shard_dict(atlas_shard *s, char **err) {
-  s->own_dict_path = ds_path_join(s->dir, "zstd_dict.bin");
-  if (!s->own_dict_path) return ds_err(err, "out of memory");
-  if (!ds_path_exists(s->own_dict_path, NULL))
+  s->own.path = ds_path_join(s->dir, "zstd_dict.bin");
+  if (!s->own.path) return ds_err(err, "out of memory");
+  if (!ds_path_exists(s->own.path, NULL))
     return ds_err(err, "%s: missing, but %s/meta.json says compression_strategy "
                        "3 (this shard's own dictionary)",
-                  s->own_dict_path, s->dir);
-  if (load_dict(s->own_dict_path, &s->own_dict, &s->dict_id, err)) return -1;
-  s->dict = s->own_dict;
-  s->dict_path = s->own_dict_path;
+                  s->own.path, s->dir);
+  if (load_dict(&s->own, err)) return -1;
+  s->dict = &s->own;
   return 0;
 }
 
@@ -336,20 +345,20 @@ static int load_shard_dict(atlas_shard *s, char **err) {
  * meta.json that asks for it. */
 static int load_shared_dict(atlas_reader *r, const char *given,
                             const char *why, char **err) {
-  if (r->shared) return 0;
+  if (r->shared.zd) return 0;
   if (!given && r->bare)
     return ds_err(err, "%s/meta.json: compression_strategy 2 needs the dataset's "
                        "shared dictionary (zstd_dict.bin in the dataset root), "
                        "which a bare shard directory does not have: open the "
                        "dataset root, or name the dictionary file",
                   r->path);
-  r->shared_path = given ? strdup(given) : ds_path_join(r->path, "zstd_dict.bin");
-  if (!r->shared_path) return ds_err(err, "out of memory");
-  if (!given && !ds_path_exists(r->shared_path, NULL))
+  r->shared.path = given ? strdup(given) : ds_path_join(r->path, "zstd_dict.bin");
+  if (!r->shared.path) return ds_err(err, "out of memory");
+  if (!given && !ds_path_exists(r->shared.path, NULL))
     return ds_err(err, "%s: missing, but %s says compression_strategy 2 (shared "
                        "dictionary)",
-                  r->shared_path, why);
-  return load_dict(r->shared_path, &r->shared, &r->shared_id, err);
+                  r->shared.path, why);
+  return load_dict(&r->shared, err);
 }
 
 /* Give every strategy-2 shard the shared dictionary. */
@@ -367,9 +376,7 @@ static int attach_shared(atlas_reader *r, const char *given, char **err) {
     int rc = why ? load_shared_dict(r, given, why, err) : ds_err(err, "out of memory");
     free(why);
     if (rc) return -1;
-    s->dict = r->shared;
-    s->dict_path = r->shared_path;
-    s->dict_id = r->shared_id;
+    s->dict = &r->shared;
   }
   return 0;
 }
@@ -392,8 +399,7 @@ static int open_shard(atlas_shard *s, char **err) {
 static void close_shard(atlas_shard *s) {
   ds_file_close(&s->index);
   ds_file_close(&s->data);
-  ds_zstd_dict_free(s->own_dict);
-  free(s->own_dict_path);
+  free_dict(&s->own);
   free(s->checked);
   free(s->dir);
   free(s->name);
@@ -641,8 +647,7 @@ void atlas_close(atlas_reader *r) {
   if (!r) return;
   for (size_t k = 0; k < r->nshards; k++) close_shard(&r->shards[k]);
   free(r->shards);
-  ds_zstd_dict_free(r->shared);
-  free(r->shared_path);
+  free_dict(&r->shared);
   free(r->path);
   free(r);
 }
@@ -736,11 +741,11 @@ uint64_t atlas_index_entry(const atlas_reader *r, size_t shard, uint64_t i) {
 }
 
 const char *atlas_dict_path(const atlas_reader *r, size_t shard) {
-  return shard < r->nshards ? r->shards[shard].dict_path : NULL;
+  return shard < r->nshards && r->shards[shard].dict ? r->shards[shard].dict->path : NULL;
 }
 
 unsigned atlas_dict_id(const atlas_reader *r, size_t shard) {
-  return shard < r->nshards ? r->shards[shard].dict_id : 0;
+  return shard < r->nshards && r->shards[shard].dict ? r->shards[shard].dict->id : 0;
 }
 
 uint64_t atlas_shard_first(const atlas_reader *r, size_t shard) {
@@ -795,7 +800,8 @@ int atlas_block_range(const atlas_reader *r, size_t shard, uint64_t block,
 static int check_frame_dict(const atlas_shard *s, uint64_t block,
                             const uint8_t *src, size_t n, char **err) {
   unsigned fid = ds_zstd_frame_dict_id(src, n);
-  if (fid == 0 || fid == s->dict_id) return 0; /* none named, or the right one */
+  if (fid == 0 || (s->dict && fid == s->dict->id))
+    return 0; /* none named, or the right one */
   if (!s->dict)
     return ds_err(err, "%s: block %llu was compressed with dictionary %u, but "
                        "%s/meta.json says compression_strategy %d (no dictionary)",
@@ -803,8 +809,8 @@ static int check_frame_dict(const atlas_shard *s, uint64_t block,
                   s->meta.compression_strategy);
   return ds_err(err, "%s: block %llu was compressed with dictionary %u, but %s "
                      "has dictionary %u%s",
-                s->data.path, (unsigned long long)block, fid, s->dict_path,
-                s->dict_id, s->dict_id ? "" : " (raw content, no ID)");
+                s->data.path, (unsigned long long)block, fid, s->dict->path,
+                s->dict->id, s->dict->id ? "" : " (raw content, no ID)");
 }
 
 /* The block's range in data.bin, refusing an empty block. */
@@ -875,7 +881,7 @@ int atlas_block(const atlas_reader *r, ds_zstd_ctx *z, ds_view *v, size_t shard,
   const uint8_t *src;
   if (read_data(s, v, off, len, &src, err)) return -1;
   if (check_frame_dict(s, block, src, (size_t)len, err)) return -1;
-  z->dict = s->dict;
+  z->dict = s->dict ? s->dict->zd : NULL;
   if (!buf->cap) { /* a fresh buffer: exactly the size the frame declares
                     * (when plausible and within max_value_bytes: codec.c
                     * refuses the rest) */

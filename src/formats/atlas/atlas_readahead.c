@@ -66,7 +66,7 @@ struct atlas_readahead {
   uint64_t last_block;
   uint64_t last_lo, last_hi; /* that block's rows [lo, hi) */
   int walk_done;
-  atlas_scan_ahead ahead; /* remote shards' hints of the claims */
+  ds_scan_ahead ahead; /* remote shards' hints of the claims */
   uint64_t next_claim;  /* next block number to claim */
   uint64_t consumer;    /* block number the cursor reads */
   int holding;          /* the cursor holds slot consumer % NSLOTS */
@@ -177,7 +177,7 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
   ra->it = *it;
   ra->last_shard = shard;
   ra->last_block = block;
-  atlas_scan_ahead_init(&ra->ahead, r, it->rs);
+  ds_scan_ahead_init(&ra->ahead, it->rs);
   ds_zstd_ctx_init(&ra->wown.z, NULL);
   ra->wown.z.contiguous = 1; /* codec.h */
   ra->wown.z.max_out = max_value_bytes;

@@ -14,12 +14,6 @@
  * shard's data.bin. */
 #define NEAR_END ((uint64_t)4 << 20)
 
-void atlas_scan_ahead_init(atlas_scan_ahead *a, const atlas_reader *r, const ds_rowset *rs) {
-  (void)r;
-  a->hi = ds_rowset_scan_end(rs);
-  a->next = 0;
-}
-
 /* The smaller of a and b. */
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
@@ -36,15 +30,12 @@ static void hint_shard(const atlas_reader *r, size_t s, uint64_t block, uint64_t
   if (to > from) atlas_read_ahead(r, s, from, min64(most, to - from));
 }
 
-void atlas_scan_ahead_block(atlas_scan_ahead *a, const atlas_reader *r, size_t shard,
+void atlas_scan_ahead_block(ds_scan_ahead *a, const atlas_reader *r, size_t shard,
                             uint64_t block) {
   size_t n = atlas_nshards(r);
   if (!a->hi || shard >= n) return;
-  if (shard >= a->next) {
-    hint_shard(r, shard, block, a->hi, HINT_DATA);
-    a->next = shard + 1;
-  }
-  if (a->next != shard + 1 || shard + 1 >= n || block >= atlas_num_blocks(r, shard)) return;
+  if (ds_scan_ahead_enter(a, shard)) hint_shard(r, shard, block, a->hi, HINT_DATA);
+  if (!ds_scan_ahead_next_due(a, shard, n) || block >= atlas_num_blocks(r, shard)) return;
   uint64_t size = atlas_data_size(r, shard), at = atlas_index_entry(r, shard, block);
   if (size > at && size - at > NEAR_END) return;
   /* shards with no rows are skipped: the walk goes on to the next one */

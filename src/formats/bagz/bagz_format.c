@@ -123,32 +123,14 @@ static int detect_pattern(const char *path, unsigned *detail, char **err) {
   return 1;
 }
 
-/* Bytes of bagz file `file` and, when separate, its limits file. */
-static uint64_t bagz_file_bytes(const char *file, int separate) {
+/* format.h file_bytes: bagz file `file` and, when the limits are
+ * separate, its limits file. */
+static uint64_t file_bytes(const char *file, unsigned detail) {
   uint64_t total = ds_fmt_file_size(file);
-  char *lp = separate ? bagz_limits_path(file) : NULL;
+  char *lp = (detail & DS_BAGZ_DETECT_SEPARATE) ? bagz_limits_path(file) : NULL;
   if (lp) total += ds_fmt_file_size(lp);
   free(lp);
   return total;
-}
-
-/* format.h shard_bytes */
-static int shard_bytes(const char *shard, unsigned detail, uint64_t *bytes,
-                       char **err) {
-  (void)err;
-  *bytes = bagz_file_bytes(shard, (detail & DS_BAGZ_DETECT_SEPARATE) != 0);
-  return 0;
-}
-
-/* format.h bytes: every file of the spec. */
-static int bytes(const char *path, unsigned detail, uint64_t *total, char **err) {
-  ds_shard_list l;
-  *total = 0;
-  if (ds_shard_spec_expand(path, &l, err)) return -1;
-  for (size_t i = 0; i < l.n; i++)
-    *total += bagz_file_bytes(l.paths[i], (detail & DS_BAGZ_DETECT_SEPARATE) != 0);
-  ds_shard_list_free(&l);
-  return 0;
 }
 
 /* A bag and the io its limits are read through (pread, see bagz_io). */
@@ -200,12 +182,7 @@ static int list_shards(const char *path, const ds_detected *d,
   return rc;
 }
 
-const ds_format_bytes ds_bagz_format = {
-    .name = "bagz",
-    .detect_file = detect_file,
-    .detect_pattern = detect_pattern,
-    .file_rule = "a .bag or .bagz name, limits.{} beside it, or a valid limits tail (bagz)",
-    .bytes = bytes,
-    .shard_bytes = shard_bytes,
-    .list_shards = list_shards,
-};
+const ds_format_bytes ds_bagz_format = DS_FILE_FORMAT(
+    "bagz", detect_file, detect_pattern,
+    "a .bag or .bagz name, limits.{} beside it, or a valid limits tail (bagz)",
+    ds_shard_spec_expand, file_bytes, list_shards);

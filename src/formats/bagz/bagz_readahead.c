@@ -68,7 +68,7 @@ typedef struct slot {
 struct bagz_readahead {
   const bagz_reader *r;
   ds_rowiter it;        /* shared: guarded by mu */
-  bagz_scan_ahead ahead; /* remote shards' hints of the claims: guarded by mu */
+  ds_scan_ahead ahead; /* remote shards' hints of the claims: guarded by mu */
   int walk_done;
   uint64_t next_claim;  /* next batch number to claim */
   uint64_t consumer;    /* batch the cursor is reading */

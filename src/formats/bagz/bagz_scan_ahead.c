@@ -25,10 +25,9 @@ static int any_hinted(const bagz_reader *r) {
   return 0;
 }
 
-void bagz_scan_ahead_init(bagz_scan_ahead *a, const bagz_reader *r, const ds_rowset *rs) {
+void bagz_scan_ahead_init(ds_scan_ahead *a, const bagz_reader *r, const ds_rowset *rs) {
   /* interleaved bags: a shard's rows are not one stretch of the walk */
-  a->hi = r->map.layout == DS_LAYOUT_CONCATENATED && any_hinted(r) ? ds_rowset_scan_end(rs) : 0;
-  a->next = 0;
+  ds_scan_ahead_init(a, r->map.layout == DS_LAYOUT_CONCATENATED && any_hinted(r) ? rs : NULL);
 }
 
 /* The smaller of a and b. */
@@ -53,15 +52,13 @@ static void hint_shard(const bagz_shard *s, uint64_t first, uint64_t index, uint
   }
 }
 
-void bagz_scan_ahead_row(bagz_scan_ahead *a, const bagz_reader *r, size_t shard,
+void bagz_scan_ahead_row(ds_scan_ahead *a, const bagz_reader *r, size_t shard,
                          uint64_t index) {
-  if (!a->hi || shard >= r->nshards) return;
+  if (!a->hi || shard >= r->nshards) return;  /* hints off: nothing a row */
   const bagz_shard *s = &r->shards[shard];
-  if (shard >= a->next) {
+  if (ds_scan_ahead_enter(a, shard))
     hint_shard(s, r->map.first[shard], index, a->hi, HINT_RECORDS);
-    a->next = shard + 1;
-  }
-  if (a->next != shard + 1 || shard + 1 >= r->nshards || index >= s->count) return;
+  if (!ds_scan_ahead_next_due(a, shard, r->nshards) || index >= s->count) return;
   double left = (double)s->records_size * (double)(s->count - index) / (double)s->count;
   if (left > (double)NEAR_END) return;
   a->next = shard + 2;

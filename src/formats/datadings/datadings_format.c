@@ -48,8 +48,9 @@ static int detect_pattern(const char *path, unsigned *detail, char **err) {
   return ok ? 1 : -1;
 }
 
-/* Bytes of datadings data file `file` and its index files. */
-static uint64_t dd_file_bytes(const char *file) {
+/* format.h file_bytes: datadings data file `file` and its index files. */
+static uint64_t file_bytes(const char *file, unsigned detail) {
+  (void)detail;
   uint64_t total = ds_fmt_file_size(file);
   for (size_t k = 0; dd_suffixes[k]; k++) {
     char *p = ds_strf("%s%s", file, dd_suffixes[k]);
@@ -57,21 +58,6 @@ static uint64_t dd_file_bytes(const char *file) {
     free(p);
   }
   return total;
-}
-
-/* format.h shard_bytes */
-static int shard_bytes(const char *shard, unsigned detail, uint64_t *bytes,
-                       char **err) {
-  (void)detail;
-  (void)err;
-  *bytes = dd_file_bytes(shard);
-  return 0;
-}
-
-/* format.h bytes: every file of the glob. */
-static int bytes(const char *path, unsigned detail, uint64_t *total, char **err) {
-  (void)detail;
-  return ds_fmt_listed_bytes(path, datadings_expand_paths, dd_file_bytes, total, err);
 }
 
 /* shards.h ds_range_bytes_fn: the samples of rows [a, b). */
@@ -103,7 +89,7 @@ static int list_shards(const char *path, const ds_detected *d,
   for (size_t i = 0; i < l->nshards && rc == 0; i++) {
     ds_shard_info si = {i, datadings_shard_path(r, i), datadings_shard_count(r, i),
                         first, 1, 0, NULL};
-    si.bytes = dd_file_bytes(si.path);
+    si.bytes = file_bytes(si.path, 0);
     rc = ds_shards_add(l, &si, o->split_rows, range_bytes, r, err);
     first += si.rows;
   }
@@ -111,12 +97,6 @@ static int list_shards(const char *path, const ds_detected *d,
   return rc;
 }
 
-const ds_format_bytes ds_datadings_format = {
-    .name = "datadings",
-    .detect_file = detect_file,
-    .detect_pattern = detect_pattern,
-    .file_rule = "{}.offsets or {}.index beside it (datadings)",
-    .bytes = bytes,
-    .shard_bytes = shard_bytes,
-    .list_shards = list_shards,
-};
+const ds_format_bytes ds_datadings_format = DS_FILE_FORMAT(
+    "datadings", detect_file, detect_pattern, "{}.offsets or {}.index beside it (datadings)",
+    datadings_expand_paths, file_bytes, list_shards);

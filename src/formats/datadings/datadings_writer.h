@@ -7,9 +7,10 @@
  * and .md5 (md5sum lines of the five others).
  *
  * Files are staged through core/stage.h; the transaction calls are those
- * of formats/sharded_writer.h (begin, add, mark, rollback_to, prepare, publish,
- * abort), and a next transaction continues the published dataset (its
- * data and offsets files are copied back: a second commit costs a copy).
+ * of core/writer_steps.h (begin, mark, rollback_to, prepare, publish,
+ * abort; add here), and a next transaction continues the published
+ * dataset (its data and offsets files are copied back: a second commit
+ * costs a copy).
  * Every key is kept in memory to refuse duplicates (core/key_store.h:
  * about 15-25 bytes plus the key's length per sample; at commit the table
  * is freed and 8 bytes a key hold the hashes). Knows no SQLite. */
@@ -21,6 +22,7 @@
 
 #include "core/stage.h"
 #include "core/value.h"
+#include "core/writer_steps.h"
 
 typedef struct datadings_writer datadings_writer;
 
@@ -42,7 +44,9 @@ int datadings_writer_open(ds_stage *stage, const char *path,
                           datadings_writer **out, char **err);
 void datadings_writer_close(datadings_writer *w);
 
-int datadings_writer_begin(datadings_writer *w, char **err);
+/* The transaction: datadings_writer_begin, _count, _mark, _rollback_to,
+ * _prepare, _publish and _abort (core/writer_steps.h). */
+DS_WRITER_STEPS(datadings_writer, datadings_writer);
 /* A sample given as msgpack bytes, written as they are. check = 1: they
  * must be one msgpack map whose "key" is the str `key` (0: anything, as
  * upstream's RawWriter accepts). */
@@ -59,14 +63,6 @@ int datadings_writer_add_fields(datadings_writer *w, const uint8_t *key,
 int datadings_writer_add_json(datadings_writer *w, const uint8_t *key,
                               size_t klen, const char *json, size_t n,
                               char **err);
-uint64_t datadings_writer_count(const datadings_writer *w);
-
-int datadings_writer_mark(datadings_writer *w, void **mark, char **err);
-int datadings_writer_rollback_to(datadings_writer *w, const void *mark,
-                                 char **err);
-int datadings_writer_prepare(datadings_writer *w, char **err);
-int datadings_writer_publish(datadings_writer *w, char **err);
-void datadings_writer_abort(datadings_writer *w);
 
 /* The .msgpack path once a publish went through, else NULL. */
 const char *datadings_writer_path(const datadings_writer *w);

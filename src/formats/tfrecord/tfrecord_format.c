@@ -64,12 +64,6 @@ static int detect_pattern(const char *path, unsigned *detail, char **err) {
   return all;
 }
 
-/* format.h bytes: every file of the spec. */
-static int bytes(const char *path, unsigned detail, uint64_t *total, char **err) {
-  (void)detail;
-  return ds_fmt_listed_bytes(path, tfrecord_set_paths, ds_fmt_file_size, total, err);
-}
-
 /* shards.h ds_range_bytes_fn: the frames of rows [a, b) of an uncompressed
  * file (a damaged tail row: to the end of the file); a gzip / zlib file
  * cannot say, so its share of the file by rows. */
@@ -111,13 +105,8 @@ static int list_shards(const char *path, const ds_detected *d, const ds_shards_o
   return rc;
 }
 
-const ds_format_bytes ds_tfrecord_format = {
-    .name = "tfrecord",
-    .detect_file = detect_file,
-    .detect_pattern = detect_pattern,
-    .file_rule = "a .tfrecord or .tfrecords name, or a first record header with a good "
-                 "length CRC (tfrecord)",
-    .bytes = bytes,
-    .shard_bytes = ds_fmt_shard_file_bytes,
-    .list_shards = list_shards,
-};
+const ds_format_bytes ds_tfrecord_format = DS_FILE_FORMAT(
+    "tfrecord", detect_file, detect_pattern,
+    "a .tfrecord or .tfrecords name, or a first record header with a good length CRC "
+    "(tfrecord)",
+    tfrecord_set_paths, ds_fmt_file_bytes, list_shards);
