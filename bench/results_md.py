@@ -82,8 +82,10 @@ def parse(path):
             f = f[:4] + f[7:]
         target, verdict = split_target(" ".join(f[4:]))
         if mode == "mem":
-            rows.append((f[0] + ": peak RSS full / 1/10 size",
-                         kib(f[2]), kib(f[1]), f[3], target, verdict) + spread)
+            what = (": peak RSS 2x / full size" if f[0].endswith(" 2x")
+                    else ": peak RSS full / 1/10 size")
+            name = f[0][:-3] if f[0].endswith(" 2x") else f[0]
+            rows.append((name + what, kib(f[2]), kib(f[1]), f[3], target, verdict) + spread)
         else:
             rows.append((f[0], f[1], f[2], f[3], target, verdict) + spread)
     return head, info, rows
