@@ -3,7 +3,7 @@
 
     /usr/bin/python3 bench/results_md.py [build/bench] > bench/RESULTS.md
 
-Reads RESULTS-b1.txt, -d1, -a1, -c1, -w, -fb1, -tb1 and -r (what bench/run.sh
+Reads RESULTS-b1.txt, -d1, -a1, -c1, -w, -fb1, -tb1, -tf1 and -r (what bench/run.sh
 writes; a missing one is listed as not run) and prints one Markdown table of every
 comparison: dataset, workload, our time, the yardstick's time, the ratio,
 the target and PASS/MISS, the spread (median and maximum of each side's
@@ -21,6 +21,7 @@ SETS = [("b1", "B1", "bagz"), ("d1", "D1", "datadings"),
         ("w", "W", "writing: bagz, datadings, atlas, bcolz"),
         ("fb1", "F-B1", "B1 fanned out on Dask: read_sql on a 2-worker LocalCluster"),
         ("tb1", "T-B1", "bagz of tf.Example records read with records=tfexample"),
+        ("tf1", "TF-1", "TFRecord: T-B1's records as a 1M-record uncompressed TFRecord"),
         ("r", "R", "remote reading: HTTP (nginx) and S3 (the tests' S3 front), 25 ms added "
          "per request, and RW-B1 (writing: B1 copied to s3:// through the same front); the "
          "ratio column is the row's value (a throughput ratio, a time ratio for RW-B1, "
