@@ -105,15 +105,24 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *u) {
   int reason = k == DS_HTTP_WHOLE ? ABORT_TOO_BIG : ABORT_TOO_LONG;
   if (ranged && x->status == 206) {
     limit = x->r->length;
-    /* the answer's length is known: one buffer of exactly that size at
-     * its first bytes (not grown by doubling: no copy of what came, no
-     * room over; a read-ahead block of 2 MiB was copied ~once more) */
-    if (x->body.len == 0 && x->body.cap < limit && limit >= n &&
-        (!x->body.max || limit <= x->body.max)) {
-      uint8_t *d = realloc(x->body.data, (size_t)limit);
+    /* the answer's length is known (its Content-Range, else its
+     * Content-Length; shorter than asked at the object's end: a small
+     * file read ahead whole by a range of 4 MiB): one buffer of exactly
+     * that size at its first bytes (not grown by doubling: no copy of
+     * what came, no room over; a read-ahead block of 2 MiB was copied
+     * ~once more) */
+    uint64_t want = 0;
+    if (x->have_range && !x->range_bad && x->cr_last >= x->cr_first)
+      want = x->cr_last - x->cr_first + 1;
+    else if (x->content_length != DS_HTTP_SIZE_UNKNOWN)
+      want = x->content_length;
+    if (want > limit) want = limit;
+    if (x->body.len == 0 && x->body.cap < want && want >= n &&
+        (!x->body.max || want <= x->body.max)) {
+      uint8_t *d = realloc(x->body.data, (size_t)want);
       if (!d) return 0;
       x->body.data = d;
-      x->body.cap = (size_t)limit;
+      x->body.cap = (size_t)want;
     }
   } else if (ranged) {
     limit = x->body_cap; /* small_whole: the whole object instead */

@@ -57,6 +57,14 @@ def main():
                     "a 70,000-byte range", res[0])
             t.eq([(r["len"], r["cap"]) for r in res], [(70000, 70000), (100000, 100000)],
                  "range answers kept in buffers of exactly their length")
+            # a range past the object's end (how a small file is read
+            # ahead whole): the buffer has the answer's length, not the
+            # asked one (a 4 MiB buffer per small bcolz chunk file before)
+            res, _ = run("range", u, 50000, 4 << 20)
+            t.check(res[0]["ok"] and res[0]["sha256"] == sha(data[50000:]),
+                    "a range past the end: the object's last bytes", res[0])
+            t.eq((res[0]["len"], res[0]["cap"]), (50000, 50000),
+                 "... kept in a buffer of the answer's length, not the range's")
             s3.log.clear()
             t.eq(res[0]["version_id"], "v" + hashlib.md5(data).hexdigest()[:8],
                  "S3's x-amz-version-id kept")
