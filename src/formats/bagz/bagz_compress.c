@@ -296,8 +296,20 @@ int bagz_compressor_drain(bagz_compressor *c, char **err) {
 
 void bagz_compressor_reset(bagz_compressor *c) {
   pthread_mutex_lock(&c->mu);
+  /* First take every queued batch from the helper (it claims READY ones
+   * only), then wait until it compresses none: waiting batch by batch
+   * let it claim, while we waited, a READY batch already passed over,
+   * which it then compressed while we emptied it, and marked DONE over
+   * the batch the next statement fills (frames of dropped rows, out of
+   * order, in the file). */
   for (int i = 0; i < NBATCH; i++)
-    while (c->b[i].state == B_CLAIMED) pthread_cond_wait(&c->cv, &c->mu);
+    if (c->b[i].state == B_READY) c->b[i].state = B_FREE;
+  for (;;) {
+    int busy = 0;
+    for (int i = 0; i < NBATCH; i++) busy |= c->b[i].state == B_CLAIMED;
+    if (!busy) break;
+    pthread_cond_wait(&c->cv, &c->mu);
+  }
   for (int i = 0; i < NBATCH; i++) {
     c->b[i].n = c->b[i].raw.len = c->b[i].out.len = 0;
     free(c->b[i].err);
