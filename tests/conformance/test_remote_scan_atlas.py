@@ -35,36 +35,6 @@ SHARDS = 3
 ROWS = 8000  # a shard
 
 
-def from_zero(log, name):
-    """Bytes of `name` asked for in one run from byte 0 (range GETs of the
-    log that follow each other without a gap)."""
-    end = 0
-    for _, a, b in sorted(dstest.range_gets(log, name), key=lambda g: g[1]):
-        if a > end:
-            break
-        end = max(end, b + 1)
-    return end
-
-
-def next_shard_hint(t, s3, conn, table, name, want0):
-    """threads=1, a fresh table: with the scan standing at row 0 (shard 0
-    is within 4 MiB of its end), the next shard's first bytes asked for
-    ahead are more than 1 MiB (the hint of the next shard: up to 4 MiB, so
-    that the walk does not wait a round trip when it gets there)."""
-    s3.log.clear()
-    cur = conn.execute("SELECT rowid, %s FROM temp.r" % table)
-    row = cur.fetchone()
-    n = 0
-    for _ in range(50):  # the hint's GETs go out on a helper thread: <= 5 s
-        n = from_zero(s3.requests(), name)
-        if n > 1 << 20:
-            break
-        time.sleep(0.1)
-    t.check(row == want0 and n > 1 << 20, "threads=1: at row 0, more than 1 MiB of %s "
-            "asked for ahead (the next shard's hint)" % name, (row == want0, n))
-    cur.close()
-
-
 def main():
     t = dstest.Checker()
     rng = random.Random(2426)
@@ -147,7 +117,7 @@ def main():
                     conn.execute("CREATE VIRTUAL TABLE temp.r USING atlas('%s', threads=1)"
                                  % url)
                     conn.execute("SELECT count(*) FROM temp.r").fetchone()  # opened
-                    next_shard_hint(t, s3, conn, "example", "1/data.bin", want[0])
+                    dstest.next_shard_hint(t, s3, conn, "example", "1/data.bin", want[0])
                     conn.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
