@@ -120,6 +120,23 @@ class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.server_close()
         self.thread.join(timeout=10)
 
+    def quiesce(self, timeout=10.0, still=0.2):
+        """Wait (at most timeout s) until no request is being answered and
+        none arrived for still s: a killed client's requests that the
+        front had fully received still complete after the kill, as on S3,
+        so a test reads what the bucket holds once they have."""
+        end = time.monotonic() + timeout
+        seen, since = -1, time.monotonic()
+        while time.monotonic() < end:
+            with self.lock:
+                busy, n = self.inflight, len(self.log)
+            if busy or n != seen:
+                seen, since = n, time.monotonic()
+            elif time.monotonic() - since >= still:
+                return True
+            time.sleep(0.02)
+        return False
+
     def next_fault(self):
         with self.lock:
             f = self.faults.pop(0) if self.faults else {}
