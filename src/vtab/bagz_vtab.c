@@ -360,6 +360,7 @@ static void arrive(ds_cursor *base, uint64_t g) {
   else
     ds_shard_map_locate(map, g, &c->rec.shard, &c->rec.shard_index);
   c->located = 1;
+  bagz_touch_limits(BAG(base->ds)->reader, c->rec.shard, c->rec.shard_index);
   bagz_scan_ahead_row(&c->ahead, BAG(base->ds)->reader, c->rec.shard, c->rec.shard_index);
 }
 
