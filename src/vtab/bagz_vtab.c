@@ -355,10 +355,12 @@ static void arrive(ds_cursor *base, uint64_t g) {
   bagz_cursor *c = (bagz_cursor *)base;
   const ds_shard_map *map = bagz_shard_map(BAG(base->ds)->reader);
   if (c->located && g == base->row + 1 && map->layout == DS_LAYOUT_CONCATENATED &&
-      c->rec.shard_index + 1 < map->counts[c->rec.shard])
+      c->rec.shard_index + 1 < map->counts[c->rec.shard]) {
     c->rec.shard_index++;
-  else
+  } else { /* a jump (a lookup): its limit is likely a cache miss, fetch it now */
     ds_shard_map_locate(map, g, &c->rec.shard, &c->rec.shard_index);
+    bagz_touch_limits(BAG(base->ds)->reader, c->rec.shard, c->rec.shard_index);
+  }
   c->located = 1;
   bagz_scan_ahead_row(&c->ahead, BAG(base->ds)->reader, c->rec.shard, c->rec.shard_index);
 }

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/common.h"
 #include "formats/sharded_writer.h"
@@ -115,6 +116,26 @@ int ds_record_update(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 
   return rc;
 }
 
+/* The record as the column's value. A one-row statement (a point lookup:
+ * its rowset is one id) hands SQLite a malloc'd copy with free as its
+ * destructor: with SQLITE_TRANSIENT SQLite copies the bytes into a register
+ * that sqlite3_reset frees again, an allocation and a free through its
+ * allocator's mutex (about 830 instructions a lookup; malloc, memcpy and
+ * free: about 100). Scans and lists keep SQLITE_TRANSIENT: there SQLite
+ * reuses the register's buffer row after row. */
+static void result_record(sqlite3_context *ctx, const ds_cursor *c, const uint8_t *p,
+                          size_t n) {
+  if (n && c->rs.kind == DS_RS_LIST && c->rs.nids == 1) {
+    void *copy = malloc(n);
+    if (copy) {
+      memcpy(copy, p, n);
+      sqlite3_result_blob64(ctx, copy, n, free); /* SQLite frees it, also on error */
+      return;
+    }
+  }
+  sqlite3_result_blob64(ctx, n ? p : (const uint8_t *)"", n, SQLITE_TRANSIENT);
+}
+
 int ds_record_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   ds_record_cursor *c = (ds_record_cursor *)cur;
   const ds_record_table *t = (const ds_record_table *)cur->pVtab;
@@ -133,7 +154,7 @@ int ds_record_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
       ds_tfex_columns_result(&t->tfex, &c->tfex, col, c->base.row, p, n,
                              c->base.ds->max_value_bytes, def->name, m->file(&c->base), ctx);
     } else {
-      sqlite3_result_blob64(ctx, n ? p : (const uint8_t *)"", n, SQLITE_TRANSIENT);
+      result_record(ctx, &c->base, p, n);
     }
     return SQLITE_OK;
   }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/big_alloc.h"
 #include "core/common.h"
 #include "core/mapped_file.h"
 #include "core/open_stable.h"
@@ -293,7 +294,7 @@ void bagz_close(bagz_reader *r) {
   for (size_t i = 0; i < r->nshards; i++) {
     ds_file_close(&r->shards[i].data);
     ds_file_close(&r->shards[i].limits_file);
-    free(r->shards[i].limits_mem);
+    ds_big_free(r->shards[i].limits_mem, (size_t)(8 * r->shards[i].count));
   }
   free(r->shards);
   ds_shard_map_free(&r->map);
@@ -330,13 +331,20 @@ const uint8_t *bagz_limits_load(bagz_shard *s) {
   const uint8_t *mem = __atomic_load_n(&s->limits_mem, __ATOMIC_ACQUIRE);
   if (mem || s->count > ((uint64_t)1 << 26)) return mem;
   char *err = NULL;
-  uint8_t *copy = ds_file_copy(s->limits, s->limits_off, 8 * s->count, &err);
-  free(err);
+  /* huge pages where allowed: random lookups touch one limit each, and
+   * with 4 KiB pages every one also missed the TLB (a page walk) */
+  size_t size = (size_t)(8 * s->count);
+  uint8_t *copy = ds_big_alloc(size);
   if (!copy) return NULL;
+  if (ds_file_read(s->limits, s->limits_off, size, copy, &err)) {
+    free(err);
+    ds_big_free(copy, size);
+    return NULL;
+  }
   uint8_t *none = NULL;
   if (!__atomic_compare_exchange_n(&s->limits_mem, &none, copy, 0, __ATOMIC_ACQ_REL,
                                    __ATOMIC_ACQUIRE)) {
-    free(copy); /* another thread was first */
+    ds_big_free(copy, size); /* another thread was first */
     return none;
   }
   return copy;

@@ -78,6 +78,18 @@ int bagz_stored_range(const bagz_reader *r, bagz_io *io, size_t shard,
                       uint64_t index, uint64_t *start, uint64_t *end,
                       char **err);
 
+/* A hint, nothing read: record `index` of shard `shard` comes next. When
+ * the shard's limits are in memory, their line is fetched into the CPU
+ * cache now, so that a point lookup's one cache miss (random rows of a
+ * limits array of megabytes) overlaps the statement's work before the
+ * record is read instead of stalling it. */
+static inline void bagz_touch_limits(const bagz_reader *r, size_t shard, uint64_t index) {
+  if (shard >= r->nshards) return;
+  const bagz_shard *s = &r->shards[shard];
+  const uint8_t *mem = __atomic_load_n(&s->limits_mem, __ATOMIC_ACQUIRE);
+  if (mem && index < s->count) __builtin_prefetch(mem + 8 * index - (index ? 8 : 0));
+}
+
 /* Record g (global index < count), decompressed when the shard is zstd.
  * *p points into io's window (uncompressed) or into `scratch`; it stays
  * valid until the next call with the same io and scratch. scratch->max,

@@ -26,8 +26,12 @@ static int any_hinted(const bagz_reader *r) {
 }
 
 void bagz_scan_ahead_init(ds_scan_ahead *a, const bagz_reader *r, const ds_rowset *rs) {
-  /* interleaved bags: a shard's rows are not one stretch of the walk */
-  ds_scan_ahead_init(a, r->map.layout == DS_LAYOUT_CONCATENATED && any_hinted(r) ? rs : NULL);
+  /* only a forward walk of ranges takes hints (ds_rowset_scan_end), asked
+   * first: a point lookup skips the shards' test. Interleaved bags: a
+   * shard's rows are not one stretch of the walk. */
+  int walk = ds_rowset_scan_end(rs) != 0;
+  ds_scan_ahead_init(a, walk && r->map.layout == DS_LAYOUT_CONCATENATED && any_hinted(r) ? rs
+                                                                                         : NULL);
 }
 
 /* The smaller of a and b. */
