@@ -17,10 +17,20 @@
 #include "formats/atlas/atlas.h"
 
 /* The walk is at block `block` of shard `shard`: the first time in a
- * shard, its data.bin from that block is hinted; within about 4 MiB of a
- * shard's end, the next shard's first bytes are (at most 4 MiB per shard,
- * fewer when the walk ends sooner). */
+ * shard, its data.bin from that block is hinted; within about 8 MiB of a
+ * shard's end, the next shard's first bytes are (at most 8 MiB per shard,
+ * which the remote file cuts to a stream's window, fewer when the walk
+ * ends sooner). */
 void atlas_scan_ahead_block(ds_scan_ahead *a, const atlas_reader *r, size_t shard,
                             uint64_t block);
+
+/* The open is about to read the first rows (the schema's inference): the
+ * first shard with rows has its data.bin's first bytes hinted (at most
+ * 1 MiB) before that read, so that the read waits for the head of a
+ * stream rather than a lone 64 KiB block, and the scan that usually
+ * follows the CREATE finds the stream running (its window, at most
+ * DS_RFILE_AHEAD_MAX bytes ahead, is fetched meanwhile) instead of
+ * starting it cold: one round trip less before the first row. */
+void atlas_scan_ahead_open(const atlas_reader *r);
 
 #endif
