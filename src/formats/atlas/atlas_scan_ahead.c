@@ -52,5 +52,5 @@ void atlas_scan_ahead_block(ds_scan_ahead *a, const atlas_reader *r, size_t shar
 void atlas_scan_ahead_open(const atlas_reader *r) {
   size_t n = atlas_nshards(r), s = 0;
   while (s < n && atlas_shard_count(r, s) == 0) s++;
-  if (s < n) hint_shard(r, s, 0, UINT64_MAX, HINT_DATA);
+  if (s < n) hint_shard(r, s, 0, UINT64_MAX, HINT_NEXT);
 }

@@ -25,12 +25,14 @@ void atlas_scan_ahead_block(ds_scan_ahead *a, const atlas_reader *r, size_t shar
                             uint64_t block);
 
 /* The open is about to read the first rows (the schema's inference): the
- * first shard with rows has its data.bin's first bytes hinted (at most
- * 1 MiB) before that read, so that the read waits for the head of a
- * stream rather than a lone 64 KiB block, and the scan that usually
- * follows the CREATE finds the stream running (its window, at most
- * DS_RFILE_AHEAD_MAX bytes ahead, is fetched meanwhile) instead of
- * starting it cold: one round trip less before the first row. */
+ * first shard with rows has its data.bin's first bytes hinted (as the
+ * next shard of a scan: up to a stream's window, DS_RFILE_AHEAD_MAX)
+ * before that read, so that the read waits for the head of a stream
+ * rather than a lone 64 KiB block, and the scan that usually follows the
+ * CREATE finds those bytes there instead of starting the stream cold:
+ * one round trip less before the first row. A table opened and never read
+ * has fetched them for nothing (the read-ahead window the inference's
+ * reads start anyway once they follow each other). */
 void atlas_scan_ahead_open(const atlas_reader *r);
 
 #endif
