@@ -21,7 +21,9 @@ first rows, here one block) asks for more than 1 MiB of shard 0's
 data.bin from byte 0 with no query run (the scan that follows finds the stream running, not a
 lone 64 KiB block). A second dataset of 2 shards of 5-6 MiB: at row 0 of a
 threads=1 scan, shard 1 is asked for already (hinted 8 MiB before a
-shard's end, not 4: shard 0 is more than 4 MiB long).
+shard's end, not 4: shard 0 is more than 4 MiB long), and its open asks
+nothing of the shard folders its root's listing gave (what a listed
+folder is is remembered, src/remote/vfs_remote.c note_dirs).
 Usage: test_remote_scan_atlas.py BUILD_DIR"""
 import json
 import os
@@ -156,8 +158,14 @@ def main():
                     "shard 0's data.bin from byte 0, no query run", n)
             conn.close()
             # shards of 5-6 MiB: the next shard is hinted 8 MiB before the end
+            # (a root not opened before in this process: nothing remembered)
+            s3.log.clear()
             conn = dstest.connect(BUILD)
             conn.execute("CREATE VIRTUAL TABLE temp.r USING atlas('s3://bkt/big', threads=1)")
+            probed = [r for r in s3.requests() if r[1] == "GET" and r[2] in
+                      ("/bkt/big/0", "/bkt/big/1")]
+            t.check(not probed, "the open asks nothing of the shard folders the root's "
+                    "listing gave (no GET of bkt/big/0, bkt/big/1)", probed)
             conn.execute("SELECT count(*) FROM temp.r").fetchone()  # opened
             dstest.next_shard_hint(t, s3, conn, "example", "big/1/data.bin", big_row0)
             conn.close()
