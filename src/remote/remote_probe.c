@@ -383,6 +383,13 @@ void ds_probe_keep(const ds_robj *o, const ds_probe *p) {
   if (ds_rcache_on(o)) to_disk(o, p);
 }
 
+void ds_probe_note_dir(const char *url) {
+  ds_probe p;
+  memset(&p, 0, sizeof p);
+  p.kind = DS_PROBE_DIR;
+  cache_put(url, &p);
+}
+
 /* Forget the cached answer for url (a writer just changed the object). */
 void ds_probe_forget(const char *url) {
   ds_probe_warm_forget(url);

@@ -50,6 +50,11 @@ int ds_probe_plan(const ds_robj *o, ds_probe *out);
 void ds_probe_suffix_req(const ds_robj *o, ds_http_req *r);
 void ds_probe_take(const ds_robj *o, ds_http_req *r, ds_probe *out);
 void ds_probe_keep(const ds_robj *o, const ds_probe *p);
+/* Remember that url is a folder (a listing just showed keys under it),
+ * as ds_probe_get would have found it: the stat of each folder a listing
+ * gave (an atlas root's shard folders) then asks nothing while the answer
+ * is fresh, instead of a suffix GET (404) and a listing in a row. */
+void ds_probe_note_dir(const char *url);
 /* Forget the cached answer for url (the writers, after changing the
  * object, and before checking that one is absent). */
 void ds_probe_forget(const char *url);

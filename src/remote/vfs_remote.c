@@ -329,6 +329,38 @@ static int push(char ***v, size_t *n, const char *s, size_t len) {
   return 0;
 }
 
+/* The most folders of one listing noted: half of the answers
+ * remote_probe.c remembers (64), so that a long listing's later folders
+ * do not push out its first ones before the caller, going through the
+ * names in order, states them (past it, folders are probed as before). */
+#define NOTE_DIRS_MAX 32
+
+/* The listed folders names[nobj..n) of at/path are folders (keys lie
+ * under them): remembered as the probe would find them (remote_probe.h
+ * ds_probe_note_dir), so that stating each costs no request (the first
+ * NOTE_DIRS_MAX). A name that is also a key (names[0..nobj)) is left to
+ * the probe (the key wins). */
+static void note_dirs(const ds_vfs_dir *at, const char *path, char **names, size_t nobj,
+                      size_t n) {
+  char *base = full_path(at, path);
+  size_t bl = base ? strlen(base) : 0;
+  for (size_t i = nobj; base && i < n && i - nobj < NOTE_DIRS_MAX; i++) {
+    int also_key = 0;
+    for (size_t j = 0; j < nobj && !also_key; j++) also_key = strcmp(names[j], names[i]) == 0;
+    char *child = also_key ? NULL
+                  : ds_strf("%s%s%s", base, bl && base[bl - 1] == '/' ? "" : "/", names[i]);
+    ds_robj c;
+    char *err = NULL;
+    if (child && ds_robj_make(child, &c, &err) == 0) {
+      ds_probe_note_dir(c.url);
+      ds_robj_free(&c);
+    }
+    free(err);
+    free(child);
+  }
+  free(base);
+}
+
 static ds_vfs_list *r_list_open(const ds_vfs_dir *at, const char *path) {
   ds_robj o;
   if (obj_of(at, path, &o)) return NULL;
@@ -353,10 +385,12 @@ static ds_vfs_list *r_list_open(const ds_vfs_dir *at, const char *path) {
   for (size_t i = 0; i < l.n && !bad; i++)
     if (strlen(l.objects[i].key) > pl)
       bad = push(&x->names, &x->n, l.objects[i].key + pl, strlen(l.objects[i].key) - pl);
+  size_t nobj = x->n;
   for (size_t i = 0; i < l.nprefixes && !bad; i++) {
     size_t n = strlen(l.prefixes[i]);
     if (n > pl + 1) bad = push(&x->names, &x->n, l.prefixes[i] + pl, n - pl - 1);
   }
+  if (!bad) note_dirs(at, path, x->names, nobj, x->n);
   int empty = l.n + l.nprefixes == 0 && kl > 0;
   ds_s3_listing_free(&l);
   free(prefix);

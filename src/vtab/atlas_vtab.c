@@ -213,6 +213,7 @@ static int infer_schema(at_vtab *t, int64_t infer, char **err) {
   size_t have_shard = (size_t)-1;
   uint64_t have_block = 0;
   int bad_block = 0; /* the held block failed to decode: skip its examples */
+  if (n > 0 && infer > 0) atlas_scan_ahead_open(d->reader); /* remote: a stream, not a block */
   for (uint64_t g = 0; g < n && seen < (uint64_t)infer && rc == 0; g++, seen++) {
     size_t s;
     uint64_t b, pos;

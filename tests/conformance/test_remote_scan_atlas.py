@@ -14,9 +14,16 @@ of data.bin each). Checked, for threads=1 and threads=2:
 - after the first row of a scan, shard 1's data.bin is asked for (the
   hint of the next shard, shard 0 being within 4 MiB of its end);
 and a scan that stops early (LIMIT, within the first shard) fetches no
-more than a few MiB (a hint asks for at most 1 MiB of a shard, 4 MiB of
+more than a few MiB (a hint asks for at most 1 MiB of a shard, 8 MiB of
 the next shard); at row 0 of a threads=1 scan, more than 1 MiB of shard
-1 is asked for ahead.
+1 is asked for ahead. The open (CREATE, the schema inferred from the
+first rows, here one block) asks for more than 1 MiB of shard 0's
+data.bin from byte 0 with no query run (the scan that follows finds the stream running, not a
+lone 64 KiB block). A second dataset of 2 shards of 5-6 MiB: at row 0 of a
+threads=1 scan, shard 1 is asked for already (hinted 8 MiB before a
+shard's end, not 4: shard 0 is more than 4 MiB long), and its open asks
+nothing of the shard folders its root's listing gave (what a listed
+folder is is remembered, src/remote/vfs_remote.c note_dirs).
 Usage: test_remote_scan_atlas.py BUILD_DIR"""
 import json
 import os
@@ -33,6 +40,7 @@ BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 BUILD = os.path.join(dstest.ROOT, BUILD) if not os.path.isabs(BUILD) else BUILD
 SHARDS = 3
 ROWS = 8000  # a shard
+BIG_ROWS = 23000  # a shard of the second dataset: 5-6 MiB of data.bin
 
 
 def main():
@@ -56,6 +64,19 @@ def main():
     local = dstest.connect(BUILD)
     want = local.execute("SELECT rowid, example FROM atlas(?)", (ds,)).fetchall()
     t.check(len(want) == SHARDS * ROWS, "the local scan reads what was written", len(want))
+    big = os.path.join(root, "bkt", "big")
+    w = dstest.connect(BUILD)
+    w.execute("CREATE VIRTUAL TABLE temp.w USING atlas(%s, mode=create, strategy=0, "
+              "block_size=16, shard_size=%d)" % (dstest.sql_quote(big), BIG_ROWS))
+    w.execute("BEGIN")
+    w.executemany("INSERT INTO temp.w(example) VALUES (?)",
+                  [(json.dumps({"i": i, "s": rng.randbytes(100).hex()}),)
+                   for i in range(2 * BIG_ROWS)])
+    w.execute("COMMIT")
+    w.close()
+    big0 = os.path.getsize(os.path.join(big, "0", "data.bin"))
+    t.check(4 << 20 < big0 < 6 << 20, "the second dataset's shard 0: 4-6 MiB", big0)
+    big_row0 = local.execute("SELECT rowid, example FROM atlas(?) LIMIT 1", (big,)).fetchone()
     try:
         with Front(root) as s3, dstest.environ(
                 AWS_ENDPOINT_URL=s3.url("").rstrip("/"), AWS_ACCESS_KEY_ID="t",
@@ -119,6 +140,35 @@ def main():
                     conn.execute("SELECT count(*) FROM temp.r").fetchone()  # opened
                     dstest.next_shard_hint(t, s3, conn, "example", "1/data.bin", want[0])
                     conn.close()
+            # the open: shard 0's data.bin asked for as a stream, no query run
+            # (infer=16: the first block only, one read, as A1's first 100
+            # rows are 2 blocks; 3 reads in a row start a stream anyway)
+            s3.always = {"delay": 0.01}
+            s3.log.clear()
+            conn = dstest.connect(BUILD)
+            conn.execute("CREATE VIRTUAL TABLE temp.o USING atlas('%s', threads=1, infer=16)"
+                         % url)
+            n = 0
+            for _ in range(50):  # the hint's GETs go out on a helper thread: <= 5 s
+                n = dstest.from_zero(s3.requests(), "0/data.bin")
+                if n > 1 << 20:
+                    break
+                time.sleep(0.1)
+            t.check(n > 1 << 20, "the open (schema inferred) asks for more than 1 MiB of "
+                    "shard 0's data.bin from byte 0, no query run", n)
+            conn.close()
+            # shards of 5-6 MiB: the next shard is hinted 8 MiB before the end
+            # (a root not opened before in this process: nothing remembered)
+            s3.log.clear()
+            conn = dstest.connect(BUILD)
+            conn.execute("CREATE VIRTUAL TABLE temp.r USING atlas('s3://bkt/big', threads=1)")
+            probed = [r for r in s3.requests() if r[1] == "GET" and r[2] in
+                      ("/bkt/big/0", "/bkt/big/1")]
+            t.check(not probed, "the open asks nothing of the shard folders the root's "
+                    "listing gave (no GET of bkt/big/0, bkt/big/1)", probed)
+            conn.execute("SELECT count(*) FROM temp.r").fetchone()  # opened
+            dstest.next_shard_hint(t, s3, conn, "example", "big/1/data.bin", big_row0)
+            conn.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
     t.exit()

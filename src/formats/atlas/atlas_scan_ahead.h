@@ -17,10 +17,22 @@
 #include "formats/atlas/atlas.h"
 
 /* The walk is at block `block` of shard `shard`: the first time in a
- * shard, its data.bin from that block is hinted; within about 4 MiB of a
- * shard's end, the next shard's first bytes are (at most 4 MiB per shard,
- * fewer when the walk ends sooner). */
+ * shard, its data.bin from that block is hinted; within about 8 MiB of a
+ * shard's end, the next shard's first bytes are (at most 8 MiB per shard,
+ * which the remote file cuts to a stream's window, fewer when the walk
+ * ends sooner). */
 void atlas_scan_ahead_block(ds_scan_ahead *a, const atlas_reader *r, size_t shard,
                             uint64_t block);
+
+/* The open is about to read the first rows (the schema's inference): the
+ * first shard with rows has its data.bin's first bytes hinted (as the
+ * next shard of a scan: up to a stream's window, DS_RFILE_AHEAD_MAX)
+ * before that read, so that the read waits for the head of a stream
+ * rather than a lone 64 KiB block, and the scan that usually follows the
+ * CREATE finds those bytes there instead of starting the stream cold:
+ * one round trip less before the first row. A table opened and never read
+ * has fetched them for nothing (the read-ahead window the inference's
+ * reads start anyway once they follow each other). */
+void atlas_scan_ahead_open(const atlas_reader *r);
 
 #endif
