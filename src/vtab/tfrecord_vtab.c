@@ -70,6 +70,8 @@ typedef struct tfr_cursor {
   uint64_t scan_end;    /* the scan's rows end before this row; 0: no scan */
   size_t scan_shard;    /* the shard scan reads (or failed to), SIZE_MAX: none */
   tfrecord_scan *scan;
+  uint64_t run;         /* rows after row taken from the row set already
+                           (consecutive, intact records of its shard) */
 } tfr_cursor;
 
 /* The plan reads the record (a column of it is used): threads=2 may scan
@@ -205,6 +207,7 @@ static void cursor_reset(ds_cursor *base) {
   c->scan_end = 0;
   c->scan_shard = SIZE_MAX;
   c->located = 0;
+  c->run = 0;
   for (size_t i = 0; i < c->ncs; i++) tfrecord_cursor_free(&c->cs[i]);
   free(c->cs);
   c->cs = NULL;
@@ -242,6 +245,7 @@ static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
   (void)err;
   c->scan_end = 0;
   c->scan_shard = SIZE_MAX; /* (a cursor's first xFilter has had no reset) */
+  c->run = 0;
   if (!d->open || d->opts.read.threads < 2 || !(call->idxNum & PLAN_RECORD_USED)) return 0;
   uint64_t end = ds_rowset_scan_end(&base->rs);
   if (base->rs.kind != DS_RS_RANGES || base->rs.nranges == 0 ||
@@ -266,8 +270,33 @@ static size_t shard_of(ds_cursor *base, uint64_t g) {
  * too, which reads no column) gets its error. */
 static int fetch(ds_cursor *base, uint64_t *g, char **err) {
   int r = ds_rowiter_next(&base->it, g);
-  if (r > 0 && tfrecord_set_row_damaged(&TFR(base->ds)->set, *g, err)) return -1;
+  const tfrecord_set *s = &TFR(base->ds)->set;
+  if (r > 0 && s->damaged && tfrecord_set_row_damaged(s, *g, err)) return -1;
   return r;
+}
+
+/* ds_table_def.next (xNext): a scan read ahead (scan_end) steps through
+ * its shard's intact records in runs taken from the row set at once
+ * (ds_rowiter_run), counted down here without fetch and arrive; every
+ * other row goes the common way (ds_cursor_step). A shard's damaged tail
+ * row is never in a run: fetch fails on it. */
+static int next(ds_cursor *base) {
+  tfr_cursor *c = (tfr_cursor *)base;
+  if (c->run) {
+    c->run--;
+    base->row++;
+    c->rec.shard_index++;
+    return SQLITE_OK;
+  }
+  char *err = NULL;
+  if (ds_cursor_step(base, &err)) return ds_cursor_error(base, err);
+  if (!base->eof && c->scan_end > base->row + 1) {
+    const tfrecord_file *t = &TFR(base->ds)->set.files[c->rec.shard];
+    uint64_t max = c->scan_end - base->row - 1;
+    uint64_t intact = t->count > c->rec.shard_index + 1 ? t->count - c->rec.shard_index - 1 : 0;
+    c->run = ds_rowiter_run(&base->it, max < intact ? max : intact);
+  }
+  return SQLITE_OK;
 }
 
 /* ds_table_def.arrive: the shard and index of row g (counted on when it
@@ -307,7 +336,10 @@ static int scan_read(tfr_cursor *c, size_t shard, uint64_t i, tfrecord_rec *r, c
 static int record_bytes(ds_cursor *base, const uint8_t **p, size_t *n, char **err) {
   tfrecord_rec r;
   tfr_cursor *c = (tfr_cursor *)base;
-  int sr = c->scan_end > base->row && c->rec.shard < c->ncs
+  int sr = c->scan && c->scan_shard == c->rec.shard &&
+                   tfrecord_scan_take(c->scan, c->rec.shard_index, &r)
+               ? 1
+           : c->scan_end > base->row && c->rec.shard < c->ncs
                ? scan_read(c, c->rec.shard, c->rec.shard_index, &r, err)
                : 0;
   if (sr < 0) return -1;
@@ -338,7 +370,7 @@ const ds_table_def ds_tfrecord_def = {
     DS_TABLE_SIZES(tfr_vtab, tfr_cursor), .declare = ds_record_declare,
     .table_free = ds_record_table_free, .cursor_reset = cursor_reset, /* per-file cursors */
     .cursor_free = cursor_free, .select = select_rows, .shard_of = shard_of,
-    .start = start, .fetch = fetch, .arrive = arrive, .update = ds_record_update,
+    .start = start, .fetch = fetch, .next = next, .arrive = arrive, .update = ds_record_update,
     .module = &tfr_records_module};
 
 const ds_help_entry ds_tfrecord_help[] = {

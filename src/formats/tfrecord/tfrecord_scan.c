@@ -26,6 +26,7 @@ typedef struct scan_slot {
 } scan_slot;
 
 struct tfrecord_scan {
+  tfrecord_scan_ready ready; /* first: tfrecord_scan_take reads it */
   const tfrecord_file *t;
   uint64_t hi;          /* the scan ends before this record */
   ds_worker w;          /* the helper, its lock (mu) and stop flag */
@@ -135,6 +136,7 @@ static void release(tfrecord_scan *s) {
   pthread_cond_broadcast(&s->w.cv);
   pthread_mutex_unlock(&s->w.mu);
   s->cur = NULL;
+  s->ready.lo = s->ready.hi = 0;
 }
 
 int tfrecord_scan_read(tfrecord_scan *s, tfrecord_cursor *c, uint64_t i, tfrecord_rec *r,
@@ -147,13 +149,9 @@ int tfrecord_scan_read(tfrecord_scan *s, tfrecord_cursor *c, uint64_t i, tfrecor
     release(s);
   }
   const scan_slot *w = s->cur;
-  if (i < w->first || i >= w->ok_end) return tfrecord_read_at(c, i, r, err);
-  const uint64_t *o = s->t->offsets;
-  r->data = w->buf + (o[i] - w->off) + TFR_HEADER;
-  r->len = (size_t)(o[i + 1] - o[i] - TFR_OVERHEAD);
-  r->index = i;
-  r->offset = o[i];
-  return 0;
+  s->ready = (tfrecord_scan_ready){w->buf, w->off, w->first, w->ok_end, s->t->offsets};
+  if (tfrecord_scan_take(s, i, r)) return 0;
+  return tfrecord_read_at(c, i, r, err);
 }
 
 void tfrecord_scan_free(tfrecord_scan *s) {

@@ -22,11 +22,21 @@
 #include <stdint.h>
 
 #include "formats/tfrecord/tfrecord.h"
+#include "formats/tfrecord/tfrecord_frame.h"
 
 #define TFR_SCAN_SLOTS 4
 #define TFR_SCAN_WINDOW ((uint64_t)1 << 20)
 
 typedef struct tfrecord_scan tfrecord_scan;
+
+/* The head of every tfrecord_scan: the good records of the window the
+ * cursor is at, for tfrecord_scan_take (set by tfrecord_scan_read). */
+typedef struct tfrecord_scan_ready {
+  const uint8_t *buf;      /* the window: buf[0] is byte `off` of the file */
+  uint64_t off;
+  uint64_t lo, hi;         /* its records [lo, hi) are read and checked */
+  const uint64_t *offsets; /* the file's index */
+} tfrecord_scan_ready;
 
 /* 1 when t can be scanned so: indexed, uncompressed, streamed from a
  * local file (remote files keep their own read-ahead; files in memory
@@ -44,6 +54,20 @@ tfrecord_scan *tfrecord_scan_start(const tfrecord_file *t, uint64_t lo, uint64_t
  * errors). 0 with *r (valid until the next call), or -1 with *err. */
 int tfrecord_scan_read(tfrecord_scan *s, tfrecord_cursor *c, uint64_t i, tfrecord_rec *r,
                        char **err);
+
+/* tfrecord_scan_read's fast path, inline: 1 with *r when record i is one
+ * of the good records of the cursor's window, else 0 (ask
+ * tfrecord_scan_read). */
+static inline int tfrecord_scan_take(const tfrecord_scan *s, uint64_t i, tfrecord_rec *r) {
+  const tfrecord_scan_ready *w = (const tfrecord_scan_ready *)s;
+  if (i < w->lo || i >= w->hi) return 0;
+  const uint64_t *o = w->offsets;
+  r->data = w->buf + (o[i] - w->off) + TFR_HEADER;
+  r->len = (size_t)(o[i + 1] - o[i] - TFR_OVERHEAD);
+  r->index = i;
+  r->offset = o[i];
+  return 1;
+}
 
 /* Stop the helper and free everything. NULL is fine. */
 void tfrecord_scan_free(tfrecord_scan *s);
