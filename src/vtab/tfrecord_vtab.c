@@ -12,7 +12,10 @@
  * Options (tfrecord_options.h): compression=auto|none|gzip|zlib (auto:
  * detected from each file's bytes), verify=true|false (false: the data
  * CRCs are not checked; the length CRCs always are), idx=true|false (use
- * a "<file>.idx" sidecar that checks out instead of the index pass).
+ * a "<file>.idx" sidecar that checks out instead of the index pass),
+ * threads=1|2 (2: a scan of a local uncompressed file is read and checked
+ * ahead on a helper thread: formats/tfrecord/tfrecord_scan.h; its rows are
+ * stepped through in runs, see next()).
  *
  * The set of files is indexed on the first query (formats/tfrecord/
  * tfrecord_set.h: one pass over each file, headers only when
