@@ -281,6 +281,21 @@ static int next_strided(ds_rowiter *it, uint64_t *g) {
   return 0;
 }
 
+uint64_t ds_rowiter_run(ds_rowiter *it, uint64_t max) {
+  const ds_rowset *rs = it->rs;
+  if (rs->kind != DS_RS_RANGES || rs->desc || !it->started || it->skip ||
+      it->i >= rs->nranges || it->emitted >= rs->limit)
+    return 0;
+  uint64_t a, b;
+  range_bounds(rs, it->i, &a, &b);
+  uint64_t n = b > it->cur ? b - it->cur : 0;
+  if (n > max) n = max;
+  if (n > rs->limit - it->emitted) n = rs->limit - it->emitted;
+  it->cur += n;
+  it->emitted += n;
+  return n;
+}
+
 static int next_raw(ds_rowiter *it, uint64_t *g) {
   switch (it->rs->kind) {
     case DS_RS_RANGES:

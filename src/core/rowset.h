@@ -75,5 +75,11 @@ void ds_rowiter_init(ds_rowiter *it, const ds_rowset *rs);
  * core/cancel.h scope asked to stop while skipping the offset (the scope
  * reports that). */
 int ds_rowiter_next(ds_rowiter *it, uint64_t *g);
+/* Take up to max rows that follow the last row ds_rowiter_next gave, in
+ * one step, when the walk is ascending ranges with no offset left to
+ * skip: the rows last+1 .. last+n, n returned (0 when the range ended,
+ * the LIMIT is reached, or the walk is of another kind: call
+ * ds_rowiter_next). A scan's fast path (tfrecord threads=2). */
+uint64_t ds_rowiter_run(ds_rowiter *it, uint64_t max);
 
 #endif

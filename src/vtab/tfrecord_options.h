@@ -12,9 +12,9 @@
 #include "vtab/record_options.h"
 
 /* compression=auto|none|gzip|zlib (tfrecord_compression order), verify=,
- * idx= (tfrecord_vtab.c) */
+ * idx=, threads= (tfrecord_vtab.c) */
 typedef struct tfr_read_opts {
-  int64_t compression, verify, idx;
+  int64_t compression, verify, idx, threads;
 } tfr_read_opts;
 extern const ds_opt_spec tfr_read_specs[];
 

@@ -12,7 +12,10 @@
  * Options (tfrecord_options.h): compression=auto|none|gzip|zlib (auto:
  * detected from each file's bytes), verify=true|false (false: the data
  * CRCs are not checked; the length CRCs always are), idx=true|false (use
- * a "<file>.idx" sidecar that checks out instead of the index pass).
+ * a "<file>.idx" sidecar that checks out instead of the index pass),
+ * threads=1|2 (2: a scan of a local uncompressed file is read and checked
+ * ahead on a helper thread: formats/tfrecord/tfrecord_scan.h; its rows are
+ * stepped through in runs, see next()).
  *
  * The set of files is indexed on the first query (formats/tfrecord/
  * tfrecord_set.h: one pass over each file, headers only when
@@ -29,6 +32,7 @@
 
 #include "core/common.h"
 #include "formats/tfrecord/tfrecord.h"
+#include "formats/tfrecord/tfrecord_scan.h"
 #include "formats/tfrecord/tfrecord_set.h"
 #include "sql/plan.h"
 #include "sql/sqlite_api.h"
@@ -63,7 +67,21 @@ typedef struct tfr_cursor {
   ds_record_cursor rec; /* dataset, rowset, row, argument columns, shard, tfex */
   tfrecord_cursor *cs;  /* one per file, set up on first read */
   size_t ncs;
+  int located;          /* rec.shard and rec.shard_index are row's */
+  /* threads=2: a scan's records read ahead (formats/tfrecord/
+   * tfrecord_scan.h), one shard at a time */
+  uint64_t scan_end;    /* the scan's rows end before this row; 0: no scan */
+  size_t scan_shard;    /* the shard scan reads (or failed to), SIZE_MAX: none */
+  tfrecord_scan *scan;
+  uint64_t run;         /* rows after row taken from the row set already
+                           (consecutive, intact records of its shard) */
 } tfr_cursor;
+
+/* The plan reads the record (a column of it is used): threads=2 may scan
+ * ahead. */
+#define PLAN_RECORD_USED DS_PLAN_MODULE_FLAG
+/* Fewer rows than this are read on the querying thread alone. */
+#define SCAN_MIN_ROWS 4096
 
 static const char *const compression_names[] = {"auto", "none", "gzip", "zlib", NULL};
 
@@ -78,6 +96,11 @@ const ds_opt_spec tfr_read_specs[] = {
     {.name = "idx", .forms = DS_FORMS_READ, .kind = DS_OPT_BOOL, .def = 1,
      .help = "use a <file>.idx sidecar (offset size lines) that checks out",
      .at = offsetof(tfr_read_opts, idx)},
+    {.name = "threads", .forms = DS_FORMS_READ, .kind = DS_OPT_INT, .min = 1, .max = 2,
+     .def = 2,
+     .help = "2: scans of local uncompressed files read and check the records ahead "
+             "on a second thread",
+     .at = offsetof(tfr_read_opts, threads)},
     {0}};
 const ds_opt_group ds_tfrecord_option_groups[] = {
     {tfr_read_specs, offsetof(tfr_opts, read)},
@@ -169,7 +192,12 @@ static int tfr_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   double n = d && d->set.mapped ? (double)d->set.map.total : 1e6;
   double shards = d ? (double)d->set.n : 4;
   ds_plan_extra extra[1] = {{f + DS_REC_COL_SHARD, "shard", n / (shards > 0 ? shards : 1), 0}};
-  return ds_table_plan(t, info, n, extra, 1);
+  int rc = ds_table_plan(t, info, n, extra, 1);
+  /* columns 0 .. f+DS_REC_COL_RECORD read the record (bit 63: column 63 or later) */
+  int last = f + DS_REC_COL_RECORD;
+  sqlite3_uint64 reads = last >= 63 ? ~(sqlite3_uint64)0 : ((sqlite3_uint64)2 << last) - 1;
+  if (rc == SQLITE_OK && (info->colUsed & reads)) info->idxNum |= PLAN_RECORD_USED;
+  return rc;
 }
 
 /* ds_table_def.cursor_reset (also what xClose needs): the per-file cursors go
@@ -177,6 +205,12 @@ static int tfr_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
  * at the same address). */
 static void cursor_reset(ds_cursor *base) {
   tfr_cursor *c = (tfr_cursor *)base;
+  tfrecord_scan_free(c->scan); /* before the cursors and the set it reads */
+  c->scan = NULL;
+  c->scan_end = 0;
+  c->scan_shard = SIZE_MAX;
+  c->located = 0;
+  c->run = 0;
   for (size_t i = 0; i < c->ncs; i++) tfrecord_cursor_free(&c->cs[i]);
   free(c->cs);
   c->cs = NULL;
@@ -205,6 +239,25 @@ static int select_rows(ds_cursor *base, ds_plan_args *a, ds_rows *r, char **err)
   return ds_rows_shard_map(base, &d->set.map, a->extra[0], a->extra_in[0], r, err);
 }
 
+/* ds_table_def.start: a scan that reads records, with threads=2, of at
+ * least SCAN_MIN_ROWS rows in ascending order and no LIMIT, reads them
+ * ahead (each shard's scan starts at its first row read: record_bytes). */
+static int start(ds_cursor *base, const ds_filter_call *call, char **err) {
+  tfr_cursor *c = (tfr_cursor *)base;
+  tfr_dataset *d = TFR(base->ds);
+  (void)err;
+  c->scan_end = 0;
+  c->scan_shard = SIZE_MAX; /* (a cursor's first xFilter has had no reset) */
+  c->run = 0;
+  if (!d->open || d->opts.read.threads < 2 || !(call->idxNum & PLAN_RECORD_USED)) return 0;
+  uint64_t end = ds_rowset_scan_end(&base->rs);
+  if (base->rs.kind != DS_RS_RANGES || base->rs.nranges == 0 ||
+      end < base->rs.ranges[0].lo + SCAN_MIN_ROWS)
+    return 0;
+  c->scan_end = end;
+  return 0;
+}
+
 /* ds_table_def.shard_of */
 static size_t shard_of(ds_cursor *base, uint64_t g) {
   const tfrecord_set *s = &TFR(base->ds)->set;
@@ -220,22 +273,81 @@ static size_t shard_of(ds_cursor *base, uint64_t g) {
  * too, which reads no column) gets its error. */
 static int fetch(ds_cursor *base, uint64_t *g, char **err) {
   int r = ds_rowiter_next(&base->it, g);
-  if (r > 0 && tfrecord_set_row_damaged(&TFR(base->ds)->set, *g, err)) return -1;
+  const tfrecord_set *s = &TFR(base->ds)->set;
+  if (r > 0 && s->damaged && tfrecord_set_row_damaged(s, *g, err)) return -1;
   return r;
 }
 
-/* ds_table_def.arrive */
+/* ds_table_def.next (xNext): a scan read ahead (scan_end) steps through
+ * its shard's intact records in runs taken from the row set at once
+ * (ds_rowiter_run), counted down here without fetch and arrive; every
+ * other row goes the common way (ds_cursor_step). A shard's damaged tail
+ * row is never in a run: fetch fails on it. */
+static int next(ds_cursor *base) {
+  tfr_cursor *c = (tfr_cursor *)base;
+  if (c->run) {
+    c->run--;
+    base->row++;
+    c->rec.shard_index++;
+    return SQLITE_OK;
+  }
+  char *err = NULL;
+  if (ds_cursor_step(base, &err)) return ds_cursor_error(base, err);
+  if (!base->eof && c->scan_end > base->row + 1) {
+    const tfrecord_file *t = &TFR(base->ds)->set.files[c->rec.shard];
+    uint64_t max = c->scan_end - base->row - 1;
+    uint64_t intact = t->count > c->rec.shard_index + 1 ? t->count - c->rec.shard_index - 1 : 0;
+    c->run = ds_rowiter_run(&base->it, max < intact ? max : intact);
+  }
+  return SQLITE_OK;
+}
+
+/* ds_table_def.arrive: the shard and index of row g (counted on when it
+ * follows the last row in the same shard). */
 static void arrive(ds_cursor *base, uint64_t g) {
   tfr_cursor *c = (tfr_cursor *)base;
-  ds_shard_map_locate(&TFR(base->ds)->set.map, g, &c->rec.shard, &c->rec.shard_index);
+  const ds_shard_map *map = &TFR(base->ds)->set.map;
+  if (c->located && g == base->row + 1 && c->rec.shard_index + 1 < map->counts[c->rec.shard])
+    c->rec.shard_index++;
+  else
+    ds_shard_map_locate(map, g, &c->rec.shard, &c->rec.shard_index);
+  c->located = 1;
+}
+
+/* Record i of shard `shard` through its scan, started here when the
+ * cursor enters the shard (to the scan's end or the shard's last intact
+ * record): 1 with *r, 0 when there is no scan for it (read it the plain
+ * way), -1 with *err. */
+static int scan_read(tfr_cursor *c, size_t shard, uint64_t i, tfrecord_rec *r, char **err) {
+  const tfrecord_set *s = &TFR(c->rec.base.ds)->set;
+  if (c->scan_shard != shard) {
+    tfrecord_scan_free(c->scan);
+    c->scan = NULL;
+    c->scan_shard = shard;
+    const tfrecord_file *t = &s->files[shard];
+    uint64_t first = s->map.first[shard];
+    uint64_t hi = c->scan_end - first < t->count ? c->scan_end - first : t->count;
+    if (i + SCAN_MIN_ROWS <= hi) c->scan = tfrecord_scan_start(t, i, hi);
+  }
+  if (!c->scan) return 0;
+  tfrecord_cursor *fc = &c->cs[shard];
+  if (!fc->t && tfrecord_cursor_init(fc, &s->files[shard], err)) return -1;
+  return tfrecord_scan_read(c->scan, fc, i, r, err) ? -1 : 1;
 }
 
 /* ds_record_module.record: the row arrive located (its shard and index) */
 static int record_bytes(ds_cursor *base, const uint8_t **p, size_t *n, char **err) {
   tfrecord_rec r;
   tfr_cursor *c = (tfr_cursor *)base;
-  if (tfrecord_set_read_in(&TFR(base->ds)->set, c->cs, c->rec.shard, c->rec.shard_index, &r,
-                           err))
+  int sr = c->scan && c->scan_shard == c->rec.shard &&
+                   tfrecord_scan_take(c->scan, c->rec.shard_index, &r)
+               ? 1
+           : c->scan_end > base->row && c->rec.shard < c->ncs
+               ? scan_read(c, c->rec.shard, c->rec.shard_index, &r, err)
+               : 0;
+  if (sr < 0) return -1;
+  if (sr == 0 && tfrecord_set_read_in(&TFR(base->ds)->set, c->cs, c->rec.shard,
+                                      c->rec.shard_index, &r, err))
     return -1;
   *p = r.data;
   *n = r.len;
@@ -261,7 +373,7 @@ const ds_table_def ds_tfrecord_def = {
     DS_TABLE_SIZES(tfr_vtab, tfr_cursor), .declare = ds_record_declare,
     .table_free = ds_record_table_free, .cursor_reset = cursor_reset, /* per-file cursors */
     .cursor_free = cursor_free, .select = select_rows, .shard_of = shard_of,
-    .fetch = fetch, .arrive = arrive, .update = ds_record_update,
+    .start = start, .fetch = fetch, .next = next, .arrive = arrive, .update = ds_record_update,
     .module = &tfr_records_module};
 
 const ds_help_entry ds_tfrecord_help[] = {

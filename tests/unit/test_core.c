@@ -221,6 +221,60 @@ static void test_rowset(void) {
   ds_rowset_free(&rs);
 }
 
+/* A walk taking runs (ds_rowiter_run, at most max rows each) after each
+ * row ds_rowiter_next gives, as "a,b,c"; *runs: the rows runs gave. */
+static void walk_runs(const ds_rowset *rs, uint64_t max, char *out, size_t cap,
+                      uint64_t *runs) {
+  ds_rowiter it;
+  ds_rowiter_init(&it, rs);
+  uint64_t g;
+  size_t len = 0;
+  out[0] = 0;
+  *runs = 0;
+  while (ds_rowiter_next(&it, &g) && len + 24 < cap) {
+    uint64_t n = ds_rowiter_run(&it, max);
+    *runs += n;
+    for (uint64_t k = 0; k <= n && len + 24 < cap; k++)
+      len += (size_t)snprintf(out + len, cap - len, "%s%llu", len ? "," : "",
+                              (unsigned long long)(g + k));
+  }
+}
+
+/* ds_rowiter_run: the same rows as the plain walk for ascending ranges
+ * (across ranges, with OFFSET and LIMIT), none taken for other walks. */
+static void test_rowiter_run(void) {
+  char s[512], want[512];
+  uint64_t runs;
+  ds_range *r = malloc(2 * sizeof *r);
+  r[0] = (ds_range){0, 10};
+  r[1] = (ds_range){20, 25};
+  ds_rowset rs;
+  ds_rowset_init_ranges(&rs, r, 2);
+  walk(&rs, want, sizeof want);
+  walk_runs(&rs, 3, s, sizeof s, &runs);
+  CHECK_STR(s, want);
+  CHECK(runs == 10); /* rows 1-3, 5-7, 9, 21-23 */
+  rs.offset = 2;
+  rs.limit = 11;
+  walk(&rs, want, sizeof want);
+  walk_runs(&rs, 100, s, sizeof s, &runs);
+  CHECK_STR(s, want);
+  CHECK_STR(s, "2,3,4,5,6,7,8,9,20,21,22");
+  CHECK(runs == 9); /* 3-9 after 2, 21-22 after 20 (the LIMIT) */
+  rs.desc = 1;
+  rs.limit = UINT64_MAX;
+  walk_runs(&rs, 100, s, sizeof s, &runs);
+  CHECK(runs == 0);
+  ds_rowset_free(&rs);
+  uint64_t *ids = malloc(3 * sizeof *ids);
+  ids[0] = 1, ids[1] = 2, ids[2] = 3;
+  ds_rowset_init_list(&rs, ids, 3);
+  walk_runs(&rs, 100, s, sizeof s, &runs);
+  CHECK(runs == 0);
+  CHECK_STR(s, "1,2,3");
+  ds_rowset_free(&rs);
+}
+
 static void test_mapped_file(void) {
   ds_file f;
   char *err = NULL;
@@ -601,6 +655,7 @@ int main(void) {
   test_shard_map();
   test_options();
   test_rowset();
+  test_rowiter_run();
   test_mapped_file();
   test_view_shrink();
   test_grow();
