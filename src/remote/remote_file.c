@@ -152,7 +152,6 @@ static ds_rstream *stream_for(ds_rfile *f, uint64_t off, uint64_t n, int *follow
     for (int i = 0; i < DS_RFILE_BLOCKS; i++)
       if (f->blk[i].stream == k) f->blk[i].stream = -1;
     memset(lru, 0, sizeof *lru);
-    lru->win = DS_RFILE_BLOCK_START;
     lru->lo = off;
     best = lru;
   }
@@ -210,10 +209,22 @@ static uint64_t room_end(ds_rfile *f, uint64_t q) {
 
 static void *helper_main(void *arg);
 
+/* The size of stream s's next block: DS_RFILE_BLOCK_START, doubled
+ * while the doubled size is no more than the stream has read since it
+ * began, up to DS_RFILE_BLOCK_MAX (1, 2, 4, 8 MiB once 2, 4, 8 MiB are
+ * read: blocks grow with what the reader has read in order, not with
+ * what was fetched ahead for it, so a LIMIT that stops early fetched
+ * little ahead). */
+static uint64_t block_size(const ds_rstream *s) {
+  uint64_t read = s->pos > s->lo ? s->pos - s->lo : 0, w = DS_RFILE_BLOCK_START;
+  while (w < DS_RFILE_BLOCK_MAX && read >= 2 * w) w *= 2;
+  return w < DS_RFILE_BLOCK_MAX ? w : DS_RFILE_BLOCK_MAX;
+}
+
 /* How far ahead of its reader stream s is read: DS_RFILE_AHEAD_BLOCKS
  * of its next block size, at most DS_RFILE_AHEAD_MAX. */
 static uint64_t ahead_bytes(const ds_rstream *s) {
-  uint64_t a = DS_RFILE_AHEAD_BLOCKS * s->win;
+  uint64_t a = DS_RFILE_AHEAD_BLOCKS * block_size(s);
   return a < DS_RFILE_AHEAD_MAX ? a : DS_RFILE_AHEAD_MAX;
 }
 
@@ -240,8 +251,8 @@ static void shed(ds_rfile *f) {
   pthread_mutex_unlock(&files_mu);
 }
 
-/* Queue the blocks after stream k's reader, up to DS_RFILE_AHEAD_BLOCKS
- * of them (a hinted stream not read yet: up to its hint_end), for the
+/* Queue the blocks after stream k's reader, as long as they end within
+ * ahead_bytes of it (a hinted stream not read yet: up to its hint_end), for the
  * helper thread (started when it is not running) (f->mu held). A read
  * sheds the other files' blocks first when all hold too much; a hint does
  * not (the file before it in a scan is still being read). */
@@ -253,17 +264,19 @@ static void queue_ahead(ds_rfile *f, int k) {
   if (s->next < s->pos) s->next = s->pos;
   if (!s->hint_end && ds_rfile_held_bytes() > DS_RFILE_SHED_AT) shed(f);
   int queued = 0;
-  while (s->next < end && s->next - s->pos < ahead_bytes(s)) {
+  uint64_t ahead = ahead_bytes(s);
+  while (s->next < end && s->next - s->pos < ahead) {
     ds_rblock *b = block_at(f, s->next);
     if (b) { /* fetched or fetching already */
       s->next = b->off + b->len;
       continue;
     }
-    uint64_t w = s->win, re = room_end(f, s->next);
+    uint64_t w = block_size(s), re = room_end(f, s->next);
     if (re <= s->next || (re < end && re - s->next < DS_RFILE_MIN && !block_at(f, re)))
       break; /* another stream's bytes start here */
     if (w > re - s->next) w = re - s->next;
     if (w > end - s->next) w = end - s->next;
+    if (s->next - s->pos + w > ahead) break; /* it would end past the window */
     if (!held_room(w) || !(b = free_place(f))) break;
     b->off = s->next;
     b->len = (size_t)w;
@@ -271,7 +284,6 @@ static void queue_ahead(ds_rfile *f, int k) {
     b->stream = k;
     b->used = ++f->tick;
     s->next += w;
-    if (s->win < DS_RFILE_BLOCK_MAX) s->win *= 2;
     queued++;
   }
   if (!queued || f->helper_on || f->stop) return;
@@ -306,7 +318,6 @@ void ds_rfile_ahead(ds_rfile *f, uint64_t off, uint64_t len) {
     for (int i = 0; i < DS_RFILE_BLOCKS; i++)
       if (f->blk[i].stream == (int)(s - f->st)) f->blk[i].stream = -1;
     memset(s, 0, sizeof *s);
-    s->win = DS_RFILE_BLOCK_START;
     s->lo = s->pos = off;
   }
   uint64_t from = s->pos > off ? s->pos : off;
@@ -524,7 +535,7 @@ ssize_t ds_rfile_pread(ds_rfile *f, void *buf, size_t n, uint64_t off) {
     /* a miss: fetch here a block from q (a stream's next block size when
      * the read follows one, else what is asked, at least DS_RFILE_MIN),
      * marked as being fetched so that the other reader waits for it */
-    uint64_t need = n - got, w = follows ? s->win : 0; /* follows: s is set */
+    uint64_t need = n - got, w = follows ? block_size(s) : 0; /* follows: s is set */
     if (w < need) w = need;
     if (w < DS_RFILE_MIN) w = DS_RFILE_MIN;
     uint64_t re = room_end(f, q);
@@ -537,10 +548,7 @@ ssize_t ds_rfile_pread(ds_rfile *f, void *buf, size_t n, uint64_t off) {
       mine->state = DS_RB_LOADING;
       mine->stream = follows ? sk : -1;
       mine->used = ++f->tick;
-      if (follows) {
-        if (s->next < q + w) s->next = q + w;
-        if (s->win < DS_RFILE_BLOCK_MAX) s->win *= 2;
-      }
+      if (follows && s->next < q + w) s->next = q + w;
     } else if (w > need && !held_room(w)) {
       w = need;
     }

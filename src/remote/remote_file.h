@@ -13,9 +13,13 @@
  * follows itself (from its third read on: a lookup or two nearby do not
  * start it), blocks after it are fetched ahead on a helper thread of
  * the file (started when needed, gone when it has nothing to do, joined
- * at close): up to DS_RFILE_AHEAD_BLOCKS blocks and DS_RFILE_AHEAD_MAX
- * bytes ahead of the reader, the first DS_RFILE_BLOCK_START bytes,
- * doubling to DS_RFILE_BLOCK_MAX, up to DS_RFILE_AHEAD_INFLIGHT in flight
+ * at close): blocks of DS_RFILE_BLOCK_START bytes (1 MiB), doubling as the
+ * stream reads on (a block is at most what the stream has read so far:
+ * 2 MiB once 2 MiB are read, 4, then DS_RFILE_BLOCK_MAX, 8 MiB, once
+ * 8 MiB are), each one range GET, up to DS_RFILE_AHEAD_BLOCKS blocks
+ * ahead of the reader and never ending more than DS_RFILE_AHEAD_MAX
+ * (24 MiB) past it (so 6 GETs of 1 or 2 MiB, then 6 of 4 MiB, then 2 or 3
+ * of 8 MiB ahead), up to DS_RFILE_AHEAD_INFLIGHT in flight
  * as a window that never empties (one ds_http_run that goes on,
  * libcurl's multi interface on as many connections: as soon as a GET
  * ends, the next queued block is sent), so the reader finds its next
@@ -27,10 +31,12 @@
  * into up to DS_RFILE_INFLIGHT range GETs at once and not kept.
  *
  * Memory: a file holds at most DS_RFILE_BLOCKS blocks of at most
- * DS_RFILE_BLOCK_MAX bytes (32 MiB), plus at most DS_RFILE_PREFETCH_MAX
+ * DS_RFILE_BLOCK_MAX bytes (128 MiB), plus at most DS_RFILE_PREFETCH_MAX
  * bytes of prefetched ranges, plus its tail (DS_PROBE_TAIL); a sequential
- * scan holds per stream less than DS_RFILE_AHEAD_MAX + DS_RFILE_BLOCK_MAX
- * bytes from its reader on, plus the block it just passed (10 MiB);
+ * scan holds per stream at most DS_RFILE_AHEAD_MAX bytes past its reader
+ * and, behind it, the block it reads and those that end within
+ * DS_RFILE_GAP of it (the other thread of a threads=2 scan): less than
+ * DS_RFILE_AHEAD_MAX + DS_RFILE_BLOCK_MAX + DS_RFILE_GAP (33 MiB);
  * a stream's blocks stop where another stream began (bagz records do not
  * run on into the limits another stream reads);
  * when all files together hold more than DS_RFILE_SHED_AT bytes, a stream
@@ -67,11 +73,11 @@
 #define DS_RFILE_BLOCKS 16
 #define DS_RFILE_STREAMS 4
 #define DS_RFILE_MIN ((uint64_t)64 << 10)          /* least bytes a GET asks */
-#define DS_RFILE_BLOCK_START ((uint64_t)512 << 10) /* first block fetched ahead */
-#define DS_RFILE_BLOCK_MAX ((uint64_t)2 << 20)     /* largest block */
+#define DS_RFILE_BLOCK_START ((uint64_t)1 << 20)   /* first block fetched ahead */
+#define DS_RFILE_BLOCK_MAX ((uint64_t)8 << 20)     /* largest block */
 #define DS_RFILE_AHEAD_BLOCKS 6                    /* blocks ahead of a stream */
 #define DS_RFILE_AHEAD_INFLIGHT 8                  /* the helper's GETs in flight */
-#define DS_RFILE_AHEAD_MAX ((uint64_t)6 << 20)     /* bytes ahead of a stream */
+#define DS_RFILE_AHEAD_MAX ((uint64_t)24 << 20)    /* bytes ahead of a stream */
 #define DS_RFILE_PIECE_MIN ((uint64_t)1 << 20)     /* least bytes of one GET of a cut fetch */
 #define DS_RFILE_INFLIGHT 4                        /* GETs of one large read at once */
 #define DS_RFILE_GAP ((uint64_t)1 << 20)           /* forward jumps read through */
@@ -104,7 +110,6 @@ typedef struct ds_rstream {
   uint64_t lo;   /* where its first read began */
   uint64_t pos;  /* where its last read ended (0: unused) */
   uint64_t next; /* where its blocks fetched ahead end */
-  uint64_t win;  /* the size of its next block */
   uint64_t used; /* last use (LRU) */
   uint64_t runs; /* reads that followed it */
   uint64_t seen; /* the process-wide read count at its last read */

@@ -152,6 +152,22 @@ def fetched(log):
     return sum(b - a + 1 for _, a, b in range_gets(log, status=206))
 
 
+def c_define(header, name):
+    """The value of `#define name <integer expression>` in the source file
+    header (relative to the repo root), e.g. ((uint64_t)8 << 20): so that a
+    test's expected sizes follow the code's constants."""
+    import re
+    with open(os.path.join(ROOT, header)) as f:
+        for line in f:
+            m = re.match(r"#define\s+%s\s+(.*?)\s*(/\*.*)?$" % re.escape(name), line)
+            if m:
+                expr = re.sub(r"\((?:u?int\d+_t|size_t|unsigned)\)", "", m.group(1))
+                if not re.fullmatch(r"[0-9\s()<>*+-]+", expr):
+                    raise ValueError("%s: %s is not a plain integer: %s" % (header, name, expr))
+                return eval(expr)
+    raise KeyError("%s: no #define %s" % (header, name))
+
+
 def first_at_zero(log, name):
     """(start, end) of the first range GET of `name` that starts at byte 0."""
     return next(((a, b) for _, a, b in range_gets(log, name) if a == 0), None)

@@ -7,7 +7,8 @@ of data.bin each). Checked, for threads=1 and threads=2:
 - the rows of the local scan;
 - each byte fetched about once (<= 1.02 x the files);
 - each shard's data.bin is first fetched as a block read ahead (the hint:
-  at least DS_RFILE_BLOCK_START, 512 KiB, from byte 0), not by the scan's
+  at least DS_RFILE_BLOCK_START from byte 0, read from
+  src/remote/remote_file.h), not by the scan's
   first 64 KiB read (ATLAS_VIEW_AHEAD) that then waits a round trip
   before the read-ahead starts (shards 1 and 2: the open fetched shard
   0's first 64 KiB already);
@@ -38,6 +39,7 @@ from s3_front import Front
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 BUILD = os.path.join(dstest.ROOT, BUILD) if not os.path.isabs(BUILD) else BUILD
+START = dstest.c_define("src/remote/remote_file.h", "DS_RFILE_BLOCK_START")
 SHARDS = 3
 ROWS = 8000  # a shard
 BIG_ROWS = 23000  # a shard of the second dataset: 5-6 MiB of data.bin
@@ -99,9 +101,9 @@ def main():
                         "data.bin files" % threads, (n, sum(sizes)))
                 for i in range(1, SHARDS):  # shard 0's first 64 KiB came with the open
                     r = dstest.first_at_zero(log, "%d/data.bin" % i)
-                    t.check(r is not None and r[1] + 1 >= 512 << 10,
+                    t.check(r is not None and r[1] + 1 >= START,
                             "threads=%d: shard %d's data.bin first fetched as a block read "
-                            "ahead (>= 512 KiB from byte 0), not the scan's first 64 KiB "
+                            "ahead (>= DS_RFILE_BLOCK_START from byte 0), not the scan's first 64 KiB "
                             "read" % (threads, i), r)
                 # stopping early within the first shard: the hints stay small
                 s3.log.clear()

@@ -7,7 +7,8 @@ for threads=1 and threads=2:
 - the rows of the local scan;
 - each byte fetched about once (<= 1.02 x the files);
 - each shard's records are first fetched as a block read ahead (the hint:
-  at least DS_RFILE_BLOCK_START, 512 KiB, from byte 0), not by the scan's
+  at least DS_RFILE_BLOCK_START from byte 0, read from
+  src/remote/remote_file.h), not by the scan's
   first small read that then waits a round trip, then a second one,
   before the read-ahead starts;
 and a scan that stops early (LIMIT, within the first shard) fetches no
@@ -27,6 +28,7 @@ from s3_front import Front
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 BUILD = os.path.join(dstest.ROOT, BUILD) if not os.path.isabs(BUILD) else BUILD
+START = dstest.c_define("src/remote/remote_file.h", "DS_RFILE_BLOCK_START")
 SHARDS = 3
 ROWS = 15000  # a shard
 
@@ -70,9 +72,9 @@ def main():
                         "files" % threads, (n, sum(sizes)))
                 for i, name in enumerate(names):
                     r = dstest.first_at_zero(log, name)
-                    t.check(r is not None and r[1] + 1 >= 512 << 10,
+                    t.check(r is not None and r[1] + 1 >= START,
                             "threads=%d: shard %d's records first fetched as a block read "
-                            "ahead (>= 512 KiB from byte 0), not the scan's first small "
+                            "ahead (>= DS_RFILE_BLOCK_START from byte 0), not the scan's first small "
                             "read" % (threads, i), r)
                 # stopping early within the first shard: the hints stay small
                 s3.log.clear()
