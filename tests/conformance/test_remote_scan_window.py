@@ -3,7 +3,8 @@ window that never empties (src/remote/remote_file.c: the file's helper
 starts the next range GET as soon as one ends, libcurl's multi interface
 on one thread) and its ranges grow on sequential reading past 1 MiB,
 against the S3 front (s3_front.py) over http://.
-One bag (~20 MB of incompressible records, no compression). Every fourth
+One bag (three read-ahead windows of incompressible records, ~100 MB;
+no compression). Every fourth
 request of the scan is answered 1 s late, the others 10 ms late.
 Checked, threads=1 and threads=2:
 - the rows of the local scan; each byte fetched about once (<= 1.02 x);
@@ -24,7 +25,13 @@ from s3_front import Front
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 BUILD = os.path.join(dstest.ROOT, BUILD) if not os.path.isabs(BUILD) else BUILD
-ROWS = 100000
+HDR = "src/remote/remote_file.h"
+# the bag spans three windows (the bytes ahead of a stream, and a block):
+# with a bag smaller than that, the window reaches its end at once and
+# no GET is left to start while a slow one is pending (average record:
+# 200 bytes + 8 of limits)
+WINDOW = dstest.c_define(HDR, "DS_RFILE_AHEAD_MAX") + dstest.c_define(HDR, "DS_RFILE_BLOCK_MAX")
+ROWS = 3 * WINDOW // 208
 SLOW = 1.0  # long enough for a loaded machine's reader to make room in the window
 # the scan's query: some work per row, so that the reader is slower than
 # the window and a slow GET ahead of it does not stall it at once
@@ -45,7 +52,7 @@ def main():
     w.commit()
     w.close()
     size = os.path.getsize(path)
-    t.check(size > 8 << 20, "a bag of several MiB", size)
+    t.check(size > 2.5 * WINDOW, "a bag of about three windows", (size, WINDOW))
     want = dstest.connect(BUILD).execute(SCAN % "bagz(?)", (path,)).fetchall()
     try:
         with Front(root) as s3:
