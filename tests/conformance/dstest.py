@@ -121,6 +121,33 @@ def tree(folder):
     return out
 
 
+def bucket_bag(build, prefix, name, records):
+    """A fresh temporary folder (prefix) with a bucket folder bkt holding
+    the bag `name` of records, written by the extension (mode=create):
+    (root, the bag's path). The caller removes root."""
+    import tempfile
+    root = tempfile.mkdtemp(prefix=prefix)
+    os.makedirs(os.path.join(root, "bkt"))
+    path = os.path.join(root, "bkt", name)
+    w = connect(build)
+    w.execute("CREATE VIRTUAL TABLE temp.w USING bagz(%s, mode=create)" % sql_quote(path))
+    w.executemany("INSERT INTO temp.w(record) VALUES (?)", [(r,) for r in records])
+    w.commit()
+    w.close()
+    return root, path
+
+
+def open_remote_bag(build, s3, key, threads):
+    """A connection with temp.r: bagz(s3.url(key), threads=threads), opened
+    (a count(*) ran), and s3's log cleared after the open."""
+    conn = connect(build)
+    conn.execute("CREATE VIRTUAL TABLE temp.r USING bagz(%s, threads=%d)"
+                 % (sql_quote(s3.url(key)), threads))
+    conn.execute("SELECT count(*) FROM temp.r").fetchone()
+    s3.log.clear()
+    return conn
+
+
 def write_tail_bag(path, records):
     """A bag of raw records with tail limits (one u64 end per record after
     the records), as upstream's bagz writer lays it out."""

@@ -28,7 +28,6 @@ import random
 import shutil
 import struct
 import sys
-import tempfile
 import time
 
 import dstest
@@ -73,19 +72,11 @@ def settled_end(s3, name, below):
 def main():
     t = dstest.Checker()
     rng = random.Random(2431)
-    root = tempfile.mkdtemp(prefix="ds-rgrow-")
-    bkt = os.path.join(root, "bkt")
-    os.makedirs(bkt)
-    path = os.path.join(bkt, "g.bagz")
-    w = dstest.connect(BUILD)
-    w.execute("CREATE VIRTUAL TABLE temp.w USING bagz(%s, mode=create)" % dstest.sql_quote(path))
     recs, n = [], 0
     while n < SIZE:
-        recs.append((rng.randbytes(rng.randint(2000, 6000)),))
-        n += len(recs[-1][0])
-    w.executemany("INSERT INTO temp.w(record) VALUES (?)", recs)
-    w.commit()
-    w.close()
+        recs.append(rng.randbytes(rng.randint(2000, 6000)))
+        n += len(recs[-1])
+    root, path = dstest.bucket_bag(BUILD, "ds-rgrow-", "g.bagz", recs)
     size = os.path.getsize(path)
     limits, recs_end = limits_of(path)
     t.check(len(limits) == len(recs) and recs_end >= SIZE, "a bag longer than the window",
@@ -95,11 +86,7 @@ def main():
     try:
         with Front(root) as s3:
             for threads in (1, 2):
-                conn = dstest.connect(BUILD)
-                conn.execute("CREATE VIRTUAL TABLE temp.r USING bagz('%s', threads=%d)"
-                             % (s3.url("bkt/g.bagz"), threads))
-                conn.execute("SELECT count(*) FROM temp.r").fetchone()  # opened
-                s3.log.clear()
+                conn = dstest.open_remote_bag(BUILD, s3, "bkt/g.bagz", threads)
                 cur = conn.execute(SCAN % "temp.r")
                 got = []
                 for row in cur:

@@ -18,7 +18,6 @@ import os
 import random
 import shutil
 import sys
-import tempfile
 
 import dstest
 from s3_front import Front
@@ -41,27 +40,15 @@ SCAN = "SELECT rowid, record, length(hex(hex(record))) FROM %s"
 def main():
     t = dstest.Checker()
     rng = random.Random(2426)
-    root = tempfile.mkdtemp(prefix="ds-rwin-")
-    bkt = os.path.join(root, "bkt")
-    os.makedirs(bkt)
-    path = os.path.join(bkt, "w.bagz")
-    w = dstest.connect(BUILD)
-    w.execute("CREATE VIRTUAL TABLE temp.w USING bagz(%s, mode=create)" % dstest.sql_quote(path))
-    w.executemany("INSERT INTO temp.w(record) VALUES (?)",
-                  [(rng.randbytes(rng.randint(100, 300)),) for _ in range(ROWS)])
-    w.commit()
-    w.close()
+    root, path = dstest.bucket_bag(BUILD, "ds-rwin-", "w.bagz",
+                                   [rng.randbytes(rng.randint(100, 300)) for _ in range(ROWS)])
     size = os.path.getsize(path)
     t.check(size > 2.5 * WINDOW, "a bag of about three windows", (size, WINDOW))
     want = dstest.connect(BUILD).execute(SCAN % "bagz(?)", (path,)).fetchall()
     try:
         with Front(root) as s3:
             for threads in (1, 2):
-                conn = dstest.connect(BUILD)
-                conn.execute("CREATE VIRTUAL TABLE temp.r USING bagz('%s', threads=%d)"
-                             % (s3.url("bkt/w.bagz"), threads))
-                conn.execute("SELECT count(*) FROM temp.r").fetchone()  # opened
-                s3.log.clear()
+                conn = dstest.open_remote_bag(BUILD, s3, "bkt/w.bagz", threads)
                 s3.delayed.clear()
                 s3.always = {"delay": 0.01}
                 s3.faults = [{"delay": SLOW} if i % 4 == 3 else {} for i in range(200)]

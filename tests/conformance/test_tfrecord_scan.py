@@ -123,18 +123,15 @@ def damage(path, at, xor=0x01):
         f.write(bytes([b ^ xor]))
 
 
-def check_damage(conn, d):
-    recs = records(4, 15000)
-    path = os.path.join(d, "data_crc.tfrecord")
-    offs = write(path, recs)
-    k = next(i for i, o in enumerate(offs) if o > 2 * WINDOW + 5000)  # the 3rd window
-    damage(path, offs[k] + 12 + 3)  # a data byte: the data CRC fails
+def check_named(conn, path, recs, offs, k, what, label):
+    """Scan path with threads=2, then 1: the error names record k, its
+    offset and `what`, after the records before it, and rowid < k reads
+    those; the error of each threads value ({"2": ..., "1": ...})."""
     msgs = {}
     for t in ("2", "1"):
         got, err = rows_until_error(conn, "SELECT rowid, record FROM %s" % tvf(path, "threads=" + t))
-        place = "tfrecord: %s: record %d at offset %d: data CRC mismatch" % (path, k, offs[k])
-        C.check(err is not None and place in err,
-                "threads=%s: a bad data CRC in the 3rd window is named" % t, err)
+        place = "tfrecord: %s: record %d at offset %d: %s" % (path, k, offs[k], what)
+        C.check(err is not None and place in err, "threads=%s: %s is named" % (t, label), err)
         # (Python's sqlite3 steps one row ahead of the rows it hands out)
         C.check(k - 1 <= len(got) <= k and got == list(enumerate(recs))[:len(got)],
                 "threads=%s: the records before it read" % t, "%d rows" % len(got))
@@ -144,6 +141,17 @@ def check_damage(conn, d):
                 "threads=%s: rowid < %d reads the records before it" % (t, k),
                 "%d rows" % len(got))
         msgs[t] = err
+    return msgs
+
+
+def check_damage(conn, d):
+    recs = records(4, 15000)
+    path = os.path.join(d, "data_crc.tfrecord")
+    offs = write(path, recs)
+    k = next(i for i, o in enumerate(offs) if o > 2 * WINDOW + 5000)  # the 3rd window
+    damage(path, offs[k] + 12 + 3)  # a data byte: the data CRC fails
+    msgs = check_named(conn, path, recs, offs, k, "data CRC mismatch",
+                       "a bad data CRC in the 3rd window")
     C.eq(msgs["2"], msgs["1"], "threads=2 and 1 give the same error")
     # the length CRC, behind a sidecar (the index pass does not see it)
     path = os.path.join(d, "len_crc.tfrecord")
@@ -153,19 +161,8 @@ def check_damage(conn, d):
             f.write("%d %d\n" % (o, len(recs[i]) + 16))
     k = next(i for i, o in enumerate(offs) if o > 2 * WINDOW + 70000)
     damage(path, offs[k] + 9)  # the length CRC
-    for t in ("2", "1"):
-        got, err = rows_until_error(conn, "SELECT rowid, record FROM %s" % tvf(path, "threads=" + t))
-        place = "tfrecord: %s: record %d at offset %d: length CRC mismatch" % (path, k, offs[k])
-        C.check(err is not None and place in err,
-                "threads=%s: a bad length CRC in the 3rd window (sidecar index) is named" % t,
-                err)
-        C.check(k - 1 <= len(got) <= k and got == list(enumerate(recs))[:len(got)],
-                "threads=%s: the records before it read" % t, "%d rows" % len(got))
-        got = conn.execute("SELECT rowid, record FROM %s WHERE rowid < %d"
-                           % (tvf(path, "threads=" + t), k)).fetchall()
-        C.check(got == list(enumerate(recs))[:k],
-                "threads=%s: rowid < %d reads the records before it" % (t, k),
-                "%d rows" % len(got))
+    check_named(conn, path, recs, offs, k, "length CRC mismatch",
+                "a bad length CRC in the 3rd window (sidecar index)")
     # verify=false: the bad data CRC is not looked at, with the helper either
     path = os.path.join(d, "data_crc.tfrecord")
     got = [r[0] for r in conn.execute("SELECT record FROM %s" % tvf(path, "verify=false"))]

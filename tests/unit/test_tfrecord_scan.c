@@ -60,6 +60,18 @@ static int same(const tfrecord_rec *r, size_t i) {
   return 1;
 }
 
+/* Read records i.. of scan s (through c) until count or an error (in
+ * *err); *bad += the records that are not as written. The record reached. */
+static size_t scan_from(tfrecord_scan *s, tfrecord_cursor *c, size_t i, uint64_t count,
+                        char **err, size_t *bad) {
+  tfrecord_rec r;
+  for (; s && i < count; i++) {
+    if (tfrecord_scan_read(s, c, i, &r, err)) break;
+    *bad += !same(&r, i);
+  }
+  return i;
+}
+
 /* Open and index path (the index pass, uncompressed). */
 static int open_indexed(const char *path, tfrecord_file *t) {
   tfrecord_options o = {.compression = TFRECORD_NONE};
@@ -132,11 +144,7 @@ static void check_damaged(const char *path, const uint64_t *off, size_t k, const
   tfrecord_cursor_init(&c, &t, &err);
   tfrecord_cursor_init(&one, &t, &err);
   tfrecord_scan *s = tfrecord_scan_start(&t, 0, t.count);
-  size_t i = 0, bad = 0;
-  for (; s && i < t.count; i++) {
-    if (tfrecord_scan_read(s, &c, i, &r, &err)) break;
-    bad += !same(&r, i);
-  }
+  size_t bad = 0, i = scan_from(s, &c, 0, t.count, &err, &bad);
   tfrecord_read_at(&one, k, &r, &err1);
   char want[512];
   snprintf(want, sizeof want, "%s: record %zu at offset %llu: %s", path, k,
@@ -176,14 +184,9 @@ static void test_damage(const char *path, const uint64_t *off) {
   flip(path, off[k2] + 9);
   tfrecord_cursor c;
   char *err = NULL;
-  tfrecord_rec r;
   tfrecord_cursor_init(&c, &t, &err);
   tfrecord_scan *s = tfrecord_scan_start(&t, 0, t.count);
-  size_t i = 0, bad = 0;
-  for (; s && i < t.count; i++) {
-    if (tfrecord_scan_read(s, &c, i, &r, &err)) break;
-    bad += !same(&r, i);
-  }
+  size_t bad = 0, i = scan_from(s, &c, 0, t.count, &err, &bad);
   char want[512];
   snprintf(want, sizeof want, "%s: record %zu at offset %llu: length CRC mismatch", path, k2,
            (unsigned long long)off[k2]);
@@ -208,10 +211,7 @@ static void test_truncated(const char *path, const uint64_t *off) {
   size_t i = 0, bad = 0;
   CHECK(s && tfrecord_scan_read(s, &c, 0, &r, &err) == 0);
   CHECK(truncate(path, (off_t)off[NREC / 2]) == 0);
-  for (; s && i < t.count; i++) {
-    if (tfrecord_scan_read(s, &c, i, &r, &err)) break;
-    bad += !same(&r, i);
-  }
+  i = scan_from(s, &c, i, t.count, &err, &bad);
   check_note("    stopped at %zu, %zu bad: %s\n", i, bad, err ? err : "no error");
   CHECK(s && i > 0 && i <= NREC / 2 && bad == 0 && err && strstr(err, path) &&
         strstr(err, "offset"));
