@@ -938,7 +938,7 @@ static int register_more(sqlite3 *db) {
 }
 
 static const sqlite3_module bcolz_module =
-    DS_TABLE_WRITER_MODULE_NEXT(bz_best_index, bz_column, bz_xnext);
+    DS_TABLE_WRITER_MODULE_UPDATE(bz_best_index, bz_column, bz_xnext, bcolz_table_xupdate);
 
 /* modules.h */
 const ds_table_def ds_bcolz_def = {

@@ -55,7 +55,6 @@ typedef struct bz_lazy {
   char *dir;
   bz_cfg *cfg;
   bcolz_writer *w;
-  bcolz_window *win; /* w's shortcut window, once asked for (it lives as long as w) */
 } bz_lazy;
 
 void bcolz_wcols_free(bcolz_wcols *c) {
@@ -292,56 +291,22 @@ static int row_value(sqlite3_value *sv, int json, ds_arena *a, ds_value *out, ch
   return ds_dir_write_value(sv, json, DS_DECL_NONE, a, out, err); /* bcolz checks its dtypes */
 }
 
-/* The row's cells put straight into the writer's open chunks, for rows
- * whose every value is what row_value and bcolz_fast_put would take the
- * shortcut with (an INTEGER, REAL, or TEXT that is not JSON): 1, else 0
- * (some cells placed, none added: the caller goes the long way). One
- * sqlite3_value_type call and one fetch per value, no ds_value between. */
-static int put_cells(sqlite3_value **vals, const int *json, const bcolz_fast *f,
-                     uint8_t *const *cells, size_t n) {
-  /* the API's entries once (through sqlite3_api, each call would load them) */
-  int (*vtype)(sqlite3_value *) = sqlite3_value_type;
-  sqlite3_int64 (*vint)(sqlite3_value *) = sqlite3_value_int64;
-  double (*vdouble)(sqlite3_value *) = sqlite3_value_double;
-  for (size_t i = 0; i < n; i++) {
-    sqlite3_value *sv = vals[i];
-    int t = vtype(sv);
-    if (t == SQLITE_INTEGER) {
-      if (!bcolz_fast_put_int(&f[i], vint(sv), cells[i])) return 0;
-    } else if (t == SQLITE_FLOAT) {
-      if (!bcolz_fast_put_f8(&f[i], vdouble(sv), cells[i])) return 0;
-    } else if (t == SQLITE_TEXT && f[i].kind == BCOLZ_FAST_S && !json[i] &&
-               sqlite3_value_subtype(sv) != DS_JSON_SUBTYPE) {
-      const uint8_t *p = sqlite3_value_text(sv);
-      size_t len = (size_t)sqlite3_value_bytes(sv);
-      if (!p || !bcolz_fast_put_s(&f[i], p, len, cells[i])) return 0;
-    } else {
-      return 0;
-    }
-  }
-  return 1;
-}
-
 int bcolz_table_write_row(ds_table_writer *tw, sqlite3_value **vals, uint64_t row,
                           char **err) {
   ds_staged_dir *d = ds_dir_write_target(tw);
   const bz_cfg *cfg = ds_staged_dir_config(d);
   size_t n = cfg->cols.n;
-  bz_lazy *l = ds_staged_dir_writer(d);
-  bcolz_window *win = l ? l->win : NULL;
   ds_arena a = {0}; /* allocates only for JSON values (and wide rows) */
-  int rc;
-  if (l && l->w && (!win || !win->room)) /* not current: the writer makes it so */
-    win = l->win = bcolz_writer_window(l->w);
-  if (win && put_cells(vals, cfg->cols.json, win->fast, win->cells, n)) {
-    rc = bcolz_window_add(win) ? 0 : bcolz_writer_add_placed(l->w, err);
-  } else {
-    ds_value stack_v[32];
-    ds_value *v = n <= 32 ? stack_v : ds_arena_get(&a, n * sizeof *v, err);
-    rc = v ? 0 : -1;
-    for (size_t i = 0; i < n && rc == 0; i++)
-      rc = row_value(vals[i], cfg->cols.json[i], &a, &v[i], err);
-    if (rc == 0) rc = ds_staged_dir_add(d, v, err);
+  ds_value stack_v[32];
+  ds_value *v = n <= 32 ? stack_v : ds_arena_get(&a, n * sizeof *v, err);
+  int rc = v ? 0 : -1;
+  tw->row_fast = NULL; /* set again once this row is in */
+  for (size_t i = 0; i < n && rc == 0; i++)
+    rc = row_value(vals[i], cfg->cols.json[i], &a, &v[i], err);
+  if (rc == 0) rc = ds_staged_dir_add(d, v, err);
+  if (rc == 0) { /* the next row's shortcut: the writer's window, made current */
+    bz_lazy *l = ds_staged_dir_writer(d);
+    tw->row_fast = l && l->w ? bcolz_writer_window(l->w) : NULL;
   }
   if (rc && !strstr(*err ? *err : "", "row ")) {
     char where[32];
@@ -350,4 +315,77 @@ int bcolz_table_write_row(ds_table_writer *tw, sqlite3_value **vals, uint64_t ro
   }
   if (a.head) ds_arena_free(&a);
   return rc;
+}
+
+/* One INSERT row through the writer's window: 1 when every cell is a
+ * value its column's put code takes as it is (an INTEGER in range, a REAL
+ * for f8, TEXT that is not JSON and fits an S column) and the window has
+ * room to spare (no column fills up with it): the row added, *rowid set.
+ * Else 0 with nothing added (cells may be written past the last row,
+ * where no row is yet). One sqlite3_value_type call and one fetch per
+ * value. (Columns declared JSON are object columns: no window.) */
+static int row_fast(bcolz_window *win, sqlite3_value **argv, sqlite3_int64 *rowid) {
+  /* the API's entries once (through sqlite3_api, each call would load them) */
+  int (*vtype)(sqlite3_value *) = sqlite3_value_type;
+  sqlite3_int64 (*vint)(sqlite3_value *) = sqlite3_value_int64;
+  /* an INSERT without a rowid (else the long way checks it) */
+  if (win->room <= 1 || vtype(argv[0]) != SQLITE_NULL || vtype(argv[1]) != SQLITE_NULL)
+    return 0;
+  sqlite3_value **vals = argv + 2;
+  const bcolz_wcol *c = win->cols, *end = c + win->ncols;
+  uint64_t k = win->lag; /* the next row's cells: k cells past cell0 */
+  for (; c < end; c++, vals++) {
+    sqlite3_value *sv = *vals;
+    int t = vtype(sv);
+    const bcolz_fast *f = &c->fast;
+    switch (f->put & 7) { /* every case listed: no range check */
+      case BCOLZ_PUT_I8:
+        if (t != SQLITE_INTEGER) return 0;
+        bcolz_put_int(f, BCOLZ_PUT_I8, vint(sv), c->cell0 + k * 8);
+        break;
+      case BCOLZ_PUT_I4:
+        if (t != SQLITE_INTEGER || !bcolz_put_int(f, BCOLZ_PUT_I4, vint(sv), c->cell0 + k * 4))
+          return 0;
+        break;
+      case BCOLZ_PUT_I2:
+        if (t != SQLITE_INTEGER || !bcolz_put_int(f, BCOLZ_PUT_I2, vint(sv), c->cell0 + k * 2))
+          return 0;
+        break;
+      case BCOLZ_PUT_I1:
+        if (t != SQLITE_INTEGER || !bcolz_put_int(f, BCOLZ_PUT_I1, vint(sv), c->cell0 + k))
+          return 0;
+        break;
+      case BCOLZ_PUT_B1:
+        if (t != SQLITE_INTEGER || !bcolz_put_int(f, BCOLZ_PUT_B1, vint(sv), c->cell0 + k))
+          return 0;
+        break;
+      case BCOLZ_PUT_F8: {
+        if (t != SQLITE_FLOAT) return 0;
+        double x = sqlite3_value_double(sv);
+        memcpy(c->cell0 + k * 8, &x, 8);
+        break;
+      }
+      case BCOLZ_PUT_S: {
+        if (t != SQLITE_TEXT || sqlite3_value_subtype(sv) == DS_JSON_SUBTYPE) return 0;
+        const uint8_t *p = sqlite3_value_text(sv);
+        size_t len = (size_t)sqlite3_value_bytes(sv);
+        if (!p || !bcolz_put_s(f, p, len, c->cell0 + k * f->size)) return 0;
+        break;
+      }
+      case BCOLZ_PUT_NONE:
+      default:
+        return 0;
+    }
+  }
+  *rowid = (sqlite3_int64)*win->rows;
+  bcolz_window_add(win); /* room > 1: it adds */
+  return 1;
+}
+
+int bcolz_table_xupdate(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
+                        sqlite3_int64 *rowid) {
+  ds_table_writer *tw = ((ds_writable_table *)vtab)->writer;
+  bcolz_window *win = tw ? tw->row_fast : NULL;
+  if (win && (size_t)argc == win->ncols + 2 && row_fast(win, argv, rowid)) return SQLITE_OK;
+  return ds_table_update(vtab, argc, argv, rowid); /* every check, every error */
 }

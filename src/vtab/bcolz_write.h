@@ -33,8 +33,17 @@ int bcolz_table_write_open(const char *path, const ds_options *o, const bcolz_wr
                            uint64_t max_value_bytes, int mode, const bcolz_wcols *cols,
                            ds_table_writer **out, char **err);
 
-/* One INSERT row: vals[i] for column i. */
+/* One INSERT row the long way (the update hook, after
+ * ds_table_writer_insert's checks): vals[i] for column i. When it is in,
+ * the writer's row shortcut (tw->row_fast) is made current for the next. */
 int bcolz_table_write_row(ds_table_writer *tw, sqlite3_value **vals, uint64_t row,
                           char **err);
+/* The bcolz module's xUpdate: an INSERT row whose values the columns take
+ * as they are goes straight into the open chunks through the writer's
+ * row shortcut (set by the row before); any other call, and any row the
+ * shortcut does not take whole, goes to ds_table_update (the long way,
+ * with its checks and errors). */
+int bcolz_table_xupdate(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
+                        sqlite3_int64 *rowid);
 
 #endif

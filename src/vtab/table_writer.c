@@ -196,6 +196,7 @@ void ds_table_writer_free(ds_table_writer *tw) {
  * answers no hook (writer_of), for a sqlite3_vtab SQLite has yet to
  * disconnect. */
 static void writer_retire(ds_table_writer *tw) {
+  tw->row_fast = NULL;
   if (tw->retired) return;
   if (tw->fmt) {
     ds_txn_free(&tw->txn); /* a connection closed without commit: abort */
@@ -236,6 +237,15 @@ static int failed_commit(ds_table_writer *tw, char **err) {
 static ds_table_writer *writer_of(ds_table *t) {
   ds_table_writer *tw = ((ds_writable_table *)t)->writer;
   return tw && !tw->retired ? tw : NULL;
+}
+
+/* The writer of a table for a transaction step (NULL: none), its row
+ * shortcut cleared: a step may end what the shortcut points into, and the
+ * first row after it goes the long way, through every check. */
+static ds_table_writer *step_writer(ds_table *t) {
+  ds_table_writer *tw = writer_of(t);
+  if (tw) tw->row_fast = NULL;
+  return tw;
 }
 
 const char *ds_table_writer_target(ds_table *t) {
@@ -393,7 +403,7 @@ int ds_sql_is_json(sqlite3_value *v) {
 }
 
 int ds_table_writer_begin(ds_table *t, char **err) {
-  ds_table_writer *tw = writer_of(t);
+  ds_table_writer *tw = step_writer(t);
   if (!tw) return 0;
   if (failed_commit(tw, err)) return -1;
   const ds_vfs_remote_opts *was = use_remote(t);
@@ -405,7 +415,7 @@ int ds_table_writer_begin(ds_table *t, char **err) {
 /* A transaction step of t's writer (0 when t has none), run with the
  * table's remote settings current. */
 static int txn_step(ds_table *t, int (*step)(ds_txn *, char **), char **err) {
-  ds_table_writer *tw = writer_of(t);
+  ds_table_writer *tw = step_writer(t);
   const ds_vfs_remote_opts *was = use_remote(t);
   int rc = tw ? step(&tw->txn, err) : 0;
   ds_vfs_remote_use(was);
@@ -417,7 +427,7 @@ int ds_table_writer_sync(ds_table *t, char **err) { return txn_step(t, ds_txn_sy
 /* Publish, then let the table read what it wrote. (Another sqlite3_vtab
  * of the same table, connected again, may commit the writer first.) */
 int ds_table_writer_commit(ds_table *t, char **err) {
-  ds_table_writer *tw = writer_of(t);
+  ds_table_writer *tw = step_writer(t);
   int published;
   if (!tw) return 0;
   const ds_vfs_remote_opts *was = use_remote(t);
@@ -440,16 +450,16 @@ int ds_table_writer_rollback(ds_table *t, char **err) {
 }
 
 int ds_table_writer_savepoint(ds_table *t, int n, char **err) {
-  ds_table_writer *tw = writer_of(t);
+  ds_table_writer *tw = step_writer(t);
   return tw ? ds_txn_savepoint(&tw->txn, n, err) : 0;
 }
 
 int ds_table_writer_release(ds_table *t, int n, char **err) {
-  ds_table_writer *tw = writer_of(t);
+  ds_table_writer *tw = step_writer(t);
   return tw ? ds_txn_release(&tw->txn, n, err) : 0;
 }
 
 int ds_table_writer_rollback_to(ds_table *t, int n, char **err) {
-  ds_table_writer *tw = writer_of(t);
+  ds_table_writer *tw = step_writer(t);
   return tw ? ds_txn_rollback_to(&tw->txn, n, err) : 0;
 }

@@ -65,6 +65,11 @@ typedef struct ds_table_writer {
                          * the table's next statements fail with this */
   int failed_once;      /* ... only the next one (it did publish) */
   char *target;         /* the path written, as CREATE gave it (errors name it) */
+  void *row_fast;       /* the module's shortcut for the next INSERT row (its own
+                         * type, set by its update hook after a row it took the
+                         * long way), or NULL: every transaction step and the
+                         * writer's retirement clear it, so it is set only
+                         * between the rows of a statement that went well */
 } ds_table_writer;
 
 /* The layout every writing module's table struct starts with. */
@@ -165,8 +170,9 @@ int ds_table_rollback(sqlite3_vtab *vtab);
 int ds_table_savepoint(sqlite3_vtab *vtab, int n);
 int ds_table_release(sqlite3_vtab *vtab, int n);
 int ds_table_rollback_to(sqlite3_vtab *vtab, int n);
-#define DS_TABLE_WRITE_METHODS                                            \
-  .xUpdate = ds_table_update, .xBegin = ds_table_begin,                   \
+#define DS_TABLE_WRITE_METHODS .xUpdate = ds_table_update, DS_TABLE_TXN_METHODS
+#define DS_TABLE_TXN_METHODS                                              \
+  .xBegin = ds_table_begin,                                               \
   .xSync = ds_table_sync, .xCommit = ds_table_commit,                     \
   .xRollback = ds_table_rollback, .xSavepoint = ds_table_savepoint,       \
   .xRelease = ds_table_release, .xRollbackTo = ds_table_rollback_to
@@ -177,11 +183,15 @@ int ds_table_rollback_to(sqlite3_vtab *vtab, int n);
   DS_TABLE_WRITER_MODULE_NEXT(best_index, column, ds_cursor_next)
 /* The same with the module's own xNext (it calls ds_cursor_next for the
  * walks it does not take itself). */
-#define DS_TABLE_WRITER_MODULE_NEXT(best_index, column, next)                  \
+#define DS_TABLE_WRITER_MODULE_NEXT(best_index, column, next) \
+  DS_TABLE_WRITER_MODULE_UPDATE(best_index, column, next, ds_table_update)
+/* The same with the module's own xUpdate: it takes the rows it can
+ * (ds_table_writer.row_fast) and passes the others to ds_table_update. */
+#define DS_TABLE_WRITER_MODULE_UPDATE(best_index, column, next, update)        \
   {.iVersion = 2, .xCreate = ds_table_writer_connect,                         \
    .xConnect = ds_table_writer_connect, .xDestroy = ds_table_writer_destroy,   \
    .xRename = ds_table_writer_rename,                                          \
    .xBestIndex = best_index, .xColumn = column, DS_TABLE_CURSOR_METHODS(next), \
-   DS_TABLE_WRITE_METHODS}
+   .xUpdate = update, DS_TABLE_TXN_METHODS}
 
 #endif

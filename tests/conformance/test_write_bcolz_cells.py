@@ -1,6 +1,8 @@
 """test_write_bcolz_cells.py - the bcolz writer table's shortcut row
-(vtab/bcolz_write.c put_cells: INTEGER, REAL and TEXT values put straight
-into the open chunks) writes what the long way (bcolz_writer_add) writes.
+(vtab/bcolz_write.c bcolz_table_xupdate: the module's xUpdate puts
+INTEGER, REAL and TEXT values straight into the writer's open chunks,
+past the table writer's layers) writes what the long way
+(ds_table_update, bcolz_writer_add) writes, and refuses what it refuses.
 
 Each case runs the same statements on two tables: "fast", whose columns
 all take the shortcut (int64, i2, f8, bool, S4), and "slow", the same
@@ -8,7 +10,9 @@ columns and one U4 column more, which sends every row the long way. The
 rows mix values the shortcut takes with values it leaves to the long way
 in the middle of a row (an INTEGER for f8, a BLOB or JSON text for S4, a
 value out of range, NULL), statements that fail part-way, SAVEPOINT /
-ROLLBACK TO across chunk boundaries (chunklen=3) and COMMITs between.
+ROLLBACK TO across chunk boundaries (chunklen=3) and COMMITs between,
+explicit rowids, UPDATE and DELETE, a COMMIT that fails (the target
+appeared), DROP TABLE in a transaction.
 Both tables must give the same outcome for every statement (error text
 included) and, once committed, the same cells and the same bytes in every
 file of the five shared columns.
@@ -174,7 +178,77 @@ def case_savepoints():
     same_tables(conn, paths, "savepoints, second commit", 4 + 2 + 6 + 5)
 
 
-for fn in (case_rows, case_statements, case_savepoints):
+def case_rowids():
+    conn, paths = pair("rowids")
+    conn.execute("BEGIN")
+    insert_rows(conn, GOOD[:5], "rowids 1", expect_error=False)
+    # rows 5, 6 with their rowid (the next index), NULL; a wrong rowid
+    for label, rowid, ok in (("the next index", 5, True), ("NULL", None, True),
+                             ("not the next index", 3, False),
+                             ("the next index again", 7, True)):
+        f, s = both(conn, "INSERT INTO {t}(rowid, a, b, c, d, e{z}) VALUES (?, 1, 2, 3.5, 1, 'x'{zv})",
+                    rowid)
+        C.check(f == s, "rowids: rowid %s: the same outcome both ways" % label, (f, s))
+        C.check((f is None) == ok, "rowids: rowid %s %s" % (label, "taken" if ok else "refused"), f)
+    insert_rows(conn, GOOD[5:12], "rowids 2", expect_error=False)
+    conn.execute("COMMIT")
+    conn.execute("BEGIN")
+    insert_rows(conn, GOOD[12:14], "rowids 3", expect_error=False)
+    # after rows the shortcut took: UPDATE and DELETE (of published rows)
+    # still refused
+    for sql, label in (("UPDATE {t} SET a = 1 WHERE rowid = 2", "UPDATE"),
+                       ("DELETE FROM {t} WHERE rowid = 2", "DELETE")):
+        f, s = both(conn, sql)
+        C.check(f is not None and f == s, "rowids: %s refused, the same error both ways" % label, (f, s))
+    insert_rows(conn, GOOD[14:18], "rowids 4", expect_error=False)
+    conn.execute("COMMIT")
+    same_tables(conn, paths, "rowids", 5 + 3 + 7 + 2 + 4)
+
+
+def case_failed_commit():
+    # the targets appear after the rows went in (mode=create): COMMIT fails;
+    # the tables' next statements say so, both ways alike
+    conn, paths = pair("failed")
+    conn.execute("BEGIN")
+    insert_rows(conn, GOOD[:8], "failed 1", expect_error=False)
+    for t in ("fast", "slow"):
+        os.makedirs(paths[t])
+        with open(os.path.join(paths[t], "theirs.txt"), "w") as fh:
+            fh.write("not ours")
+    try:
+        conn.execute("COMMIT")
+        committed = None
+    except Exception as e:  # noqa: BLE001 - checked below
+        committed = str(e)
+    C.check(committed is not None, "failed: COMMIT over what appeared fails", committed)
+    if not conn.in_transaction:
+        conn.execute("BEGIN")
+    f, s = both(conn, "INSERT INTO {t}(a, b, c, d, e{z}) VALUES (1, 2, 3.5, 1, 'x'{zv})")
+    C.check(f == s, "failed: the next INSERT: the same outcome both ways", (f, s))
+    conn.execute("ROLLBACK")
+    for t in ("fast", "slow"):
+        C.eq(sorted(os.listdir(paths[t])), ["theirs.txt"], "failed: %s: what appeared is untouched" % t)
+
+
+def case_drop():
+    # DROP TABLE inside the transaction after rows the shortcut took; a new
+    # table on the same paths writes afresh
+    conn, paths = pair("drop")
+    conn.execute("BEGIN")
+    insert_rows(conn, GOOD[:8], "drop 1", expect_error=False)
+    conn.execute("DROP TABLE temp.fast")
+    conn.execute("DROP TABLE temp.slow")
+    conn.execute("COMMIT")
+    for t in ("fast", "slow"):
+        C.check(not os.path.exists(paths[t]), "drop: %s: nothing published" % t)
+    conn2, paths2 = pair("drop")
+    C.eq(paths2, paths, "drop: the same paths")
+    insert_rows(conn2, GOOD[8:20], "drop 2", expect_error=False)
+    same_tables(conn2, paths2, "drop", 12)
+
+
+for fn in (case_rows, case_statements, case_savepoints, case_rowids, case_failed_commit,
+           case_drop):
     C.run(fn)
 shutil.rmtree(TMP, ignore_errors=True)
 C.exit()

@@ -556,8 +556,9 @@ static int window_put(bcolz_writer *w, uint64_t i, char **err) {
   int64_t id;
   char s[8];
   window_row(i, &id, s);
-  if (!bcolz_fast_put_int(&win->fast[0], id, win->cells[0]) ||
-      !bcolz_fast_put_s(&win->fast[1], (const uint8_t *)s, strlen(s), win->cells[1]))
+  if (!bcolz_fast_put_int(&win->cols[0].fast, id, bcolz_window_cell(win, 0)) ||
+      !bcolz_fast_put_s(&win->cols[1].fast, (const uint8_t *)s, strlen(s),
+                        bcolz_window_cell(win, 1)))
     return -1;
   return bcolz_window_add(win) ? 0 : bcolz_writer_add_placed(w, err);
 }

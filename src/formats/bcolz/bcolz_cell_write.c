@@ -571,7 +571,7 @@ void bcolz_fast_for(const bcolz_dtype *dt, bcolz_fast *out) {
   out->size = dt->itemsize;
   if (dt->ndim) return;
   if (dt->kind == 'S') {
-    out->kind = BCOLZ_FAST_S;
+    out->put = BCOLZ_PUT_S;
     return;
   }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -581,14 +581,15 @@ void bcolz_fast_for(const bcolz_dtype *dt, bcolz_fast *out) {
 #endif
   if (!native) return;
   if (dt->kind == 'b') {
-    out->kind = BCOLZ_FAST_BOOL;
+    out->put = BCOLZ_PUT_B1;
   } else if (dt->kind == 'f' && dt->itemsize == 8) {
-    out->kind = BCOLZ_FAST_F8;
+    out->put = BCOLZ_PUT_F8;
   } else if ((dt->kind == 'i' && dt->itemsize <= 8) || (dt->kind == 'u' && dt->itemsize <= 4)) {
     unsigned bits = dt->itemsize * 8;
-    out->kind = BCOLZ_FAST_INT;
     out->lo = dt->kind == 'u' ? 0 : bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
     out->hi = dt->kind == 'u' ? (int64_t)(((uint64_t)1 << bits) - 1)
               : bits == 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
+    out->put = bits == 64 ? BCOLZ_PUT_I8 : bits == 32 ? BCOLZ_PUT_I4
+               : bits == 16 ? BCOLZ_PUT_I2 : BCOLZ_PUT_I1;
   }
 }

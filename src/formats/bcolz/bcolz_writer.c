@@ -222,9 +222,7 @@ void bcolz_writer_free(bcolz_writer *w) {
   bcolz_chunk_writer_free(w->cw); /* first: it may hold the columns' buffers */
   for (size_t i = 0; i < w->ncols; i++) free_col(&w->cols[i]);
   free(w->cols);
-  free((void *)w->win.fast);
-  free(w->win.cells);
-  free((void *)w->win.atoms);
+  free(w->win.cols);
   ds_buf_free(&w->obj);
   ds_buf_free(&w->val);
   free(w->dir);
@@ -290,18 +288,13 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
   }
   w->all_fast = 1;
   for (size_t i = 0; i < ncols; i++)
-    if (!w->cols[i].fast.kind || w->cols[i].width_unknown) w->all_fast = 0;
+    if (!w->cols[i].fast.put || w->cols[i].width_unknown ||
+        w->cols[i].fast.size != w->cols[i].dt.atom) /* scalar cells only */
+      w->all_fast = 0;
   w->win.rows = &w->rows;
   w->win.ncols = ncols;
-  bcolz_fast *fast = w->all_fast ? malloc(ncols * sizeof *fast) : NULL;
-  size_t *atoms = fast ? malloc(ncols * sizeof *atoms) : NULL;
-  w->win.fast = fast;
-  w->win.atoms = atoms;
-  if (atoms && (w->win.cells = malloc(ncols * sizeof *w->win.cells)))
-    for (size_t i = 0; i < ncols; i++) {
-      fast[i] = w->cols[i].fast;
-      atoms[i] = w->cols[i].dt.atom;
-    }
+  if (w->all_fast && (w->win.cols = calloc(ncols, sizeof *w->win.cols)))
+    for (size_t i = 0; i < ncols; i++) w->win.cols[i].fast = w->cols[i].fast;
   *out = w;
   return 0;
 }
@@ -446,13 +439,13 @@ int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err) {
 uint64_t bcolz_writer_count(const bcolz_writer *w) { return w->rows; }
 
 bcolz_window *bcolz_writer_window(bcolz_writer *w) {
-  if (!w->win.cells || w->finished) return NULL;
+  if (!w->win.cols || w->finished) return NULL;
   if (!w->win.room) {
     catch_up(w);
     w->win.room = UINT64_MAX;
     for (size_t i = 0; i < w->ncols; i++) {
       const bw_col *c = &w->cols[i];
-      w->win.cells[i] = c->chunk + c->slot * c->dt.atom;
+      w->win.cols[i].cell0 = c->chunk + c->slot * c->dt.atom;
       if (c->chunklen - c->slot < w->win.room) w->win.room = c->chunklen - c->slot;
     }
   }

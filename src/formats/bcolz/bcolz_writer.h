@@ -26,12 +26,11 @@
 
 #include "core/value.h"
 #include "formats/bcolz/bcolz.h"
+#include "formats/bcolz/bcolz_cell_fast.h"
 #include "formats/bcolz/bcolz_cell_write.h"
 #include "formats/bcolz/bcolz_write_options.h"
 
-
 typedef struct bcolz_writer bcolz_writer;
-typedef struct bcolz_fast bcolz_fast; /* bcolz_cell_fast.h */
 
 /* Start a ctable (carray = 0) or a carray (carray = 1, one column) in
  * directory `dir`, which must exist and be empty. */
@@ -43,27 +42,34 @@ int bcolz_writer_open(const char *dir, int carray, size_t ncols,
 int bcolz_writer_add(bcolz_writer *w, const ds_value *row, char **err);
 uint64_t bcolz_writer_count(const bcolz_writer *w);
 /* The shortcut rows' window, when every column takes a shortcut of
- * bcolz_cell_fast.h (the common copy): cells[i] is column i's place for
- * the next row and fast[i] its shortcut. The caller puts each cell with
- * bcolz_fast_put_int / _f8 / _s and, once all are in place, adds the row
- * with bcolz_window_add (inline, no call, while no column fills up) or
- * else bcolz_writer_add_placed; a row left half placed (a cell the
- * shortcut refused, then bcolz_writer_add) changes nothing. The window
- * lives as long as the writer; room 0 means "not current": ask
+ * bcolz_cell_fast.h (the common copy): cols[i] is column i's shortcut and
+ * the place of its cell for the window's first row; the next row's cell
+ * is bcolz_window_cell (lag rows further). The caller puts each cell with
+ * bcolz_put_int / bcolz_fast_put_f8 / _s and, once all are in place,
+ * adds the row with bcolz_window_add (inline, no call, while no column
+ * fills up) or else bcolz_writer_add_placed; a row left half placed (a
+ * cell the shortcut refused, then bcolz_writer_add) changes nothing. The
+ * window lives as long as the writer; room 0 means "not current": ask
  * bcolz_writer_window again (every other writer call may make it so). */
+typedef struct bcolz_wcol {
+  uint8_t *cell0;         /* the cell of the window's first row */
+  bcolz_fast fast;        /* the column's shortcut; fast.size: its cell size */
+} bcolz_wcol;
 typedef struct bcolz_window {
-  uint8_t **cells;        /* each column's place for the next row */
-  const bcolz_fast *fast; /* each column's shortcut */
-  const size_t *atoms;    /* each column's cell size */
+  bcolz_wcol *cols;
   size_t ncols;
   uint64_t room;          /* rows the cells take before a column fills up; 0: not current */
-  uint64_t lag;           /* rows added since the columns' slots last moved */
+  uint64_t lag;           /* rows added since the window was made current */
   uint64_t *rows;         /* the writer's row count */
 } bcolz_window;
 
 /* The writer's window, made current; NULL when not every column takes a
  * shortcut, or the table is finished. */
 bcolz_window *bcolz_writer_window(bcolz_writer *w);
+/* Column i's cell for the next row. */
+static inline uint8_t *bcolz_window_cell(const bcolz_window *win, size_t i) {
+  return win->cols[i].cell0 + win->lag * win->cols[i].fast.size;
+}
 /* Add the row placed in win's cells: 1, or 0 when the window cannot (a
  * column fills up with it, or the window is not current): then
  * bcolz_writer_add_placed adds it. */
@@ -72,7 +78,6 @@ static inline int bcolz_window_add(bcolz_window *win) {
   win->room--;
   win->lag++;
   (*win->rows)++;
-  for (size_t i = 0; i < win->ncols; i++) win->cells[i] += win->atoms[i];
   return 1;
 }
 int bcolz_writer_add_placed(bcolz_writer *w, char **err);
