@@ -123,8 +123,7 @@ int ds_record_update(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 
  * allocator's mutex (about 830 instructions a lookup; malloc, memcpy and
  * free: about 100). Scans and lists keep SQLITE_TRANSIENT: there SQLite
  * reuses the register's buffer row after row. */
-static void result_record(sqlite3_context *ctx, const ds_cursor *c, const uint8_t *p,
-                          size_t n) {
+void ds_record_result(sqlite3_context *ctx, const ds_cursor *c, const uint8_t *p, size_t n) {
   if (n && c->rs.kind == DS_RS_LIST && c->rs.nids == 1) {
     void *copy = malloc(n);
     if (copy) {
@@ -154,7 +153,7 @@ int ds_record_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
       ds_tfex_columns_result(&t->tfex, &c->tfex, col, c->base.row, p, n,
                              c->base.ds->max_value_bytes, def->name, m->file(&c->base), ctx);
     } else {
-      result_record(ctx, &c->base, p, n);
+      ds_record_result(ctx, &c->base, p, n);
     }
     return SQLITE_OK;
   }

@@ -74,6 +74,10 @@ void ds_record_table_free(ds_table *t);
 int ds_record_update(ds_table *t, int argc, sqlite3_value **argv, sqlite3_int64 *rowid,
                      char **err);
 
+/* The record p[0..n) as the value of c's record column (SQLITE_TRANSIENT
+ * in scans; a one-row statement's a malloc'd copy). */
+void ds_record_result(sqlite3_context *ctx, const ds_cursor *c, const uint8_t *p, size_t n);
+
 /* xColumn of a record module: the argument columns, the feature columns
  * (the record decoded once a row, on the first feature a query reads),
  * the record, the shard (ds_cursor_shard) and the index in it. */

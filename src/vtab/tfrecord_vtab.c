@@ -15,7 +15,7 @@
  * a "<file>.idx" sidecar that checks out instead of the index pass),
  * threads=1|2 (2: a scan of a local uncompressed file is read and checked
  * ahead on a helper thread: formats/tfrecord/tfrecord_scan.h; its rows are
- * stepped through in runs, see next()).
+ * stepped through in runs, see xnext()).
  *
  * The set of files is indexed on the first query (formats/tfrecord/
  * tfrecord_set.h: one pass over each file, headers only when
@@ -278,19 +278,13 @@ static int fetch(ds_cursor *base, uint64_t *g, char **err) {
   return r;
 }
 
-/* ds_table_def.next (xNext): a scan read ahead (scan_end) steps through
- * its shard's intact records in runs taken from the row set at once
- * (ds_rowiter_run), counted down here without fetch and arrive; every
- * other row goes the common way (ds_cursor_step). A shard's damaged tail
- * row is never in a run: fetch fails on it. */
+/* ds_table_def.next: a scan read ahead (scan_end) steps through its
+ * shard's intact records in runs taken from the row set at once
+ * (ds_rowiter_run), counted down by xnext without fetch and arrive;
+ * every other row goes the common way (ds_cursor_step). A shard's damaged
+ * tail row is never in a run: fetch fails on it. */
 static int next(ds_cursor *base) {
   tfr_cursor *c = (tfr_cursor *)base;
-  if (c->run) {
-    c->run--;
-    base->row++;
-    c->rec.shard_index++;
-    return SQLITE_OK;
-  }
   char *err = NULL;
   if (ds_cursor_step(base, &err)) return ds_cursor_error(base, err);
   if (!base->eof && c->scan_end > base->row + 1) {
@@ -299,6 +293,18 @@ static int next(ds_cursor *base) {
     uint64_t intact = t->count > c->rec.shard_index + 1 ? t->count - c->rec.shard_index - 1 : 0;
     c->run = ds_rowiter_run(&base->it, max < intact ? max : intact);
   }
+  return SQLITE_OK;
+}
+
+/* xNext: a row of a run is the next record of its shard (no I/O, so
+ * without ds_cursor_next's remote settings put in place); the others
+ * through ds_cursor_next and next(). */
+static int xnext(sqlite3_vtab_cursor *cur) {
+  tfr_cursor *c = (tfr_cursor *)cur;
+  if (!c->run) return ds_cursor_next(cur);
+  c->run--;
+  c->rec.base.row++;
+  c->rec.shard_index++;
   return SQLITE_OK;
 }
 
@@ -354,6 +360,20 @@ static int record_bytes(ds_cursor *base, const uint8_t **p, size_t *n, char **er
   return 0;
 }
 
+/* xColumn: the record column of a row whose record its scan has read
+ * and checked comes straight from the scan's window
+ * (tfrecord_scan_take); everything else through ds_record_column. */
+static int xcolumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  tfr_cursor *c = (tfr_cursor *)cur;
+  tfrecord_rec r;
+  if (c->scan && col == ((tfr_vtab *)cur->pVtab)->nfeat + DS_REC_COL_RECORD &&
+      c->scan_shard == c->rec.shard && tfrecord_scan_take(c->scan, c->rec.shard_index, &r)) {
+    ds_record_result(ctx, &c->rec.base, r.data, r.len);
+    return SQLITE_OK;
+  }
+  return ds_record_column(cur, ctx, col);
+}
+
 /* ds_record_module.file */
 static const char *record_file(ds_cursor *base) {
   return TFR(base->ds)->set.files[((tfr_cursor *)base)->rec.shard].file.path;
@@ -365,7 +385,7 @@ static const ds_record_module tfr_records_module = {
     source_close, record_bytes, record_file};
 
 static const sqlite3_module tfr_module =
-    DS_TABLE_WRITER_MODULE(tfr_best_index, ds_record_column);
+    DS_TABLE_WRITER_MODULE_NEXT(tfr_best_index, xcolumn, xnext);
 
 /* modules.h */
 const ds_table_def ds_tfrecord_def = {

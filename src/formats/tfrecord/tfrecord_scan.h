@@ -1,16 +1,20 @@
 /* tfrecord_scan.h - a scan of an indexed, uncompressed, local TFRecord
  * file on two threads (threads=2): a helper thread reads the records
- * ahead in windows of whole records and checks both CRCs of each (the
+ * ahead in windows of whole records, and the records are checked (the
  * length CRC, the length against the index, the data CRC unless
- * verify=false); the cursor's thread only hands out records of ready
- * windows, pointing into them (no copy, no CRC on its side).
+ * verify=false) in batches that either thread takes: the helper those
+ * of windows the cursor has not reached, the cursor those of its window
+ * that are not checked yet when it gets there (so the CRC work goes to
+ * whichever thread has time; the reads are the helper's). The cursor's
+ * thread hands out the records of checked batches, pointing into the
+ * window (no copy).
  *
  * Memory: a ring of TFR_SCAN_SLOTS windows of at most TFR_SCAN_WINDOW
  * bytes each (4 x 1 MiB) per scanning cursor, whatever the file's size. A
  * record larger than a window is not read ahead.
  *
  * Errors are those of the one-thread path, from the same code: a record
- * the helper finds wrong (a CRC, a length the index does not agree with),
+ * a batch finds wrong (a CRC, a length the index does not agree with),
  * a read that fails (the file shrank or went away), or a record too large
  * for a window is left to the cursor, which reads it itself through its
  * tfrecord_cursor (tfrecord_read_at) and so gets the error naming the
@@ -48,10 +52,10 @@ int tfrecord_scan_fits(const tfrecord_file *t);
  * reads alone. t must outlive the scan. */
 tfrecord_scan *tfrecord_scan_start(const tfrecord_file *t, uint64_t lo, uint64_t hi);
 
-/* Record i of the scan's file: from a ready window when the helper read
- * and checked it (i at or after the scan's last record; an earlier one
- * cannot come from it), else read through c (tfrecord_read_at, with its
- * errors). 0 with *r (valid until the next call), or -1 with *err. */
+/* Record i of the scan's file: from a window when it was read and
+ * checked (its batch checked here if no thread has yet; i at or after
+ * the scan's last record: an earlier one cannot come from it), else read
+ * through c (tfrecord_read_at, with its errors). 0 with *r (valid until the next call), or -1 with *err. */
 int tfrecord_scan_read(tfrecord_scan *s, tfrecord_cursor *c, uint64_t i, tfrecord_rec *r,
                        char **err);
 
