@@ -601,7 +601,7 @@ static int commit_rename(ds_stage *s, stage_tmp *t, int *exchanged) {
       }
       if (errno != ENOENT) return -1; /* gone since prepare: create it */
     } else { /* the replaced file is freed at the close of old, later */
-      int old = ds_vfs_open_fd(t->final, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      int old = ds_vfs_open_fd(t->final, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
       int rc = ds_vfs_rename(t->path, t->final, DS_VFS_REPLACE);
       if (rc == 0) ds_close_later_add(&s->later, old);
       else if (old >= 0) close(old);

@@ -193,7 +193,7 @@ void ds_journal_finish(const ds_journal *j, const char *dir, ds_close_later *lat
     ds_vfs_info st;
     int fd = -1; /* a regular file's: its pages are freed at its close */
     if (p && later && ds_vfs_lstat(p, &st) == 0 && st.kind == DS_VFS_FILE)
-      fd = ds_vfs_open_fd(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      fd = ds_vfs_open_fd(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (p) ds_remove_tree(p, NULL);
     if (fd >= 0) ds_close_later_add(later, fd);
     free(p);
