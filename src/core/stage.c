@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "close_later.h"
 #include "mapped_file.h"
 #include "parallel.h"
 #include "stage.h"
@@ -56,6 +57,7 @@ struct ds_stage {
   const ds_vfs_publisher *pub; /* a remote target's: dir is a private
                                 * local folder (stage_remote.h) */
   ds_rpub *rpub;     /* its uploads once prepared */
+  ds_close_later later; /* the replaced files, closed (freed) after a publish */
   ds_vfs_remote_opts ropts; /* endpoint=, region=, ... current at open
                              * (strings owned), current again for the
                              * uploads */
@@ -181,6 +183,7 @@ int ds_stage_open(const char *dir, const char *key, ds_stage_mode mode,
 void ds_stage_close(ds_stage *s) {
   if (!s) return;
   ds_stage_discard(s);
+  ds_close_later_wait(&s->later);
   if (s->lock_fd >= 0) {
     ds_vfs_remove(s->lock_path); /* while still holding it: see take_lock */
     close(s->lock_fd);
@@ -597,8 +600,12 @@ static int commit_rename(ds_stage *s, stage_tmp *t, int *exchanged) {
         return 0;
       }
       if (errno != ENOENT) return -1; /* gone since prepare: create it */
-    } else {
-      return ds_vfs_rename(t->path, t->final, DS_VFS_REPLACE);
+    } else { /* the replaced file is freed at the close of old, later */
+      int old = ds_vfs_open_fd(t->final, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+      int rc = ds_vfs_rename(t->path, t->final, DS_VFS_REPLACE);
+      if (rc == 0) ds_close_later_add(&s->later, old);
+      else if (old >= 0) close(old);
+      return rc;
     }
   }
   return ds_vfs_rename(t->path, t->final, DS_VFS_NOREPLACE);
@@ -648,7 +655,7 @@ int ds_stage_publish(ds_stage *s, char **err) {
     rc = 1;
   }
   if (s->journaled) {
-    ds_journal_finish(&s->j, s->dir);
+    ds_journal_finish(&s->j, s->dir, &s->later);
     ds_vfs_remove(s->journal_path); /* the next writer finishes what fails here */
     ds_journal_free(&s->j);
     s->journaled = 0;
@@ -665,6 +672,7 @@ int ds_stage_publish(ds_stage *s, char **err) {
     x->final = NULL;
   }
   ds_stage_discard(s);
+  ds_close_later_start(&s->later);
   return rc;
 }
 

@@ -185,12 +185,17 @@ int ds_journal_undo(const ds_journal *j, const char *dir, char **err) {
   return rc;
 }
 
-void ds_journal_finish(const ds_journal *j, const char *dir) {
+void ds_journal_finish(const ds_journal *j, const char *dir, ds_close_later *later) {
   for (size_t i = 0; i < j->n; i++) {
     const ds_jentry *e = &j->e[i];
     if (e->kind != 'o' || !is_inode(dir, e->other, e->dev, e->ino)) continue;
     char *p = ds_path_join(dir, e->other);
+    ds_vfs_info st;
+    int fd = -1; /* a regular file's: its pages are freed at its close */
+    if (p && later && ds_vfs_lstat(p, &st) == 0 && st.kind == DS_VFS_FILE)
+      fd = ds_vfs_open_fd(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (p) ds_remove_tree(p, NULL);
+    if (fd >= 0) ds_close_later_add(later, fd);
     free(p);
   }
 }
@@ -205,7 +210,7 @@ int ds_journal_recover(const char *dir, const char *path, char **err) {
     return -1;
   }
   int rc = 0;
-  if (ds_journal_committed(&j, dir)) ds_journal_finish(&j, dir);
+  if (ds_journal_committed(&j, dir)) ds_journal_finish(&j, dir, NULL);
   else rc = ds_journal_undo(&j, dir, err);
   ds_journal_free(&j);
   if (rc) return -1;

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "close_later.h"
+
 #include "vfs.h"
 
 typedef struct ds_jentry {
@@ -54,8 +56,11 @@ int ds_journal_committed(const ds_journal *j, const char *dir);
  * that is taken), every old file back to its name (the commit point
  * last), the directory fsync'ed. Only journaled inodes are touched. */
 int ds_journal_undo(const ds_journal *j, const char *dir, char **err);
-/* Published: delete the old files (journaled inodes only). */
-void ds_journal_finish(const ds_journal *j, const char *dir);
+/* Published: delete the old files (journaled inodes only). With `later`
+ * not NULL each old regular file is opened before its unlink and its
+ * descriptor left to `later` (core/close_later.h): the unlink only drops
+ * the name, freeing the file's pages waits for that close. */
+void ds_journal_finish(const ds_journal *j, const char *dir, ds_close_later *later);
 /* After a crash, under the lock: finish or undo the journal at `path`,
  * then delete it. No journal: nothing to do. */
 int ds_journal_recover(const char *dir, const char *path, char **err);

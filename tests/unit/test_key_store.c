@@ -30,6 +30,17 @@ int main(void) {
   CHECK(ds_key_store_add(&s, big, sizeof big, &dup) == 0); /* gone with the rollback */
   ds_key_store_drop_table(&s);
   CHECK(ds_key_store_add(&s, (const uint8_t *)"key-199999", 10, &dup) == 1 && dup == 199999);
+  /* the rebuilt table holds the keys, the last ones too (the rebuild
+   * hashes keys ahead of filling their slots); every 997th and the last
+   * 64 (each repeat walks the keys to name its index) */
+  ok = 1;
+  for (int i = 0; i < 200000 && ok; i += i >= 200000 - 64 ? 1 : 997) {
+    int n = snprintf(k, sizeof k, "key-%d", i);
+    ok = ds_key_store_add(&s, (const uint8_t *)k, (size_t)n, &dup) == 1 && dup == (uint64_t)i;
+    if (!ok) CHECK_MSG(0, "key-%d after the rebuild: not found as sample %d", i, i);
+  }
+  CHECK(ok && s.n == 200001);
+  CHECK(ds_key_store_add(&s, big, sizeof big, &dup) == 1 && dup == 200000);
   ds_key_iter it = {0, 0};
   const uint8_t *p;
   size_t n;

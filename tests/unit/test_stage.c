@@ -1,6 +1,7 @@
 /* test_stage.c - core/stage.c: the writer lock, stale temporaries of a
  * dead writer, append files rolled back by truncation, publish order with
- * an old dataset, directories replaced by exchange, discard. */
+ * an old dataset, directories replaced by exchange, discard, replaced
+ * files freed by a later close (core/close_later.c). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "core/close_later.h"
 #include "core/mapped_file.h"
 #include "core/stage.h"
 
@@ -231,6 +233,77 @@ static void test_expect_writeback(void) {
   free(err);
 }
 
+/* Descriptors of this process on deleted files under tmp. */
+static int deleted_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    char p[300], l[512];
+    snprintf(p, sizeof p, "/proc/self/fd/%s", e->d_name);
+    ssize_t k = readlink(p, l, sizeof l - 1);
+    if (k <= 0) continue;
+    l[k] = 0;
+    n += strncmp(l, tmp, strlen(tmp)) == 0 && strstr(l, " (deleted)") != NULL;
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+/* The descriptors ds_close_later takes are closed by its thread (or by
+ * wait); a replaced dataset's old files are unlinked at publish and freed
+ * when the stage's closer closes them: none is left open after close, on
+ * the journaled path (several files) and the single rename. */
+static void test_replaced_closed_later(void) {
+  ds_close_later c = {0};
+  int p[2], q[2];
+  CHECK(pipe(p) == 0 && pipe(q) == 0);
+  ds_close_later_add(&c, p[0]);
+  ds_close_later_add(&c, p[1]);
+  CHECK(fcntl(p[0], F_GETFD) >= 0); /* kept, not closed yet */
+  ds_close_later_start(&c);
+  ds_close_later_add(&c, q[0]);
+  ds_close_later_add(&c, q[1]);
+  ds_close_later_wait(&c);
+  CHECK(fcntl(p[0], F_GETFD) == -1 && fcntl(p[1], F_GETFD) == -1);
+  CHECK(fcntl(q[0], F_GETFD) == -1 && fcntl(q[1], F_GETFD) == -1);
+  CHECK(c.n == 0 && !c.running);
+
+  char *err = NULL;
+  for (int single = 0; single < 2; single++) {
+    ds_stage *s;
+    put(at(0, "r.dat"), "old data");
+    if (!single) put(at(0, "r.dat.idx"), "old index");
+    int held = open(at(0, "r.dat"), O_RDONLY); /* watches the old inode */
+    CHECK(ds_stage_open(tmp, "r.dat", DS_STAGE_REPLACE, &s, &err) == 0);
+    if (!s) return;
+    CHECK(ds_stage_obsolete(s, at(0, "r.dat"), 1, &err) == 0);
+    if (!single) CHECK(ds_stage_obsolete(s, at(0, "r.dat.idx"), 0, &err) == 0);
+    ds_afile *data, *idx;
+    CHECK(ds_stage_file(s, "data", &data, &err) == 0);
+    CHECK(ds_afile_write(data, "new data", 8, &err) == 0);
+    if (!single) {
+      CHECK(ds_stage_file(s, "idx", &idx, &err) == 0);
+      CHECK(ds_afile_write(idx, "new index", 9, &err) == 0);
+      CHECK(ds_stage_final(s, idx->path, at(0, "r.dat.idx"), &err) == 0);
+    }
+    CHECK(ds_stage_final(s, data->path, at(0, "r.dat"), &err) == 0);
+    CHECK(ds_stage_sync(s, &err) == 0 && ds_stage_publish(s, &err) == 0);
+    struct stat st;
+    CHECK_MSG(fstat(held, &st) == 0 && st.st_nlink == 0, "the old file is unlinked (%d links)",
+              (int)st.st_nlink);
+    CHECK_STR(fx_small_text(at(0, "r.dat")), "new data");
+    close(held);
+    ds_stage_close(s);
+    CHECK_MSG(deleted_fds() == 0, "no descriptor left on a deleted file (%d, %s)",
+              deleted_fds(), single ? "single rename" : "journaled");
+    CHECK(fx_hidden_entries(tmp) == 0);
+    unlink(at(0, "r.dat"));
+    unlink(at(0, "r.dat.idx"));
+  }
+  free(err);
+}
+
 int main(void) {
   snprintf(tmp, sizeof tmp, "/tmp/ds_stage_XXXXXX");
   if (!mkdtemp(tmp)) return 1;
@@ -239,6 +312,7 @@ int main(void) {
   test_directories();
   test_journal_recovery();
   test_expect_writeback();
+  test_replaced_closed_later();
   char *err = NULL;
   ds_remove_tree(tmp, &err);
   free(err);
