@@ -87,8 +87,11 @@ def proxy_checks(t, root, data):
             c.close()
         t.eq(got, [data[i * 1000:i * 1000 + 1000] for i in range(5)],
              "proxy keep-alive: five ranges on one connection")
-        conns = {r[6] for r in ng.requests()}
-        t.eq((len(ng.requests()), len(conns)), (5, 1),
+        # only the five ranges count: nginx writes a request's log line after
+        # its answer, so the HEAD above may be logged after clear_log()
+        ranges = {"bytes=%d-%d" % (i * 1000, i * 1000 + 999) for i in range(5)}
+        seen = [r for r in ng.requests() if r[2] in ranges]
+        t.eq((len(seen), len({r[6] for r in seen})), (5, 1),
              "proxy keep-alive: nginx saw 5 requests on 1 connection")
         # faults: a short body closes the connection, a reset answers nothing;
         # the next request (a new connection) is whole
