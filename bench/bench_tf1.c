@@ -25,9 +25,10 @@
  * After the table, the least CPU time (all threads) of a scan run and of
  * a bare-loop run: what the scan costs whatever the machine's other load.
  * Answers are compared between each pair. Every variant but the scan
- * runs pinned to the round's CPU (bench_common.h, one_cpu); the scan runs
- * at threads=2, the default, and needs its two CPUs. PATH defaults to
- * build/datasets. */
+ * and the index build runs pinned to the round's CPU (bench_common.h,
+ * one_cpu); those two run at threads=2, the default, and need their two
+ * CPUs (information: the index build at threads=1, pinned). PATH
+ * defaults to build/datasets. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,11 +167,12 @@ static int run_bare_scan_cpu(void *ctx, bench_variant *v) {
 }
 
 /* Index build: a new table over the file, its row 0 (the index pass). */
-static int run_index(void *ctx, bench_variant *v) {
+static int run_index_threads(void *ctx, bench_variant *v, int threads) {
   tf1_ctx *c = ctx;
   char *sql = sqlite3_mprintf("DROP TABLE IF EXISTS temp.ix;"
-                              "CREATE VIRTUAL TABLE temp.ix USING tfrecord(%Q, idx=false)",
-                              c->file);
+                              "CREATE VIRTUAL TABLE temp.ix USING tfrecord(%Q, idx=false, "
+                              "threads=%d)",
+                              c->file, threads);
   int rc = bench_exec(c->db, sql, 0);
   sqlite3_free(sql);
   sqlite3_stmt *st = NULL;
@@ -184,6 +186,11 @@ static int run_index(void *ctx, bench_variant *v) {
   sqlite3_finalize(st);
   return rc;
 }
+
+/* The index build at threads=2 (the default: windows read ahead on a
+ * helper thread) and at threads=1 (all on the query thread). */
+static int run_index(void *ctx, bench_variant *v) { return run_index_threads(ctx, v, 2); }
+static int run_index1(void *ctx, bench_variant *v) { return run_index_threads(ctx, v, 1); }
 
 /* 100,000 point lookups inside BEGIN..COMMIT (r0 rows, r1 bytes). */
 static int run_point(void *ctx, bench_variant *v) {
@@ -321,7 +328,7 @@ static int memrec_load(sqlite3 *db, const char *path, memrec_set *s) {
   return bench_exec(db, "CREATE VIRTUAL TABLE temp.memrec USING memrec", 0);
 }
 
-enum { V_SCAN, V_BSCAN, V_INDEX, V_BREAD, V_PTF, V_PBAG, V_GTF, V_GBAG, V_CTF, V_CBAG, V_FLOOR, NV };
+enum { V_SCAN, V_BSCAN, V_INDEX, V_BREAD, V_PTF, V_PBAG, V_GTF, V_GBAG, V_CTF, V_CBAG, V_FLOOR, V_INDEX1, NV };
 
 /* A variant of the SQL kind, single-threaded (pinned per round). */
 static void prepare(sqlite3 *db, bench_variant *v, const char *name, const char *sql,
@@ -376,8 +383,8 @@ static int bench_full(tf1_ctx *c, const char *dir, const char *ext, int runs) {
   printf("TF-1: %s, %llu records (T-B1's, from %s); sqlite %s; %d CPUs\n", c->file,
          (unsigned long long)c->total, c->bag, sqlite3_libversion(),
          (int)sysconf(_SC_NPROCESSORS_ONLN));
-  printf("single-threaded variants (all but the scan at threads=2) run pinned to one CPU, "
-         "the same for all in a round, the next CPU in the next round\n");
+  printf("single-threaded variants (all but the scan and the index build at threads=2) run "
+         "pinned to one CPU, the same for all in a round, the next CPU in the next round\n");
   bench_variant v[NV];
   memset(v, 0, sizeof v);
   prepare(c->db, &v[V_SCAN], "scan tf1 (CRCs)",
@@ -387,7 +394,10 @@ static int bench_full(tf1_ctx *c, const char *dir, const char *ext, int runs) {
   v[V_SCAN].one_cpu = 0;
   v[V_BSCAN] = (bench_variant){.name = "bare read + CRC-32C", .run = run_bare_scan_cpu, .ok = 1,
                                .one_cpu = 1};
-  v[V_INDEX] = (bench_variant){.name = "index build", .run = run_index, .ok = 1, .one_cpu = 1};
+  /* threads=2, unpinned as the scan; threads=1 pinned */
+  v[V_INDEX] = (bench_variant){.name = "index build", .run = run_index, .ok = 1};
+  v[V_INDEX1] = (bench_variant){.name = "index build threads=1", .run = run_index1, .ok = 1,
+                                .one_cpu = 1};
   v[V_BREAD] = (bench_variant){.name = "bare read", .run = run_bare_read, .ok = 1, .one_cpu = 1};
   prepare(c->db, &v[V_PTF], "point tf1", "SELECT record FROM tf1 WHERE rowid = ?", run_point);
   prepare(c->db, &v[V_PBAG], "point tb1 bag", "SELECT record FROM tb1 WHERE rowid = ?",
@@ -407,9 +417,10 @@ static int bench_full(tf1_ctx *c, const char *dir, const char *ext, int runs) {
             "SELECT count(*), sum(length(record)) FROM memrec", bench_run_sql);
   bench_measure(c, v, NV, runs);
   int bad = 0;
-  for (int i = 0; i + 1 < NV; i += 2) /* each pair: ours, then its yardstick */
+  for (int i = 0; i + 1 < V_FLOOR; i += 2) /* each pair: ours, then its yardstick */
     bad += bench_check_same(&v[i + 1], &v[i], i != V_INDEX);
   if (v[V_FLOOR].ok) bad += bench_check_same(&v[V_BSCAN], &v[V_FLOOR], 1);
+  bad += bench_check_same(&v[V_INDEX], &v[V_INDEX1], 1);
   bench_print_absolute(v, NV, runs, 28);
   printf("\n");
   bench_table_header();
@@ -418,6 +429,7 @@ static int bench_full(tf1_ctx *c, const char *dir, const char *ext, int runs) {
   bench_table_row("TF-1 point 100k / T-B1 bag", &v[V_PTF], &v[V_PBAG], 1.2);
   bench_table_row("TF-1 GROUP BY label / T-B1 bag", &v[V_GTF], &v[V_GBAG], 1.1);
   bench_table_row("TF-1 -> zstd-3 bag / bag copy", &v[V_CTF], &v[V_CBAG], 1.1);
+  bench_table_row("TF-1 index build threads=1 / bare read", &v[V_INDEX1], &v[V_BREAD], 0);
   bench_table_row("floor: memrec vtab scan / bare read+CRC", &v[V_FLOOR], &v[V_BSCAN], 0);
   /* the scan against the floor plus the CRC work of the bare loop */
   bench_variant fc = v[V_FLOOR];

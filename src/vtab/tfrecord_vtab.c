@@ -99,7 +99,7 @@ const ds_opt_spec tfr_read_specs[] = {
     {.name = "threads", .forms = DS_FORMS_READ, .kind = DS_OPT_INT, .min = 1, .max = 2,
      .def = 2,
      .help = "2: scans of local uncompressed files read and check the records ahead "
-             "on a second thread",
+             "on a second thread, and their index is built from windows read ahead",
      .at = offsetof(tfr_read_opts, threads)},
     {0}};
 const ds_opt_group ds_tfrecord_option_groups[] = {
@@ -119,7 +119,8 @@ static int dataset_open(ds_dataset *base, const char *path, const ds_options *o,
   tfrecord_options to = {.compression = (tfrecord_compression)v->read.compression,
                          .skip_data_crc = !v->read.verify,
                          /* base->max_value_bytes is set after open */
-                         .max_record = (uint64_t)v->rec.common.max_value_bytes};
+                         .max_record = (uint64_t)v->rec.common.max_value_bytes,
+                         .read_ahead = v->read.threads >= 2};
   if (base->mode) return 0; /* a writer's table reads what it published: nothing yet */
   if (tfrecord_set_open(&TFR(base)->set, path, &to, (int)v->read.idx, err)) return -1;
   TFR(base)->open = 1;

@@ -179,7 +179,7 @@ static void tfrecord_list(void) {
   ds_shard_listing l;
   if (!list(spec, &o, &l)) return;
   tfrecord_set s;
-  tfrecord_options to = {TFRECORD_AUTO, 0, 0};
+  tfrecord_options to = {.compression = TFRECORD_AUTO};
   char *err = NULL;
   if (CHECK(tfrecord_set_open(&s, spec, &to, 1, &err) == 0)) {
     if (CHECK(tfrecord_set_index(&s, &err) == 0)) {

@@ -46,6 +46,8 @@ typedef struct tfrecord_options {
   tfrecord_compression compression;
   int skip_data_crc;   /* verify=false: only the length CRCs are checked */
   uint64_t max_record; /* a longer record is an error; 0: DS_MAX_VALUE_BYTES */
+  int read_ahead;      /* threads=2: the index pass reads ahead on a helper
+                          thread (tfrecord_ahead.h) */
 } tfrecord_options;
 
 typedef struct tfrecord_file {
@@ -53,6 +55,7 @@ typedef struct tfrecord_file {
   tfrecord_compression compression; /* never AUTO once open */
   int skip_data_crc;
   uint64_t max_record;
+  int read_ahead;
   /* the index (tfrecord_index), shared by the file's cursors */
   int indexed;
   uint64_t count;      /* intact records */

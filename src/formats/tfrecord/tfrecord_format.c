@@ -29,7 +29,7 @@ static int tfr_file(const char *path) {
   const char *base = ds_basename(path);
   if (strchr(base, '.') && !strstr(base, ".tfrecord")) return 0;
   tfrecord_file t;
-  tfrecord_options o = {TFRECORD_AUTO, 0, 0};
+  tfrecord_options o = {.compression = TFRECORD_AUTO};
   char *err = NULL;
   if (tfrecord_open(&t, path, &o, &err)) {
     free(err);
@@ -89,7 +89,7 @@ static int list_shards(const char *path, const ds_detected *d, const ds_shards_o
                        ds_shard_listing *l, char **err) {
   (void)d;
   tfrecord_set s;
-  tfrecord_options to = {TFRECORD_AUTO, 0, 0};
+  tfrecord_options to = {.compression = TFRECORD_AUTO};
   if (tfrecord_set_open(&s, path, &to, 1, err)) return -1;
   int rc = tfrecord_set_index(&s, err);
   if (rc == 0) {
