@@ -600,8 +600,12 @@ static int commit_rename(ds_stage *s, stage_tmp *t, int *exchanged) {
         return 0;
       }
       if (errno != ENOENT) return -1; /* gone since prepare: create it */
-    } else { /* the replaced file is freed at the close of old, later */
-      int old = ds_vfs_open_fd(t->final, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    } else { /* the replaced file is freed at the close of old, later
+                (a regular file's only: opening a device can act on it) */
+      ds_vfs_info st;
+      int old = ds_vfs_lstat(t->final, &st) == 0 && st.kind == DS_VFS_FILE
+                    ? ds_vfs_open_fd(t->final, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+                    : -1;
       int rc = ds_vfs_rename(t->path, t->final, DS_VFS_REPLACE);
       if (rc == 0) ds_close_later_add(&s->later, old);
       else if (old >= 0) close(old);

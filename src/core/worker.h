@@ -19,6 +19,11 @@ typedef struct ds_worker {
  * the work itself. */
 void ds_worker_start(ds_worker *w, void *(*main)(void *), void *arg);
 
+/* How many CPUs the calling thread may run on (its affinity; 1 when it
+ * cannot be read). A helper that spins for its owner, or works beside it,
+ * pays only with 2 or more. */
+int ds_worker_cpus(void);
+
 /* Tell the thread to stop (stop = 1 under the lock, broadcast), wait for
  * it, then destroy the lock and condition. */
 void ds_worker_stop(ds_worker *w);

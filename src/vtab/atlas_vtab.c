@@ -40,6 +40,7 @@
 #include "core/options.h"
 #include "core/rowset.h"
 #include "core/schema.h"
+#include "core/worker.h"
 #include "formats/atlas/atlas.h"
 #include "formats/atlas/atlas_cache.h"
 #include "formats/atlas/atlas_decode.h"
@@ -489,7 +490,7 @@ static int load_block(at_cursor *c, char **err) {
    * jump; the cache serves those) */
   const ds_rowset *rs = &c->base.rs;
   if (!c->ra && d->threads > 1 && ++c->loads == 2 && !c->single && !rs->desc &&
-      rs->kind != DS_RS_LIST && atlas_readahead_cpus() >= 2)
+      rs->kind != DS_RS_LIST && ds_worker_cpus() >= 2)
     atlas_readahead_start(d->reader, &c->base.it, c->shard, c->block, c->base.ds->max_value_bytes,
                           &c->r.z, &c->r.in, &c->r.pl, &c->ra, err);
   return 0;

@@ -9,8 +9,10 @@
  * CRC in the 6th window, a file cut mid-record, a 3 MiB record in the
  * middle, a large first record (no read-ahead) and a file truncated after
  * it was opened (the helper's read fails); a read-ahead freed after one
- * window. Run under make tsan too: the helper thread and the walker share
+ * window; no read-ahead for a thread allowed on one CPU only (its spin
+ * would take the helper's time). Run under make tsan too: the helper thread and the walker share
  * the ring. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +156,22 @@ static void test_windows(const char *path, const recs *r) {
   CHECK(a && bad == 0);
   CHECK(a && tfr_ahead_window(a, from - 1, &w) == 0); /* before the start */
   tfr_ahead_free(a);
+  /* a thread allowed on one CPU only: none (this test's own affinity,
+   * put back after) */
+  cpu_set_t was, one;
+  if (CHECK(sched_getaffinity(0, sizeof was, &was) == 0)) {
+    int cpu = 0;
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &was)) cpu++;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0);
+    a = tfr_ahead_start(&t.file, from, t.max_record);
+    CHECK(a == NULL);
+    tfr_ahead_free(a);
+    CHECK(sched_setaffinity(0, sizeof was, &was) == 0);
+    if (CPU_COUNT(&was) >= 2) CHECK((a = tfr_ahead_start(&t.file, from, t.max_record)) != NULL);
+    tfr_ahead_free(a);
+  }
   /* freed after one window, the helper in the middle of the ring */
   a = tfr_ahead_start(&t.file, from, t.max_record);
   CHECK(a && tfr_ahead_window(a, from, &w) == 1);

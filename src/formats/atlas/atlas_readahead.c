@@ -21,7 +21,6 @@
  * about as fast. */
 #include "formats/atlas/atlas_readahead.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,13 +185,6 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
   ds_worker_start(&ra->w, worker_main, ra);
   *out = ra;
   return 0;
-}
-
-int atlas_readahead_cpus(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  int n = CPU_COUNT(&set);
-  return n > 0 ? n : 1;
 }
 
 /* 1 when block (sa, ba) comes before (sb, bb) in a walk. */

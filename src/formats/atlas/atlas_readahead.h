@@ -38,9 +38,6 @@ int atlas_readahead_start(const atlas_reader *r, const ds_rowiter *it, size_t sh
  * (*err set, the message decoding gives). */
 int atlas_readahead_get(atlas_readahead *ra, size_t shard, uint64_t block,
                         atlas_dblock **b, char **err);
-/* The CPUs the calling thread may run on (its affinity mask; 1 when it
- * cannot be read): with fewer than 2 a second thread cannot help. */
-int atlas_readahead_cpus(void);
 /* Stop the worker and free everything. NULL is fine. */
 void atlas_readahead_free(atlas_readahead *ra);
 

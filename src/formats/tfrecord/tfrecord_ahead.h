@@ -16,8 +16,8 @@ typedef struct tfr_ahead tfr_ahead;
 
 /* Read the uncompressed TFRecord file f (records of at most max_record
  * bytes) from `from` on, ahead; NULL when f is not a local file read from
- * disk, or no memory or thread could be had (the caller reads the slow
- * way). */
+ * disk, the calling thread may run on only one CPU, or no memory or
+ * thread could be had (the caller reads the slow way). */
 tfr_ahead *tfr_ahead_start(const ds_file *f, uint64_t from, uint64_t max_record);
 
 /* The window that holds the header starting at file offset `off`, in *w
