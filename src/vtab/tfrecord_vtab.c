@@ -363,13 +363,21 @@ static int record_bytes(ds_cursor *base, const uint8_t **p, size_t *n, char **er
 
 /* xColumn: the record column of a row whose record its scan has read
  * and checked comes straight from the scan's window
- * (tfrecord_scan_take); everything else through ds_record_column. */
+ * (tfrecord_scan_take), not copied: SQLite holds the window's bytes
+ * (tfrecord_scan_pin) until it lets go of the value, and copies them
+ * where it keeps a value (the value is not SQLITE_STATIC); everything
+ * else through ds_record_column. */
 static int xcolumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   tfr_cursor *c = (tfr_cursor *)cur;
   tfrecord_rec r;
   if (c->scan && col == ((tfr_vtab *)cur->pVtab)->nfeat + DS_REC_COL_RECORD &&
       c->scan_shard == c->rec.shard && tfrecord_scan_take(c->scan, c->rec.shard_index, &r)) {
-    ds_record_result(ctx, &c->rec.base, r.data, r.len);
+    if (r.len) {
+      tfrecord_scan_pin(r.data);
+      sqlite3_result_blob64(ctx, r.data, r.len, tfrecord_scan_unpin); /* unpins on error too */
+    } else {
+      ds_record_result(ctx, &c->rec.base, r.data, r.len);
+    }
     return SQLITE_OK;
   }
   return ds_record_column(cur, ctx, col);

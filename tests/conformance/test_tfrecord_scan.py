@@ -1,7 +1,10 @@
 """test_tfrecord_scan.py - the tfrecord table's two-thread scan
 (formats/tfrecord/tfrecord_scan.c, threads=2, the default): a helper reads
-windows of 1 MiB ahead and checks the CRCs, the query's thread hands out
-the records. Over files written here (TensorFlow's framing with
+windows of 256 KiB (up to 1 MiB for a large record) ahead and checks the
+CRCs, the query's thread hands out the records, without a copy: values
+SQLite keeps past their row (an aggregate's bare column from row 9 to the
+end, min/max, a sorter, a join, a statement reset half-way) stay the
+records. Over files written here (TensorFlow's framing with
 python3-crc32c, several MiB, so that a scan spans many windows):
 threads=2 gives the same rows as threads=1 and as written, for a full
 scan, rowid ranges, a comma list of two files and shard = (shard
@@ -115,6 +118,43 @@ def check_same_rows(conn, d):
             % len(rbig[3000]), "%d rows" % len(got))
 
 
+def check_held_values(conn, d):
+    """The scan hands SQLite its windows' bytes without a copy; values
+    SQLite keeps past the row (an aggregate's bare column, min/max, a
+    sorter, a statement stopped half-way) must stay the records."""
+    a = os.path.join(d, "held.tfrecord")
+    ra = records(4, 12000)
+    ra[7000] = bytes(range(256)) * 2400  # 600 KiB: more than a window's target
+    write(a, ra)
+    t = tvf(a)
+    got = conn.execute("SELECT max(rowid * (rowid < 10)), record FROM %s" % t).fetchone()
+    C.check(got == (9, ra[9]), "a bare column kept from row 9 through the whole scan "
+            "is record 9", got[0] if got else None)
+    got = conn.execute("SELECT max(length(record)), record FROM %s" % t).fetchone()
+    longest = max(range(len(ra)), key=lambda i: (len(ra[i]), -i))
+    C.check(got == (len(ra[longest]), ra[longest]),
+            "max(length(record)) and its record (kept while the max changes)")
+    got = conn.execute("SELECT min(record), max(record) FROM %s" % t).fetchone()
+    C.check(got == (min(ra), max(ra)), "min(record), max(record)")
+    got = [r[0] for r in conn.execute(
+        "SELECT record FROM %s ORDER BY length(record) DESC, rowid LIMIT 50" % t)]
+    want = [ra[i] for i in sorted(range(len(ra)), key=lambda i: (-len(ra[i]), i))[:50]]
+    C.check(got == want, "ORDER BY length(record) DESC LIMIT 50 (a sorter keeps them)")
+    got = conn.execute("SELECT count(*) FROM %s a JOIN (SELECT rowid AS r, record AS x "
+                       "FROM %s WHERE rowid %% 1000 = 7) b ON a.rowid = b.r "
+                       "WHERE a.record = b.x" % (t, t)).fetchone()
+    C.eq(got, (12,), "a join of the scan with a subquery over the same file: "
+         "the 12 records equal")
+    held = []
+    cur = conn.execute("SELECT record FROM %s" % t)
+    for _ in range(5000):
+        held.append(cur.fetchone()[0])
+    cur.close()  # the statement reset half-way: SQLite lets go of the last value
+    C.check(held == ra[:5000], "5,000 rows of a statement stopped half-way")
+    got = conn.execute("SELECT count(*), sum(length(record)) FROM %s" % t).fetchone()
+    C.eq(got, (len(ra), sum(map(len, ra))), "a scan after it")
+
+
 def damage(path, at, xor=0x01):
     with open(path, "r+b") as f:
         f.seek(at)
@@ -199,6 +239,7 @@ def main():
     d = tempfile.mkdtemp(prefix="ds-tfscan-")
     try:
         C.run(check_same_rows, conn, d, name="same rows")
+        C.run(check_held_values, conn, d, name="held values")
         C.run(check_damage, conn, d, name="damage")
         C.run(check_truncated, conn, d, name="truncated")
         path = os.path.join(d, "a.tfrecord")

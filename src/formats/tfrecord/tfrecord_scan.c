@@ -18,12 +18,22 @@
  * plan and bytes are the helper's until published and read-only after,
  * until the cursor releases the slot; the helper, asleep when the ring is
  * full and no batch is left to check, is woken once half of the ring is
- * free again. */
+ * free again.
+ *
+ * A window's bytes are a block (scan_block) that the values handed out
+ * with tfrecord_scan_pin hold too. The cursor hands a window it has moved
+ * past back to the helper once no value holds its block; the last
+ * record's value usually lets go at the next row, so the window before
+ * the cursor's is normally handed back one window later. A block still
+ * held when the cursor is a whole window further on (SQLite keeps a value,
+ * e.g. an aggregate's bare column) is left to its holders (orphan: the
+ * last unpin frees it) and the helper gives the slot a new block. */
 #include "formats/tfrecord/tfrecord_scan.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/worker.h"
@@ -35,6 +45,19 @@
 #define TFR_SCAN_MAXB (TFR_SCAN_WINDOW / TFR_OVERHEAD / TFR_SCAN_BATCH + 1)
 /* How long the cursor spins for the helper's batch before it sleeps (ns). */
 #define TFR_SCAN_SPIN_NS 20000
+/* Blocks are aligned to this (more than a block's size), so that a record's
+ * address gives its block's head. */
+#define TFR_SCAN_ALIGN ((uintptr_t)2 << 20)
+/* Where a block's bytes start after its head (a cache line). */
+#define TFR_SCAN_HEAD 64
+
+/* The head of a window's block; TFR_SCAN_WINDOW bytes follow at
+ * TFR_SCAN_HEAD. Its fields are the statement's thread's (the cursor,
+ * tfrecord_scan_pin and _unpin): the helper only reads into the bytes. */
+typedef struct scan_block {
+  long refs;  /* values handed out and not let go */
+  int orphan; /* the ring has let go: the last unpin frees it */
+} scan_block;
 
 enum { SLOT_PLANNED, SLOT_READ, SLOT_UNREAD };
 
@@ -49,7 +72,12 @@ typedef struct scan_slot {
   atomic_uint claim;    /* the next batch to check */
   atomic_uchar good[TFR_SCAN_MAXB]; /* batch b checked: 1 + its good records
                                        (the first ones), 0: not yet */
-  uint8_t *buf;         /* TFR_SCAN_WINDOW bytes */
+  scan_block *blk;      /* its block (NULL: none could be had; the window
+                           is then left unread) */
+  uint8_t *buf;         /* blk's TFR_SCAN_WINDOW bytes */
+  int replace;          /* blk is orphaned: the helper's next plan for the
+                           slot takes a new one (set by the cursor before
+                           it hands the slot back) */
 } scan_slot;
 
 struct tfrecord_scan {
@@ -62,11 +90,45 @@ struct tfrecord_scan {
   atomic_int helper_done; /* no window will be started any more */
   atomic_int waiting;   /* the cursor sleeps (or is going to) on w.cv */
   int helper_waits;     /* guarded by mu: the helper sleeps for a free slot */
-  uint64_t consumer;    /* guarded by mu: the window the cursor is at */
+  uint64_t consumer;    /* guarded by mu: windows handed back (the cursor
+                           writes it) */
+  uint64_t passed;      /* the cursor's: windows it has moved past (the
+                           one it is at); consumer is passed or passed - 1 */
   scan_slot *cur;       /* the cursor's: that window once started, or NULL */
   uint64_t pos;         /* the cursor's: the last record asked for */
   scan_slot slots[TFR_SCAN_SLOTS];
 };
+
+/* A new block, its head zeroed; NULL when out of memory. */
+static scan_block *block_new(void) {
+  void *p = NULL;
+  if (posix_memalign(&p, TFR_SCAN_ALIGN, TFR_SCAN_HEAD + TFR_SCAN_WINDOW)) return NULL;
+  memset(p, 0, sizeof(scan_block));
+  return p;
+}
+
+/* The block whose bytes p points into. */
+static scan_block *block_of(const void *p) {
+  return (scan_block *)((uintptr_t)p & ~(TFR_SCAN_ALIGN - 1));
+}
+
+/* The ring lets go of b: freed now, or by the last unpin when held. */
+static void block_drop(scan_block *b) {
+  if (!b) return;
+  if (b->refs)
+    b->orphan = 1;
+  else
+    free(b);
+}
+
+void tfrecord_scan_pin(const uint8_t *p) {
+  block_of(p)->refs++;
+}
+
+void tfrecord_scan_unpin(void *p) {
+  scan_block *b = block_of(p);
+  if (--b->refs == 0 && b->orphan) free(b);
+}
 
 int tfrecord_scan_fits(const tfrecord_file *t) {
   return t->indexed && t->compression == TFRECORD_NONE && !t->file.data &&
@@ -105,11 +167,18 @@ static int check_batch(tfrecord_scan *s, scan_slot *w) {
 }
 
 /* The helper: plan the window from s->fill_rec into w (s->fill_rec moves
- * past it), nothing read or checked yet. */
+ * past it), nothing read or checked yet: records up to TFR_SCAN_TARGET
+ * bytes, or one up to TFR_SCAN_WINDOW; none when w has no block. */
 static void plan(tfrecord_scan *s, scan_slot *w) {
   const uint64_t *o = s->t->offsets;
   uint64_t k = s->fill_rec, m = k;
-  while (m < s->hi && o[m + 1] - o[k] <= TFR_SCAN_WINDOW) m++;
+  if (w->replace || !w->blk) { /* the old block is its holders' now */
+    w->blk = block_new();
+    w->buf = w->blk ? (uint8_t *)w->blk + TFR_SCAN_HEAD : NULL;
+    w->replace = 0;
+  }
+  uint64_t cap = w->blk ? TFR_SCAN_WINDOW : 0;
+  while (m < s->hi && o[m + 1] - o[k] <= (m > k ? TFR_SCAN_TARGET : cap)) m++;
   w->first = k;
   w->m = m;
   w->off = o[k];
@@ -127,7 +196,7 @@ static void fill(tfrecord_scan *s, scan_slot *w) {
   int ok = w->m == w->first ||
            ds_file_read(&s->t->file, w->off, s->t->offsets[w->m] - w->off, w->buf, &err) == 0;
   free(err); /* the cursor says why */
-  atomic_store(&w->state, ok ? SLOT_READ : SLOT_UNREAD);
+  atomic_store(&w->state, ok && w->blk ? SLOT_READ : SLOT_UNREAD);
   wake_cursor(s);
 }
 
@@ -192,11 +261,12 @@ tfrecord_scan *tfrecord_scan_start(const tfrecord_file *t, uint64_t lo, uint64_t
   for (int k = 0; k < TFR_SCAN_SLOTS; k++) {
     atomic_init(&s->slots[k].state, SLOT_PLANNED);
     atomic_init(&s->slots[k].claim, 0);
-    if (!(s->slots[k].buf = malloc(TFR_SCAN_WINDOW))) {
-      for (int j = 0; j < k; j++) free(s->slots[j].buf);
+    if (!(s->slots[k].blk = block_new())) {
+      for (int j = 0; j < k; j++) free(s->slots[j].blk);
       free(s);
       return NULL;
     }
+    s->slots[k].buf = (uint8_t *)s->slots[k].blk + TFR_SCAN_HEAD;
   }
   ds_worker_start(&s->w, helper_main, s);
   if (!s->w.running) {
@@ -247,20 +317,38 @@ static void wait_for(tfrecord_scan *s, uint64_t win, scan_slot *w, int any, long
 
 /* The cursor's next window once started; NULL when there is none. */
 static scan_slot *next_window(tfrecord_scan *s) {
-  uint64_t win = s->consumer; /* only the cursor writes it */
+  uint64_t win = s->passed;
   scan_slot *w = &s->slots[win % TFR_SCAN_SLOTS];
   wait_for(s, win, w, 1, -1);
   return atomic_load(&s->nstarted) > win ? w : NULL;
 }
 
-/* Give the cursor's window back to the helper; wake the helper when it
- * sleeps and half of the ring is free. */
+/* The cursor moves past its window: hand back to the helper the windows
+ * passed whose blocks no value holds (one held a whole window after it
+ * was passed is orphaned and its slot marked for a new block); wake the
+ * helper when it sleeps and half of the ring is free. */
 static void release(tfrecord_scan *s) {
-  pthread_mutex_lock(&s->w.mu);
-  s->consumer++;
-  if (s->helper_waits && atomic_load(&s->nstarted) - s->consumer <= TFR_SCAN_SLOTS / 2)
-    pthread_cond_broadcast(&s->w.cv);
-  pthread_mutex_unlock(&s->w.mu);
+  s->passed++;
+  uint64_t back = s->consumer; /* only the cursor writes it */
+  for (; back < s->passed; back++) {
+    scan_slot *w = &s->slots[back % TFR_SCAN_SLOTS];
+    if (w->blk && w->blk->refs) {
+      if (s->passed - back < 2) break; /* the row after it lets go, as a rule */
+      /* no batch may be claimed from now on, and the claimed ones are
+         checked (the helper reads the block until then) */
+      unsigned claimed = atomic_exchange(&w->claim, w->nb);
+      for (unsigned b = 0; b < claimed && b < w->nb; b++) wait_for(s, back, w, 0, (long)b);
+      w->blk->orphan = 1;
+      w->replace = 1;
+    }
+  }
+  if (back != s->consumer) {
+    pthread_mutex_lock(&s->w.mu);
+    s->consumer = back;
+    if (s->helper_waits && atomic_load(&s->nstarted) - s->consumer <= TFR_SCAN_SLOTS / 2)
+      pthread_cond_broadcast(&s->w.cv);
+    pthread_mutex_unlock(&s->w.mu);
+  }
   s->cur = NULL;
   s->ready.lo = s->ready.hi = 0;
 }
@@ -272,7 +360,7 @@ static int locate(tfrecord_scan *s, scan_slot *w, uint64_t i) {
   uint32_t b = (uint32_t)((i - w->first) / TFR_SCAN_BATCH);
   unsigned g;
   while (!(g = atomic_load(&w->good[b])))
-    if (!check_batch(s, w)) wait_for(s, s->consumer, w, 0, b); /* the helper's */
+    if (!check_batch(s, w)) wait_for(s, s->passed, w, 0, b); /* the helper's */
   uint64_t k = w->first + (uint64_t)b * TFR_SCAN_BATCH, hi = k + g - 1;
   if (i >= hi) return 0;
   /* a whole batch: the next checked ones follow */
@@ -295,7 +383,7 @@ int tfrecord_scan_read(tfrecord_scan *s, tfrecord_cursor *c, uint64_t i, tfrecor
     release(s);
   }
   scan_slot *w = s->cur;
-  wait_for(s, s->consumer, w, 0, -1); /* the read */
+  wait_for(s, s->passed, w, 0, -1); /* the read */
   if (atomic_load(&w->state) == SLOT_READ && i < w->m && locate(s, w, i) &&
       tfrecord_scan_take(s, i, r))
     return 0;
@@ -305,6 +393,7 @@ int tfrecord_scan_read(tfrecord_scan *s, tfrecord_cursor *c, uint64_t i, tfrecor
 void tfrecord_scan_free(tfrecord_scan *s) {
   if (!s) return;
   ds_worker_stop(&s->w);
-  for (int k = 0; k < TFR_SCAN_SLOTS; k++) free(s->slots[k].buf);
+  for (int k = 0; k < TFR_SCAN_SLOTS; k++)
+    if (!s->slots[k].replace) block_drop(s->slots[k].blk); /* else orphaned already */
   free(s);
 }

@@ -10,8 +10,13 @@
  * window (no copy).
  *
  * Memory: a ring of TFR_SCAN_SLOTS windows of at most TFR_SCAN_WINDOW
- * bytes each (4 x 1 MiB) per scanning cursor, whatever the file's size. A
- * record larger than a window is not read ahead.
+ * bytes each (4 x 1 MiB) per scanning cursor, whatever the file's size,
+ * filled up to TFR_SCAN_TARGET bytes (so that a window is still in the
+ * cache when it is checked and handed out) unless one record needs more.
+ * A record larger than a window is not read ahead. The records handed
+ * out can be held past the cursor's next move (tfrecord_scan_pin): a
+ * window's bytes go when the last of them is let go (such a window's slot
+ * gets new bytes).
  *
  * Errors are those of the one-thread path, from the same code: a record
  * a batch finds wrong (a CRC, a length the index does not agree with),
@@ -30,6 +35,7 @@
 
 #define TFR_SCAN_SLOTS 4
 #define TFR_SCAN_WINDOW ((uint64_t)1 << 20)
+#define TFR_SCAN_TARGET ((uint64_t)1 << 18)
 
 typedef struct tfrecord_scan tfrecord_scan;
 
@@ -72,6 +78,15 @@ static inline int tfrecord_scan_take(const tfrecord_scan *s, uint64_t i, tfrecor
   r->offset = o[i];
   return 1;
 }
+
+/* Hold the bytes of a record handed out by tfrecord_scan_take (p: its
+ * data; a record of at least one byte) until tfrecord_scan_unpin(p), also
+ * after the cursor moves on and after tfrecord_scan_free. Pins and unpins
+ * happen on the thread that uses the scan's cursor (or one after it). */
+void tfrecord_scan_pin(const uint8_t *p);
+
+/* Let go of a pin; a destructor for the pinned data (void * for it). */
+void tfrecord_scan_unpin(void *p);
 
 /* Stop the helper and free everything. NULL is fine. */
 void tfrecord_scan_free(tfrecord_scan *s);
