@@ -28,6 +28,7 @@
 
 #include "core/append_file.h"
 #include "core/remote_stats.h"
+#include "core/upper_vectors.h"
 #include "core/vfs.h"
 #include "remote/sha256_hmac.h"
 
@@ -139,6 +140,7 @@ static void check_of(const uint8_t *p, size_t n, uint8_t out[CHECK_LEN]) {
     c = crc32_gzip_refl(c, (uint8_t *)p + at, k);
     at += k;
   }
+  ds_clear_upper_vectors();
   for (int i = 0; i < CHECK_LEN; i++) out[i] = (uint8_t)(c >> (8 * i));
 }
 

@@ -16,6 +16,7 @@
 #include <isa-l/crc.h>
 
 #include "core/lib_versions.h"
+#include "core/upper_vectors.h"
 #include "formats/tfrecord/tfrecord_crc.h"
 
 /* Pieces of at most 1 GiB: crc32_iscsi's length is an int. */
@@ -58,6 +59,7 @@ uint32_t tfr_crc32c(const void *p, size_t n) {
     b += k;
     n -= k;
   }
+  ds_clear_upper_vectors(); /* a threads=1 scan: 2x faster */
   return ~(uint32_t)crc;
 }
 

@@ -9,6 +9,7 @@
 #include <isa-l/igzip_lib.h>
 
 #include "core/cancel.h"
+#include "core/upper_vectors.h"
 #include "formats/tfrecord/tfrecord_inflate.h"
 
 #define CHUNK ((size_t)64 << 10)
@@ -129,6 +130,7 @@ static int fill(tfr_inflate *z, size_t want, char **err) {
     z->st.next_out = z->out.data + z->out.len;
     z->st.avail_out = (uint32_t)room;
     int rc = isal_inflate(&z->st);
+    ds_clear_upper_vectors();
     size_t produced = (size_t)(z->st.next_out - (z->out.data + z->out.len));
     z->out.len += produced;
     if (rc < 0 || rc == ISAL_NEED_DICT)

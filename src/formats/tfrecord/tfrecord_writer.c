@@ -7,6 +7,7 @@
 
 #include <isa-l/igzip_lib.h>
 
+#include "core/upper_vectors.h"
 #include "formats/tfrecord/tfrecord_frame.h"
 #include "formats/tfrecord/tfrecord_writer.h"
 
@@ -84,6 +85,7 @@ static int deflate_some(tfrecord_writer *w, const uint8_t *p, size_t n, int end,
       w->zs.next_out = w->obuf;
       w->zs.avail_out = (uint32_t)OUT_CHUNK;
       int rc = isal_deflate(&w->zs);
+      ds_clear_upper_vectors();
       if (rc != COMP_OK)
         return ds_err(err, "%s: compression failed (ISA-L error %d)", w->out->path, rc);
       size_t made = (size_t)(w->zs.next_out - w->obuf);
