@@ -1,11 +1,12 @@
 """test_row_window.py - a table opened over one shard's files with the row
 window options (shard, first_rowid, rowid_step, shard_index, rows: what
 dataset_shards' HIDDEN open_options gives) keeps the whole dataset's
-numbering, in all four modules.
+numbering, in all five modules.
 
 For every dataset_shards entry of an upstream fixture of each format (bagz
 concatenated and interleaved, datadings glob, atlas with a shared and with
-per-shard dictionaries, a bcolz table; with and without split_rows), the
+per-shard dictionaries, a bcolz table, TFRecord files uncompressed, gzip
+and zlib; with and without split_rows), the
 entry's table answers exactly what the whole dataset's table answers for
 those rows: every row, rowid = / IN / ranges, shard = / IN, ORDER BY rowid
 DESC, LIMIT/OFFSET. Then a generated 1,000-shard bagz set: a read_sql task
@@ -41,6 +42,9 @@ CASES = [
     ("atlas many shards split", ("atlas", "many_shards"), "", 5, "example"),
     ("atlas per-shard dictionary", ("atlas", "per_shard_dict"), "", None, "example"),
     ("bcolz split", ("bcolz", "ctable_basic"), "", 7000, "id, x, name"),
+    ("tfrecord glob (none, gzip, multi-member gzip, zlib)",
+     ("..", "tfrecord", "examples*.tfrecord"), "", None, "record"),
+    ("tfrecord split", ("..", "tfrecord", "examples.tfrecord"), "", 5, "record"),
 ]
 
 
@@ -50,7 +54,7 @@ def module_of(conn, path):
 
 
 def has_shard(module):
-    return module in ("bagz", "atlas")
+    return module in ("bagz", "atlas", "tfrecord")
 
 
 def queries(module, e):
