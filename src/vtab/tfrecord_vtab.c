@@ -363,10 +363,12 @@ static int record_bytes(ds_cursor *base, const uint8_t **p, size_t *n, char **er
 
 /* xColumn: the record column of a row whose record its scan has read
  * and checked comes straight from the scan's window
- * (tfrecord_scan_take), not copied: SQLite holds the window's bytes
- * (tfrecord_scan_pin) until it lets go of the value, and copies them
- * where it keeps a value (the value is not SQLITE_STATIC); everything
- * else through ds_record_column. */
+ * (tfrecord_scan_take), not copied: the value holds the window's bytes
+ * (tfrecord_scan_pin) until SQLite lets go of it (its destructor). Not
+ * SQLITE_STATIC: where SQLite copies a value to keep it (min/max, a
+ * sorter) it then copies the bytes; where it keeps the value itself (an
+ * aggregate's bare column) the value keeps the window. Everything else
+ * through ds_record_column. */
 static int xcolumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   tfr_cursor *c = (tfr_cursor *)cur;
   tfrecord_rec r;

@@ -48,6 +48,16 @@ static inline char *fx_new_dir(const char *root) {
   return d;
 }
 
+/* A new temporary directory /tmp/ds-<name>-XXXXXX into out (at least 64
+ * bytes); 0, or -1 with a FAIL line naming the test file when none can be
+ * made (the test then ends). */
+static inline int fx_temp_dir(char *out, size_t cap, const char *name, const char *file) {
+  snprintf(out, cap, "/tmp/ds-%s-XXXXXX", name);
+  if (mkdtemp(out)) return 0;
+  printf("FAIL %s: no temporary directory\n", file);
+  return -1;
+}
+
 /* Remove a temporary tree made by a test; -1 (and says so) when it
  * cannot. */
 static inline int fx_remove_tree(const char *path) {

@@ -1283,11 +1283,7 @@ static void test_index_windows(void) {
 }
 
 int main(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/ds-tfrecord-XXXXXX");
-  if (!mkdtemp(tmpdir)) {
-    printf("FAIL %s: no temporary directory\n", __FILE__);
-    return 1;
-  }
+  if (fx_temp_dir(tmpdir, sizeof tmpdir, "tfrecord", __FILE__)) return 1;
   test_crc();
   test_fixtures();
   test_skip_data_crc();

@@ -269,11 +269,7 @@ static void test_truncated_after_open(const char *path, const recs *r) {
 }
 
 int main(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/ds-tfahead-XXXXXX");
-  if (!mkdtemp(tmpdir)) {
-    printf("FAIL %s: no temporary directory\n", __FILE__);
-    return 1;
-  }
+  if (fx_temp_dir(tmpdir, sizeof tmpdir, "tfahead", __FILE__)) return 1;
   char path[128];
   snprintf(path, sizeof path, "%s/ahead.tfrecord", tmpdir);
   static recs r;

@@ -263,11 +263,7 @@ static void test_truncated(const char *path, const uint64_t *off) {
 }
 
 int main(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/ds-tfscan-XXXXXX");
-  if (!mkdtemp(tmpdir)) {
-    printf("FAIL %s: no temporary directory\n", __FILE__);
-    return 1;
-  }
+  if (fx_temp_dir(tmpdir, sizeof tmpdir, "tfscan", __FILE__)) return 1;
   char path[128];
   snprintf(path, sizeof path, "%s/scan.tfrecord", tmpdir);
   uint64_t *off = malloc((NREC + 1) * sizeof *off);
