@@ -1,9 +1,12 @@
 /* test_stage.c - core/stage.c: the writer lock, stale temporaries of a
  * dead writer, append files rolled back by truncation, publish order with
  * an old dataset, directories replaced by exchange, discard, replaced
- * files freed by a later close (core/close_later.c). */
+ * files freed by a later close (core/close_later.c), a FIFO put at the
+ * target before COMMIT never opened by it. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +307,54 @@ static void test_replaced_closed_later(void) {
   free(err);
 }
 
+/* The writer thread of test_fifo_at_commit: its open returns once the
+ * FIFO has a reader. */
+static atomic_int fifo_opened;
+static char fifo_alias[256];
+static void *fifo_writer(void *arg) {
+  (void)arg;
+  int fd = open(fifo_alias, O_WRONLY);
+  atomic_store(&fifo_opened, 1);
+  if (fd >= 0) close(fd);
+  return NULL;
+}
+
+/* A FIFO put at the target's name between prepare and COMMIT: the COMMIT
+ * (a single rename over it) never opens it, for opening a FIFO or a device
+ * can act on it (here: it would wake a writer waiting for a reader). */
+static void test_fifo_at_commit(void) {
+  char *err = NULL;
+  ds_stage *s = NULL;
+  ds_afile *data;
+  put(at(0, "f.dat"), "old");
+  CHECK(ds_stage_open(tmp, "f.dat", DS_STAGE_REPLACE, &s, &err) == 0);
+  if (!s) return;
+  CHECK(ds_stage_obsolete(s, at(0, "f.dat"), 1, &err) == 0);
+  CHECK(ds_stage_file(s, "data", &data, &err) == 0);
+  CHECK(ds_afile_write(data, "new", 3, &err) == 0);
+  CHECK(ds_stage_final(s, data->path, at(0, "f.dat"), &err) == 0);
+  CHECK(ds_stage_sync(s, &err) == 0);
+  snprintf(fifo_alias, sizeof fifo_alias, "%s", at(1, "f.fifo"));
+  CHECK(unlink(at(0, "f.dat")) == 0 && mkfifo(at(0, "f.dat"), 0600) == 0 &&
+        link(at(0, "f.dat"), fifo_alias) == 0);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, fifo_writer, NULL) == 0);
+  usleep(50000); /* the writer waits in open */
+  int rc = ds_stage_publish(s, &err);
+  check_note("    %s\n", err ? err : "");
+  CHECK(rc == 0);
+  usleep(200000); /* an open at COMMIT would have woken it by now */
+  CHECK_MSG(!atomic_load(&fifo_opened), "the FIFO was not opened by the COMMIT");
+  CHECK_STR(fx_small_text(at(0, "f.dat")), "new");
+  int r = open(fifo_alias, O_RDONLY | O_NONBLOCK); /* let the writer go */
+  pthread_join(th, NULL);
+  if (r >= 0) close(r);
+  ds_stage_close(s);
+  unlink(at(0, "f.dat"));
+  unlink(fifo_alias);
+  free(err);
+}
+
 int main(void) {
   snprintf(tmp, sizeof tmp, "/tmp/ds_stage_XXXXXX");
   if (!mkdtemp(tmp)) return 1;
@@ -313,6 +364,7 @@ int main(void) {
   test_journal_recovery();
   test_expect_writeback();
   test_replaced_closed_later();
+  test_fifo_at_commit();
   char *err = NULL;
   ds_remove_tree(tmp, &err);
   free(err);
